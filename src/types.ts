@@ -1,0 +1,126 @@
+/**
+ * Shared data shapes: the normalised crawl settings every module reads, and the
+ * records the crawler writes. Validation lives in config.ts; these are the
+ * already-checked forms.
+ */
+
+/** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */
+export interface WindowLimit {
+  count: number;
+  windowMs: number;
+  /** As the user wrote it, e.g. "100/min". */
+  label: string;
+}
+
+/** Per-host politeness settings, fully resolved (no optional fields). */
+export interface HostPolicy {
+  /** Which config entry decided it: an exact host, a "*.suffix" wildcard, or "defaults". */
+  matched: string;
+  /** Minimum milliseconds between request starts; 0 = no gap. */
+  intervalMs: number;
+  /** The rate as the user wrote it ("2/s", "500ms", "unlimited"). */
+  rateLabel: string;
+  /** Extra sliding windows, enforced exactly. */
+  windows: WindowLimit[];
+  /** Requests in flight at once to this host. */
+  concurrency: number;
+  /** Up to this many random extra milliseconds added to each gap (never subtracted). */
+  jitterMs: number;
+  /** Whether robots.txt Crawl-delay raises the gap. */
+  respectCrawlDelay: boolean;
+  /** Crawl-delay values above this are capped (and the cap is reported). */
+  maxCrawlDelayMs: number;
+}
+
+export type Scope = 'host' | 'domain' | 'any';
+export type HostKeyMode = 'host' | 'domain';
+
+/** Everything a crawl needs, after config file + CLI flags are merged and validated. */
+export interface CrawlSettings {
+  userAgent: string;
+  /** Global number of requests in flight. */
+  concurrency: number;
+  hostKey: HostKeyMode;
+  maxDepth: number; // Infinity = unlimited
+  maxPages: number; // Infinity = unlimited
+  scope: Scope;
+  include: RegExp[];
+  exclude: RegExp[];
+  timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+  maxBodyBytes: number;
+  maxUrlLength: number;
+  maxRedirects: number;
+  robots: {
+    enabled: boolean;
+    maxBytes: number;
+    cacheTtlMs: number;
+    /** How often a 5xx/unreachable robots.txt is retried before the host is given up. */
+    unavailableRetries: number;
+    unavailableRetryDelayMs: number;
+  };
+  /** Honour rel=nofollow, <meta name=robots content=nofollow> and X-Robots-Tag: nofollow. */
+  respectNofollow: boolean;
+  emitSkipped: boolean;
+  emitLinks: boolean;
+  /** Resolves the policy for a host (lowercased hostname, port dropped). */
+  policyFor(hostname: string): HostPolicy;
+}
+
+/** Why a URL was not fetched. Stable strings: scripts match on them. */
+export type SkipReason =
+  | 'robots'              // disallowed by robots.txt
+  | 'robots-unavailable'  // robots.txt answered 5xx / unreachable until we gave up
+  | 'scope'               // outside --scope
+  | 'filtered'            // failed --include / matched --exclude
+  | 'max-depth'
+  | 'max-pages'
+  | 'nofollow'
+  | 'url-too-long'
+  | 'unsupported-scheme'
+  | 'interrupted';        // still queued when the crawl was stopped
+
+/** Stable error codes in records; group by these, never by message. */
+export type ErrorCode =
+  | 'CONNECTION_REFUSED'
+  | 'CONNECTION_RESET'
+  | 'CONNECT_TIMEOUT'
+  | 'HEADERS_TIMEOUT'
+  | 'BODY_TIMEOUT'
+  | 'DNS_FAILURE'
+  | 'TLS_ERROR'
+  | 'INVALID_RESPONSE'
+  | 'DECODE_ERROR'
+  | 'REDIRECT_LIMIT'
+  | 'REDIRECT_INVALID'
+  | 'ABORTED'
+  | 'FETCH_FAILED';
+
+export interface PageRecord {
+  type: 'page';
+  url: string;
+  status: number | null;
+  depth: number;
+  parent: string | null;
+  contentType: string | null;
+  bytes: number;
+  /** The body was cut at --max-body; links come from the part that was read. */
+  truncated?: boolean;
+  title: string | null;
+  links: number;
+  linkList?: string[];
+  location?: string;
+  fetchedAt: string;
+  elapsedMs: number;
+  error?: { code: ErrorCode; message: string };
+}
+
+export interface SkipRecord {
+  type: 'skipped';
+  url: string;
+  reason: SkipReason;
+  depth: number;
+  parent: string | null;
+  detail?: string;
+}
+
+export type OutputRecord = PageRecord | SkipRecord;

@@ -58,10 +58,16 @@ export class FakeClock implements Clock {
   /** Advances and lets promise continuations run between timer firings. */
   async advanceAsync(ms: number, step = 1): Promise<void> {
     const end = this.t + ms;
+    await FakeClock.settle();
     while (this.t < end) {
       this.advance(Math.min(step, end - this.t));
-      for (let i = 0; i < 5; i++) await Promise.resolve();
-      await new Promise((r) => setImmediate(r));
+      await FakeClock.settle();
     }
+  }
+
+  /** Lets pending promise continuations and microtasks run. */
+  static async settle(): Promise<void> {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    await new Promise((r) => setImmediate(r));
   }
 }

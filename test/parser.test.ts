@@ -1,0 +1,342 @@
+import { describe, expect, it } from 'vitest';
+import { extractPage, parseXRobotsTag, type ExtractOptions } from '../src/parser.js';
+import { canonicalize } from '../src/url.js';
+
+const PAGE = 'http://example.com/dir/page.html';
+const FOLLOW: ExtractOptions = { respectNofollow: true, userAgentToken: 'crawl' };
+
+function links(html: string, opts: ExtractOptions = FOLLOW, page = PAGE): string[] {
+  return extractPage(html, page, opts).links;
+}
+
+describe('extractPage: links', () => {
+  it('takes a[href] and area[href] in document order, resolved and canonical', () => {
+    const html = `
+      <a href="b.html">b</a>
+      <map><area href="/area#x" alt=""></map>
+      <A HREF="HTTP://Other.COM:80/%7euser">upper-case markup</A>
+      <a href="?q=1">query</a>
+      <a name="anchor-without-href">no href</a>
+      <link href="/stylesheet.css" rel="stylesheet">`;
+    expect(links(html)).toEqual([
+      'http://example.com/dir/b.html',
+      'http://example.com/area',
+      'http://other.com/~user',
+      'http://example.com/dir/page.html?q=1',
+    ]);
+  });
+
+  it('de-duplicates spellings of one URL, keeping the first position', () => {
+    const html = '<a href="/x">1</a><a href="/y">2</a><a href="/x#frag">3</a><a href="HTTP://EXAMPLE.COM/x">4</a>';
+    expect(links(html)).toEqual(['http://example.com/x', 'http://example.com/y']);
+  });
+
+  it('drops junk schemes and unparsable hrefs', () => {
+    const html = `
+      <a href="javascript:void(0)">js</a>
+      <a href=" JavaScript:alert(1)">js2</a>
+      <a href="mailto:a@example.com">mail</a>
+      <a href="tel:+1">tel</a>
+      <a href="data:text/html,x">data</a>
+      <a href="ftp://example.com/f">ftp</a>
+      <a href="http://[broken">broken</a>
+      <a href="/kept">kept</a>`;
+    expect(links(html)).toEqual(['http://example.com/kept']);
+  });
+
+  it('decodes entities and trims HTML whitespace in href', () => {
+    const html = '<a href="\n\t /a?x=1&amp;y=2 \n">e</a><a href="/caf&eacute;">c</a>';
+    expect(links(html)).toEqual(['http://example.com/a?x=1&y=2', 'http://example.com/caf%C3%A9']);
+  });
+
+  it('resolves protocol-relative links against the page scheme', () => {
+    expect(links('<a href="//cdn.example.org/x">x</a>', FOLLOW, 'https://example.com/')).toEqual([
+      'https://cdn.example.org/x',
+    ]);
+  });
+
+  it('ignores links in scripts, styles, comments and attribute values, but reads noscript', () => {
+    const html = `
+      <script>document.write('<a href="/from-script">x</a>')</script>
+      <style>a[href="/from-style"] {}</style>
+      <!-- <a href="/from-comment">x</a> -->
+      <img alt='<a href="/from-attr">'>
+      <noscript><a href="/from-noscript">x</a></noscript>`;
+    expect(links(html)).toEqual(['http://example.com/from-noscript']);
+  });
+});
+
+describe('extractPage: <base href>', () => {
+  it('resolves links against the first base href, itself resolved against the page', () => {
+    const html = `
+      <head><base target="_blank"><base href="../other/"><base href="http://ignored.example/"></head>
+      <a href="x.html">x</a><a href="/root">r</a>`;
+    const page = extractPage(html, PAGE, FOLLOW);
+    expect(page.baseUrl).toBe('http://example.com/other/');
+    expect(page.links).toEqual(['http://example.com/other/x.html', 'http://example.com/root']);
+  });
+
+  it('applies a base on another host', () => {
+    const page = extractPage('<base href="https://cdn.example.net/v2/"><a href="a">a</a>', PAGE, FOLLOW);
+    expect(page.baseUrl).toBe('https://cdn.example.net/v2/');
+    expect(page.links).toEqual(['https://cdn.example.net/v2/a']);
+  });
+
+  it.each(['javascript:void(0)', 'mailto:x@example.com', 'http://[bad'])('ignores base href %j', (href) => {
+    const page = extractPage(`<base href="${href}"><a href="a">a</a>`, PAGE, FOLLOW);
+    expect(page.baseUrl).toBe(PAGE);
+    expect(page.links).toEqual(['http://example.com/dir/a']);
+  });
+
+  it('reports the canonical page URL as base when there is none', () => {
+    expect(extractPage('<a href="a">a</a>', 'HTTP://Example.COM/dir/page.html#x', FOLLOW).baseUrl).toBe(PAGE);
+  });
+});
+
+describe('extractPage: rel=nofollow', () => {
+  const html = `
+    <a href="/plain">p</a>
+    <a href="/nf" rel="nofollow">nf</a>
+    <a href="/nf-upper" rel="NoFollow noopener">nf2</a>
+    <a href="/nf-spaced" rel="  noopener
+      nofollow	">nf3</a>
+    <area href="/nf-area" rel="nofollow">
+    <a href="/ugc" rel="ugc sponsored">hint only</a>
+    <a href="/not-a-token" rel="nofollower">x</a>
+    <a href="/both" rel="nofollow">first nofollow</a>
+    <a href="/both">then followable</a>`;
+
+  it('drops nofollow links when respected and lists them separately', () => {
+    const page = extractPage(html, PAGE, FOLLOW);
+    expect(page.links).toEqual([
+      'http://example.com/plain',
+      'http://example.com/ugc',
+      'http://example.com/not-a-token',
+      'http://example.com/both',
+    ]);
+    expect(page.nofollowLinks).toEqual([
+      'http://example.com/nf',
+      'http://example.com/nf-upper',
+      'http://example.com/nf-spaced',
+      'http://example.com/nf-area',
+    ]);
+    expect(page.nofollowAll).toBe(false);
+  });
+
+  it('keeps every link when nofollow is not respected', () => {
+    const page = extractPage(html, PAGE, { respectNofollow: false });
+    expect(page.links).toEqual(
+      ['plain', 'nf', 'nf-upper', 'nf-spaced', 'nf-area', 'ugc', 'not-a-token', 'both'].map(
+        (path) => `http://example.com/${path}`,
+      ),
+    );
+    expect(page.nofollowLinks).toEqual([]);
+  });
+});
+
+describe('extractPage: meta robots', () => {
+  const body = '<a href="/a">a</a><a href="/b">b</a>';
+  const cases: Array<[string, string | undefined, { nofollowAll: boolean; noindex: boolean }]> = [
+    ['<meta name="robots" content="nofollow">', 'crawl', { nofollowAll: true, noindex: false }],
+    ['<meta name="robots" content="noindex">', 'crawl', { nofollowAll: false, noindex: true }],
+    ['<meta name="robots" content="none">', 'crawl', { nofollowAll: true, noindex: true }],
+    ['<META NAME="ROBOTS" CONTENT="NoIndex, NoFollow">', 'crawl', { nofollowAll: true, noindex: true }],
+    ['<meta name=" robots " content="noindex nofollow">', 'crawl', { nofollowAll: true, noindex: true }],
+    ['<meta name="robots" content="index, follow">', 'crawl', { nofollowAll: false, noindex: false }],
+    ['<meta name="robots" content="all">', 'crawl', { nofollowAll: false, noindex: false }],
+    ['<meta name="crawl" content="nofollow">', 'crawl', { nofollowAll: true, noindex: false }],
+    ['<meta name="Crawl" content="none">', 'CRAWL', { nofollowAll: true, noindex: true }],
+    ['<meta name="crawl" content="nofollow">', undefined, { nofollowAll: false, noindex: false }],
+    ['<meta name="googlebot" content="nofollow, noindex">', 'crawl', { nofollowAll: false, noindex: false }],
+    ['<meta name="description" content="nofollow">', 'crawl', { nofollowAll: false, noindex: false }],
+    ['<meta property="robots" content="nofollow">', 'crawl', { nofollowAll: false, noindex: false }],
+    ['<meta name="robots">', 'crawl', { nofollowAll: false, noindex: false }],
+  ];
+
+  it.each(cases)('%s (token %s)', (meta, userAgentToken, expected) => {
+    const page = extractPage(`<head>${meta}</head>${body}`, PAGE, { respectNofollow: true, userAgentToken });
+    expect({ nofollowAll: page.nofollowAll, noindex: page.noindex }).toEqual(expected);
+    expect(page.links).toEqual(expected.nofollowAll ? [] : ['http://example.com/a', 'http://example.com/b']);
+    expect(page.nofollowLinks).toEqual(
+      expected.nofollowAll ? ['http://example.com/a', 'http://example.com/b'] : [],
+    );
+  });
+
+  it('reports page-level nofollow but returns the links when not respected', () => {
+    const page = extractPage(`<meta name="robots" content="nofollow">${body}`, PAGE, { respectNofollow: false });
+    expect(page.nofollowAll).toBe(true);
+    expect(page.links).toEqual(['http://example.com/a', 'http://example.com/b']);
+  });
+});
+
+describe('extractPage: X-Robots-Tag', () => {
+  const body = '<a href="/a">a</a>';
+  const cases: Array<[string | string[] | null, boolean]> = [
+    [null, false],
+    ['nofollow', true],
+    ['NONE', true],
+    ['noindex', false],
+    [['noindex', 'nofollow'], true],
+    ['crawl: nofollow', true],
+    ['CRAWL: nofollow', true],
+    ['googlebot: nofollow', false],
+    ['googlebot: noindex, nofollow', false],
+    ['googlebot: nofollow, crawl: noarchive', false],
+    ['googlebot: noindex, crawl: nofollow', true],
+    [['googlebot: nofollow', 'crawl: none'], true],
+    ['unavailable_after: 25 Jun 2010 15:00:00 PST, nofollow', true],
+  ];
+
+  it.each(cases)('%j → nofollowAll %s', (xRobotsTag, nofollow) => {
+    const page = extractPage(body, PAGE, { respectNofollow: true, userAgentToken: 'Crawl', xRobotsTag });
+    expect(page.nofollowAll).toBe(nofollow);
+    expect(page.links).toEqual(nofollow ? [] : ['http://example.com/a']);
+  });
+});
+
+describe('parseXRobotsTag', () => {
+  const cases: Array<[string | string[] | null | undefined, string | undefined, { noindex: boolean; nofollow: boolean }]> = [
+    [undefined, 'crawl', { noindex: false, nofollow: false }],
+    [null, 'crawl', { noindex: false, nofollow: false }],
+    ['', 'crawl', { noindex: false, nofollow: false }],
+    ['noindex, nofollow', 'crawl', { noindex: true, nofollow: true }],
+    ['noindex nofollow', 'crawl', { noindex: true, nofollow: true }],
+    ['none', undefined, { noindex: true, nofollow: true }],
+    ['crawl: noindex', 'crawl', { noindex: true, nofollow: false }],
+    ['crawl: noindex', undefined, { noindex: false, nofollow: false }],
+    [' Crawl :NoIndex ', 'crawl', { noindex: true, nofollow: false }],
+    ['crawl: noindex', 'crawlx', { noindex: false, nofollow: false }],
+    ['otherbot: none', 'crawl', { noindex: false, nofollow: false }],
+    // A header line starts addressed to everyone again.
+    [['otherbot: noindex', 'nofollow'], 'crawl', { noindex: false, nofollow: true }],
+    ['max-snippet: 20, noindex', 'crawl', { noindex: true, nofollow: false }],
+    ['max-image-preview: large, nofollow', 'crawl', { noindex: false, nofollow: true }],
+    ['unavailable_after: Friday, 25-Jun-2010 15:00:00 GMT', 'crawl', { noindex: false, nofollow: false }],
+    ['all', 'crawl', { noindex: false, nofollow: false }],
+    ['nofollowing', 'crawl', { noindex: false, nofollow: false }],
+  ];
+
+  it.each(cases)('%j (token %s)', (header, token, expected) => {
+    expect(parseXRobotsTag(header, token)).toEqual(expected);
+  });
+});
+
+describe('extractPage: title', () => {
+  const cases: Array<[string, string | null]> = [
+    ['<title>Hello</title>', 'Hello'],
+    ['<title>\n  Hello \t\r\n  World  </title>', 'Hello World'],
+    ['<title>Fish &amp; Chips &lt;3</title>', 'Fish & Chips <3'],
+    ['<title>a <b>bold</b> c</title>', 'a <b>bold</b> c'],
+    ['<title>Non\u00a0breaking</title>', 'Non\u00a0breaking'],
+    ['<TITLE>Upper</TITLE>', 'Upper'],
+    ['<title>First</title><title>Second</title>', 'First'],
+    ['<title>   </title><title>Second</title>', null],
+    ['<title></title>', null],
+    ['<h1>No title</h1>', null],
+    ['<title>Unclosed', 'Unclosed'],
+  ];
+
+  it.each(cases)('%j → %j', (html, expected) => {
+    expect(extractPage(html, PAGE, FOLLOW).title).toBe(expected);
+  });
+
+  it('caps the title at 1000 characters', () => {
+    const title = extractPage(`<title>${'x'.repeat(5000)}</title>`, PAGE, FOLLOW).title!;
+    expect(title).toBe('x'.repeat(1000));
+  });
+
+  it('does not split a surrogate pair at the cap', () => {
+    const title = extractPage(`<title>${'x'.repeat(999)}😀tail</title>`, PAGE, FOLLOW).title!;
+    expect(title).toBe('x'.repeat(999));
+    expect(title.length).toBe(999);
+  });
+});
+
+describe('extractPage: malformed input', () => {
+  const cases: Array<[string, string]> = [
+    ['unclosed tags', '<html><body><div><p><a href="/a">a<a href="/b">b<span><a href="/c'],
+    ['unquoted attributes', '<a href=/a?x=1 rel=nofollow>a</a><a href=/b>b</a>'],
+    ['stray closing tags', '</a></div></body><a href="/a">a</a></html></html>'],
+    ['attribute without value', '<a href>x</a><a href="/a">a</a>'],
+    ['duplicate attributes', '<a href="/first" href="/second">x</a>'],
+    ['null bytes', '<a href="/a\u0000b">x</a>\u0000<a\u0000 href="/c">'],
+    ['lone surrogates', '<title>\ud800</title><a href="/\udfff">x</a>'],
+    ['empty document', ''],
+    ['just text', 'hello world'],
+    ['xml-ish', '<?xml version="1.0"?><!DOCTYPE html><![CDATA[<a href="/cdata">]]><a href="/a"/>'],
+  ];
+
+  it.each(cases)('survives %s', (_name, html) => {
+    const page = extractPage(html, PAGE, FOLLOW);
+    for (const link of page.links) expect(canonicalize(link)).toBe(link);
+  });
+
+  it('recovers links from unclosed markup', () => {
+    expect(links('<div><p><a href="/a">a<a href="/b">b<span><a href="/c">')).toEqual([
+      'http://example.com/a',
+      'http://example.com/b',
+      'http://example.com/c',
+    ]);
+  });
+
+  it('handles a huge attribute value', () => {
+    const huge = `/${'a'.repeat(2_000_000)}`;
+    const page = extractPage(`<a href="${huge}" data-x="${'y'.repeat(1_000_000)}">x</a><a href="/b">b</a>`, PAGE, FOLLOW);
+    expect(page.links).toEqual([`http://example.com${huge}`, 'http://example.com/b']);
+  });
+
+  it('handles deep nesting without recursion', () => {
+    const html = `${'<div><span>'.repeat(20_000)}<a href="/deep">x</a>`;
+    expect(links(html)).toEqual(['http://example.com/deep']);
+  });
+
+  it('handles binary garbage', () => {
+    const random = seededRandom(42);
+    for (let round = 0; round < 50; round++) {
+      const bytes = Buffer.alloc(4096);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(random() * 256);
+      for (const encoding of ['latin1', 'utf8'] as const) {
+        const page = extractPage(bytes.toString(encoding), PAGE, FOLLOW);
+        for (const link of page.links) expect(canonicalize(link)).toBe(link);
+      }
+    }
+  });
+
+  it('survives fuzzed HTML-shaped input and keeps its output invariants', () => {
+    const random = seededRandom(7);
+    const pieces = [
+      '<a href="', '<a href=', '<area href="', '<base href="', '<title>', '</title>', '<meta name="robots" content="',
+      '<script>', '</script>', '<style>', '<!--', '-->', '<![CDATA[', ']]>', '<', '>', '"', "'", '=', '/', ' ', '\n',
+      'rel="nofollow"', 'nofollow', 'none', 'javascript:', 'http://', '//', '../', '?', '#', '&amp;', '&#x', ';',
+      '%', '%2f', '%7E', 'é', '\u0000', '\ufffd', '😀', 'a', 'x.html', '<div>', '</div>', '</a>', '<noscript>',
+    ];
+    for (let round = 0; round < 1000; round++) {
+      let html = '';
+      const length = Math.floor(random() * 80);
+      for (let i = 0; i < length; i++) html += pieces[Math.floor(random() * pieces.length)];
+      const page = extractPage(html, PAGE, { respectNofollow: random() < 0.5, userAgentToken: 'crawl' });
+      expect(new Set(page.links).size).toBe(page.links.length);
+      for (const link of [...page.links, ...page.nofollowLinks]) {
+        expect(canonicalize(link)).toBe(link);
+        expect(page.links.includes(link) && page.nofollowLinks.includes(link)).toBe(false);
+      }
+      if (page.title !== null) {
+        expect(page.title.length).toBeLessThanOrEqual(1000);
+        expect(page.title).toBe(page.title.trim());
+      }
+      expect(canonicalize(page.baseUrl)).toBe(page.baseUrl);
+    }
+  });
+});
+
+/** Deterministic PRNG (mulberry32) so a fuzz failure can be replayed. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

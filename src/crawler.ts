@@ -1,0 +1,382 @@
+/**
+ * The crawl loop: decides WHAT to fetch (scope, depth, robots.txt, caps,
+ * dedupe) and turns responses into records and new frontier entries. WHEN a
+ * request starts is the scheduler's business; every request, robots.txt and
+ * redirect hops included, goes through it.
+ *
+ * Termination is a predicate (`isDone`): nothing running, no internal job
+ * queued, no robots.txt being loaded, and nothing left that may still be
+ * fetched.
+ */
+import type { Clock } from './clock.js';
+import type { Fetcher, FetchResult } from './fetcher.js';
+import { MemoryFrontier, type Frontier, type FrontierEntry } from './frontier.js';
+import { extractPage } from './parser.js';
+import { RobotsCache, productToken, type RobotsState } from './robots.js';
+import { Scheduler, type Job, type JobContext, type TakeResult } from './scheduler.js';
+import { createScope } from './scope.js';
+import type { CrawlSettings, ErrorCode, HostPolicy, PageRecord, SkipReason, SkipRecord } from './types.js';
+import { hostKeyOf, originOf, resolveLink } from './url.js';
+import type { RecordSink } from './output.js';
+import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, type CrawlStats } from './summary.js';
+
+export interface CrawlerOptions {
+  settings: CrawlSettings;
+  /** Canonical seed URLs. */
+  seeds: string[];
+  clock: Clock;
+  fetcher: Fetcher;
+  sink: RecordSink;
+  log?: { info(msg: string): void; warn(msg: string): void };
+  frontier?: Frontier;
+  random?: () => number;
+}
+
+export interface ProgressSnapshotLike {
+  fetched: number;
+  queued: number;
+  inFlight: number;
+  errors: number;
+  skipped: number;
+  hostsWaiting: number;
+  hostsActive: number;
+  elapsedMs: number;
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const KNOWN_CODES = new Set<string>([
+  'CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE',
+  'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'FETCH_FAILED',
+]);
+
+export class Crawler {
+  readonly stats: CrawlStats;
+  private readonly settings: CrawlSettings;
+  private readonly clock: Clock;
+  private readonly frontier: Frontier;
+  private readonly scheduler: Scheduler;
+  private readonly robots: RobotsCache;
+  private readonly inScope: ReturnType<typeof createScope>;
+  private readonly robotsLoading = new Map<string, Set<string>>(); // origin -> host keys waiting on it
+  private readonly crawlDelaySeen = new WeakSet<object>();
+  private readonly abortController = new AbortController();
+  private readonly token: string;
+  private started = 0;
+  private fetched = 0;
+  private errors = 0;
+  private skipped = 0;
+  private stopping = false;
+  private finished = false;
+  private resolveDone!: () => void;
+  private readonly done: Promise<void>;
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: CrawlerOptions) {
+    this.settings = opts.settings;
+    this.clock = opts.clock;
+    this.frontier = opts.frontier ?? new MemoryFrontier();
+    this.stats = createStats(opts.clock);
+    this.token = productToken(this.settings.userAgent);
+    this.inScope = createScope({
+      scope: this.settings.scope,
+      seeds: opts.seeds,
+      include: this.settings.include,
+      exclude: this.settings.exclude,
+      maxUrlLength: this.settings.maxUrlLength,
+    });
+    this.scheduler = new Scheduler({
+      clock: opts.clock,
+      concurrency: this.settings.concurrency,
+      policyFor: (key) => this.policyForKey(key),
+      source: { hasWork: (key) => this.frontier.size(key) > 0 && !this.capReached(), take: (key, now) => this.take(key, now) },
+      onSettle: () => this.checkDone(),
+      random: opts.random,
+    });
+    this.robots = new RobotsCache({
+      clock: opts.clock,
+      userAgent: this.settings.userAgent,
+      maxBytes: this.settings.robots.maxBytes,
+      cacheTtlMs: this.settings.robots.cacheTtlMs,
+      unavailableRetries: this.settings.robots.unavailableRetries,
+      unavailableRetryDelayMs: this.settings.robots.unavailableRetryDelayMs,
+      fetchOne: (url) => this.fetchRobotsHop(url),
+    });
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  /** Crawls until nothing is left (or `stop()`); resolves with the stats. */
+  async run(): Promise<CrawlStats> {
+    for (const seed of this.opts.seeds) this.enqueue(seed, 0, null, 0, true);
+    this.checkDone();
+    await this.done;
+    await this.writes;
+    return this.stats;
+  }
+
+  /** Graceful stop: start nothing new; running requests finish (or are aborted by `abort()`). */
+  stop(): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.stats.interrupted = true;
+    this.scheduler.stop();
+    this.checkDone();
+  }
+
+  /** Aborts requests still running after a stop. */
+  abort(): void {
+    this.abortController.abort();
+  }
+
+  progress(): ProgressSnapshotLike {
+    let waiting = 0;
+    let active = 0;
+    for (const h of this.scheduler.hostsSnapshot()) {
+      if (h.inFlight > 0) active++;
+      else if (h.waiting) waiting++;
+    }
+    return {
+      fetched: this.fetched,
+      queued: this.frontier.size(),
+      inFlight: this.scheduler.inFlight,
+      errors: this.errors,
+      skipped: this.skipped,
+      hostsWaiting: waiting,
+      hostsActive: active,
+      elapsedMs: this.clock.now() - this.stats.startedAt,
+    };
+  }
+
+  private policyForKey(key: string): HostPolicy {
+    return this.settings.policyFor(key);
+  }
+
+  private capReached(): boolean {
+    return this.started >= this.settings.maxPages;
+  }
+
+  private hostKey(url: string): string {
+    return hostKeyOf(url, this.settings.hostKey);
+  }
+
+  /** Accepts a canonical URL into the frontier, or records why not. */
+  private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false): void {
+    if (!isSeed) {
+      const verdict = this.inScope(url);
+      if (!verdict.ok) {
+        if (this.frontier.markSeen(url)) this.skip(url, verdict.reason, depth, parent, verdict.detail);
+        return;
+      }
+      if (depth > this.settings.maxDepth) {
+        if (this.frontier.markSeen(url)) this.skip(url, 'max-depth', depth, parent);
+        return;
+      }
+    }
+    if (!this.frontier.markSeen(url)) return;
+    const key = this.hostKey(url);
+    this.frontier.push(key, { url, depth, parent, hops, attempt: 0 });
+    this.scheduler.wake(key);
+  }
+
+  /** Picks the host's next request, skipping what robots.txt forbids. Never waits. */
+  private take(key: string, _now: number): TakeResult {
+    if (this.stopping) return null;
+    for (;;) {
+      if (this.capReached()) return null;
+      const entry = this.frontier.peek(key);
+      if (!entry) return null;
+      if (this.settings.robots.enabled) {
+        const origin = originOf(entry.url);
+        const state = this.robots.peek(origin);
+        if (!state) {
+          this.loadRobots(origin, key);
+          return { notBefore: Infinity };
+        }
+        if (state.kind === 'unavailable') {
+          if (state.retryAt !== null) return { notBefore: state.retryAt };
+          this.frontier.shift(key);
+          this.skip(entry.url, 'robots-unavailable', entry.depth, entry.parent, state.reason);
+          continue;
+        }
+        if (state.kind === 'rules') {
+          this.applyCrawlDelay(key, state);
+          if (!state.isAllowed(entry.url)) {
+            this.frontier.shift(key);
+            const why = state.explain(entry.url);
+            this.skip(entry.url, 'robots', entry.depth, entry.parent, why.rule ?? undefined);
+            continue;
+          }
+        }
+      }
+      this.frontier.shift(key);
+      this.started++;
+      return (ctx) => this.fetchPage(entry, ctx);
+    }
+  }
+
+  private loadRobots(origin: string, waitingKey: string): void {
+    let waiters = this.robotsLoading.get(origin);
+    if (waiters) {
+      waiters.add(waitingKey);
+      return;
+    }
+    waiters = new Set([waitingKey]);
+    this.robotsLoading.set(origin, waiters);
+    void this.robots.load(origin).then((state) => {
+      this.robotsLoading.delete(origin);
+      if (state.kind === 'unavailable') {
+        const when = state.retryAt === null ? 'giving up on it' : `retrying in ${Math.round((state.retryAt - this.clock.now()) / 1000)}s`;
+        this.opts.log?.warn(`${origin}/robots.txt unavailable (${state.reason}); not crawling that host until it answers, ${when}`);
+      }
+      for (const key of waiters!) this.scheduler.wake(key);
+      this.checkDone();
+    });
+  }
+
+  private applyCrawlDelay(key: string, state: RobotsState & { kind: 'rules' }): void {
+    if (this.crawlDelaySeen.has(state)) return;
+    this.crawlDelaySeen.add(state);
+    const policy = this.policyForKey(key);
+    if (state.crawlDelayMs === null || !policy.respectCrawlDelay) return;
+    let delay = state.crawlDelayMs;
+    if (delay > policy.maxCrawlDelayMs) {
+      addNote(this.stats, `robots.txt Crawl-delay ${delay / 1000}s capped to ${policy.maxCrawlDelayMs / 1000}s`, key);
+      delay = policy.maxCrawlDelayMs;
+    }
+    this.scheduler.limiter(key).setCrawlDelay(delay);
+  }
+
+  /** One robots.txt request, run as the next request of that URL's host. */
+  private fetchRobotsHop(url: string): Promise<FetchResult> {
+    const key = this.hostKey(url);
+    return new Promise((resolve, reject) => {
+      this.scheduler.submit(key, async (ctx) => {
+        countRobotsRequest(this.stats, key);
+        try {
+          resolve(
+            await this.opts.fetcher.fetch(url, {
+              read: 'text',
+              maxBodyBytes: this.settings.robots.maxBytes,
+              signal: this.abortController.signal,
+              onDispatched: ctx.onDispatched,
+            }),
+          );
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+  }
+
+  private async fetchPage(entry: FrontierEntry, ctx: JobContext): Promise<void> {
+    const fetchedAt = new Date(this.clock.wallNow()).toISOString();
+    const t0 = this.clock.now();
+    const base: PageRecord = {
+      type: 'page', url: entry.url, status: null, depth: entry.depth, parent: entry.parent,
+      contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
+    };
+    let record: PageRecord;
+    try {
+      const res = await this.opts.fetcher.fetch(entry.url, {
+        read: 'html',
+        signal: this.abortController.signal,
+        onDispatched: ctx.onDispatched,
+      });
+      record = this.handleResponse(entry, res, base);
+    } catch (err) {
+      const code = errorCode(err);
+      record = { ...base, elapsedMs: Math.round(this.clock.now() - t0), error: { code, message: errorMessage(err) } };
+    }
+    this.emitPage(record, this.hostKey(entry.url));
+    await this.writes;
+  }
+
+  private handleResponse(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
+    const record: PageRecord = {
+      ...base,
+      status: res.status,
+      contentType: res.contentType,
+      bytes: res.bytes,
+      elapsedMs: Math.round(res.elapsedMs),
+    };
+    if (res.truncated) record.truncated = true;
+    if (REDIRECT_STATUSES.has(res.status) && res.location !== null) {
+      const target = resolveLink(res.location, entry.url);
+      if (target === null) {
+        record.location = res.location;
+        record.error = { code: 'REDIRECT_INVALID', message: `unusable redirect target ${JSON.stringify(res.location)}` };
+      } else {
+        record.location = target;
+        if (entry.hops + 1 > this.settings.maxRedirects) {
+          record.error = { code: 'REDIRECT_LIMIT', message: `more than ${this.settings.maxRedirects} redirects in a row` };
+        } else {
+          this.enqueue(target, entry.depth, entry.url, entry.hops + 1);
+        }
+      }
+      return record;
+    }
+    if (res.body !== null && res.status >= 200 && res.status < 300) {
+      const page = extractPage(res.body, entry.url, {
+        respectNofollow: this.settings.respectNofollow,
+        xRobotsTag: res.headers['x-robots-tag'] ?? null,
+        userAgentToken: this.token,
+      });
+      record.title = page.title;
+      record.links = page.links.length;
+      if (this.settings.emitLinks) record.linkList = page.links;
+      if (!this.stopping) {
+        for (const link of page.links) this.enqueue(link, entry.depth + 1, entry.url, 0);
+        // Not marked seen: a followed link to the same URL elsewhere still counts.
+        for (const link of page.nofollowLinks) {
+          if (!this.frontier.isSeen(link)) this.skip(link, 'nofollow', entry.depth + 1, entry.url);
+        }
+      }
+    }
+    return record;
+  }
+
+  private emitPage(record: PageRecord, key: string): void {
+    this.fetched++;
+    if (record.error) this.errors++;
+    countPage(this.stats, record, key);
+    this.write(record);
+  }
+
+  private skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string): void {
+    this.skipped++;
+    countSkip(this.stats, reason, this.hostKey(url));
+    if (!this.settings.emitSkipped) return;
+    const record: SkipRecord = { type: 'skipped', url, reason, depth, parent };
+    if (detail) record.detail = detail;
+    this.write(record);
+  }
+
+  /** Writes in order; the chain is awaited by jobs, which is how a slow reader slows the crawl. */
+  private write(record: PageRecord | SkipRecord): void {
+    const sink = this.opts.sink;
+    this.writes = this.writes.then(() => (sink.broken ? undefined : sink.write(record)));
+  }
+
+  private checkDone(): void {
+    if (this.finished) return;
+    if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robotsLoading.size > 0) return;
+    if (!this.stopping && !this.capReached() && this.frontier.size() > 0) return;
+    this.finished = true;
+    this.scheduler.stop();
+    const reason: SkipReason = this.stopping ? 'interrupted' : 'max-pages';
+    for (const key of [...this.frontier.hosts()]) {
+      for (const e of this.frontier.drain(key)) this.skip(e.url, reason, e.depth, e.parent);
+    }
+    for (const [key, row] of this.stats.perHost) row.rate = this.policyForKey(key).rateLabel;
+    finishStats(this.stats, this.clock, { interrupted: this.stopping });
+    this.resolveDone();
+  }
+}
+
+function errorCode(err: unknown): ErrorCode {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && KNOWN_CODES.has(code) ? (code as ErrorCode) : 'FETCH_FAILED';
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,205 @@
+/**
+ * The command line: argv → flags as a table, every bad input as one line and
+ * exit 2, `crawl check`, and (spawning the real bin/) stdout purity, broken
+ * pipes and interruption.
+ */
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startWeb, type Web } from '../fixtures/web.js';
+import { buildProgram, main, type CheckFlags, type CrawlFlags, type Io } from '../src/cli.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'crawl.js');
+
+let web: Web | undefined;
+afterEach(async () => {
+  await web?.close();
+  web = undefined;
+});
+
+function parse(argv: string[]) {
+  const seen: { crawl?: [string[], CrawlFlags]; check?: [string, CheckFlags] } = {};
+  const result = { code: 0 };
+  const program = buildProgram(
+    {
+      crawl: async (seeds, flags) => ((seen.crawl = [seeds, flags]), 0),
+      check: async (url, flags) => ((seen.check = [url, flags]), 0),
+    },
+    result,
+  );
+  program.exitOverride();
+  return program.parseAsync(argv, { from: 'user' }).then(() => seen);
+}
+
+function memoryIo(cwd = root): Io & { out: () => string; err: () => string } {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  return { stdout, stderr, stdin: new PassThrough(), signals: new EventEmitter(), cwd, out: () => out, err: () => err };
+}
+
+describe('argv → flags', () => {
+  const table: Array<[string[], Partial<CrawlFlags>, string[]]> = [
+    [['http://a/'], {}, ['http://a/']],
+    [['-c', '8', '--rate', '2/s', 'http://a/', 'http://b/'], { concurrency: '8', rate: '2/s' }, ['http://a/', 'http://b/']],
+    [['--include', 'x', '--include', 'y', '--exclude', 'z', 'http://a/'], { include: ['x', 'y'], exclude: ['z'] }, ['http://a/']],
+    [['--no-robots', '--emit-skipped', '--links', '-q', 'http://a/'], { robots: false, emitSkipped: true, links: true, quiet: true }, ['http://a/']],
+    [['--max-depth', '2', '--max-pages', '10', '--scope', 'domain', '-o', 'out.jsonl', 'http://a/'], { maxDepth: '2', maxPages: '10', scope: 'domain', output: 'out.jsonl' }, ['http://a/']],
+    [['--seeds-file', '-', '--host-concurrency', '3', '--timeout', '5s', '--max-body', '1MiB', '--user-agent', 'Bot/1'], { seedsFile: '-', hostConcurrency: '3', timeout: '5s', maxBody: '1MiB', userAgent: 'Bot/1' }, []],
+  ];
+  for (const [argv, flags, seeds] of table) {
+    it(argv.join(' '), async () => {
+      const seen = await parse(argv);
+      expect(seen.crawl![0]).toEqual(seeds);
+      expect(seen.crawl![1]).toMatchObject(flags);
+    });
+  }
+
+  it('routes `check` to its own command', async () => {
+    const seen = await parse(['check', 'http://a/x', '--robots-file', 'r.txt', '--seed', 'http://a/']);
+    expect(seen.check).toEqual(['http://a/x', expect.objectContaining({ robotsFile: 'r.txt', seed: ['http://a/'] })]);
+  });
+});
+
+describe('bad input: one line, exit 2, nothing on stdout', () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['unknown flag', ['--bogus', 'http://a/'], /^crawl: unknown option '--bogus'/],
+    ['bad seed', ['not a url'], /^crawl: invalid seed URL "not a url"/],
+    ['non-http seed', ['ftp://a/'], /^crawl: invalid seed URL "ftp:\/\/a\/"/],
+    ['no seed', [], /^crawl: no seed URL given/],
+    ['bad rate', ['--rate', 'fast', 'http://a/'], /^crawl: --rate: expected a rate like/],
+    ['bad number', ['--max-pages', 'ten', 'http://a/'], /^crawl: --max-pages: expected an integer/],
+    ['bad scope', ['--scope', 'planet', 'http://a/'], /^crawl: option '--scope <scope>' argument 'planet' is invalid/],
+    ['missing config', ['--config', 'missing.json', 'http://a/'], /^crawl: .*missing\.json: cannot read config/],
+    ['bad regex', ['--include', '(', 'http://a/'], /^crawl: --include: invalid regular expression "\("/],
+  ];
+  for (const [name, argv, pattern] of cases) {
+    it(name, async () => {
+      const io = memoryIo();
+      expect(await main(argv, io)).toBe(2);
+      expect(io.out()).toBe('');
+      const lines = io.err().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(pattern);
+    });
+  }
+
+  it('reports every problem of a config file at once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-cli-'));
+    await writeFile(join(dir, 'c.json'), JSON.stringify({ concurrency: 0, defaults: { rate: 'x' }, typo: 1 }));
+    const io = memoryIo(dir);
+    expect(await main(['--config', 'c.json', 'http://a/'], io)).toBe(2);
+    const lines = io.err().trim().split('\n');
+    expect(lines.length).toBe(3);
+    expect(lines.every((l) => l.startsWith('crawl: ') && l.includes('c.json'))).toBe(true);
+  });
+
+  it('prints help and the version on stdout with exit 0', async () => {
+    const io = memoryIo();
+    expect(await main(['--version'], io)).toBe(0);
+    expect(io.out().trim()).toMatch(/^\d+\.\d+\.\d+/);
+    const help = memoryIo();
+    expect(await main(['--help'], help)).toBe(0);
+    expect(help.out()).toContain('Exit codes:');
+  });
+});
+
+describe('crawl check', () => {
+  it('explains scope, the matching policy and the deciding robots rule, fetching only robots.txt', async () => {
+    web = await startWeb({ sites: { 'shop.localhost': { robots: 'User-agent: *\nDisallow: /cart\n', pages: { '/': 'home' } } } });
+    const io = memoryIo();
+    const code = await main(['check', '--config', join(root, 'crawler.config.example.json'), web.url('shop.localhost', '/cart/1')], io);
+    expect(code).toBe(1);
+    expect(io.out()).toContain('config entry "shop.localhost"');
+    expect(io.out()).toMatch(/robots: +disallowed by "Disallow: \/cart" \(line 2\)/);
+    expect(io.out()).toContain('would be skipped');
+    expect(web.requests().map((r) => r.path)).toEqual(['/robots.txt']);
+
+    const ok = memoryIo();
+    expect(await main(['check', web.url('shop.localhost', '/'), '--seed', web.url('shop.localhost', '/')], ok)).toBe(0);
+    expect(ok.out()).toContain('would be fetched');
+  });
+
+  it('tests a local robots file and an out-of-scope URL without any request', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-check-'));
+    await writeFile(join(dir, 'robots.txt'), 'User-agent: crawl\nAllow: /\n\nUser-agent: *\nDisallow: /\n');
+    const io = memoryIo(dir);
+    const code = await main(['check', 'http://b.example/page', '--seed', 'http://a.example/', '--robots-file', 'robots.txt'], io);
+    expect(code).toBe(1);
+    expect(io.out()).toMatch(/scope: +out of scope: host b\.example/);
+    expect(io.out()).toMatch(/robots: +allowed by "Allow: \/"/);
+  });
+});
+
+/** Spawns the real binary (needs `npm run build`, which `npm test` runs first). */
+function run(args: string[], opts: { stdin?: string; pipeToHead?: boolean; signalAfterMs?: number } = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (opts.pipeToHead && stdout.includes('\n')) child.stdout.destroy(); // like `| head -1`
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.end(opts.stdin ?? '');
+    if (opts.signalAfterMs !== undefined) setTimeout(() => child.kill('SIGINT'), opts.signalAfterMs);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the real binary', () => {
+  beforeAll(async () => {
+    await readFile(join(root, 'dist', 'cli.js')).catch(() => {
+      throw new Error('dist/ is missing: run `npm run build` (npm test does it)');
+    });
+  });
+
+  it('crawls to stdout with only JSON lines there, summary on stderr, exit 0', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 8, linksPerPage: 2 } } } });
+    const r = await run(['--rate', '100/s', web.url('a.localhost', '/')]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(9);
+    for (const l of lines) expect(JSON.parse(l)).toHaveProperty('url');
+    expect(r.stderr).toMatch(/finished in/);
+  });
+
+  it('reads seeds from stdin and writes a complete file with -o', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': 'a' } }, 'b.localhost': { pages: { '/': 'b' } } } });
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
+    const out = join(dir, 'pages.jsonl');
+    const r = await run(['--seeds-file', '-', '-q', '-o', out, '--rate', '100/s'], { stdin: `# seeds\n${web.url('a.localhost')}\n\n${web.url('b.localhost')}\n` });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('');
+    expect((await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).url).sort()).toEqual([web.url('a.localhost'), web.url('b.localhost')]);
+  });
+
+  it('ends quietly with exit 0 when the reader goes away (| head -1)', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 300, linksPerPage: 3 } } } });
+    const r = await run(['--rate', 'unlimited', '--host-concurrency', '4', web.url('a.localhost', '/')], { pipeToHead: true });
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toMatch(/EPIPE|Error|\n\s+at /);
+    expect(web.count('a.localhost')).toBeLessThan(301);
+  });
+
+  it('stops on SIGINT: flushes whole records, prints the summary, exits 130', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
+    const r = await run(['--rate', '20/s', web.url('a.localhost', '/')], { signalAfterMs: 1200 });
+    expect(r.code).toBe(130);
+    expect(r.stdout.endsWith('\n')).toBe(true);
+    for (const l of r.stdout.trim().split('\n')) JSON.parse(l);
+    expect(r.stderr).toMatch(/SIGINT: stopping/);
+    expect(r.stderr).toMatch(/interrupted/);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * The crawl pipeline end to end, measured from the server side: real local
+ * multi-host webs, the real fetcher and clock.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import { startWeb, minGap, maxInWindow, duplicates, type Web } from '../fixtures/web.js';
+import { crawl, pathOf } from './support/crawl-harness.js';
+
+let web: Web | undefined;
+afterEach(async () => {
+  await web?.close();
+  web = undefined;
+});
+
+const times = (w: Web, host: string) => w.requests(host).map((r) => r.at);
+
+describe('crawl: coverage and dedupe', () => {
+  it('fetches every reachable, allowed page exactly once whatever the URL spelling', async () => {
+    web = await startWeb({
+      sites: {
+        'a.localhost': {
+          robots: 'User-agent: *\nDisallow: /private\n',
+          pages: {
+            '/': `<title> Home </title>
+              <a href="/x">x</a> <a href="./x#frag">x again</a> <a href="HTTP://A.LOCALHOST:{{port}}/x">x shouting</a>
+              <a href="/%7Euser">tilde escaped</a> <a href="/~user">tilde</a> <a href="/y/../z">dots</a>
+              <a href="/private/p">private</a> <a href="mailto:a@b.c">mail</a> <a href="{{origin:b.localhost}}/">b</a>`,
+            '/x': '<a href="/">home</a> <a href="/z?">z</a>',
+            '/~user': '<a href="/x">x</a>',
+            '/z': 'leaf',
+          },
+        },
+        'b.localhost': { generate: { pages: 20, linksPerPage: 4 } },
+      },
+    });
+    const run = await crawl([web.url('a.localhost', '/'), web.url('b.localhost', '/')], {
+      defaults: { rate: '100/s', concurrency: 2 },
+    });
+    expect(duplicates(web.requests())).toEqual([]);
+    const aPaths = web.requests('a.localhost').map((r) => r.path).sort();
+    expect(aPaths).toEqual(['/', '/robots.txt', '/x', '/z', '/~user']);
+    expect(web.count('b.localhost')).toBe(1 + 1 + 20); // robots.txt, /, /p/0..19
+    // Every fetched URL appears exactly once in the output, and every line parses.
+    const urls = run.pages.map((p) => p.url);
+    expect(new Set(urls).size).toBe(urls.length);
+    expect(urls.length).toBe(4 + 21);
+    expect(run.lines.every((l) => typeof JSON.parse(l) === 'object')).toBe(true);
+    const home = run.pages.find((p) => p.url === web!.url('a.localhost', '/'))!;
+    expect(home).toMatchObject({ status: 200, depth: 0, parent: null, title: 'Home', contentType: 'text/html' });
+    expect(run.skipped).toContainEqual(expect.objectContaining({ url: web.url('a.localhost', '/private/p'), reason: 'robots', detail: 'Disallow: /private' }));
+  });
+
+  it('follows redirects as new URLs through the limits, once, and stops loops and long chains', async () => {
+    const chain: Record<string, { status: number; headers: Record<string, string> }> = {};
+    for (let i = 0; i < 15; i++) chain[`/r${i}`] = { status: 302, headers: { location: `/r${i + 1}` } };
+    web = await startWeb({
+      sites: {
+        'r.localhost': {
+          pages: {
+            '/': '<a href="/old">old</a> <a href="/new">new</a> <a href="/loop1">loop</a> <a href="/r0">chain</a> <a href="/away">away</a>',
+            '/old': { status: 301, headers: { location: '/new' } },
+            '/new': 'new page',
+            '/loop1': { status: 301, headers: { location: '/loop2' } },
+            '/loop2': { status: 301, headers: { location: '/loop1' } },
+            '/away': { status: 302, headers: { location: 'http://elsewhere.localhost:1/' } },
+            ...chain,
+          },
+        },
+      },
+    });
+    const run = await crawl([web.url('r.localhost', '/')], { defaults: { rate: '200/s' }, maxRedirects: 10 });
+    expect(duplicates(web.requests())).toEqual([]);
+    expect(web.count('r.localhost', '/new')).toBe(1);
+    const old = run.pages.find((p) => pathOf(p.url) === '/old')!;
+    expect(old).toMatchObject({ status: 301, location: web.url('r.localhost', '/new') });
+    expect(web.count('r.localhost', '/loop1') + web.count('r.localhost', '/loop2')).toBe(2);
+    const limited = run.pages.find((p) => p.error?.code === 'REDIRECT_LIMIT')!;
+    expect(pathOf(limited.url)).toBe('/r10');
+    expect(web.count('r.localhost', '/r11')).toBe(0);
+    expect(run.skipped).toContainEqual(expect.objectContaining({ url: 'http://elsewhere.localhost:1/', reason: 'scope' }));
+  });
+
+  it('honours max depth and max pages', async () => {
+    web = await startWeb({ sites: { 'd.localhost': { generate: { pages: 40, linksPerPage: 1 } } } });
+    const deep = await crawl([web.url('d.localhost', '/')], { defaults: { rate: 'unlimited', concurrency: 4 } }, { maxDepth: '3' });
+    expect(Math.max(...deep.pages.map((p) => p.depth))).toBe(3);
+    expect(deep.pages).toHaveLength(4); // /, /p/0, /p/1, /p/2
+    expect(deep.skipped).toContainEqual(expect.objectContaining({ reason: 'max-depth', depth: 4 }));
+
+    web.reset();
+    const capped = await crawl([web.url('d.localhost', '/')], { defaults: { rate: 'unlimited', concurrency: 4 } }, { maxPages: '5' });
+    expect(capped.pages).toHaveLength(5);
+    expect(web.requests('d.localhost').filter((r) => r.path !== '/robots.txt')).toHaveLength(5);
+  });
+});
+
+describe('crawl: politeness measured at the server', () => {
+  it('keeps each host gap, window and concurrency limit, robots.txt included', async () => {
+    web = await startWeb({
+      sites: {
+        'gap.localhost': { generate: { pages: 12, linksPerPage: 3 } },
+        'win.localhost': { generate: { pages: 12, linksPerPage: 3 } },
+        'par.localhost': { generate: { pages: 30, linksPerPage: 5 }, delayMs: 40 },
+      },
+    });
+    const run = await crawl([web.url('gap.localhost', '/'), web.url('win.localhost', '/'), web.url('par.localhost', '/')], {
+      concurrency: 16,
+      domains: {
+        'gap.localhost': { rate: '10/s', concurrency: 4 },
+        'win.localhost': { rate: '25/s', limits: ['5/s'], concurrency: 4 },
+        'par.localhost': { rate: 'unlimited', concurrency: 3 },
+      },
+    });
+    expect(run.pages.filter((p) => p.status === 200)).toHaveLength(13 + 13 + 31);
+    expect(minGap(times(web, 'gap.localhost'))).toBeGreaterThanOrEqual(100 - 3);
+    expect(minGap(times(web, 'win.localhost'))).toBeGreaterThanOrEqual(40 - 3);
+    expect(maxInWindow(times(web, 'win.localhost'), 1000)).toBeLessThanOrEqual(5);
+    expect(web.maxInFlight('par.localhost')).toBeLessThanOrEqual(3);
+    expect(web.maxInFlight('par.localhost')).toBeGreaterThanOrEqual(2); // it does use its concurrency
+    expect(web.maxInFlight('gap.localhost')).toBe(1);
+  });
+
+  it('with a slow host first, finishes near the politeness bound and the fast hosts long before', async () => {
+    const sites: Record<string, { generate: { pages: number; linksPerPage: number } }> = {
+      'slow.localhost': { generate: { pages: 11, linksPerPage: 3 } },
+    };
+    const fast = Array.from({ length: 12 }, (_, i) => `fast${i}.localhost`);
+    for (const h of fast) sites[h] = { generate: { pages: 14, linksPerPage: 3 } };
+    web = await startWeb({ sites });
+    const domains: Record<string, unknown> = { 'slow.localhost': { rate: '4/s', concurrency: 1 } };
+    for (const h of fast) domains[h] = { rate: '30/s', concurrency: 1 };
+    const seeds = [web.url('slow.localhost', '/'), ...fast.map((h) => web!.url(h, '/'))];
+    const run = await crawl(seeds, { concurrency: 4, domains });
+    const bound = 12 / 4; // 12 pages at 4/s (robots.txt is one more request on top)
+    expect(run.pages).toHaveLength(12 + 12 * 15);
+    expect(run.wallMs / 1000).toBeLessThan(bound * 1.2);
+    const start = Math.min(...web.requests().map((r) => r.at));
+    const slowEnd = Math.max(...times(web, 'slow.localhost'));
+    for (const h of fast) {
+      expect(Math.max(...times(web, h)) - start).toBeLessThan((slowEnd - start) / 2);
+      expect(minGap(times(web, h))).toBeGreaterThanOrEqual(1000 / 30 - 3);
+    }
+    expect(minGap(times(web, 'slow.localhost'))).toBeGreaterThanOrEqual(250 - 3);
+  });
+});
+
+describe('crawl: robots.txt', () => {
+  it('fetches nothing but robots.txt from a host whose robots.txt answers 5xx, and still finishes', async () => {
+    web = await startWeb({
+      sites: {
+        'down.localhost': { robots: { status: 503, body: 'busy' }, generate: { pages: 5, linksPerPage: 2 } },
+        'gone.localhost': { robots: { status: 404 }, generate: { pages: 3, linksPerPage: 1 } },
+      },
+    });
+    const run = await crawl([web.url('down.localhost', '/'), web.url('gone.localhost', '/')], {
+      defaults: { rate: '50/s' },
+      robots: { unavailableRetries: 1, unavailableRetryDelay: '300ms' },
+    });
+    const downPaths = web.requests('down.localhost').map((r) => r.path);
+    expect(downPaths).toEqual(['/robots.txt', '/robots.txt']); // first try + one retry, nothing else
+    expect(run.skipped).toContainEqual(expect.objectContaining({ url: web.url('down.localhost', '/'), reason: 'robots-unavailable' }));
+    expect(run.pages.filter((p) => p.url.includes('gone.localhost'))).toHaveLength(4); // 404 robots.txt: allow all
+  });
+
+  it('picks the group by product token and never fetches what it disallows', async () => {
+    web = await startWeb({
+      sites: {
+        'bots.localhost': {
+          robots: 'User-agent: *\nDisallow: /\n\nUser-agent: testbot\nDisallow: /secret\n',
+          pages: { '/': '<a href="/open">o</a> <a href="/secret/1">s</a>', '/open': 'ok', '/secret/1': 'no' },
+        },
+      },
+    });
+    const run = await crawl([web.url('bots.localhost', '/')], { userAgent: 'TestBot/1.0 (+https://example.test/bot)', defaults: { rate: '100/s' } });
+    expect(web.count('bots.localhost', '/secret/1')).toBe(0);
+    expect(web.count('bots.localhost', '/open')).toBe(1);
+    expect(run.skipped.map((s) => s.reason)).toEqual(['robots']);
+  });
+});
+
+describe('crawl: failures', () => {
+  it('writes error records for refused and hanging hosts and carries on with the others', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const deadPort = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+    web = await startWeb({
+      sites: {
+        'hang.localhost': { robots: { status: 404 }, pages: { '/': { hang: true } } },
+        'ok.localhost': { generate: { pages: 5, linksPerPage: 2 } },
+      },
+    });
+    const run = await crawl([`http://127.0.0.1:${deadPort}/`, web.url('hang.localhost', '/'), web.url('ok.localhost', '/')], {
+      defaults: { rate: '100/s' },
+      timeout: { connect: '2s', headers: '1s', body: '1s' },
+      robots: { unavailableRetries: 1, unavailableRetryDelay: '200ms' },
+    });
+    const byUrl = new Map(run.pages.map((p) => [p.url, p]));
+    expect(byUrl.get(web.url('hang.localhost', '/'))!.error!.code).toBe('HEADERS_TIMEOUT');
+    // robots.txt of the refused host is unavailable, so the host is given up (no page request is ever made).
+    expect(run.skipped.find((s) => s.url.includes(`:${deadPort}`))?.reason).toBe('robots-unavailable');
+    expect(run.pages.filter((p) => p.url.includes('ok.localhost') && p.status === 200)).toHaveLength(6);
+  });
+});

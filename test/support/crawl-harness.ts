@@ -1,0 +1,51 @@
+import { PassThrough } from 'node:stream';
+import { systemClock } from '../../src/clock.js';
+import { buildSettings, validateConfig, type CliOverrides } from '../../src/config.js';
+import { Crawler } from '../../src/crawler.js';
+import { createFetcher } from '../../src/fetcher.js';
+import { createJsonLinesSink } from '../../src/output.js';
+import type { CrawlStats } from '../../src/summary.js';
+import type { OutputRecord, PageRecord, SkipRecord } from '../../src/types.js';
+
+export interface CrawlRun {
+  records: OutputRecord[];
+  pages: PageRecord[];
+  skipped: SkipRecord[];
+  /** Raw stdout lines, to check every one parses. */
+  lines: string[];
+  stats: CrawlStats;
+  wallMs: number;
+}
+
+/** Runs a real crawl in-process (real fetcher, real clock) and collects the JSON lines it writes. */
+export async function crawl(seeds: string[], config: Record<string, unknown> = {}, flags: CliOverrides = {}, hooks: { onCrawler?: (c: Crawler) => void } = {}): Promise<CrawlRun> {
+  const settings = buildSettings(validateConfig(config, 'test config'), { emitSkipped: true, ...flags });
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  const sink = createJsonLinesSink(stream);
+  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock: systemClock });
+  const crawler = new Crawler({ settings, seeds, clock: systemClock, fetcher, sink });
+  hooks.onCrawler?.(crawler);
+  const t0 = performance.now();
+  const stats = await crawler.run();
+  const wallMs = performance.now() - t0;
+  await sink.close();
+  await fetcher.close();
+  const lines = text.split('\n').filter((l) => l !== '');
+  const records = lines.map((l) => JSON.parse(l) as OutputRecord);
+  return {
+    records,
+    pages: records.filter((r): r is PageRecord => r.type === 'page'),
+    skipped: records.filter((r): r is SkipRecord => r.type === 'skipped'),
+    lines,
+    stats,
+    wallMs,
+  };
+}
+
+/** Path (with query) of a URL. */
+export const pathOf = (url: string) => {
+  const u = new URL(url);
+  return u.pathname + u.search;
+};

@@ -13,11 +13,15 @@
  * itself.
  */
 import { z } from 'zod';
-import { parseDomainKey, type PolicyFields, type PolicyOverride } from './policy.js';
+import { comment, describeIssue, fieldSchemas, messageFrom, toJsonSchema, withoutDialect } from './config-fields.js';
+import { parseDomainKey, policyConflicts, type PolicyConflict, type PolicyFields, type PolicyOverride } from './policy.js';
 import { MIN_ROBOTS_BYTES } from './robots-rules.js';
-import { RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from './rate.js';
-import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize, showValue } from './units.js';
+import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.js';
 import { VERSION } from './version.js';
+
+export { describeIssue, fieldSchemas } from './config-fields.js';
+
+const { duration, size, rate, windows, integer, statusList, boolean, oneOf, regexList, userAgent } = fieldSchemas;
 
 /** Used when neither the file nor `--user-agent` sets one. */
 export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`;
@@ -25,209 +29,161 @@ export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://github.com/crawl-c
 /** Robots.txt may be cached for at most this long (RFC 9309 §2.4). */
 export const MAX_ROBOTS_CACHE_TTL_MS = 86_400_000;
 
-// ---------------------------------------------------------------- field kinds
-
-/** Runs a unit parser as a transform, turning its UnitError into an issue at the field's path. */
-function parsedBy<I, T>(input: z.ZodType<I>, parse: (value: I) => T) {
-  return input.transform((value, ctx): T => {
-    try {
-      return parse(value);
-    } catch (error) {
-      if (!(error instanceof UnitError)) throw error;
-      ctx.addIssue({ code: 'custom', message: error.message, input: value });
-      return z.NEVER;
-    }
-  });
-}
-
-/** The parser's own message for a value of the wrong type, so `true` and `"abc"` read alike. */
-function messageFrom(parse: (value: never) => unknown) {
-  return (issue: { input?: unknown }): string => {
-    try {
-      parse(issue.input as never);
-    } catch (error) {
-      if (error instanceof UnitError) return error.message;
-    }
-    return `invalid value ${showValue(issue.input)}`;
-  };
-}
-
-interface DurationOptions {
-  /** Zero is refused (a timeout or TTL of 0 means nothing sensible). */
-  positive?: boolean;
-  /** Upper bound in ms, with how to write it in the message. */
-  max?: { ms: number; label: string };
-}
-
-/** "30s", "500ms", "1.5m" or a number of ms → ms. */
-function duration(options: DurationOptions = {}) {
-  const message = messageFrom(parseDuration);
-  const input = z.union([z.string().meta({ pattern: DURATION_PATTERN }), z.number().min(0, { error: message })], {
-    error: message,
-  });
-  return parsedBy(input, (value) => {
-    const ms = parseDuration(value);
-    if (options.positive && ms === 0) throw new UnitError(`expected a duration greater than zero, got ${showValue(value)}`, value);
-    if (options.max && ms > options.max.ms) {
-      throw new UnitError(`expected a duration of at most ${options.max.label}, got ${showValue(value)}`, value);
-    }
-    return ms;
-  });
-}
-
-/** "10MiB", "500KB" or a number of bytes → bytes (at least 1, or `min` with its label). */
-function size(min?: { bytes: number; label: string }) {
-  const message = messageFrom(parseSize);
-  const bytes = z.int({ error: message }).min(1, { error: (i) => `expected a size greater than zero, got ${showValue(i.input)}` });
-  const input = z.union([z.string().meta({ pattern: SIZE_PATTERN }), bytes], { error: message });
-  return parsedBy(input, (value) => {
-    const bytes = parseSize(value);
-    if (bytes === 0) throw new UnitError(`expected a size greater than zero, got ${showValue(value)}`, value);
-    if (min && bytes < min.bytes) throw new UnitError(`expected at least ${min.label}, got ${showValue(value)}`, value);
-    return bytes;
-  });
-}
-
-function rate() {
-  return parsedBy(z.string({ error: messageFrom(parseRate) }).meta({ pattern: RATE_PATTERN }), parseRate);
-}
-
-function windows() {
-  const item = parsedBy(z.string({ error: messageFrom(parseWindow) }).meta({ pattern: WINDOW_PATTERN }), parseWindow);
-  return z.array(item, { error: (i) => `expected a list of windows like ["100/min"], got ${showValue(i.input)}` });
-}
-
-/** An integer in [min, max]; one message for wrong type and out of range alike. */
-function integer(min: number, max?: number) {
-  const range = max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
-  const error = (issue: { input?: unknown }) => `expected ${range}, got ${showValue(issue.input)}`;
-  const base = z.int({ error }).min(min, { error });
-  return max === undefined ? base : base.max(max, { error });
-}
-
-function boolean() {
-  return z.boolean({ error: (i) => `expected true or false, got ${showValue(i.input)}` });
-}
-
-function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
-  const list = values.map((v) => JSON.stringify(v)).join(', ');
-  return z.enum(values, { error: (i) => `expected one of ${list}, got ${showValue(i.input)}` });
-}
-
-/** A JavaScript RegExp source (no flags) → compiled RegExp. */
-function regexList() {
-  const item = z.string({ error: (i) => `expected a regular expression string, got ${showValue(i.input)}` }).transform((source, ctx) => {
-    try {
-      return new RegExp(source);
-    } catch (error) {
-      const why = (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
-      ctx.addIssue({ code: 'custom', message: `invalid regular expression ${JSON.stringify(source)}: ${why}`, input: source });
-      return z.NEVER;
-    }
-  });
-  return z.array(item, { error: (i) => `expected a list of regular expressions, got ${showValue(i.input)}` });
-}
-
-/** The input side of `schema` as draft 2020-12 JSON Schema (what a user may write). */
-function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  return z.toJSONSchema(schema, {
-    io: 'input',
-    target: 'draft-2020-12',
-    override: ({ jsonSchema }) => {
-      // z.int() implies safe-integer bounds; spelled out they are noise to a reader.
-      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
-    },
-  }) as Record<string, unknown>;
-}
-
-function withoutDialect({ $schema: _dialect, ...rest }: Record<string, unknown>): Record<string, unknown> {
-  return rest;
-}
-
-/**
- * Messages for the issues the schema does not word itself (mostly "wrong
- * type" on objects and lists). Pass as the `error` option of a parse.
- */
-export const describeIssue: z.core.$ZodErrorMap = (issue) => {
-  if (issue.code === 'invalid_type') {
-    const expected = issue.expected === 'object' ? 'an object' : issue.expected === 'array' ? 'a list' : `a ${issue.expected}`;
-    return `expected ${expected}, got ${showValue(issue.input)}`;
-  }
-  return undefined;
-};
-
-const comment = () => z.string().optional().describe('Free text for humans; ignored.');
-
-/** A User-Agent header value that starts with a product token (robots.txt groups are matched on it). */
-function userAgent() {
-  return z.string({ error: (i) => `expected a string, got ${showValue(i.input)}` }).superRefine((value, ctx) => {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+/.test(value) || !/^[\x20-\x7e]+$/.test(value)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `expected printable ASCII starting with a product token like "mybot/1.0", got ${showValue(value)}`,
-      });
-    }
-  });
-}
+/** The highest `maxRetryAfter` accepted: no server gets to park a host for more than a day. */
+export const MAX_RETRY_AFTER_LIMIT_MS = 86_400_000;
 
 // ---------------------------------------------------------------- policies
 
-/** Maps the file's field names onto PolicyFields, leaving out what the entry does not set. */
-function toPolicyOverride(v: {
-  rate?: PolicyFields['rate'];
-  limits?: PolicyFields['limits'];
-  concurrency?: number;
-  jitter?: number;
-  crawlDelay?: PolicyFields['crawlDelay'];
-  maxCrawlDelay?: number;
-}): PolicyOverride {
-  const out: PolicyOverride = {};
-  if (v.rate !== undefined) out.rate = v.rate;
-  if (v.limits !== undefined) out.limits = v.limits;
-  if (v.concurrency !== undefined) out.concurrency = v.concurrency;
-  if (v.jitter !== undefined) out.jitterMs = v.jitter;
-  if (v.crawlDelay !== undefined) out.crawlDelay = v.crawlDelay;
-  if (v.maxCrawlDelay !== undefined) out.maxCrawlDelayMs = v.maxCrawlDelay;
-  return out;
+/** A parsed policy object in the file's own field names; the defaults' (every field set) fits it too. */
+type PolicyInput = z.output<typeof domainEntryObject>;
+
+/**
+ * Maps the file's field names onto PolicyFields, leaving out what the entry
+ * does not set. `backoff` and `hostFailures` are flattened so each sub-field
+ * falls back to defaults on its own.
+ */
+function toPolicyOverride(v: PolicyInput): PolicyOverride {
+  const fields: PolicyOverride = {
+    rate: v.rate,
+    limits: v.limits,
+    concurrency: v.concurrency,
+    jitterMs: v.jitter,
+    crawlDelay: v.crawlDelay,
+    maxCrawlDelayMs: v.maxCrawlDelay,
+    retries: v.retries,
+    retryStatuses: v.retryStatuses,
+    backoffBaseMs: v.backoff?.base,
+    backoffCapMs: v.backoff?.cap,
+    throttleStatuses: v.throttleStatuses,
+    maxRetryAfterMs: v.maxRetryAfter,
+    throttleRetries: v.throttleRetries,
+    adaptive: v.adaptive,
+    hostFailurePause: v.hostFailures?.pause,
+    hostFailureGiveUp: v.hostFailures?.giveUp,
+  };
+  // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as PolicyOverride;
 }
 
-const RATE_TEXT =
-  'Minimum gap between request starts to one host: "2/s", "30/min", "5/10s", a delay such as "500ms", or "unlimited".';
-const LIMITS_TEXT =
-  'Extra sliding windows, each "N/period" ("100/min", "2000/h"): no more than N request starts in ANY span of that length.';
-const CONCURRENCY_TEXT = 'Requests in flight at once to one host (1-1000).';
-const JITTER_TEXT = 'Up to this much random extra delay added to each gap (never subtracted), e.g. "250ms".';
-const CRAWL_DELAY_TEXT = 'robots.txt Crawl-delay: "floor" raises the gap to it, "ignore" disregards it.';
-const MAX_CRAWL_DELAY_TEXT = 'Crawl-delay values above this are capped (and the cap is reported).';
+const TEXT = {
+  rate: 'Minimum gap between request starts to one host: "2/s", "30/min", "5/10s", a delay such as "500ms", or "unlimited".',
+  limits: 'Extra sliding windows, each "N/period" ("100/min", "2000/h"): no more than N request starts in ANY span of that length.',
+  concurrency: 'Requests in flight at once to one host (1-1000).',
+  jitter: 'Up to this much random extra delay added to each gap (never subtracted), e.g. "250ms".',
+  crawlDelay: 'robots.txt Crawl-delay: "floor" raises the gap to it, "ignore" disregards it.',
+  maxCrawlDelay: 'Crawl-delay values above this are capped (and the cap is reported).',
+  retries:
+    'Retries of one URL after a transient failure (connection reset, timeout, or a `retryStatuses` answer), 0-20. ' +
+    'A retry goes back through the scheduler, so it waits for the host like any request.',
+  retryStatuses: 'HTTP statuses retried as transient failures (100-599, each once; none may also be in throttleStatuses).',
+  backoff:
+    'Exponential backoff with jitter, for retries and for throttling without a Retry-After: ' +
+    'the first delay is about `base`, doubling each time up to `cap` (base <= cap).',
+  backoffBase: 'First backoff delay, greater than zero.',
+  backoffCap: 'Longest backoff delay, greater than zero.',
+  throttleStatuses:
+    'HTTP statuses that mean "slow down": the host is paused (until Retry-After, else for the backoff), its rate lowered when ' +
+    '`adaptive`, and the URL queued again (100-599, each once; none may also be in retryStatuses).',
+  maxRetryAfter: 'A longer Retry-After is cut to this (and the cut is reported); greater than zero, at most "24h".',
+  throttleRetries: 'Times one URL may be throttled before it gets a THROTTLED error record (0-1000; counted apart from `retries`).',
+  adaptive: 'Lower the host\'s rate when it throttles, and recover it gradually after successes, never above the configured rate.',
+  hostFailures:
+    'Consecutive failures of one host (refused, timeouts, 5xx): after `pause` the host is paused with growing backoff; ' +
+    'after `giveUp` its remaining URLs are skipped as "host-failed" (1 <= pause <= giveUp).',
+  pause: 'Consecutive failures that pause the host.',
+  giveUp: 'Consecutive failures that give the host up for this crawl.',
+} as const;
+
+/** `"Default 2."` for defaults, `"Falls back to defaults.x."` for an entry's field. */
+const inDefaults = (field: keyof typeof TEXT, shown: string) => `${TEXT[field]} Default ${shown}.`;
+const inEntry = (field: keyof typeof TEXT, path: string) => `${TEXT[field]} Falls back to defaults.${path}.`;
 
 const policyDefaultsSchema = z
   .strictObject({
     $comment: comment(),
-    rate: rate().prefault('1/s').describe(`${RATE_TEXT} Default "1/s".`),
-    limits: windows().prefault([]).describe(`${LIMITS_TEXT} Default none.`),
-    concurrency: integer(1, 1000).prefault(2).describe(`${CONCURRENCY_TEXT} Default 2.`),
-    jitter: duration().prefault('0ms').describe(`${JITTER_TEXT} Default "0ms".`),
-    crawlDelay: oneOf(['floor', 'ignore']).prefault('floor').describe(`${CRAWL_DELAY_TEXT} Default "floor".`),
-    maxCrawlDelay: duration().prefault('30s').describe(`${MAX_CRAWL_DELAY_TEXT} Default "30s".`),
+    rate: rate().prefault('1/s').describe(inDefaults('rate', '"1/s"')),
+    limits: windows().prefault([]).describe(inDefaults('limits', 'none')),
+    concurrency: integer(1, 1000).prefault(2).describe(inDefaults('concurrency', '2')),
+    jitter: duration().prefault('0ms').describe(inDefaults('jitter', '"0ms"')),
+    crawlDelay: oneOf(['floor', 'ignore']).prefault('floor').describe(inDefaults('crawlDelay', '"floor"')),
+    maxCrawlDelay: duration().prefault('30s').describe(inDefaults('maxCrawlDelay', '"30s"')),
+    retries: integer(0, 20).prefault(2).describe(inDefaults('retries', '2')),
+    retryStatuses: statusList().prefault([500, 502, 504]).describe(inDefaults('retryStatuses', '[500, 502, 504]')),
+    backoff: z
+      .strictObject({
+        $comment: comment(),
+        base: duration({ positive: true }).prefault('1s').describe(inDefaults('backoffBase', '"1s"')),
+        cap: duration({ positive: true }).prefault('60s').describe(inDefaults('backoffCap', '"60s"')),
+      })
+      .prefault({ base: '1s', cap: '60s' })
+      .describe(inDefaults('backoff', '{"base": "1s", "cap": "60s"}')),
+    throttleStatuses: statusList().prefault([429, 503]).describe(inDefaults('throttleStatuses', '[429, 503]')),
+    maxRetryAfter: duration({ positive: true, max: { ms: MAX_RETRY_AFTER_LIMIT_MS, label: '24h' } })
+      .prefault('10m')
+      .describe(inDefaults('maxRetryAfter', '"10m"')),
+    throttleRetries: integer(0, 1000).prefault(10).describe(inDefaults('throttleRetries', '10')),
+    adaptive: boolean().prefault(true).describe(inDefaults('adaptive', 'true')),
+    hostFailures: z
+      .strictObject({
+        $comment: comment(),
+        pause: integer(1).prefault(5).describe(inDefaults('pause', '5')),
+        giveUp: integer(1).prefault(15).describe(inDefaults('giveUp', '15')),
+      })
+      .prefault({ pause: 5, giveUp: 15 })
+      .describe(inDefaults('hostFailures', '{"pause": 5, "giveUp": 15}')),
   })
+  // Every field has a prefault, so the override is complete; the test of an
+  // empty file's defaults pins that (a cast cannot).
   .transform((v) => toPolicyOverride(v) as PolicyFields)
   .describe('Politeness for every host that no `domains` entry matches, and for fields a matching entry leaves unset.');
 
-const domainEntrySchema = z
-  .strictObject({
-    $comment: comment(),
-    rate: rate().optional().describe(`${RATE_TEXT} Falls back to defaults.rate.`),
-    limits: windows().optional().describe(`${LIMITS_TEXT} Falls back to defaults.limits.`),
-    concurrency: integer(1, 1000).optional().describe(`${CONCURRENCY_TEXT} Falls back to defaults.concurrency.`),
-    jitter: duration().optional().describe(`${JITTER_TEXT} Falls back to defaults.jitter.`),
-    crawlDelay: oneOf(['floor', 'ignore']).optional().describe(`${CRAWL_DELAY_TEXT} Falls back to defaults.crawlDelay.`),
-    maxCrawlDelay: duration().optional().describe(`${MAX_CRAWL_DELAY_TEXT} Falls back to defaults.maxCrawlDelay.`),
-  })
-  .transform(toPolicyOverride);
+const domainEntryObject = z.strictObject({
+  $comment: comment(),
+  rate: rate().optional().describe(inEntry('rate', 'rate')),
+  limits: windows().optional().describe(inEntry('limits', 'limits')),
+  concurrency: integer(1, 1000).optional().describe(inEntry('concurrency', 'concurrency')),
+  jitter: duration().optional().describe(inEntry('jitter', 'jitter')),
+  crawlDelay: oneOf(['floor', 'ignore']).optional().describe(inEntry('crawlDelay', 'crawlDelay')),
+  maxCrawlDelay: duration().optional().describe(inEntry('maxCrawlDelay', 'maxCrawlDelay')),
+  retries: integer(0, 20).optional().describe(inEntry('retries', 'retries')),
+  retryStatuses: statusList().optional().describe(inEntry('retryStatuses', 'retryStatuses')),
+  backoff: z
+    .strictObject({
+      $comment: comment(),
+      base: duration({ positive: true }).optional().describe(inEntry('backoffBase', 'backoff.base')),
+      cap: duration({ positive: true }).optional().describe(inEntry('backoffCap', 'backoff.cap')),
+    })
+    .optional()
+    .describe(`${TEXT.backoff} Each sub-field falls back to defaults.backoff on its own.`),
+  throttleStatuses: statusList().optional().describe(inEntry('throttleStatuses', 'throttleStatuses')),
+  maxRetryAfter: duration({ positive: true, max: { ms: MAX_RETRY_AFTER_LIMIT_MS, label: '24h' } })
+    .optional()
+    .describe(inEntry('maxRetryAfter', 'maxRetryAfter')),
+  throttleRetries: integer(0, 1000).optional().describe(inEntry('throttleRetries', 'throttleRetries')),
+  adaptive: boolean().optional().describe(inEntry('adaptive', 'adaptive')),
+  hostFailures: z
+    .strictObject({
+      $comment: comment(),
+      pause: integer(1).optional().describe(inEntry('pause', 'hostFailures.pause')),
+      giveUp: integer(1).optional().describe(inEntry('giveUp', 'hostFailures.giveUp')),
+    })
+    .optional()
+    .describe(`${TEXT.hostFailures} Each sub-field falls back to defaults.hostFailures on its own.`),
+});
+
+const domainEntrySchema = domainEntryObject.transform(toPolicyOverride);
 
 const DOMAINS_TEXT =
   'Per-host politeness, keyed by "host", "host:port" or "*.suffix" (matches the suffix itself and every subdomain). ' +
   'Lookup: exact host:port, exact host, the longest matching wildcard, then defaults; fields an entry omits come from defaults.';
+
+/**
+ * The key each parsed `domains` entry was written as, by normalised key, so a
+ * problem found after normalisation is still reported where the user wrote
+ * it. Kept beside the parse output rather than in it: the output is the
+ * DomainPolicies the resolver takes, and should stay exactly that.
+ */
+const writtenKeys = new WeakMap<object, ReadonlyMap<string, string>>();
 
 /**
  * Checks every key and every entry of `domains`, reporting all problems.
@@ -246,20 +202,23 @@ function parseDomains(value: Record<string, unknown>, ctx: z.core.$RefinementCtx
       continue;
     }
     const key = parseDomainKey(raw);
+    let target: string | undefined;
     if ('problem' in key) {
       ctx.addIssue({ code: 'custom', message: key.problem, path: [raw] });
     } else if (seen.has(key.key)) {
       ctx.addIssue({ code: 'custom', message: `names the same host as domains[${JSON.stringify(seen.get(key.key))}]`, path: [raw] });
     } else {
       seen.set(key.key, raw);
+      target = key.key;
     }
     const parsed = domainEntrySchema.safeParse(entry, { error: describeIssue });
     if (!parsed.success) {
       for (const issue of parsed.error.issues) ctx.issues.push({ ...issue, path: [raw, ...issue.path] } as z.core.$ZodRawIssue);
-    } else if ('key' in key) {
-      out[key.key] = parsed.data;
+    } else if (target !== undefined) {
+      out[target] = parsed.data;
     }
   }
+  writtenKeys.set(out, seen);
   return out;
 }
 
@@ -274,6 +233,36 @@ const domainsSchema = z
     propertyNames: { pattern: String.raw`^(?:\$comment|(?:\*\.)?[^\s/\\?#@*]+)$` },
   })
   .describe(DOMAINS_TEXT);
+
+/**
+ * Reports the two-field rules (policyConflicts) of `defaults` and of every
+ * entry as merged with defaults. It has to sit on the whole file, the one
+ * place that sees both, and it runs even when unrelated fields failed, so the
+ * user still gets every problem in one round. Parts that failed themselves
+ * are left out (their values cannot be trusted and their own problems are
+ * already reported): parseDomains keeps failed entries out of its output, and
+ * when `defaults` failed, entries are checked on their own.
+ */
+function checkMergedPolicies(
+  file: { defaults: PolicyFields; domains: Record<string, PolicyOverride> },
+  ctx: z.core.$RefinementCtx,
+): void {
+  const report = (path: PropertyKey[], conflicts: PolicyConflict[]) => {
+    for (const { field, message } of conflicts) ctx.addIssue({ code: 'custom', message, path: [...path, field] });
+  };
+  const defaultsFailed = ctx.issues.some((issue) => issue.path?.[0] === 'defaults');
+  const defaults: PolicyOverride = defaultsFailed ? {} : file.defaults;
+  report(['defaults'], policyConflicts(defaults, {}));
+  // Present only if parseDomains ran, i.e. `domains` was an object.
+  const written = writtenKeys.get(file.domains);
+  if (!written) return;
+  for (const [key, entry] of Object.entries(file.domains)) {
+    report(['domains', written.get(key)!], policyConflicts(entry, defaults));
+  }
+}
+
+/** The check runs on partly failed files too (see checkMergedPolicies), but only on an object. */
+const isObject = ({ value }: { value: unknown }) => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 // ---------------------------------------------------------------- the file
 
@@ -346,6 +335,7 @@ export const configFileSchema = z
     defaults: policyDefaultsSchema.prefault({}),
     domains: domainsSchema.prefault({}),
   })
+  .superRefine(checkMergedPolicies, { when: isObject })
   .meta({ title: 'crawl configuration', description: 'Configuration file for the crawl web crawler (crawler.config.json).' });
 
 /** A validated, normalised config file: durations in ms, sizes in bytes, rates parsed, regexes compiled. */
@@ -361,24 +351,28 @@ export function renderConfigJsonSchema(): string {
   return `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
 }
 
-/**
- * The field kinds the file uses, for callers (the CLI flags) that must accept
- * and reject values exactly as the file does.
- */
-export const fieldSchemas = { duration, size, rate, integer, oneOf, regexList, userAgent, boolean };
-
-const POLICY_KEYS = Object.keys(domainEntrySchema.in.shape);
+const POLICY_SHAPE = domainEntryObject.shape;
+const POLICY_KEYS = Object.keys(POLICY_SHAPE);
+/** The sub-objects of a policy, by field name, for hints one level further down. */
+const POLICY_OBJECT_KEYS: Record<string, readonly string[]> = {
+  backoff: Object.keys(POLICY_SHAPE.backoff.unwrap().shape),
+  hostFailures: Object.keys(POLICY_SHAPE.hostFailures.unwrap().shape),
+};
 
 /**
  * The keys valid in the object at `path` (as zod reports it), for "did you
  * mean" hints on unknown keys; empty for paths that hold no fixed object.
  */
 export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
-  const [first, second] = path;
+  const [first, second, third] = path;
   if (path.length === 0) return Object.keys(configFileSchema.shape);
   if (path.length === 1 && first === 'robots') return Object.keys(robotsSchema.shape);
   if (path.length === 1 && first === 'timeout') return Object.keys(timeoutObjectSchema.shape);
-  if (path.length === 1 && first === 'defaults') return POLICY_KEYS;
-  if (path.length === 2 && first === 'domains' && typeof second === 'string') return POLICY_KEYS;
+  // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.
+  const policyDepth = first === 'defaults' ? 1 : first === 'domains' && typeof second === 'string' ? 2 : undefined;
+  if (policyDepth === undefined) return [];
+  if (path.length === policyDepth) return POLICY_KEYS;
+  const field = policyDepth === 1 ? second : third;
+  if (path.length === policyDepth + 1 && typeof field === 'string') return POLICY_OBJECT_KEYS[field] ?? [];
   return [];
 }

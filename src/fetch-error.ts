@@ -26,6 +26,7 @@ const DESCRIPTIONS: Record<ErrorCode, string> = {
   REDIRECT_LIMIT: 'too many redirects',
   REDIRECT_INVALID: 'invalid redirect target',
   ABORTED: 'aborted',
+  THROTTLED: 'still throttled by the server after every retry',
   FETCH_FAILED: 'request failed',
 };
 

@@ -10,6 +10,9 @@
  * Fallback is per field: whatever the matched entry leaves unset comes from
  * `defaults` (never from a less specific wildcard, so one entry can be read on
  * its own).
+ *
+ * Rules that span two fields (backoff base <= cap, say) are checked here too,
+ * on the merged result, because per-field fallback is what can break them.
  */
 import type { HostPolicy, WindowLimit } from './types.js';
 import type { Rate } from './rate.js';
@@ -17,7 +20,12 @@ import type { Rate } from './rate.js';
 /** How robots.txt `Crawl-delay` is treated: as a floor on the gap, or not at all. */
 export type CrawlDelayMode = 'floor' | 'ignore';
 
-/** The politeness fields of `defaults` (all set) — parsed, in milliseconds. */
+/**
+ * The politeness fields of `defaults` (all set) — parsed, in milliseconds.
+ * Flat on purpose: the file's `backoff` and `hostFailures` objects become two
+ * fields each, so an entry that sets one sub-field falls back to defaults for
+ * the other like any other field.
+ */
 export interface PolicyFields {
   rate: Rate;
   limits: WindowLimit[];
@@ -25,6 +33,16 @@ export interface PolicyFields {
   jitterMs: number;
   crawlDelay: CrawlDelayMode;
   maxCrawlDelayMs: number;
+  retries: number;
+  retryStatuses: number[];
+  backoffBaseMs: number;
+  backoffCapMs: number;
+  throttleStatuses: number[];
+  maxRetryAfterMs: number;
+  throttleRetries: number;
+  adaptive: boolean;
+  hostFailurePause: number;
+  hostFailureGiveUp: number;
 }
 
 /** A `domains` entry: any subset of the fields; the rest come from defaults. */
@@ -111,6 +129,11 @@ export function parseDomainKey(raw: string): { key: string } | { problem: string
   return { key: wildcard ? `*.${normalised}` : normalised };
 }
 
+/** A frozen copy, so one host's policy cannot be changed through the config it came from (or vice versa). */
+function frozenList<T>(list: readonly T[]): T[] {
+  return Object.freeze([...list]) as T[];
+}
+
 /** Builds the resolved, frozen policy for one entry (or defaults when `entry` is empty). */
 function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFields): HostPolicy {
   const rate = entry.rate ?? defaults.rate;
@@ -119,11 +142,21 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     matched,
     intervalMs: rate.intervalMs,
     rateLabel: rate.label,
-    windows: Object.freeze(windows) as WindowLimit[],
+    windows: frozenList(windows),
     concurrency: entry.concurrency ?? defaults.concurrency,
     jitterMs: entry.jitterMs ?? defaults.jitterMs,
     respectCrawlDelay: (entry.crawlDelay ?? defaults.crawlDelay) === 'floor',
     maxCrawlDelayMs: entry.maxCrawlDelayMs ?? defaults.maxCrawlDelayMs,
+    retries: entry.retries ?? defaults.retries,
+    retryStatuses: frozenList(entry.retryStatuses ?? defaults.retryStatuses),
+    backoffBaseMs: entry.backoffBaseMs ?? defaults.backoffBaseMs,
+    backoffCapMs: entry.backoffCapMs ?? defaults.backoffCapMs,
+    throttleStatuses: frozenList(entry.throttleStatuses ?? defaults.throttleStatuses),
+    maxRetryAfterMs: entry.maxRetryAfterMs ?? defaults.maxRetryAfterMs,
+    throttleRetries: entry.throttleRetries ?? defaults.throttleRetries,
+    adaptive: entry.adaptive ?? defaults.adaptive,
+    hostFailurePause: entry.hostFailurePause ?? defaults.hostFailurePause,
+    hostFailureGiveUp: entry.hostFailureGiveUp ?? defaults.hostFailureGiveUp,
   });
 }
 
@@ -179,4 +212,84 @@ export function createPolicyResolver(
     cache.set(host, policy);
     return policy;
   };
+}
+
+// ---------------------------------------------------------------- conflicts
+
+/** A rule two fields break together; see {@link policyConflicts}. */
+export interface PolicyConflict {
+  /** The config-file field it is reported at: always one the entry sets itself. */
+  field: 'backoff' | 'hostFailures' | 'retryStatuses' | 'throttleStatuses';
+  /** What is wrong, naming both sides and which one came from defaults. */
+  message: string;
+}
+
+/** A duration the way a config file would spell it: "90s", "2m", "1500ms". */
+function showDuration(ms: number): string {
+  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (ms >= size && ms % size === 0) return `"${ms / size}${unit}"`;
+  }
+  return `"${ms}ms"`;
+}
+
+/**
+ * Rules that span two fields, checked on the entry *as merged with
+ * `defaults`*: an entry that sets only `backoff.base` can still end up above
+ * the cap it inherits, and an entry's `retryStatuses` can collide with the
+ * default `throttleStatuses`. Only conflicts the entry takes part in are
+ * returned (a rule between two inherited fields is the defaults' own problem,
+ * reported once, there); check `defaults` itself by passing it as `entry` with
+ * `{}` as defaults. Fields missing from both sides are not checked, so this
+ * also works when defaults are unknown.
+ *
+ * Rules: backoff base <= cap; hostFailures pause <= giveUp; no status in both
+ * retryStatuses and throttleStatuses (a response either pauses the host or is
+ * retried as a failure, and guessing which the user meant is not ours to do).
+ */
+export function policyConflicts(entry: PolicyOverride, defaults: PolicyOverride): PolicyConflict[] {
+  const conflicts: PolicyConflict[] = [];
+  const inherited = (own: unknown) => (own === undefined ? ' (from defaults)' : '');
+
+  const base = entry.backoffBaseMs ?? defaults.backoffBaseMs;
+  const cap = entry.backoffCapMs ?? defaults.backoffCapMs;
+  const setsBackoff = entry.backoffBaseMs !== undefined || entry.backoffCapMs !== undefined;
+  if (setsBackoff && base !== undefined && cap !== undefined && base > cap) {
+    conflicts.push({
+      field: 'backoff',
+      message:
+        `base ${showDuration(base)}${inherited(entry.backoffBaseMs)} ` +
+        `is longer than cap ${showDuration(cap)}${inherited(entry.backoffCapMs)}`,
+    });
+  }
+
+  const pause = entry.hostFailurePause ?? defaults.hostFailurePause;
+  const giveUp = entry.hostFailureGiveUp ?? defaults.hostFailureGiveUp;
+  const setsFailures = entry.hostFailurePause !== undefined || entry.hostFailureGiveUp !== undefined;
+  if (setsFailures && pause !== undefined && giveUp !== undefined && pause > giveUp) {
+    conflicts.push({
+      field: 'hostFailures',
+      message:
+        `pause ${pause}${inherited(entry.hostFailurePause)} is more than giveUp ${giveUp}${inherited(entry.hostFailureGiveUp)}: ` +
+        'the host would be given up before it is ever paused',
+    });
+  }
+
+  const retry = entry.retryStatuses ?? defaults.retryStatuses;
+  const throttle = entry.throttleStatuses ?? defaults.throttleStatuses;
+  const setsStatuses = entry.retryStatuses !== undefined || entry.throttleStatuses !== undefined;
+  const both = setsStatuses && retry && throttle ? throttle.filter((status) => retry.includes(status)) : [];
+  if (both.length > 0) {
+    // Report at the list the entry wrote; when it wrote both, at throttleStatuses.
+    const [field, other] =
+      entry.throttleStatuses !== undefined
+        ? (['throttleStatuses', 'retryStatuses'] as const)
+        : (['retryStatuses', 'throttleStatuses'] as const);
+    conflicts.push({
+      field,
+      message:
+        `${both.join(', ')} ${both.length === 1 ? 'is' : 'are'} also in ${other}${inherited(entry[other])}: ` +
+        'a status either throttles the host or is retried as a failure, not both',
+    });
+  }
+  return conflicts;
 }

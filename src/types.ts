@@ -30,6 +30,28 @@ export interface HostPolicy {
   respectCrawlDelay: boolean;
   /** Crawl-delay values above this are capped (and the cap is reported). */
   maxCrawlDelayMs: number;
+
+  // Server feedback (429/503, Retry-After, failures).
+  /** Retries of one URL after a transient failure (connection reset, timeout, a `retryStatuses` answer). */
+  retries: number;
+  /** Statuses retried as transient failures. */
+  retryStatuses: number[];
+  /** Exponential backoff with jitter, for retries and for throttling without Retry-After: base delay… */
+  backoffBaseMs: number;
+  /** …and its cap. */
+  backoffCapMs: number;
+  /** Statuses that mean "slow down": pause the host, lower its rate, re-queue the URL. */
+  throttleStatuses: number[];
+  /** A longer Retry-After is cut to this (and the cut is reported). */
+  maxRetryAfterMs: number;
+  /** Times one URL may be throttled before it gets an error record (separate from `retries`). */
+  throttleRetries: number;
+  /** Lower the host's rate on throttling and recover it gradually after successes. */
+  adaptive: boolean;
+  /** Consecutive failures (refused, timeouts, 5xx) after which the host is paused with growing backoff. */
+  hostFailurePause: number;
+  /** Consecutive failures after which the host is given up for this crawl. */
+  hostFailureGiveUp: number;
 }
 
 export type Scope = 'host' | 'domain' | 'any';
@@ -77,6 +99,7 @@ export type SkipReason =
   | 'nofollow'
   | 'url-too-long'
   | 'unsupported-scheme'
+  | 'host-failed'         // its host kept failing and was given up for this crawl
   | 'interrupted';        // still queued when the crawl was stopped
 
 /** Stable error codes in records; group by these, never by message. */
@@ -93,6 +116,7 @@ export type ErrorCode =
   | 'REDIRECT_LIMIT'
   | 'REDIRECT_INVALID'
   | 'ABORTED'
+  | 'THROTTLED'           // still throttled (429/503) after the throttle retry budget
   | 'FETCH_FAILED';
 
 export interface PageRecord {
@@ -111,6 +135,8 @@ export interface PageRecord {
   location?: string;
   fetchedAt: string;
   elapsedMs: number;
+  /** Fetch attempts, when more than one (retries after failures or throttling). */
+  attempts?: number;
   error?: { code: ErrorCode; message: string };
 }
 

@@ -3,10 +3,13 @@ import {
   createPolicyResolver,
   matchDomainKey,
   parseDomainKey,
+  policyConflicts,
   resolveHostPolicy,
   splitHostPort,
   type DomainPolicies,
+  type PolicyConflict,
   type PolicyFields,
+  type PolicyOverride,
 } from '../src/policy.js';
 import { parseRate, parseWindow } from '../src/rate.js';
 
@@ -17,6 +20,30 @@ const defaults: PolicyFields = {
   jitterMs: 0,
   crawlDelay: 'floor',
   maxCrawlDelayMs: 30_000,
+  retries: 2,
+  retryStatuses: [500, 502, 504],
+  backoffBaseMs: 1000,
+  backoffCapMs: 60_000,
+  throttleStatuses: [429, 503],
+  maxRetryAfterMs: 600_000,
+  throttleRetries: 10,
+  adaptive: true,
+  hostFailurePause: 5,
+  hostFailureGiveUp: 15,
+};
+
+/** The server-feedback part of a policy resolved from `defaults` alone. */
+const feedbackDefaults = {
+  retries: 2,
+  retryStatuses: [500, 502, 504],
+  backoffBaseMs: 1000,
+  backoffCapMs: 60_000,
+  throttleStatuses: [429, 503],
+  maxRetryAfterMs: 600_000,
+  throttleRetries: 10,
+  adaptive: true,
+  hostFailurePause: 5,
+  hostFailureGiveUp: 15,
 };
 
 const domains: DomainPolicies = {
@@ -25,6 +52,19 @@ const domains: DomainPolicies = {
   '*.example.com': { rate: parseRate('2/s'), concurrency: 4 },
   '*.api.example.com': { rate: parseRate('30/min'), limits: [parseWindow('100/h')] },
   'shop.api.example.com': { jitterMs: 250 },
+  'flaky.example.com': { retries: 5, retryStatuses: [500, 503], throttleStatuses: [429], backoffCapMs: 300_000, hostFailureGiveUp: 40 },
+  'calm.example.com': {
+    retries: 0,
+    retryStatuses: [],
+    backoffBaseMs: 250,
+    backoffCapMs: 5000,
+    throttleStatuses: [429, 503, 509],
+    maxRetryAfterMs: 30_000,
+    throttleRetries: 100,
+    adaptive: false,
+    hostFailurePause: 1,
+    hostFailureGiveUp: 2,
+  },
   '*.org': { concurrency: 1 },
   '*.localhost': { rate: parseRate('3/s') },
 };
@@ -70,6 +110,7 @@ describe('resolveHostPolicy', () => {
       jitterMs: 250,
       respectCrawlDelay: true,
       maxCrawlDelayMs: 30_000,
+      ...feedbackDefaults,
     });
   });
 
@@ -83,9 +124,56 @@ describe('resolveHostPolicy', () => {
       jitterMs: 0,
       respectCrawlDelay: true,
       maxCrawlDelayMs: 30_000,
+      ...feedbackDefaults,
     });
     const staging = resolveHostPolicy(domains, defaults, 'example.com', '8080');
     expect(staging).toMatchObject({ intervalMs: 0, rateLabel: 'unlimited', respectCrawlDelay: false });
+  });
+
+  it('resolves every server-feedback field an entry sets', () => {
+    expect(resolveHostPolicy(domains, defaults, 'calm.example.com')).toMatchObject({
+      matched: 'calm.example.com',
+      retries: 0,
+      retryStatuses: [],
+      backoffBaseMs: 250,
+      backoffCapMs: 5000,
+      throttleStatuses: [429, 503, 509],
+      maxRetryAfterMs: 30_000,
+      throttleRetries: 100,
+      adaptive: false,
+      hostFailurePause: 1,
+      hostFailureGiveUp: 2,
+    });
+  });
+
+  it('falls back per field for server feedback, one half of backoff and hostFailures included', () => {
+    // flaky.example.com sets backoff's cap but not its base, hostFailures' giveUp but not its pause.
+    expect(resolveHostPolicy(domains, defaults, 'flaky.example.com')).toEqual({
+      matched: 'flaky.example.com',
+      intervalMs: 1000,
+      rateLabel: '1/s',
+      windows: [],
+      concurrency: 2,
+      jitterMs: 0,
+      respectCrawlDelay: true,
+      maxCrawlDelayMs: 30_000,
+      retries: 5,
+      retryStatuses: [500, 503],
+      backoffBaseMs: 1000,
+      backoffCapMs: 300_000,
+      throttleStatuses: [429],
+      maxRetryAfterMs: 600_000,
+      throttleRetries: 10,
+      adaptive: true,
+      hostFailurePause: 5,
+      hostFailureGiveUp: 40,
+    });
+  });
+
+  it('keeps retries: 0, adaptive: false and an empty status list rather than falling back', () => {
+    // `??`, not `||`: falsy settings are settings.
+    const policy = resolveHostPolicy(domains, defaults, 'calm.example.com');
+    expect([policy.retries, policy.adaptive, policy.retryStatuses]).toEqual([0, false, []]);
   });
 
   it('uses defaults when there are no entries at all', () => {
@@ -117,7 +205,20 @@ describe('createPolicyResolver', () => {
     expect(policyFor('a.example.com')).toBe(a);
     expect(Object.isFrozen(a)).toBe(true);
     expect(Object.isFrozen(policyFor('x.api.example.com').windows)).toBe(true);
+    expect(Object.isFrozen(a.retryStatuses)).toBe(true);
+    expect(Object.isFrozen(a.throttleStatuses)).toBe(true);
     expect(policyFor('unmatched.test')).toBe(policyFor('other.test'));
+  });
+
+  it('copies status lists, so changing the config afterwards cannot change a policy', () => {
+    const ownDefaults: PolicyFields = { ...defaults, retryStatuses: [500], throttleStatuses: [429] };
+    const ownDomains: Record<string, PolicyOverride> = { 'a.test': { retryStatuses: [502] } };
+    const policyFor = createPolicyResolver(ownDomains, ownDefaults);
+    ownDefaults.retryStatuses.push(503);
+    ownDefaults.throttleStatuses.push(503);
+    ownDomains['a.test']!.retryStatuses!.push(504);
+    expect(policyFor('other.test')).toMatchObject({ retryStatuses: [500], throttleStatuses: [429] });
+    expect(policyFor('a.test')).toMatchObject({ retryStatuses: [502], throttleStatuses: [429] });
   });
 
   it('keeps at most cacheSize hosts and still answers correctly after eviction', () => {
@@ -185,5 +286,61 @@ describe('parseDomainKey', () => {
     const result = parseDomainKey(raw);
     expect(result).toHaveProperty('problem');
     expect((result as { problem: string }).problem).toContain(fragment);
+  });
+});
+
+describe('policyConflicts', () => {
+  const WHY_STATUS = 'a status either throttles the host or is retried as a failure, not both';
+  const WHY_FAILURES = 'the host would be given up before it is ever paused';
+
+  it.each<[string, PolicyOverride, PolicyOverride, PolicyConflict[]]>([
+    // backoff: base <= cap
+    ['base above cap, both its own', { backoffBaseMs: 120_000, backoffCapMs: 60_000 }, {}, [
+      { field: 'backoff', message: 'base "2m" is longer than cap "1m"' },
+    ]],
+    ['base equal to cap', { backoffBaseMs: 5000, backoffCapMs: 5000 }, {}, []],
+    ['own base above the inherited cap', { backoffBaseMs: 90_000 }, defaults, [
+      { field: 'backoff', message: 'base "90s" is longer than cap "1m" (from defaults)' },
+    ]],
+    ['own cap below the inherited base', { backoffCapMs: 500 }, defaults, [
+      { field: 'backoff', message: 'base "1s" (from defaults) is longer than cap "500ms"' },
+    ]],
+    ['own base, defaults unknown', { backoffBaseMs: 90_000 }, {}, []],
+    ['inherited conflict only: the defaults\' problem, not the entry\'s', { retries: 1 }, { backoffBaseMs: 9000, backoffCapMs: 1000 }, []],
+    ['odd durations shown in ms', { backoffBaseMs: 1500, backoffCapMs: 1250 }, {}, [
+      { field: 'backoff', message: 'base "1500ms" is longer than cap "1250ms"' },
+    ]],
+    // hostFailures: pause <= giveUp
+    ['pause above giveUp, both its own', { hostFailurePause: 20, hostFailureGiveUp: 10 }, {}, [
+      { field: 'hostFailures', message: `pause 20 is more than giveUp 10: ${WHY_FAILURES}` },
+    ]],
+    ['own pause above the inherited giveUp', { hostFailurePause: 16 }, defaults, [
+      { field: 'hostFailures', message: `pause 16 is more than giveUp 15 (from defaults): ${WHY_FAILURES}` },
+    ]],
+    ['own giveUp below the inherited pause', { hostFailureGiveUp: 3 }, defaults, [
+      { field: 'hostFailures', message: `pause 5 (from defaults) is more than giveUp 3: ${WHY_FAILURES}` },
+    ]],
+    ['pause equal to giveUp', { hostFailurePause: 4, hostFailureGiveUp: 4 }, defaults, []],
+    // statuses: never in both lists
+    ['own retryStatuses meet the inherited throttleStatuses', { retryStatuses: [500, 503] }, defaults, [
+      { field: 'retryStatuses', message: `503 is also in throttleStatuses (from defaults): ${WHY_STATUS}` },
+    ]],
+    ['own throttleStatuses meet the inherited retryStatuses', { throttleStatuses: [429, 500, 502] }, defaults, [
+      { field: 'throttleStatuses', message: `500, 502 are also in retryStatuses (from defaults): ${WHY_STATUS}` },
+    ]],
+    ['both lists its own: reported at throttleStatuses', { retryStatuses: [503], throttleStatuses: [503] }, defaults, [
+      { field: 'throttleStatuses', message: `503 is also in retryStatuses: ${WHY_STATUS}` },
+    ]],
+    ['503 moved from one list to the other', { retryStatuses: [500, 503], throttleStatuses: [429] }, defaults, []],
+    ['an empty list never conflicts', { throttleStatuses: [] }, defaults, []],
+    // several at once, in a stable order
+    ['every rule broken', { backoffBaseMs: 2000, hostFailurePause: 99, retryStatuses: [429] }, { ...defaults, backoffCapMs: 1000 }, [
+      { field: 'backoff', message: 'base "2s" is longer than cap "1s" (from defaults)' },
+      { field: 'hostFailures', message: `pause 99 is more than giveUp 15 (from defaults): ${WHY_FAILURES}` },
+      { field: 'retryStatuses', message: `429 is also in throttleStatuses (from defaults): ${WHY_STATUS}` },
+    ]],
+    ['complete defaults checked on their own', defaults, {}, []],
+  ])('%s', (_name, entry, fallback, conflicts) => {
+    expect(policyConflicts(entry, fallback)).toEqual(conflicts);
   });
 });

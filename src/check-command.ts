@@ -90,6 +90,8 @@ function describePolicy(key: string, p: HostPolicy): string {
   if (p.windows.length > 0) parts.push(`limits ${p.windows.map((w) => w.label).join(', ')}`);
   if (p.jitterMs > 0) parts.push(`jitter up to ${p.jitterMs} ms`);
   parts.push(p.respectCrawlDelay ? `Crawl-delay honoured up to ${p.maxCrawlDelayMs / 1000}s` : 'Crawl-delay ignored');
+  parts.push(`${p.throttleStatuses.join('/')} pause it (Retry-After up to ${p.maxRetryAfterMs / 1000}s${p.adaptive ? ', rate adapts' : ''})`);
+  parts.push(`${p.retries} retries on failure`);
   const from = p.matched === 'defaults' ? 'the defaults (no config entry matches)' : `config entry "${p.matched}"`;
   return `host key ${key}: ${parts.join(', ')} — from ${from}`;
 }

@@ -13,6 +13,9 @@ import type { Fetcher, FetchResult } from './fetcher.js';
 import { MemoryFrontier, type Frontier, type FrontierEntry } from './frontier.js';
 import { extractPage } from './parser.js';
 import { RobotsCache, productToken, type RobotsState } from './robots.js';
+import { HostFeedback } from './feedback.js';
+import { RetryQueue } from './retry-queue.js';
+import { backoffDelay } from './backoff.js';
 import { Scheduler, type Job, type JobContext, type TakeResult } from './scheduler.js';
 import { createScope } from './scope.js';
 import type { CrawlSettings, ErrorCode, HostPolicy, PageRecord, SkipReason, SkipRecord } from './types.js';
@@ -41,12 +44,15 @@ export interface ProgressSnapshotLike {
   hostsWaiting: number;
   hostsActive: number;
   elapsedMs: number;
+  throttled: Array<{ host: string; rate: string }>;
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Transport failures worth another try: the host may be restarting or overloaded. */
+const RETRYABLE_CODES = new Set<ErrorCode>(['CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE']);
 const KNOWN_CODES = new Set<string>([
   'CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE',
-  'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'FETCH_FAILED',
+  'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'THROTTLED', 'FETCH_FAILED',
 ]);
 
 export class Crawler {
@@ -58,6 +64,9 @@ export class Crawler {
   private readonly robots: RobotsCache;
   private readonly inScope: ReturnType<typeof createScope>;
   private readonly robotsLoading = new Map<string, Set<string>>(); // origin -> host keys waiting on it
+  private readonly feedback: HostFeedback;
+  private readonly retries: RetryQueue<{ key: string; entry: FrontierEntry }>;
+  private readonly givenUp = new Set<string>();
   private readonly crawlDelaySeen = new WeakSet<object>();
   private readonly abortController = new AbortController();
   private readonly token: string;
@@ -101,6 +110,24 @@ export class Crawler {
       unavailableRetryDelayMs: this.settings.robots.unavailableRetryDelayMs,
       fetchOne: (url) => this.fetchRobotsHop(url),
     });
+    this.feedback = new HostFeedback({
+      clock: opts.clock,
+      limiter: (key) => this.scheduler.limiter(key),
+      random: opts.random,
+      note: (key, message) => {
+        addNote(this.stats, message, key);
+        this.opts.log?.warn(`${key}: ${message}`);
+      },
+    });
+    this.retries = new RetryQueue(opts.clock, ({ key, entry }) => {
+      if (this.givenUp.has(key)) {
+        this.skip(entry.url, 'host-failed', entry.depth, entry.parent);
+        this.checkDone();
+        return;
+      }
+      this.frontier.unshift(key, entry);
+      this.scheduler.wake(key);
+    });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
@@ -143,6 +170,7 @@ export class Crawler {
       hostsWaiting: waiting,
       hostsActive: active,
       elapsedMs: this.clock.now() - this.stats.startedAt,
+      throttled: this.feedback.slowed((key) => this.policyForKey(key)),
     };
   }
 
@@ -173,6 +201,10 @@ export class Crawler {
     }
     if (!this.frontier.markSeen(url)) return;
     const key = this.hostKey(url);
+    if (this.givenUp.has(key)) {
+      this.skip(url, 'host-failed', depth, parent);
+      return;
+    }
     this.frontier.push(key, { url, depth, parent, hops, attempt: 0 });
     this.scheduler.wake(key);
   }
@@ -251,15 +283,22 @@ export class Crawler {
     return new Promise((resolve, reject) => {
       this.scheduler.submit(key, async (ctx) => {
         countRobotsRequest(this.stats, key);
+        let startedAt = this.clock.now();
         try {
-          resolve(
-            await this.opts.fetcher.fetch(url, {
-              read: 'text',
-              maxBodyBytes: this.settings.robots.maxBytes,
-              signal: this.abortController.signal,
-              onDispatched: ctx.onDispatched,
-            }),
-          );
+          const res = await this.opts.fetcher.fetch(url, {
+            read: 'text',
+            maxBodyBytes: this.settings.robots.maxBytes,
+            signal: this.abortController.signal,
+            onDispatched: (at) => {
+              startedAt = at;
+              ctx.onDispatched(at);
+            },
+          });
+          // A 429/503 on robots.txt pauses the host like any other (RobotsCache
+          // treats it as unavailable and retries after its own delay too).
+          const policy = this.policyForKey(key);
+          if (policy.throttleStatuses.includes(res.status)) this.feedback.throttled(key, policy, res, startedAt);
+          resolve(res);
         } catch (err) {
           reject(err);
         }
@@ -268,26 +307,86 @@ export class Crawler {
   }
 
   private async fetchPage(entry: FrontierEntry, ctx: JobContext): Promise<void> {
+    const key = this.hostKey(entry.url);
+    const policy = this.policyForKey(key);
     const fetchedAt = new Date(this.clock.wallNow()).toISOString();
     const t0 = this.clock.now();
+    let startedAt = t0;
     const base: PageRecord = {
       type: 'page', url: entry.url, status: null, depth: entry.depth, parent: entry.parent,
       contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
     };
+    if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
     let record: PageRecord;
     try {
       const res = await this.opts.fetcher.fetch(entry.url, {
         read: 'html',
         signal: this.abortController.signal,
-        onDispatched: ctx.onDispatched,
+        onDispatched: (at) => {
+          startedAt = at;
+          ctx.onDispatched(at);
+        },
       });
-      record = this.handleResponse(entry, res, base);
+      if (policy.throttleStatuses.includes(res.status)) {
+        this.feedback.throttled(key, policy, res, startedAt);
+        if (this.requeueThrottled(key, entry, policy)) return;
+        record = this.handleResponse(entry, res, base);
+        record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
+      } else if (policy.retryStatuses.includes(res.status)) {
+        if (this.onFailure(key, entry, policy)) return;
+        record = this.handleResponse(entry, res, base);
+      } else {
+        this.feedback.succeeded(key, policy, res);
+        record = this.handleResponse(entry, res, base);
+      }
     } catch (err) {
       const code = errorCode(err);
+      if (RETRYABLE_CODES.has(code) && this.onFailure(key, entry, policy)) return;
       record = { ...base, elapsedMs: Math.round(this.clock.now() - t0), error: { code, message: errorMessage(err) } };
     }
-    this.emitPage(record, this.hostKey(entry.url));
+    this.emitPage(record, key);
     await this.writes;
+  }
+
+  /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
+  private requeueThrottled(key: string, entry: FrontierEntry, policy: HostPolicy): boolean {
+    const throttles = (entry.throttles ?? 0) + 1;
+    if (this.stopping || throttles > policy.throttleRetries) return false;
+    this.started--; // it will be taken again
+    this.frontier.unshift(key, { ...entry, throttles });
+    this.scheduler.wake(key);
+    return true;
+  }
+
+  /**
+   * A transport failure or retry status: counts against the host (pause or
+   * give up) and schedules the URL's retry after a backoff. False when the
+   * caller should write the final record.
+   */
+  private onFailure(key: string, entry: FrontierEntry, policy: HostPolicy): boolean {
+    if (this.stopping) return false;
+    const verdict = this.feedback.failed(key, policy);
+    if (verdict === 'give-up') {
+      this.giveUpHost(key, policy);
+      return false;
+    }
+    if (entry.attempt >= policy.retries) return false;
+    const attempt = entry.attempt + 1;
+    const delay = backoffDelay(attempt, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: this.opts.random ?? Math.random });
+    this.started--;
+    this.retries.add({ key, entry: { ...entry, attempt } }, this.clock.now() + delay);
+    return true;
+  }
+
+  /** The host kept failing: skip everything queued for it, now and later. */
+  private giveUpHost(key: string, policy: HostPolicy): void {
+    if (this.givenUp.has(key)) return;
+    this.givenUp.add(key);
+    const queued = this.frontier.drain(key);
+    for (const e of queued) this.skip(e.url, 'host-failed', e.depth, e.parent);
+    const message = `gave up after ${policy.hostFailureGiveUp} failures in a row; ${queued.length} queued URL(s) skipped`;
+    addNote(this.stats, message, key);
+    this.opts.log?.warn(`${key}: ${message}`);
   }
 
   private handleResponse(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
@@ -359,14 +458,15 @@ export class Crawler {
   private checkDone(): void {
     if (this.finished) return;
     if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robotsLoading.size > 0) return;
-    if (!this.stopping && !this.capReached() && this.frontier.size() > 0) return;
+    if (!this.stopping && !this.capReached() && (this.frontier.size() > 0 || this.retries.size > 0)) return;
     this.finished = true;
     this.scheduler.stop();
     const reason: SkipReason = this.stopping ? 'interrupted' : 'max-pages';
     for (const key of [...this.frontier.hosts()]) {
       for (const e of this.frontier.drain(key)) this.skip(e.url, reason, e.depth, e.parent);
     }
-    for (const [key, row] of this.stats.perHost) row.rate = this.policyForKey(key).rateLabel;
+    for (const { entry: e } of this.retries.drain()) this.skip(e.url, reason, e.depth, e.parent);
+    for (const [key, row] of this.stats.perHost) row.rate = this.feedback.describe(key, this.policyForKey(key));
     finishStats(this.stats, this.clock, { interrupted: this.stopping });
     this.resolveDone();
   }

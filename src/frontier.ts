@@ -16,6 +16,8 @@ export interface FrontierEntry {
   hops: number;
   /** Fetch attempts already made (retries re-enter with attempt + 1). */
   attempt: number;
+  /** Times the server throttled this URL (a budget separate from `attempt`). */
+  throttles?: number;
 }
 
 export interface Frontier {

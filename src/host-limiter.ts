@@ -98,6 +98,8 @@ export class HostLimiter {
   private lastStart = -Infinity;
   private pausedUntilAt = -Infinity;
   private crawlDelay = 0;
+  private serverGap = 0;
+  private serverGapUntil = -Infinity;
   private factor = 1;
   private nextJitter = 0;
   private seq = 0;
@@ -107,15 +109,16 @@ export class HostLimiter {
     this.logs = policy.windows.map((w) => new StartLog(w));
   }
 
-  /** The gap between starts now in force, before margin and jitter. */
-  effectiveIntervalMs(): number {
-    return Math.max(this.policy.intervalMs / this.factor, this.crawlDelay);
+  /** The gap between starts in force at `now`, before margin and jitter. */
+  effectiveIntervalMs(now = -Infinity): number {
+    const server = now < this.serverGapUntil ? this.serverGap : 0;
+    return Math.max(this.policy.intervalMs / this.factor, this.crawlDelay, server);
   }
 
   readyAt(now: number): number {
     if (this.inFlightCount >= this.policy.concurrency) return Infinity;
     let at = this.pausedUntilAt;
-    const gap = this.effectiveIntervalMs();
+    const gap = this.effectiveIntervalMs(now);
     if (gap > 0 && this.lastStart > -Infinity) {
       at = Math.max(at, this.lastStart + gap + gap * GAP_MARGIN.ratio + GAP_MARGIN.ms + this.nextJitter);
     }
@@ -172,6 +175,15 @@ export class HostLimiter {
     return this.factor;
   }
 
+  /**
+   * Server feedback: a budget announced in RateLimit headers. Until `until`,
+   * starts are at least `gapMs` apart, so the budget lasts to its reset.
+   */
+  setServerGap(gapMs: number, until: number): void {
+    this.serverGap = Math.max(0, gapMs);
+    this.serverGapUntil = until;
+  }
+
   /** robots.txt Crawl-delay as a floor on the gap (already capped by the caller). */
   setCrawlDelay(ms: number): void {
     this.crawlDelay = Math.max(0, ms);
@@ -179,8 +191,8 @@ export class HostLimiter {
 
   /** True when forgetting this limiter changes nothing: nothing in flight, no pause, every gap and window elapsed. */
   isIdle(now: number): boolean {
-    if (this.inFlightCount > 0 || this.pausedUntilAt > now || this.factor < 1) return false;
-    const gap = this.effectiveIntervalMs();
+    if (this.inFlightCount > 0 || this.pausedUntilAt > now || this.factor < 1 || this.serverGapUntil > now) return false;
+    const gap = this.effectiveIntervalMs(now);
     if (this.lastStart + gap * (1 + GAP_MARGIN.ratio) + GAP_MARGIN.ms + this.nextJitter > now) return false;
     return this.logs.every((log) => log.horizon() <= now);
   }
@@ -190,7 +202,7 @@ export class HostLimiter {
       inFlight: this.inFlightCount,
       lastStart: this.lastStart,
       pausedUntil: this.pausedUntilAt,
-      effectiveIntervalMs: this.effectiveIntervalMs(),
+      effectiveIntervalMs: this.effectiveIntervalMs(this.lastStart),
       rateFactor: this.factor,
       crawlDelayMs: this.crawlDelay,
       starts: this.seq,

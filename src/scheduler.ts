@@ -15,7 +15,7 @@
 import PQueue from 'p-queue';
 import type { Clock, Timer } from './clock.js';
 import { HostLimiter, type LimiterPolicy, type StartTicket } from './host-limiter.js';
-import { WakeHeap } from './wake-heap.js';
+import { TimeHeap } from './time-heap.js';
 
 export interface JobContext {
   /** Call with clock.now() when the request is written to the socket. */
@@ -59,7 +59,7 @@ const SWEEP_EVERY_MS = 30_000;
 
 export class Scheduler {
   private readonly hosts = new Map<string, HostSlot>();
-  private readonly heap = new WakeHeap();
+  private readonly heap = new TimeHeap<string>();
   private readonly ready: string[] = [];
   private readonly readySet = new Set<string>();
   private readonly queue: PQueue;
@@ -153,7 +153,7 @@ export class Scheduler {
     const { clock } = this.opts;
     const now = clock.now();
     while (this.heap.peekTime() <= now) {
-      const { key } = this.heap.pop()!;
+      const { item: key } = this.heap.pop()!;
       const slot = this.hosts.get(key);
       if (slot) slot.wakeAt = Infinity;
       if (slot && !this.readySet.has(key)) {

@@ -1,11 +1,11 @@
 /**
- * A binary min-heap of (time, key): which host wakes first. Entries are not
- * removed when a host's wake time changes; the scheduler re-checks a host when
- * it pops and ignores stale entries, which keeps every update O(log n).
+ * A binary min-heap of (time, item). The scheduler files hosts by wake time
+ * and never removes an entry when a host's time changes: it re-checks a host
+ * when it pops and ignores stale entries, which keeps every update O(log n).
  */
-export class WakeHeap {
+export class TimeHeap<T> {
   private times: number[] = [];
-  private keys: string[] = [];
+  private items: T[] = [];
 
   get size(): number {
     return this.times.length;
@@ -15,12 +15,12 @@ export class WakeHeap {
     return this.times.length ? this.times[0]! : Infinity;
   }
 
-  push(at: number, key: string): void {
+  push(at: number, item: T): void {
     const t = this.times;
-    const k = this.keys;
+    const k = this.items;
     let i = t.length;
     t.push(at);
-    k.push(key);
+    k.push(item);
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (t[p]! <= at) break;
@@ -29,14 +29,14 @@ export class WakeHeap {
       i = p;
     }
     t[i] = at;
-    k[i] = key;
+    k[i] = item;
   }
 
-  pop(): { at: number; key: string } | undefined {
+  pop(): { at: number; item: T } | undefined {
     const t = this.times;
-    const k = this.keys;
+    const k = this.items;
     if (t.length === 0) return undefined;
-    const top = { at: t[0]!, key: k[0]! };
+    const top = { at: t[0]!, item: k[0]! };
     const lastT = t.pop()!;
     const lastK = k.pop()!;
     if (t.length > 0) {
@@ -56,5 +56,13 @@ export class WakeHeap {
       k[i] = lastK;
     }
     return top;
+  }
+
+  /** Removes and returns every item, in no particular order. */
+  drain(): T[] {
+    const out = this.items;
+    this.items = [];
+    this.times = [];
+    return out;
   }
 }

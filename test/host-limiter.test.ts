@@ -129,3 +129,17 @@ describe('HostLimiter windows (sliding log)', () => {
     expect(l.isIdle(1100)).toBe(true);
   });
 });
+
+describe('HostLimiter server budget (RateLimit headers)', () => {
+  it('spaces starts by the announced gap until the budget resets, then falls back', () => {
+    const l = new HostLimiter(policy({ intervalMs: 10 }));
+    l.setServerGap(500, 2000);
+    l.acquire(0);
+    l.release();
+    expect(l.readyAt(0)).toBe(gapWithMargin(500));
+    l.acquire(1000);
+    l.release();
+    expect(l.readyAt(2100)).toBe(2100); // past `until`: the configured 10 ms gap applies again
+    expect(l.isIdle(1500)).toBe(false);
+  });
+});

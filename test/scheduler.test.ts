@@ -115,3 +115,17 @@ describe('Scheduler', () => {
     expect(env.starts.get('a')![0]).toBeGreaterThanOrEqual(3_000);
   });
 });
+
+describe('Scheduler host state', () => {
+  it('forgets idle hosts and recreates them lazily with a fresh, equivalent limiter', async () => {
+    const hosts: Record<string, { items: number; policy: Partial<LimiterPolicy> }> = {};
+    for (let i = 0; i < 50; i++) hosts[`h${i}`] = { items: 1, policy: { intervalMs: 100 } };
+    const env = setup(hosts, { concurrency: 8, serviceMs: 1 });
+    await runUntilDone(env, 5_000, 10);
+    expect(env.scheduler.hostsSnapshot()).toHaveLength(50);
+    await env.clock.advanceAsync(31_000, 1_000); // past the sweep interval, every gap long elapsed
+    env.scheduler.submit('h0', async () => {}); // any activity runs the sweep
+    await env.clock.advanceAsync(10, 1);
+    expect(env.scheduler.hostsSnapshot().map((h) => h.key)).toEqual(['h0']);
+  });
+});

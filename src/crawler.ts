@@ -4,22 +4,24 @@
  * request starts is the scheduler's business; every request, robots.txt and
  * redirect hops included, goes through it.
  *
- * Termination is a predicate (`isDone`): nothing running, no internal job
- * queued, no robots.txt being loaded, and nothing left that may still be
- * fetched.
+ * Termination is a predicate (`checkDone`): nothing running, no internal
+ * job queued, no robots.txt being loaded, no retry waiting, and nothing left
+ * that may still be fetched.
  */
 import type { Clock } from './clock.js';
 import type { Fetcher, FetchResult } from './fetcher.js';
 import { MemoryFrontier, type Frontier, type FrontierEntry } from './frontier.js';
-import { extractPage } from './parser.js';
-import { RobotsCache, productToken, type RobotsState } from './robots.js';
-import { HostFeedback } from './feedback.js';
-import { RetryQueue } from './retry-queue.js';
 import { backoffDelay } from './backoff.js';
-import { Scheduler, type Job, type JobContext, type TakeResult } from './scheduler.js';
+import { HostFeedback } from './feedback.js';
+import { FetchError } from './fetch-error.js';
+import { pageOutcome } from './page-outcome.js';
+import { RetryQueue } from './retry-queue.js';
+import { RobotsCache, productToken } from './robots.js';
+import { RobotsGate } from './robots-gate.js';
+import { Scheduler, type JobContext, type TakeResult } from './scheduler.js';
 import { createScope } from './scope.js';
 import type { CrawlSettings, ErrorCode, HostPolicy, PageRecord, SkipReason, SkipRecord } from './types.js';
-import { hostKeyOf, originOf, resolveLink } from './url.js';
+import { hostKeyOf } from './url.js';
 import type { RecordSink } from './output.js';
 import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, type CrawlStats } from './summary.js';
 
@@ -47,13 +49,8 @@ export interface ProgressSnapshotLike {
   throttled: Array<{ host: string; rate: string }>;
 }
 
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Transport failures worth another try: the host may be restarting or overloaded. */
 const RETRYABLE_CODES = new Set<ErrorCode>(['CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE']);
-const KNOWN_CODES = new Set<string>([
-  'CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE',
-  'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'THROTTLED', 'FETCH_FAILED',
-]);
 
 export class Crawler {
   readonly stats: CrawlStats;
@@ -61,13 +58,11 @@ export class Crawler {
   private readonly clock: Clock;
   private readonly frontier: Frontier;
   private readonly scheduler: Scheduler;
-  private readonly robots: RobotsCache;
+  private readonly robots: RobotsGate;
   private readonly inScope: ReturnType<typeof createScope>;
-  private readonly robotsLoading = new Map<string, Set<string>>(); // origin -> host keys waiting on it
   private readonly feedback: HostFeedback;
   private readonly retries: RetryQueue<{ key: string; entry: FrontierEntry }>;
   private readonly givenUp = new Set<string>();
-  private readonly crawlDelaySeen = new WeakSet<object>();
   private readonly abortController = new AbortController();
   private readonly token: string;
   private started = 0;
@@ -101,24 +96,29 @@ export class Crawler {
       onSettle: () => this.checkDone(),
       random: opts.random,
     });
-    this.robots = new RobotsCache({
-      clock: opts.clock,
-      userAgent: this.settings.userAgent,
-      maxBytes: this.settings.robots.maxBytes,
-      cacheTtlMs: this.settings.robots.cacheTtlMs,
-      unavailableRetries: this.settings.robots.unavailableRetries,
-      unavailableRetryDelayMs: this.settings.robots.unavailableRetryDelayMs,
-      fetchOne: (url) => this.fetchRobotsHop(url),
-    });
-    this.feedback = new HostFeedback({
+    const note = (key: string, message: string) => {
+      addNote(this.stats, message, key);
+      this.opts.log?.warn(`${key}: ${message}`);
+    };
+    this.robots = new RobotsGate({
+      cache: new RobotsCache({
+        clock: opts.clock,
+        userAgent: this.settings.userAgent,
+        maxBytes: this.settings.robots.maxBytes,
+        cacheTtlMs: this.settings.robots.cacheTtlMs,
+        unavailableRetries: this.settings.robots.unavailableRetries,
+        unavailableRetryDelayMs: this.settings.robots.unavailableRetryDelayMs,
+        fetchOne: (url) => this.fetchRobotsHop(url),
+      }),
       clock: opts.clock,
       limiter: (key) => this.scheduler.limiter(key),
-      random: opts.random,
-      note: (key, message) => {
-        addNote(this.stats, message, key);
-        this.opts.log?.warn(`${key}: ${message}`);
-      },
+      policyFor: (key) => this.policyForKey(key),
+      wake: (key) => this.scheduler.wake(key),
+      settled: () => this.checkDone(),
+      note: (key, message) => addNote(this.stats, message, key),
+      warn: (message) => this.opts.log?.warn(message),
     });
+    this.feedback = new HostFeedback({ clock: opts.clock, limiter: (key) => this.scheduler.limiter(key), random: opts.random, note });
     this.retries = new RetryQueue(opts.clock, ({ key, entry }) => {
       if (this.givenUp.has(key)) {
         this.skip(entry.url, 'host-failed', entry.depth, entry.parent);
@@ -217,64 +217,18 @@ export class Crawler {
       const entry = this.frontier.peek(key);
       if (!entry) return null;
       if (this.settings.robots.enabled) {
-        const origin = originOf(entry.url);
-        const state = this.robots.peek(origin);
-        if (!state) {
-          this.loadRobots(origin, key);
-          return { notBefore: Infinity };
-        }
-        if (state.kind === 'unavailable') {
-          if (state.retryAt !== null) return { notBefore: state.retryAt };
+        const verdict = this.robots.check(entry.url, key);
+        if (verdict.kind === 'wait') return { notBefore: verdict.until };
+        if (verdict.kind === 'skip') {
           this.frontier.shift(key);
-          this.skip(entry.url, 'robots-unavailable', entry.depth, entry.parent, state.reason);
+          this.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
           continue;
-        }
-        if (state.kind === 'rules') {
-          this.applyCrawlDelay(key, state);
-          if (!state.isAllowed(entry.url)) {
-            this.frontier.shift(key);
-            const why = state.explain(entry.url);
-            this.skip(entry.url, 'robots', entry.depth, entry.parent, why.rule ?? undefined);
-            continue;
-          }
         }
       }
       this.frontier.shift(key);
       this.started++;
       return (ctx) => this.fetchPage(entry, ctx);
     }
-  }
-
-  private loadRobots(origin: string, waitingKey: string): void {
-    let waiters = this.robotsLoading.get(origin);
-    if (waiters) {
-      waiters.add(waitingKey);
-      return;
-    }
-    waiters = new Set([waitingKey]);
-    this.robotsLoading.set(origin, waiters);
-    void this.robots.load(origin).then((state) => {
-      this.robotsLoading.delete(origin);
-      if (state.kind === 'unavailable') {
-        const when = state.retryAt === null ? 'giving up on it' : `retrying in ${Math.round((state.retryAt - this.clock.now()) / 1000)}s`;
-        this.opts.log?.warn(`${origin}/robots.txt unavailable (${state.reason}); not crawling that host until it answers, ${when}`);
-      }
-      for (const key of waiters!) this.scheduler.wake(key);
-      this.checkDone();
-    });
-  }
-
-  private applyCrawlDelay(key: string, state: RobotsState & { kind: 'rules' }): void {
-    if (this.crawlDelaySeen.has(state)) return;
-    this.crawlDelaySeen.add(state);
-    const policy = this.policyForKey(key);
-    if (state.crawlDelayMs === null || !policy.respectCrawlDelay) return;
-    let delay = state.crawlDelayMs;
-    if (delay > policy.maxCrawlDelayMs) {
-      addNote(this.stats, `robots.txt Crawl-delay ${delay / 1000}s capped to ${policy.maxCrawlDelayMs / 1000}s`, key);
-      delay = policy.maxCrawlDelayMs;
-    }
-    this.scheduler.limiter(key).setCrawlDelay(delay);
   }
 
   /** One robots.txt request, run as the next request of that URL's host. */
@@ -330,14 +284,14 @@ export class Crawler {
       if (policy.throttleStatuses.includes(res.status)) {
         this.feedback.throttled(key, policy, res, startedAt);
         if (this.requeueThrottled(key, entry, policy)) return;
-        record = this.handleResponse(entry, res, base);
+        record = this.follow(entry, res, base);
         record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
       } else if (policy.retryStatuses.includes(res.status)) {
         if (this.onFailure(key, entry, policy)) return;
-        record = this.handleResponse(entry, res, base);
+        record = this.follow(entry, res, base);
       } else {
         this.feedback.succeeded(key, policy, res);
-        record = this.handleResponse(entry, res, base);
+        record = this.follow(entry, res, base);
       }
     } catch (err) {
       const code = errorCode(err);
@@ -389,48 +343,22 @@ export class Crawler {
     this.opts.log?.warn(`${key}: ${message}`);
   }
 
-  private handleResponse(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
-    const record: PageRecord = {
-      ...base,
-      status: res.status,
-      contentType: res.contentType,
-      bytes: res.bytes,
-      elapsedMs: Math.round(res.elapsedMs),
-    };
-    if (res.truncated) record.truncated = true;
-    if (REDIRECT_STATUSES.has(res.status) && res.location !== null) {
-      const target = resolveLink(res.location, entry.url);
-      if (target === null) {
-        record.location = res.location;
-        record.error = { code: 'REDIRECT_INVALID', message: `unusable redirect target ${JSON.stringify(res.location)}` };
-      } else {
-        record.location = target;
-        if (entry.hops + 1 > this.settings.maxRedirects) {
-          record.error = { code: 'REDIRECT_LIMIT', message: `more than ${this.settings.maxRedirects} redirects in a row` };
-        } else {
-          this.enqueue(target, entry.depth, entry.url, entry.hops + 1);
-        }
-      }
-      return record;
-    }
-    if (res.body !== null && res.status >= 200 && res.status < 300) {
-      const page = extractPage(res.body, entry.url, {
-        respectNofollow: this.settings.respectNofollow,
-        xRobotsTag: res.headers['x-robots-tag'] ?? null,
-        userAgentToken: this.token,
-      });
-      record.title = page.title;
-      record.links = page.links.length;
-      if (this.settings.emitLinks) record.linkList = page.links;
-      if (!this.stopping) {
-        for (const link of page.links) this.enqueue(link, entry.depth + 1, entry.url, 0);
-        // Not marked seen: a followed link to the same URL elsewhere still counts.
-        for (const link of page.nofollowLinks) {
-          if (!this.frontier.isSeen(link)) this.skip(link, 'nofollow', entry.depth + 1, entry.url);
-        }
+  /** Builds the record and feeds the URLs it leads to back into the frontier. */
+  private follow(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
+    const out = pageOutcome(entry, res, base, {
+      maxRedirects: this.settings.maxRedirects,
+      respectNofollow: this.settings.respectNofollow,
+      emitLinks: this.settings.emitLinks,
+      userAgentToken: this.token,
+    });
+    if (!this.stopping) {
+      for (const next of out.next) this.enqueue(next.url, next.depth, entry.url, next.hops);
+      // Not marked seen: a followed link to the same URL elsewhere still counts.
+      for (const link of out.nofollow) {
+        if (!this.frontier.isSeen(link)) this.skip(link, 'nofollow', entry.depth + 1, entry.url);
       }
     }
-    return record;
+    return out.record;
   }
 
   private emitPage(record: PageRecord, key: string): void {
@@ -457,7 +385,7 @@ export class Crawler {
 
   private checkDone(): void {
     if (this.finished) return;
-    if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robotsLoading.size > 0) return;
+    if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robots.pending > 0) return;
     if (!this.stopping && !this.capReached() && (this.frontier.size() > 0 || this.retries.size > 0)) return;
     this.finished = true;
     this.scheduler.stop();
@@ -473,8 +401,7 @@ export class Crawler {
 }
 
 function errorCode(err: unknown): ErrorCode {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && KNOWN_CODES.has(code) ? (code as ErrorCode) : 'FETCH_FAILED';
+  return err instanceof FetchError ? err.code : 'FETCH_FAILED';
 }
 
 function errorMessage(err: unknown): string {

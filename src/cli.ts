@@ -7,7 +7,7 @@
  * 130 interrupted (SIGINT/SIGTERM). `crawl check` exits 0 when the URL would
  * be fetched and 1 when it would be skipped.
  *
- * Heavy modules (undici, cheerio, zod) load only when a command runs, so
+ * Heavy modules (undici, htmlparser2, zod) load only when a command runs, so
  * `crawl --version` and `--help` start fast.
  */
 import { Command, CommanderError, Option } from 'commander';

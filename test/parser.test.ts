@@ -1,6 +1,9 @@
+import { load } from 'cheerio';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { extractPage, parseXRobotsTag, type ExtractOptions } from '../src/parser.js';
-import { canonicalize } from '../src/url.js';
+import { extractPage, linkResolver, parseXRobotsTag, type ExtractOptions, type ExtractedPage } from '../src/parser.js';
+import { canonicalize, resolveLink } from '../src/url.js';
 
 const PAGE = 'http://example.com/dir/page.html';
 const FOLLOW: ExtractOptions = { respectNofollow: true, userAgentToken: 'crawl' };
@@ -325,6 +328,175 @@ describe('extractPage: malformed input', () => {
         expect(page.title).toBe(page.title.trim());
       }
       expect(canonicalize(page.baseUrl)).toBe(page.baseUrl);
+    }
+  });
+});
+
+describe('linkResolver (the shortcut for simple hrefs)', () => {
+  const bases = [
+    'http://example.com/dir/page.html',
+    'https://www.example.co.uk:8443/a/b/?q=1',
+    'http://user:pa%40ss@h1.localhost:33701/p/5',
+    'http://127.0.0.1:8080/',
+    'https://xn--bcher-kva.example/x',
+    'http://example.com/dir/page?next=/a/b',
+  ];
+
+  it('is given canonical bases', () => {
+    for (const base of bases) expect(canonicalize(base)).toBe(base);
+  });
+
+  it.each([
+    ['/p/12', 'http://example.com/p/12'],
+    ['/a/b?x=1&y=2', 'http://example.com/a/b?x=1&y=2'],
+    ['/a#frag', 'http://example.com/a'],
+    ['http://h2.localhost:33701/p/5', 'http://h2.localhost:33701/p/5'],
+    ['/a/./b', 'http://example.com/a/b'],
+    ['/a/../b', 'http://example.com/b'],
+    ['/?', 'http://example.com/'],
+    ['//cdn.example.com/x', 'http://cdn.example.com/x'],
+    ['http://example.com:80/x', 'http://example.com/x'],
+    ['http://EXAMPLE.com/x', 'http://example.com/x'],
+    ['http://0x7f.1/x', 'http://127.0.0.1/x'],
+    ['http://a.b.123/x', null],
+    ['/caf%c3%a9', 'http://example.com/caf%C3%A9'],
+    ['#top', 'http://example.com/dir/page.html'],
+    ['', 'http://example.com/dir/page.html'],
+    ['b.html?x=1', 'http://example.com/dir/b.html?x=1'],
+    ['sub/c.html', 'http://example.com/dir/sub/c.html'],
+    ['?q=1', 'http://example.com/dir/page.html?q=1'],
+    ['./b.html', 'http://example.com/dir/b.html'],
+    ['../up.html?x=1', 'http://example.com/up.html?x=1'],
+    ['../../../../top', 'http://example.com/top'],
+    ['./../a/./b', 'http://example.com/a/b'],
+    ['.hidden', 'http://example.com/dir/.hidden'],
+    ['..', 'http://example.com/'],
+    ['x:y', null],
+    ['mailto:a@example.com', null],
+  ])('resolves %j like resolveLink', (href, expected) => {
+    expect(linkResolver(bases[0]!)(href)).toBe(expected);
+    expect(linkResolver(bases[0]!)(href)).toBe(resolveLink(href, bases[0]!));
+  });
+
+  it('agrees with resolveLink on fuzzed hrefs against assorted bases', () => {
+    const random = seededRandom(11);
+    const pieces = [
+      '/', '/', '/', '//', 'a', 'Z', 'p', '0', '9', '.', '..', './', '../', '?', '?', '#', '%', '%2e', '%2F', '%41', ':', '@',
+      '\\', ' ', '\t', '\n', "'", '"', '<', '`', '{', '^', '|', 'http://', 'https://', 'HTTP://', 'http:', 'xn--', 'xn--bcher-kva',
+      '0x', '1', '255', '.1', 'example.com', 'h1.localhost', ':80', ':443', ':8080', ':65535', ':65536', ':0', ':08080', '-',
+      '~', '!', '$', '&', '(', ')', '*', '+', ',', ';', '=', 'é', '\u0000', '\u00a0', '😀', 'x=1', 'mailto:', 'javascript:',
+    ];
+    for (let round = 0; round < 20_000; round++) {
+      let href = random() < 0.5 ? '/' : random() < 0.5 ? 'http://' : '';
+      const length = Math.floor(random() * 10);
+      for (let i = 0; i < length; i++) href += pieces[Math.floor(random() * pieces.length)];
+      const base = bases[round % bases.length]!;
+      expect([href, linkResolver(base)(href)]).toEqual([href, resolveLink(href, base)]);
+    }
+  });
+});
+
+describe('extractPage memory', () => {
+  it('returns links that do not keep the page they came from alive', () => {
+    // Attribute values are slices of the document; a link built from one
+    // would pin the whole page for as long as the link sits in the frontier.
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const kept: string[] = [];
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 100; i++) {
+      const html = `<p>${'filler '.repeat(20_000)}</p><a href="/relative/path/${i}">r</a><a href="http://h${i}.example.com/abs/${i}">a</a>${i}`;
+      kept.push(...extractPage(html, PAGE, FOLLOW).links);
+    }
+    gc();
+    const retained = process.memoryUsage().heapUsed - before;
+    expect(kept).toHaveLength(200);
+    // 100 pages of 140 KB each would be 14 MB; 200 short URLs are a few KB.
+    expect(retained).toBeLessThan(2_000_000);
+  });
+});
+
+/**
+ * What extractPage returned when it walked cheerio's DOM (the implementation
+ * before the streaming one), kept as the reference the event-based version
+ * must agree with.
+ */
+function extractViaDom(html: string, pageUrl: string, opts: ExtractOptions): Omit<ExtractedPage, 'noindex' | 'nofollowAll' | 'nofollowLinks'> {
+  type Node = { type: string; name?: string; data?: string; attribs?: Record<string, string>; children?: Node[] };
+  const root = load(html, { xml: { xmlMode: false, decodeEntities: true } }).root()[0] as unknown as Node;
+  let baseHref: string | undefined;
+  let title: string | null = null;
+  let seenTitle = false;
+  const anchors: string[] = [];
+  const stack: Node[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node.attribs !== undefined) {
+      if ((node.name === 'a' || node.name === 'area') && node.attribs.href !== undefined) anchors.push(node.attribs.href);
+      if (node.name === 'base' && baseHref === undefined && node.attribs.href !== undefined) baseHref = node.attribs.href;
+      if (node.name === 'title') {
+        if (!seenTitle) {
+          const text = (node.children ?? []).filter((c) => c.type === 'text').map((c) => c.data).join('');
+          const cleaned = text.replace(/[\t\n\f\r ]+/g, ' ').trim();
+          title = cleaned === '' ? null : cleaned;
+        }
+        seenTitle = true;
+        continue;
+      }
+      if (node.name === 'script' || node.name === 'style') continue;
+    }
+    for (let i = (node.children?.length ?? 0) - 1; i >= 0; i--) stack.push(node.children![i]!);
+  }
+  const page = canonicalize(pageUrl) ?? pageUrl;
+  const baseUrl = baseHref === undefined ? page : (resolveLink(baseHref, page) ?? page);
+  const links = new Set<string>();
+  for (const href of anchors) {
+    const link = resolveLink(href, baseUrl);
+    if (link !== null) links.add(link);
+  }
+  return { title: title === null ? null : (title as string).slice(0, 1000).trimEnd() || null, links: [...links], baseUrl };
+}
+
+describe('extractPage agrees with a walk of the DOM htmlparser2 builds', () => {
+  const noRobots: ExtractOptions = { respectNofollow: false };
+  const agree = (html: string) => {
+    const { title, links, baseUrl } = extractPage(html, PAGE, noRobots);
+    expect({ title, links, baseUrl }).toEqual(extractViaDom(html, PAGE, noRobots));
+  };
+
+  it.each([
+    ['nested title in svg', '<svg><title>in svg <a href="/svg-title">x</a></title><a href="/svg">s</a></svg><title>Doc</title>'],
+    ['links inside tables and lists', '<table><tr><td><a href="/t1">1<td><a href=/t2>2</table><ul><li><a href="/l">l</ul>'],
+    ['implied closes', '<p><a href="/1">one<p><a href="/2">two</a><div><a href="/3"></div>'],
+    ['title after body', '<body><a href="/a">a</a></body><title>Late</title>'],
+    ['base after links', '<a href="x">x</a><base href="/other/"><a href="y">y</a>'],
+    ['script, style and textarea', '<script><a href="/s"></script><style><a href="/st"></style><textarea><a href="/ta"></textarea>'],
+    ['unclosed script', '<a href="/before">b</a><script><a href="/in-script">'],
+    ['self-closing title', '<title/><a href="/in-title">x</a></title><a href="/after">y</a>'],
+    ['self-closing script and style', '<script/><a href="/in-script">x</a></script><style/><a href="/in-style"></style><a href="/after">'],
+    ['self-closing title in svg', '<svg><title/><a href="/svg">s</a></svg><title>Doc</title>'],
+  ])('%s', (_name, html) => agree(html));
+
+  it('ignores links inside <title/>, <script/> and <style/>, as browsers read them as text', () => {
+    expect(links('<title/><a href="/t">x</a></title><script/><a href="/s"></script><style/><a href="/c"></style><a href="/ok">')).toEqual([
+      'http://example.com/ok',
+    ]);
+  });
+
+  it('on fuzzed HTML-shaped input', () => {
+    const random = seededRandom(99);
+    const pieces = [
+      '<a href="', '<a href=', '<area href="', '<base href="', '<title>', '</title>', '<svg>', '</svg>', '<math>', '<p>',
+      '<script>', '</script>', '<style>', '</style>', '<textarea>', '</textarea>', '<noscript>', '</noscript>', '<!--', '-->',
+      '<![CDATA[', ']]>', '<', '>', '/>', '"', "'", '=', '/', ' ', '\n', 'x', '/x', '../y', '?q', '#f', '&amp;', '&lt;',
+      '<div>', '</div>', '</a>', '<table>', '<td>', '<br/>', '<img src=x>', '<meta name="robots" content="x">',
+      '<title/>', '<script/>', '<style/>', '<svg/>',
+    ];
+    for (let round = 0; round < 2000; round++) {
+      let html = '';
+      const length = Math.floor(random() * 60);
+      for (let i = 0; i < length; i++) html += pieces[Math.floor(random() * pieces.length)];
+      agree(html);
     }
   });
 });

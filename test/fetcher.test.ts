@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { Readable } from 'node:stream';
@@ -111,6 +112,17 @@ describe('responses', () => {
     expect((await f.fetch(server.url('/busy'), { read: 'html' })).status).toBe(503);
   });
 
+  it('keeps a "__proto__" response header as an ordinary header', async () => {
+    const server = await serve((_req, res) => {
+      res.setHeader('__proto__', 'not a prototype');
+      res.end('<p>ok</p>');
+    });
+    const result = await fetcher().fetch(server.url(), { read: 'html' });
+    expect(Object.getPrototypeOf(result.headers)).toBe(Object.prototype);
+    expect(Object.keys(result.headers)).toContain('__proto__');
+    expect(Object.getOwnPropertyDescriptor(result.headers, '__proto__')?.value).toBe('not a prototype');
+  });
+
   it('sends the user agent, accept and accept-encoding headers', async () => {
     const seen: http.IncomingHttpHeaders[] = [];
     const server = await serve((req, res) => {
@@ -214,6 +226,23 @@ describe('content encodings and the body cap', () => {
     expect(source.destroyed).toBe(true);
   });
 
+  it('caps an uncompressed body that keeps streaming, and drops the connection', async () => {
+    let serverSawClose!: () => void;
+    const closed = new Promise<void>((resolve) => (serverSawClose = resolve));
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      const timer = setInterval(() => res.write('<p>' + 'x'.repeat(1017) + '</p>\n'), 1);
+      res.on('close', () => {
+        clearInterval(timer);
+        serverSawClose();
+      });
+    });
+    const result = await fetcher({ maxBodyBytes: 20_000 }).fetch(server.url(), { read: 'html' });
+    expect(result).toMatchObject({ status: 200, bytes: 20_000, truncated: true });
+    expect(result.body!.startsWith('<p>xxx')).toBe(true);
+    await closed;
+  });
+
   it('is not truncated when the body is exactly the cap', async () => {
     const server = await serve(html('x'.repeat(4096)));
     const result = await fetcher().fetch(server.url(), { read: 'html', maxBodyBytes: 4096 });
@@ -252,6 +281,29 @@ describe('content encodings and the body cap', () => {
     expect(result).toMatchObject({ status: 200, contentType: 'application/pdf', body: null, charset: null, bytes: total });
     await closed;
     expect(written).toBeLessThan(total / 2);
+  });
+
+  it('cuts off a skipped body of unknown length once it passes 64 KB, however small its chunks', async () => {
+    let written = 0;
+    let serverSawClose!: () => void;
+    const closed = new Promise<void>((resolve) => (serverSawClose = resolve));
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' }); // chunked: no content-length
+      const chunk = Buffer.alloc(1024);
+      const write = (): void => {
+        while (written < 16 * 1024 * 1024 && !res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', write);
+        }
+        res.end();
+      };
+      res.on('close', () => serverSawClose());
+      write();
+    });
+    const result = await fetcher().fetch(server.url(), { read: 'html' });
+    expect(result).toMatchObject({ status: 200, body: null, bytes: 0, truncated: false });
+    await closed;
+    expect(written).toBeLessThan(8 * 1024 * 1024);
   });
 
   it('reports DECODE_ERROR for corrupt or unsupported encodings', async () => {
@@ -375,6 +427,37 @@ describe('transport failures', () => {
     expect((await failure(pending)).code).toBe('ABORTED');
   });
 
+  it('aborts a request still queued for a busy socket at once, without ever sending it', async () => {
+    const paths: string[] = [];
+    const server = await serve((req) => {
+      paths.push(req.url ?? '');
+      // never answers: the first request holds the only socket
+    });
+    const f = fetcher({ connectionsPerOrigin: 1, timeouts: { connectMs: 2000, headersMs: 1000, bodyMs: 1000 } });
+    const first = f.fetch(server.url('/first'), { read: 'html' });
+    const controller = new AbortController();
+    let dispatched = false;
+    const queued = f.fetch(server.url('/queued'), { read: 'html', signal: controller.signal, onDispatched: () => (dispatched = true) });
+    await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    const settled = await Promise.race([failure(queued).then((e) => e.code), new Promise((r) => setTimeout(() => r('still pending'), 300))]);
+    expect(settled).toBe('ABORTED'); // long before the first request's 1 s headers timeout frees the socket
+    expect((await failure(first)).code).toBe('HEADERS_TIMEOUT');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(paths).toEqual(['/first']);
+    expect(dispatched).toBe(false);
+  });
+
+  it('listens to a shared abort signal once, however many requests use it', async () => {
+    const server = await serve((_req, res) => setTimeout(() => res.end('<p>ok</p>'), 50));
+    const f = fetcher();
+    const controller = new AbortController();
+    const pending = Array.from({ length: 20 }, (_, i) => f.fetch(server.url(`/${i}`), { read: 'html', signal: controller.signal }));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    expect((await Promise.all(pending)).every((r) => r.status === 200)).toBe(true);
+  });
+
   it('classifies by code through cause chains and aggregates', () => {
     const coded = (code: string) => Object.assign(new Error('whatever the message says'), { code });
     expect(classifyError(coded('ENOTFOUND'))).toBe('DNS_FAILURE');
@@ -431,6 +514,17 @@ describe('connections', () => {
     for (const path of ['/a', '/b', '/logo.png', '/c', '/d']) {
       expect((await f.fetch(server.url(path), { read: 'html' })).status).toBe(200);
     }
+    expect(server.connections()).toBe(1);
+  });
+
+  it('reuses the keep-alive socket after compressed bodies too', async () => {
+    const gzipped = zlib.gzipSync('<p>compressed</p>');
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': String(gzipped.length) });
+      res.end(gzipped);
+    });
+    const f = fetcher();
+    for (const path of ['/a', '/b', '/c']) expect((await f.fetch(server.url(path), { read: 'html' })).body).toBe('<p>compressed</p>');
     expect(server.connections()).toBe(1);
   });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createJsonLinesSink, openOutput, OutputError } from '../src/output.js';
+import { BATCH_BYTES, createJsonLinesSink, openOutput, OutputError } from '../src/output.js';
 import type { PageRecord, SkipRecord } from '../src/types.js';
 
 function page(n: number, extra: Partial<PageRecord> = {}): PageRecord {
@@ -46,7 +46,7 @@ function manualWritable(highWaterMark: number) {
 const flushMicrotasks = () => new Promise((r) => setImmediate(r));
 
 describe('createJsonLinesSink', () => {
-  it('writes each record as exactly one line in one write call, and they parse back', async () => {
+  it('writes each record as one line, the lines of one event-loop turn in one write call, and they parse back', async () => {
     const chunks: string[] = [];
     const stream = new Writable({
       write(chunk: Buffer, _e, cb) {
@@ -61,50 +61,91 @@ describe('createJsonLinesSink', () => {
       page(3, { status: null, error: { code: 'CONNECTION_REFUSED', message: 'connect ECONNREFUSED' } }),
     ];
     for (const r of records) await sink.write(r);
+    expect(chunks).toEqual([]); // gathered until the end of the turn
+    await flushMicrotasks();
+    expect(chunks).toHaveLength(1);
+    await sink.write(page(4));
     await sink.close();
 
-    expect(chunks).toHaveLength(3);
-    for (const c of chunks) {
-      expect(c.endsWith('\n')).toBe(true);
-      expect(c.indexOf('\n')).toBe(c.length - 1);
-    }
-    expect(chunks.map((c) => JSON.parse(c))).toEqual(records);
-    expect(sink.written).toBe(3);
+    expect(chunks).toHaveLength(2);
+    const lines = chunks.join('').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((l) => JSON.parse(l))).toEqual([...records, page(4)]);
+    expect(sink.written).toBe(4);
     expect(sink.broken).toBe(false);
     // stdout must never be ended by the sink.
     expect(stream.writableEnded).toBe(false);
   });
 
+  it('writes at once past BATCH_BYTES, never splitting a line across write calls', async () => {
+    const chunks: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        chunks.push(chunk.toString('utf8'));
+        cb();
+      },
+    });
+    const sink = createJsonLinesSink(stream);
+    const title = 'x'.repeat(10_000);
+    const count = Math.ceil((3 * BATCH_BYTES) / title.length);
+    for (let i = 0; i < count; i++) await sink.write(page(i, { title }));
+    // Still the same turn: the size limit alone made these write calls.
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    await sink.close();
+    for (const c of chunks) {
+      expect(c.endsWith('\n')).toBe(true);
+      expect(c.length).toBeLessThan(BATCH_BYTES + title.length + 1000);
+    }
+    expect(chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l).url)).toEqual(
+      Array.from({ length: count }, (_, i) => page(i).url),
+    );
+    expect(sink.written).toBe(count);
+  });
+
   it('keeps write() pending until the stream drains, and loses nothing', async () => {
     const w = manualWritable(1);
     const sink = createJsonLinesSink(w.stream);
+    await sink.write(page(1)); // room in the stream: resolves at once
+    await flushMicrotasks(); // the turn ends: the line goes to the stream, which is now full
+    expect(w.chunks).toHaveLength(1);
     let resolved = false;
-    const p = sink.write(page(1)).then(() => {
+    const p = sink.write(page(2)).then(() => {
       resolved = true;
     });
     await flushMicrotasks();
     expect(resolved).toBe(false);
-    w.releaseOne();
+    let released = 0;
+    while (!resolved) {
+      released += w.releaseOne() ? 1 : 0;
+      await flushMicrotasks();
+    }
     await p;
-    expect(resolved).toBe(true);
+    expect(released).toBe(2); // only once both lines left the stream's buffer
 
     // Many writers at once (as concurrent workers would): order is kept, every record arrives.
-    const writes = Array.from({ length: 50 }, (_, i) => sink.write(page(i + 2)));
-    const closed = sink.close();
-    while (w.callbacks.length > 0 || w.chunks.length < 51) {
-      if (!w.releaseOne()) await flushMicrotasks();
+    const writes = Array.from({ length: 50 }, (_, i) => sink.write(page(i + 3)));
+    let closed = false;
+    const closing = sink.close().then(() => {
+      closed = true;
+    });
+    while (!closed) {
+      w.releaseOne();
+      await flushMicrotasks();
     }
     await Promise.all(writes);
-    await closed;
-    expect(w.chunks.map((c) => JSON.parse(c).url)).toEqual(Array.from({ length: 51 }, (_, i) => page(i + 1).url));
-    expect(sink.written).toBe(51);
+    await closing;
+    const urls = w.chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l).url);
+    expect(urls).toEqual(Array.from({ length: 52 }, (_, i) => page(i + 1).url));
+    expect(sink.written).toBe(52);
   });
 
   it('close() waits for the write callbacks of everything written', async () => {
     const w = manualWritable(1 << 20);
     const sink = createJsonLinesSink(w.stream);
     await sink.write(page(1));
+    await flushMicrotasks();
     await sink.write(page(2));
+    await flushMicrotasks(); // two write calls, the second queued behind the first
     let closed = false;
     const c = sink.close().then(() => {
       closed = true;
@@ -116,7 +157,19 @@ describe('createJsonLinesSink', () => {
     expect(closed).toBe(false);
     w.releaseOne();
     await c;
+    expect(w.chunks).toHaveLength(2);
     expect(sink.written).toBe(2);
+  });
+
+  it('close() writes lines still gathered in this turn', async () => {
+    const w = manualWritable(1 << 20);
+    const sink = createJsonLinesSink(w.stream);
+    await sink.write(page(1));
+    const c = sink.close();
+    expect(w.chunks).toHaveLength(1);
+    w.releaseOne();
+    await c;
+    expect(sink.written).toBe(1);
   });
 
   it('treats EPIPE as a broken pipe: no throw, broken, one notice, later writes are no-ops', async () => {

@@ -24,6 +24,7 @@ export interface Frontier {
   /** Records a canonical URL as accepted; false if it already was. */
   markSeen(url: string): boolean;
   isSeen(url: string): boolean;
+  /** Queues a copy of `entry`: later changes to the object do not reach the queue. */
   push(hostKey: string, entry: FrontierEntry): void;
   /** Puts an entry back at the head of its host's queue (it was peeked but could not go yet). */
   unshift(hostKey: string, entry: FrontierEntry): void;
@@ -38,43 +39,134 @@ export interface Frontier {
   seenCount(): number;
 }
 
-/** A FIFO that does not copy on shift: a head index, compacted when half the array is consumed. */
-class EntryQueue {
-  private items: (FrontierEntry | undefined)[] = [];
-  private head = 0;
+// ---------------------------------------------------------------- compact queue
+//
+// Memory contract: a queued entry costs 24 bytes here (three 8-byte column
+// slots) plus its URL string; a million queued URLs must stay under 150 bytes
+// each, and an object per entry (64 bytes) plus its array slot and the slack of
+// a growing array did not leave room for a 75-character URL. Entries are
+// therefore stored by value, in columns, and rebuilt when taken out: callers
+// never get back the object they pushed, only an equal one.
 
-  get length(): number {
-    return this.items.length - this.head;
+/** Fields the columns hold. Adding a field to FrontierEntry fails to compile here until it is stored too. */
+type StoredField = 'url' | 'parent' | 'depth' | 'hops' | 'attempt' | 'throttles';
+type AssertTrue<T extends true> = T;
+export type FrontierEntryFullyStored = AssertTrue<Exclude<keyof FrontierEntry, StoredField> extends never ? true : false>;
+
+/** First chunk of a queue; chunks double up to MAX_CHUNK, so a host with one URL stays small. */
+const MIN_CHUNK = 4;
+const MAX_CHUNK = 1024;
+/** depth, hops, attempt and throttles packed in one double: 8 bits for each small field, the rest for depth. */
+const SMALL = 256;
+const MAX_PACKED_DEPTH = 2 ** 28;
+
+function pack(e: FrontierEntry): number {
+  const throttles = e.throttles === undefined ? 0 : e.throttles + 1; // 0 keeps "absent" apart from 0
+  if (!(isSmall(e.hops) && isSmall(e.attempt) && isSmall(throttles) && Number.isInteger(e.depth) && e.depth >= 0 && e.depth < MAX_PACKED_DEPTH)) {
+    return -1; // does not fit: the entry is kept whole
+  }
+  return ((e.depth * SMALL + e.hops) * SMALL + e.attempt) * SMALL + throttles;
+}
+
+function isSmall(n: number): boolean {
+  return Number.isInteger(n) && n >= 0 && n < SMALL;
+}
+
+function unpack(url: string, parent: string | null, packed: number): FrontierEntry {
+  const throttles = packed % SMALL;
+  let rest = (packed - throttles) / SMALL;
+  const attempt = rest % SMALL;
+  rest = (rest - attempt) / SMALL;
+  const hops = rest % SMALL;
+  const depth = (rest - hops) / SMALL;
+  const entry: FrontierEntry = { url, depth, parent, hops, attempt };
+  if (throttles > 0) entry.throttles = throttles - 1;
+  return entry;
+}
+
+class Chunk {
+  /** A URL, or a whole entry when its numbers do not pack (`meta` is then -1). */
+  readonly urls: Array<string | FrontierEntry | undefined>;
+  readonly parents: Array<string | null>;
+  readonly meta: number[];
+  next: Chunk | null = null;
+
+  constructor(readonly size: number) {
+    this.urls = new Array(size);
+    this.parents = new Array(size);
+    this.meta = new Array(size);
   }
 
+  set(i: number, e: FrontierEntry): void {
+    const packed = pack(e);
+    this.urls[i] = packed === -1 ? { ...e } : e.url;
+    this.parents[i] = packed === -1 ? null : e.parent;
+    this.meta[i] = packed;
+  }
+
+  get(i: number): FrontierEntry {
+    const stored = this.urls[i]!;
+    return typeof stored === 'string' ? unpack(stored, this.parents[i]!, this.meta[i]!) : { ...stored };
+  }
+
+  clear(i: number): void {
+    this.urls[i] = undefined;
+    this.parents[i] = null;
+  }
+}
+
+/** A FIFO of entries in a list of column chunks: no copying on shift, no slack beyond one chunk. Used until empty, then discarded. */
+class EntryQueue {
+  private head: Chunk = new Chunk(MIN_CHUNK);
+  private tail: Chunk = this.head;
+  /** First live slot of `head`, next free slot of `tail`. */
+  private headIndex = 0;
+  private tailIndex = 0;
+  length = 0;
+
   push(e: FrontierEntry): void {
-    this.items.push(e);
+    if (this.tailIndex === this.tail.size) {
+      const chunk = new Chunk(Math.min(this.tail.size * 2, MAX_CHUNK));
+      this.tail.next = chunk;
+      this.tail = chunk;
+      this.tailIndex = 0;
+    }
+    this.tail.set(this.tailIndex++, e);
+    this.length++;
   }
 
   unshift(e: FrontierEntry): void {
-    if (this.head > 0) this.items[--this.head] = e;
-    else this.items.unshift(e);
+    if (this.headIndex === 0) {
+      const chunk = new Chunk(MIN_CHUNK);
+      chunk.next = this.head;
+      this.head = chunk;
+      this.headIndex = chunk.size;
+    }
+    this.head.set(--this.headIndex, e);
+    this.length++;
   }
 
   peek(): FrontierEntry | undefined {
-    return this.items[this.head];
+    return this.length === 0 ? undefined : this.head.get(this.headIndex);
   }
 
   shift(): FrontierEntry | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const e = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
+    if (this.length === 0) return undefined;
+    const e = this.head.get(this.headIndex);
+    this.head.clear(this.headIndex++);
+    this.length--;
+    // A queue that runs dry is dropped by its frontier, never refilled, so
+    // an exhausted last chunk needs no reset.
+    if (this.headIndex === this.head.size && this.head.next !== null) {
+      this.head = this.head.next!;
+      this.headIndex = 0;
     }
     return e;
   }
 
   drain(): FrontierEntry[] {
-    const out = this.items.slice(this.head) as FrontierEntry[];
-    this.items = [];
-    this.head = 0;
+    const out: FrontierEntry[] = [];
+    while (this.length > 0) out.push(this.shift()!);
     return out;
   }
 }

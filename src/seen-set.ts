@@ -1,7 +1,12 @@
 /**
  * The set of URLs the crawl has already accepted, held as 53-bit fingerprints
- * in an open-addressing table (8 bytes a slot, load kept under 0.75), so a
- * million seen URLs cost ~11–16 MB instead of the ~100 MB of a Set of strings.
+ * in an open-addressing table of 8-byte slots, so a million seen URLs cost
+ * 11–16 MB instead of the ~100 MB of a Set of strings.
+ *
+ * Memory contract: at most 16 bytes per URL once past the initial capacity.
+ * The load factor stays in [0.5, 0.75]: the table grows by 1.5x (not 2x, which
+ * would leave it a quarter full and cost up to 21 bytes per URL) when it
+ * would pass 0.75, where linear probing still finds a slot in a few probes.
  *
  * A fingerprint collision would make the crawl skip one URL it never saw;
  * with 53 bits that is ~1 in 10^4 at a million URLs, in exchange for bounded memory.
@@ -24,14 +29,23 @@ export function fingerprint(s: string): number {
   return fp === 0 ? 1 : fp; // 0 marks an empty slot
 }
 
+const MAX_LOAD = 0.75;
+const GROWTH = 1.5;
+
+/** Home slot of a fingerprint: its low 32 bits (well mixed by cyrb53) scaled to the table. */
+function home(fp: number, capacity: number): number {
+  return Math.floor(((fp >>> 0) / 4294967296) * capacity);
+}
+
 export class SeenSet {
   private table: Float64Array;
   private count = 0;
+  /** Entries allowed before the next growth. */
+  private limit: number;
 
   constructor(initialCapacity = 1024) {
-    let cap = 16;
-    while (cap < initialCapacity / 0.75) cap *= 2;
-    this.table = new Float64Array(cap);
+    this.table = new Float64Array(Math.max(16, Math.ceil(initialCapacity / MAX_LOAD)));
+    this.limit = Math.floor(this.table.length * MAX_LOAD);
   }
 
   get size(): number {
@@ -54,19 +68,20 @@ export class SeenSet {
 
   hasFingerprint(fp: number): boolean {
     const t = this.table;
-    const mask = t.length - 1;
-    for (let i = fp % t.length; ; i = (i + 1) & mask) {
+    const capacity = t.length;
+    for (let i = home(fp, capacity); ; ) {
       const v = t[i];
       if (v === 0) return false;
       if (v === fp) return true;
+      if (++i === capacity) i = 0;
     }
   }
 
   addFingerprint(fp: number): boolean {
-    if ((this.count + 1) / this.table.length > 0.75) this.grow();
+    if (this.count >= this.limit) this.grow();
     const t = this.table;
-    const mask = t.length - 1;
-    for (let i = fp % t.length; ; i = (i + 1) & mask) {
+    const capacity = t.length;
+    for (let i = home(fp, capacity); ; ) {
       const v = t[i];
       if (v === fp) return false;
       if (v === 0) {
@@ -74,18 +89,22 @@ export class SeenSet {
         this.count++;
         return true;
       }
+      if (++i === capacity) i = 0;
     }
   }
 
   private grow(): void {
     const old = this.table;
-    this.table = new Float64Array(old.length * 2);
-    const mask = this.table.length - 1;
-    for (const fp of old) {
+    const capacity = Math.ceil(old.length * GROWTH);
+    const t = new Float64Array(capacity);
+    for (let j = 0; j < old.length; j++) {
+      const fp = old[j]!;
       if (fp === 0) continue;
-      let i = fp % this.table.length;
-      while (this.table[i] !== 0) i = (i + 1) & mask;
-      this.table[i] = fp;
+      let i = home(fp, capacity);
+      while (t[i] !== 0) if (++i === capacity) i = 0;
+      t[i] = fp;
     }
+    this.table = t;
+    this.limit = Math.floor(capacity * MAX_LOAD);
   }
 }

@@ -188,6 +188,8 @@ export class Crawler {
 
   /** Accepts a canonical URL into the frontier, or records why not. */
   private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false): void {
+    // Most links are repeats: drop them before any URL parsing (every branch below ignores a seen URL).
+    if (this.frontier.isSeen(url)) return;
     if (!isSeed) {
       const verdict = this.inScope(url);
       if (!verdict.ok) {
@@ -247,6 +249,7 @@ export class Crawler {
               startedAt = at;
               ctx.onDispatched(at);
             },
+            onResponse: ctx.onResponse,
           });
           // A 429/503 on robots.txt pauses the host like any other (RobotsCache
           // treats it as unavailable and retries after its own delay too).
@@ -280,6 +283,7 @@ export class Crawler {
           startedAt = at;
           ctx.onDispatched(at);
         },
+        onResponse: ctx.onResponse,
       });
       if (policy.throttleStatuses.includes(res.status)) {
         this.feedback.throttled(key, policy, res, startedAt);

@@ -13,7 +13,14 @@
  * - Windows: no more than `count` starts in ANY span of `windowMs` (a sliding
  *   log of the last `count` starts, so no bursts at window boundaries).
  * - A start is timed from when the request is actually written to the socket
- *   (`markDispatched`), not from when we decided to send it.
+ *   (`markDispatched`), not from when we decided to send it — and moved later
+ *   still when its response shows the server read it late (`markResponded`):
+ *   a server busy accepting many connections can read a request several ms
+ *   after we wrote it, then read the next one on time, and it would see a
+ *   short gap. The response time minus the host's fastest round trip seen so
+ *   far bounds when the server actually had the request; with no round trip
+ *   seen yet (a host's first request, usually robots.txt), the response time
+ *   itself is used.
  */
 import type { WindowLimit } from './types.js';
 
@@ -38,9 +45,11 @@ export interface LimiterSnapshot {
   starts: number;
 }
 
-/** Identifies one acquired request so its real dispatch time can be recorded. */
+/** Identifies one acquired request so its real dispatch and response times can be recorded. */
 export interface StartTicket {
   readonly seq: number;
+  /** When the request was written to the socket (the acquire time until known). */
+  sentAt: number;
 }
 
 /** Ring buffer of the most recent `count` start times for one window. */
@@ -103,6 +112,8 @@ export class HostLimiter {
   private factor = 1;
   private nextJitter = 0;
   private seq = 0;
+  /** Fastest request→response time seen on this host. */
+  private minRoundTrip = Infinity;
 
   constructor(policy: LimiterPolicy, private readonly random: () => number = Math.random) {
     this.policy = policy;
@@ -133,11 +144,24 @@ export class HostLimiter {
     this.lastStart = Math.max(this.lastStart, now);
     for (const log of this.logs) log.push(seq, now);
     this.nextJitter = this.policy.jitterMs > 0 ? this.random() * this.policy.jitterMs : 0;
-    return { seq };
+    return { seq, sentAt: now };
   }
 
   /** The request actually left at `at` (>= its acquire time): time the gap from there. */
   markDispatched(ticket: StartTicket, at: number): void {
+    ticket.sentAt = Math.max(ticket.sentAt, at);
+    this.moveStart(ticket, at);
+  }
+
+  /** Its response headers arrived at `at`: the server had the request no later than that, less a round trip. */
+  markResponded(ticket: StartTicket, at: number): void {
+    const roundTrip = Math.max(0, at - ticket.sentAt);
+    const latestArrival = at - (this.minRoundTrip === Infinity ? 0 : this.minRoundTrip);
+    this.minRoundTrip = Math.min(this.minRoundTrip, roundTrip);
+    this.moveStart(ticket, latestArrival);
+  }
+
+  private moveStart(ticket: StartTicket, at: number): void {
     this.lastStart = Math.max(this.lastStart, at);
     for (const log of this.logs) log.update(ticket.seq, at);
   }

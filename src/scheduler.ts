@@ -20,6 +20,8 @@ import { TimeHeap } from './time-heap.js';
 export interface JobContext {
   /** Call with clock.now() when the request is written to the socket. */
   onDispatched(at: number): void;
+  /** Call with clock.now() when its response headers arrive. */
+  onResponse(at: number): void;
 }
 
 export type Job = (ctx: JobContext) => Promise<void>;
@@ -201,7 +203,10 @@ export class Scheduler {
   private start(key: string, slot: HostSlot, job: Job, now: number): void {
     const ticket: StartTicket = slot.limiter.acquire(now);
     this.running++;
-    const ctx: JobContext = { onDispatched: (at) => slot.limiter.markDispatched(ticket, at) };
+    const ctx: JobContext = {
+      onDispatched: (at) => slot.limiter.markDispatched(ticket, at),
+      onResponse: (at) => slot.limiter.markResponded(ticket, at),
+    };
     void this.queue.add(async () => {
       try {
         await job(ctx);

@@ -143,3 +143,41 @@ describe('HostLimiter server budget (RateLimit headers)', () => {
     expect(l.isIdle(1500)).toBe(false);
   });
 });
+
+describe('HostLimiter: the server may read a request late', () => {
+  it("times a host's first gap from the first response, since no round trip is known yet", () => {
+    const l = new HostLimiter(policy({ intervalMs: 100 }));
+    const t = l.acquire(0);
+    l.markDispatched(t, 1);
+    l.markResponded(t, 12); // e.g. robots.txt on a fresh connection, read late by a busy server
+    l.release();
+    expect(l.readyAt(12)).toBe(12 + gapWithMargin(100));
+  });
+
+  it('later moves a start only by how much slower than the fastest round trip its response was', () => {
+    const l = new HostLimiter(policy({ intervalMs: 100 }));
+    let t = l.acquire(0);
+    l.markDispatched(t, 0);
+    l.markResponded(t, 4); // fastest round trip: 4 ms
+    l.release();
+    t = l.acquire(200);
+    l.markDispatched(t, 200);
+    l.markResponded(t, 204); // a normal response: the start stays at 200
+    l.release();
+    expect(l.readyAt(204)).toBe(200 + gapWithMargin(100));
+    t = l.acquire(400);
+    l.markDispatched(t, 400);
+    l.markResponded(t, 414); // the server read it ~10 ms late
+    l.release();
+    expect(l.readyAt(414)).toBe(410 + gapWithMargin(100));
+  });
+
+  it('moves the start inside a window log too', () => {
+    const l = new HostLimiter(policy({ windows: [{ count: 1, windowMs: 1000, label: '1/s' }] }));
+    const t = l.acquire(0);
+    l.markDispatched(t, 0);
+    l.markResponded(t, 30);
+    l.release();
+    expect(l.readyAt(30)).toBe(30 + 1000 + 1000 * WINDOW_MARGIN.ratio + WINDOW_MARGIN.ms);
+  });
+});

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+/**
+ * Benchmark 1 (raw throughput) and 3a (peak RSS of a large crawl).
+ *
+ * A local web of a few generated hosts (~10 links a page, a tenth of them to
+ * the other hosts) is crawled by the real binary with no politeness limit,
+ * and the same URL list is fetched by a plain undici loop (request-loop.js)
+ * at the same concurrency. Both run as children against the one server in
+ * this process, alternating, so they share whatever the machine is doing.
+ * Throughput is pages over the span the SERVER saw, first request to last:
+ * start-up is benchmark 5's business, and the server is the neutral clock.
+ *
+ *   node bench/throughput.js [--quick] [--pages-per-host N] [--rounds N]
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { duplicates, startWeb } from '../fixtures/web.js';
+import { expectSuccess, runNode, scratchDir } from './lib/child.js';
+import { MB, max, median, round } from './lib/stats.js';
+
+const HOSTS = ['h1', 'h2', 'h3', 'h4', 'h5'].map((h) => `${h}.localhost`);
+const CONCURRENCY = 64;
+const PAGE_PATH = /^\/p\/\d+$/;
+
+/** @param {{ quick?: boolean, pagesPerHost?: number, rounds?: number, log?: (s: string) => void }} [opts] */
+export async function run(opts = {}) {
+  const pagesPerHost = opts.pagesPerHost ?? (opts.quick ? 2_000 : 10_000);
+  const rounds = opts.rounds ?? (opts.quick ? 2 : 3);
+  const log = opts.log ?? (() => {});
+  const total = pagesPerHost * HOSTS.length;
+
+  const sites = {};
+  for (const host of HOSTS) {
+    sites[host] = { generate: { pages: pagesPerHost, linksPerPage: 10, crossHosts: HOSTS.filter((h) => h !== host) } };
+  }
+  const web = await startWeb({ sites });
+  const scratch = scratchDir();
+  try {
+    const urls = [];
+    for (let p = 0; p < pagesPerHost; p++) for (const host of HOSTS) urls.push(web.url(host, `/p/${p}`));
+    writeFileSync(scratch.file('urls.txt'), urls.join('\n'));
+
+    const loops = [];
+    const crawls = [];
+    for (let r = 0; r < rounds; r++) {
+      loops.push(await runLoop(web, scratch, total));
+      log(`  round ${r + 1}: request loop ${round(loops.at(-1).pagesPerSec)} req/s`);
+      crawls.push(await runCrawl(web, scratch, total));
+      log(`  round ${r + 1}: crawl ${round(crawls.at(-1).pagesPerSec)} pages/s, peak RSS ${round(crawls.at(-1).maxRssBytes / MB)} MB`);
+    }
+
+    const crawlRate = median(crawls.map((c) => c.pagesPerSec));
+    const loopRate = median(loops.map((l) => l.pagesPerSec));
+    const crawlCpu = median(crawls.map((c) => c.cpuUsPerPage));
+    const loopCpu = median(loops.map((l) => l.cpuUsPerPage));
+    const bench = `1. Throughput (${total.toLocaleString('en')} pages)`;
+    const sizeNote = total === 50_000 ? '' : ' (the target is stated for 50,000 pages)';
+    return [
+      { bench, metric: 'crawl ÷ plain undici loop, pages/s', value: round(crawlRate / loopRate, 2), target: { op: '>=', value: 0.7 },
+        note: `crawl ${round(crawlRate)} pages/s, loop ${round(loopRate)} req/s; median of ${rounds}, concurrency ${CONCURRENCY}, ${HOSTS.length} hosts` },
+      { bench, metric: 'CPU per page, crawl ÷ loop', value: round(crawlCpu / loopCpu, 2),
+        note: `crawl ${round(crawlCpu)} µs, loop ${round(loopCpu)} µs (user + system, whole process)` },
+      { bench: `3. Memory`, metric: `peak RSS of the ${total.toLocaleString('en')}-page crawl${sizeNote}`, value: round(max(crawls.map((c) => c.maxRssBytes)) / MB), unit: 'MB',
+        target: { op: '<=', value: 250 }, note: `plain loop: ${round(max(loops.map((l) => l.maxRssBytes)) / MB)} MB` },
+    ];
+  } finally {
+    scratch.cleanup();
+    await web.close();
+  }
+}
+
+/** Pages per second over the span between the first and last page request the server saw. */
+function serverSpan(web) {
+  const times = web.requests().filter((e) => PAGE_PATH.test(e.path)).map((e) => e.at);
+  return { pages: times.length, spanMs: max(times) - Math.min(...times) };
+}
+
+async function runLoop(web, scratch, total) {
+  web.reset();
+  const outFile = scratch.file('loop.json');
+  const result = expectSuccess('request loop', await runNode(['bench/request-loop.js', scratch.file('urls.txt'), String(CONCURRENCY)], { stdoutFile: outFile }));
+  const summary = JSON.parse(readFileSync(outFile, 'utf8'));
+  if (summary.ok !== total) throw new Error(`request loop: ${summary.ok} of ${total} answered 200`);
+  const { pages, spanMs } = serverSpan(web);
+  return { pagesPerSec: (pages / spanMs) * 1000, cpuUsPerPage: (result.cpuMs * 1000) / pages, maxRssBytes: result.maxRssBytes };
+}
+
+async function runCrawl(web, scratch, total) {
+  web.reset();
+  const outFile = scratch.file('crawl.jsonl');
+  const seeds = HOSTS.map((h) => web.url(h, '/p/0'));
+  const args = ['bin/crawl.js', '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY),
+    '--scope', 'host', '-q', ...seeds];
+  const result = expectSuccess('crawl', await runNode(args, { stdoutFile: outFile }));
+  let ok = 0;
+  for (const line of readFileSync(outFile, 'utf8').split('\n')) {
+    if (line.startsWith('{"type":"page"') && line.includes('"status":200,')) ok++;
+  }
+  if (ok !== total) throw new Error(`crawl: ${ok} of ${total} pages fetched with status 200`);
+  const dupes = duplicates(web.requests());
+  if (dupes.length > 0) throw new Error(`crawl fetched ${dupes.length} URLs more than once, e.g. ${JSON.stringify(dupes[0])}`);
+  const { pages, spanMs } = serverSpan(web);
+  return { pagesPerSec: (pages / spanMs) * 1000, cpuUsPerPage: (result.cpuMs * 1000) / pages, maxRssBytes: result.maxRssBytes };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { parseArgs, printRows } = await import('./lib/cli.js');
+  const args = parseArgs(process.argv.slice(2));
+  printRows(await run({ ...args, log: (s) => process.stderr.write(s + '\n') }));
+}

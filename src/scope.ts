@@ -5,7 +5,7 @@
  * elsewhere. Checks run cheapest-and-most-fundamental first, so a URL gets the
  * reason a user would look for first.
  */
-import { canonicalize, hostKeyOf, registrableDomain } from './url.js';
+import { canonicalize, hostKeyOf, hostnameOf, registrableDomain } from './url.js';
 import type { Scope, SkipReason } from './types.js';
 
 export interface ScopeOptions {
@@ -149,7 +149,7 @@ function compilePattern(pattern: RegExp): { test: RegExp; label: string } {
 }
 
 function scopeKey(scope: Scope, canonicalUrl: string): string {
-  if (scope === 'domain') return registrableDomain(new URL(canonicalUrl).hostname);
+  if (scope === 'domain') return registrableDomain(hostnameOf(canonicalUrl)!); // canonical: always parses
   return hostKeyOf(canonicalUrl, 'host');
 }
 

@@ -3,6 +3,8 @@ import {
   InvalidUrlError,
   canonicalize,
   hostKeyOf,
+  hostnameOf,
+  isPlainCanonical,
   originOf,
   registrableDomain,
   resolveLink,
@@ -186,5 +188,153 @@ describe('originOf', () => {
 
   it('rejects non-http URLs with a coded error', () => {
     expect(() => originOf('ftp://example.com/')).toThrow(/Expected an absolute http\(s\) URL, got "ftp:\/\/example.com\/"/);
+  });
+});
+
+// The string fast paths must give exactly what the URL parser gives. A URL
+// object always takes the parser, so it is the reference.
+describe('fast paths agree with the URL parser', () => {
+  const parse = (s: string): URL | null => {
+    try {
+      return new URL(s);
+    } catch {
+      return null;
+    }
+  };
+  const outcome = (fn: () => string): string => {
+    try {
+      return fn();
+    } catch (error) {
+      return `throws ${(error as { code?: string }).code}`;
+    }
+  };
+  const isHttp = (u: URL) => u.protocol === 'http:' || u.protocol === 'https:';
+
+  /** Every string form against the parser's answer for the same input. */
+  function expectAgreement(input: string): void {
+    const url = parse(input);
+    expect(canonicalize(input), `canonicalize ${JSON.stringify(input)}`).toBe(url ? canonicalize(url) : null);
+    expect(hostnameOf(input), `hostnameOf ${JSON.stringify(input)}`).toBe(url ? url.hostname : null);
+    for (const mode of ['host', 'domain'] as const) {
+      expect(outcome(() => hostKeyOf(input, mode)), `hostKeyOf ${JSON.stringify(input)} ${mode}`).toBe(
+        url ? hostKeyOf(url, mode) : 'throws INVALID_URL',
+      );
+    }
+    expect(outcome(() => originOf(input)), `originOf ${JSON.stringify(input)}`).toBe(
+      url && isHttp(url) ? url.origin : 'throws INVALID_URL',
+    );
+    if (isPlainCanonical(input)) expect(url && canonicalize(url), `plain ${JSON.stringify(input)}`).toBe(input);
+  }
+
+  // [input, whether the fast path may take it whole (isPlainCanonical)]
+  const tricky: Array<[string, boolean]> = [
+    ['http://example.com/', true],
+    ['https://example.com:8443/a?b=c', true],
+    ['http://h1.localhost:41234/p/17', true],
+    ['http://localhost:3000/x', true],
+    ['http://example.com:443/', true], // not the http default
+    ['https://example.com:80/', true], // not the https default
+    ['http://example.com:65535/', true],
+    ['http://example.com//a', true],
+    ['http://example.com/a?b', true],
+    ['http://example.com/a:b@c', true],
+    ["http://example.com/~a!$&()*+,;=", true],
+    ['http://-a-.com/', true],
+    ['http://a.b.c.d.e.f/g', true],
+    ['http://example.com:80/', false], // default port
+    ['https://example.com:443/', false],
+    ['http://example.com:080/', false], // leading zero
+    ['http://example.com:0/', false],
+    ['http://example.com:/', false], // empty port
+    ['http://example.com:65536/', false], // out of range: the parser rejects it
+    ['https://example.com:99999/', false],
+    ['http://Example.com/', false], // uppercase host
+    ['HTTP://example.com/', false], // uppercase scheme
+    ['http://example.com./', false], // trailing dot
+    ['http://a..b/', false],
+    ['http://.a/', false],
+    ['http:///example.com/', false], // extra slash: the parser still finds the host
+    ['http://xn--bcher-kva.example/', false], // punycode
+    ['http://a.xn--p1ai/', false],
+    ['http://xn--/', false], // invalid punycode: the parser rejects it
+    ['http://bücher.example/', false], // IDN
+    ['http://BÜCHER.example/', false],
+    ['http://[::1]:8080/', false], // IPv6
+    ['http://[2001:DB8::1]/', false],
+    ['http://127.0.0.1:3000/', false], // IPv4
+    ['http://0x7f.1/', false],
+    ['http://a.123/', false], // ends in a number: the parser rejects it
+    ['http://a.0x1f/', false],
+    ['http://a.1com/', false],
+    ['http://user:pw@example.com/', false], // userinfo
+    ['http://user@example.com/', false],
+    ['http://example.com', false], // no path
+    ['http://example.com?x', false],
+    ['http://example.com#x', false],
+    ['http://example.com\\x', false],
+    ['http://exa\tmple.com/', false], // the parser strips tabs and newlines anywhere
+    ['http://example.com/a\nb', false],
+    [' http://example.com/', false],
+    ['http://example.com/ ', false],
+    ['http://ex_ample.com/', false],
+    ['http://example.com/a/./b', false], // dot segments
+    ['http://example.com/a/../b', false],
+    ['http://example.com/a/.', false],
+    ['http://example.com/..', false],
+    ['http://example.com/a/..?x', false],
+    ['http://example.com/a?', false], // lone "?"
+    ["http://example.com/a?b'c", false], // "'" is encoded in special queries
+    ['http://example.com/%41', false],
+    ['http://example.com/a%2Fb', false],
+    ['http://example.com/a b', false],
+    ['http://example.com/a#f', false],
+    ['http://example.com/a^b', false],
+    ['http://example.com/a|b', false],
+    ['http://example.com/a{b}', false],
+    ['http://example.com/a`b', false],
+    ['http://example.com/€', false],
+    ['ftp://example.com/', false],
+    ['mailto:a@example.com', false],
+    ['not a url', false],
+    ['', false],
+  ];
+
+  it.each(tricky)('%j (plain: %s)', (input, plain) => {
+    expect(isPlainCanonical(input)).toBe(plain);
+    expectAgreement(input);
+  });
+
+  it('agrees on 10,000 generated URLs, a good share of them on the fast path', () => {
+    let seed = 0x2545f491;
+    const random = (): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 4294967296;
+    };
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const text = (alphabet: string, max: number): string => {
+      let out = '';
+      for (let n = Math.floor(random() * (max + 1)); n > 0; n--) out += pick([...alphabet]);
+      return out;
+    };
+    const schemes = ['http://', 'https://', 'HTTP://', 'http:/', 'http:///', 'ftp://', 'https:'];
+    const ports = ['', ':80', ':443', ':8080', ':0', ':080', ':65535', ':65536', ':', ':1x'];
+    const tricky = "AZ.-_:@[]%/?#'\\\t ü^~!09xn";
+    let plain = 0;
+    const total = 10_000;
+    for (let i = 0; i < total; i++) {
+      // A plain canonical URL, then (mostly) one character replaced or inserted, or one part swapped for a tricky one.
+      const labels = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick([...'abcxyz']) + text('abcxyz-09', 5));
+      let parts = [pick(['http://', 'https://']), labels.join('.'), pick(['', '', ':8080', ':65535']), `/${text('ab/~:@!', 8)}`];
+      if (random() < 0.5) parts = [random() < 0.8 ? parts[0]! : pick(schemes), parts[1]!, random() < 0.7 ? parts[2]! : pick(ports), parts[3]!];
+      let input = parts.join('');
+      if (random() < 0.6) {
+        const at = Math.floor(random() * (input.length + 1));
+        const insert = random() < 0.5 ? 0 : 1;
+        input = input.slice(0, at) + pick([...tricky]) + input.slice(at + 1 - insert);
+      }
+      if (isPlainCanonical(input)) plain++;
+      expectAgreement(input);
+    }
+    expect(plain).toBeGreaterThan(total / 5);
   });
 });

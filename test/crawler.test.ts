@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { isoTimeFormatter } from '../src/crawler.js';
+
+describe('isoTimeFormatter', () => {
+  const reference = (ms: number) => new Date(ms).toISOString();
+
+  it('matches toISOString on the edges of seconds, signs, fractions and the Date range', () => {
+    const format = isoTimeFormatter();
+    const cases = [
+      0, 1, 9, 10, 99, 100, 999, 1000, 1001, -1, -999, -1000, -1001, 1.7, -1.7, 999.9,
+      Date.UTC(2026, 10, 21, 3, 29, 6, 928), Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1),
+      -62198755200000, 253402300799999, 253402300800000, 8.64e15, -8.64e15,
+    ];
+    for (const ms of cases) {
+      // Twice: the first call fills the cache, the second reads it.
+      expect(format(ms), String(ms)).toBe(reference(ms));
+      expect(format(ms), String(ms)).toBe(reference(ms));
+    }
+  });
+
+  it('matches toISOString over a stream of times moving back and forth', () => {
+    const format = isoTimeFormatter();
+    let t = Date.UTC(2026, 0, 1) - 5_000;
+    for (let i = 0; i < 20_000; i++) {
+      t += ((i * 7919) % 211) - 97; // mostly small steps either way, crossing many second boundaries
+      expect(format(t)).toBe(reference(t));
+    }
+  });
+
+  it('still throws for a time Date cannot represent, even right after a valid one in the same second', () => {
+    const format = isoTimeFormatter();
+    expect(format(8.64e15)).toBe(reference(8.64e15));
+    expect(() => format(8.64e15 + 1)).toThrow(RangeError);
+    expect(() => format(NaN)).toThrow(RangeError);
+    expect(() => format(Infinity)).toThrow(RangeError);
+  });
+});

@@ -116,6 +116,51 @@ describe('Scheduler', () => {
   });
 });
 
+describe('Scheduler jobs', () => {
+  it('counts submitted jobs until each starts, across hosts and through a pause', async () => {
+    const env = setup({ a: { items: 0, policy: {} }, b: { items: 0, policy: {} } }, { concurrency: 4, serviceMs: 1 });
+    env.scheduler.limiter('b').pauseUntil(1_000);
+    const ran: string[] = [];
+    env.scheduler.submit('a', async () => void ran.push('a1'));
+    env.scheduler.submit('a', async () => void ran.push('a2'));
+    env.scheduler.submit('b', async () => void ran.push('b1'));
+    expect(env.scheduler.pendingJobs).toBe(3);
+    await env.clock.advanceAsync(10, 1);
+    expect(ran).toEqual(['a1', 'a2']);
+    expect(env.scheduler.pendingJobs).toBe(1); // b is paused
+    await env.clock.advanceAsync(1_100, 10);
+    expect(ran).toEqual(['a1', 'a2', 'b1']);
+    expect(env.scheduler.pendingJobs).toBe(0);
+  });
+
+  it('a job that throws or rejects frees its slot and the host goes on', async () => {
+    const env = setup({ a: { items: 1, policy: { concurrency: 1 } } }, { concurrency: 1, serviceMs: 1 });
+    const throwing: Job = () => {
+      throw new Error('sync');
+    };
+    env.scheduler.submit('a', throwing);
+    env.scheduler.submit('a', async () => {
+      throw new Error('async');
+    });
+    await runUntilDone(env, 1_000);
+    expect(env.starts.get('a')).toHaveLength(1);
+    expect(env.scheduler.inFlight).toBe(0);
+    expect(env.scheduler.pendingJobs).toBe(0);
+    expect(env.scheduler.limiter('a').inFlight).toBe(0);
+  });
+
+  it('starts a job in the same turn the host becomes ready (nothing queued behind a slot)', async () => {
+    const env = setup({ a: { items: 0, policy: {} } }, { concurrency: 1, serviceMs: 1 });
+    let started = false;
+    env.scheduler.submit('a', async () => {
+      started = true;
+    });
+    await Promise.resolve(); // the pump runs in a microtask, the job inside it
+    expect(started).toBe(true);
+    expect(env.scheduler.inFlight).toBe(1);
+  });
+});
+
 describe('Scheduler host state', () => {
   it('forgets idle hosts and recreates them lazily with a fresh, equivalent limiter', async () => {
     const hosts: Record<string, { items: number; policy: Partial<LimiterPolicy> }> = {};

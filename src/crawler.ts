@@ -23,6 +23,7 @@ import { createScope } from './scope.js';
 import type { CrawlSettings, ErrorCode, HostPolicy, PageRecord, SkipReason, SkipRecord } from './types.js';
 import { hostKeyOf } from './url.js';
 import type { RecordSink } from './output.js';
+import type { ProgressSnapshot } from './progress.js';
 import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, type CrawlStats } from './summary.js';
 
 export interface CrawlerOptions {
@@ -35,18 +36,6 @@ export interface CrawlerOptions {
   log?: { info(msg: string): void; warn(msg: string): void };
   frontier?: Frontier;
   random?: () => number;
-}
-
-export interface ProgressSnapshotLike {
-  fetched: number;
-  queued: number;
-  inFlight: number;
-  errors: number;
-  skipped: number;
-  hostsWaiting: number;
-  hostsActive: number;
-  elapsedMs: number;
-  throttled: Array<{ host: string; rate: string }>;
 }
 
 /** Transport failures worth another try: the host may be restarting or overloaded. */
@@ -155,7 +144,7 @@ export class Crawler {
     this.abortController.abort();
   }
 
-  progress(): ProgressSnapshotLike {
+  progress(): ProgressSnapshot {
     let waiting = 0;
     let active = 0;
     for (const h of this.scheduler.hostsSnapshot()) {
@@ -376,7 +365,8 @@ export class Crawler {
   private skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string): void {
     this.skipped++;
     countSkip(this.stats, reason, this.hostKey(url));
-    if (!this.settings.emitSkipped) return;
+    // A URL the user named (a seed, or where it redirects) is never dropped silently.
+    if (!this.settings.emitSkipped && depth > 0) return;
     const record: SkipRecord = { type: 'skipped', url, reason, depth, parent };
     if (detail) record.detail = detail;
     this.write(record);

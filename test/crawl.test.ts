@@ -179,6 +179,20 @@ describe('crawl: robots.txt', () => {
   });
 });
 
+describe('crawl: skipped seeds', () => {
+  it('always writes a record for a skipped seed, and for other skips only with --emit-skipped', async () => {
+    web = await startWeb({
+      sites: {
+        'closed.localhost': { robots: 'User-agent: *\nDisallow: /\n', pages: { '/': 'no' } },
+        'open.localhost': { robots: 'User-agent: *\nDisallow: /private\n', pages: { '/': '<a href="/private">p</a>' } },
+      },
+    });
+    const run = await crawl([web.url('closed.localhost', '/'), web.url('open.localhost', '/')], { defaults: { rate: '100/s' } }, { emitSkipped: false });
+    expect(run.skipped).toEqual([expect.objectContaining({ url: web.url('closed.localhost', '/'), reason: 'robots', depth: 0 })]);
+    expect(run.pages.map((p) => p.url)).toEqual([web.url('open.localhost', '/')]);
+  });
+});
+
 describe('crawl: failures', () => {
   it('writes error records for refused and hanging hosts and carries on with the others', async () => {
     const closed = http.createServer();

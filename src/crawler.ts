@@ -38,6 +38,12 @@ export interface CrawlerOptions {
   random?: () => number;
 }
 
+/**
+ * robots.txt is small: a server that cannot send it within this is treated as
+ * unreachable (RFC 9309 §2.3.1.4) rather than holding up its host for a full
+ * page timeout on every attempt.
+ */
+export const ROBOTS_TIMEOUT_MS = 10_000;
 /** Transport failures worth another try: the host may be restarting or overloaded. */
 const RETRYABLE_CODES = new Set<ErrorCode>(['CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE']);
 
@@ -234,6 +240,7 @@ export class Crawler {
           const res = await this.opts.fetcher.fetch(url, {
             read: 'text',
             maxBodyBytes: this.settings.robots.maxBytes,
+            timeoutMs: Math.min(ROBOTS_TIMEOUT_MS, this.settings.timeouts.headersMs),
             signal: this.abortController.signal,
             onDispatched: (at) => {
               startedAt = at;

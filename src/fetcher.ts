@@ -47,6 +47,8 @@ export interface FetchRequest {
   onDispatched?: (at: number) => void;
   /** Called with clock.now() when the response headers arrive: proof the server has the request by then. Called at most once. */
   onResponse?: (at: number) => void;
+  /** Overrides the fetcher's headers and body timeouts for this request (robots.txt uses shorter ones). @default FetcherOptions.timeouts */
+  timeoutMs?: number;
 }
 
 export interface FetchResult {
@@ -154,10 +156,10 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
   };
   const aborts = new AbortFanout();
 
-  function describe(code: ErrorCode, err: unknown): string | undefined {
+  function describe(code: ErrorCode, err: unknown, timeoutMs?: number): string | undefined {
     if (code === 'CONNECT_TIMEOUT') return `connect timed out (limit ${timeouts.connectMs} ms)`;
-    if (code === 'HEADERS_TIMEOUT') return `no response headers within ${timeouts.headersMs} ms`;
-    if (code === 'BODY_TIMEOUT') return `response body stalled for ${timeouts.bodyMs} ms`;
+    if (code === 'HEADERS_TIMEOUT') return `no response headers within ${timeoutMs ?? timeouts.headersMs} ms`;
+    if (code === 'BODY_TIMEOUT') return `response body stalled for ${timeoutMs ?? timeouts.bodyMs} ms`;
     if ((code === 'DECODE_ERROR' || code === 'FETCH_FAILED') && err instanceof Error) return err.message;
     return undefined;
   }
@@ -176,7 +178,13 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       });
       if (signal) aborts.add(signal, exchange);
       agent.dispatch(
-        { origin: target.origin, path: target.pathname + target.search, method: 'GET', headers: requestHeaders[req.read] },
+        {
+          origin: target.origin,
+          path: target.pathname + target.search,
+          method: 'GET',
+          headers: requestHeaders[req.read],
+          ...(req.timeoutMs !== undefined && { headersTimeout: req.timeoutMs, bodyTimeout: req.timeoutMs }),
+        },
         exchange,
       );
       const head = await exchange.head;
@@ -200,7 +208,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       exchange?.abandon(err);
       // Whatever the abort surfaced as (the signal's reason can be any value), it was an abort.
       const code = signal?.aborted ? 'ABORTED' : classifyError(err);
-      throw new FetchError(code, { method: 'GET', url, cause: err, detail: describe(code, err) });
+      throw new FetchError(code, { method: 'GET', url, cause: err, detail: describe(code, err, req.timeoutMs) });
     } finally {
       if (signal && exchange) aborts.delete(signal, exchange);
     }

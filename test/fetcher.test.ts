@@ -400,6 +400,15 @@ describe('transport failures', () => {
     expect(err.message).toContain('150 ms');
   });
 
+  it('applies a per-request timeout over the fetcher default (robots.txt uses a shorter one)', async () => {
+    const server = await serve(() => {}); // accepts, never answers
+    const started = Date.now();
+    const err = await failure(fetcher({ timeouts: { connectMs: 1000, headersMs: 20_000, bodyMs: 20_000 } }).fetch(server.url(), { read: 'text', timeoutMs: 150 }));
+    expect(err.code).toBe('HEADERS_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(err.message).toContain('150 ms');
+  });
+
   it('times out when the body stalls', async () => {
     const server = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });

@@ -9,7 +9,7 @@
  * that may still be fetched.
  */
 import type { Clock } from './clock.js';
-import type { Fetcher, FetchResult } from './fetcher.js';
+import type { Fetcher, FetchRequest, FetchResult } from './fetcher.js';
 import { MemoryFrontier, type Frontier, type FrontierEntry } from './frontier.js';
 import { backoffDelay } from './backoff.js';
 import { HostFeedback } from './feedback.js';
@@ -235,18 +235,11 @@ export class Crawler {
     return new Promise((resolve, reject) => {
       this.scheduler.submit(key, async (ctx) => {
         countRobotsRequest(this.stats, key);
-        let startedAt = this.clock.now();
         try {
-          const res = await this.opts.fetcher.fetch(url, {
+          const { res, startedAt } = await this.send(url, ctx, {
             read: 'text',
             maxBodyBytes: this.settings.robots.maxBytes,
             timeoutMs: Math.min(ROBOTS_TIMEOUT_MS, this.settings.timeouts.headersMs),
-            signal: this.abortController.signal,
-            onDispatched: (at) => {
-              startedAt = at;
-              ctx.onDispatched(at);
-            },
-            onResponse: ctx.onResponse,
           });
           // A 429/503 on robots.txt pauses the host like any other (RobotsCache
           // treats it as unavailable and retries after its own delay too).
@@ -260,12 +253,30 @@ export class Crawler {
     });
   }
 
+  /**
+   * Performs the job's one request, reporting its real send and response times
+   * to the limiter; `startedAt` is when it left, which tells a throttling
+   * answer from one to a request already in flight.
+   */
+  private async send(url: string, ctx: JobContext, req: Pick<FetchRequest, 'read' | 'maxBodyBytes' | 'timeoutMs'>): Promise<{ res: FetchResult; startedAt: number }> {
+    let startedAt = this.clock.now();
+    const res = await this.opts.fetcher.fetch(url, {
+      ...req,
+      signal: this.abortController.signal,
+      onDispatched: (at) => {
+        startedAt = at;
+        ctx.onDispatched(at);
+      },
+      onResponse: ctx.onResponse,
+    });
+    return { res, startedAt };
+  }
+
   /** `key` is the host key the entry was queued under, i.e. `hostKey(entry.url)`. */
   private async fetchPage(entry: FrontierEntry, key: string, ctx: JobContext): Promise<void> {
     const policy = this.policyForKey(key);
     const fetchedAt = this.isoTime(this.clock.wallNow());
     const t0 = this.clock.now();
-    let startedAt = t0;
     const base: PageRecord = {
       type: 'page', url: entry.url, status: null, depth: entry.depth, parent: entry.parent,
       contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
@@ -273,15 +284,7 @@ export class Crawler {
     if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
     let record: PageRecord;
     try {
-      const res = await this.opts.fetcher.fetch(entry.url, {
-        read: 'html',
-        signal: this.abortController.signal,
-        onDispatched: (at) => {
-          startedAt = at;
-          ctx.onDispatched(at);
-        },
-        onResponse: ctx.onResponse,
-      });
+      const { res, startedAt } = await this.send(entry.url, ctx, { read: 'html' });
       if (policy.throttleStatuses.includes(res.status)) {
         this.feedback.throttled(key, policy, res, startedAt);
         if (this.requeueThrottled(key, entry, policy)) return;

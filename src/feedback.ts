@@ -72,11 +72,12 @@ export class HostFeedback {
 
   /** Any answer that is neither throttling nor a failure; also reads RateLimit budget headers. */
   succeeded(key: string, policy: HostPolicy, res: ResponseLike): void {
+    // Only hosts that were throttled or failed carry state; a success changes nothing for the rest.
     const before = this.hosts.get(key);
-    if (before || policy.adaptive) {
-      const next = onSuccess(before ?? initialFeedback(), policy.adaptive);
-      if (before || next.factor !== 1) this.hosts.set(key, next);
-      if (before && next.factor !== before.factor) this.opts.limiter(key).setRateFactor(next.factor);
+    if (before) {
+      const next = onSuccess(before, policy.adaptive);
+      this.hosts.set(key, next);
+      if (next.factor !== before.factor) this.opts.limiter(key).setRateFactor(next.factor);
     }
     this.budget(key, res);
   }

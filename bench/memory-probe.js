@@ -11,10 +11,10 @@
  * ten links of one page). Bytes are the growth of V8 heap plus array buffers
  * after full collections, so strings, entries, columns and tables all count.
  */
-import { MemoryFrontier } from '../dist/frontier.js';
-import * as parser from '../dist/parser.js';
-import { SeenSet } from '../dist/seen-set.js';
-import { resolveLink } from '../dist/url.js';
+import { MemoryFrontier } from '../dist/store/memory-frontier.js';
+import * as parser from '../dist/parse/parser.js';
+import { SeenSet } from '../dist/store/seen-set.js';
+import { resolveLink } from '../dist/parse/url.js';
 
 // Builds from before linkResolver existed resolved every href with resolveLink.
 const linkResolver = parser.linkResolver ?? ((base) => (href) => resolveLink(href, base));

@@ -9,7 +9,7 @@
  *   htmlparser2's streaming Parser (the parser under cheerio) with no DOM;
  * - the whole of extractPage as the crawler calls it (parse, resolve,
  *   canonicalise, de-duplicate): the cheerio version it replaced, rebuilt
- *   here, against src/parser.ts.
+ *   here, against src/parse/parser.ts.
  * Each pair must produce identical hrefs / links on every page, or the
  * benchmark fails: a faster parser that finds other links is no faster.
  *
@@ -19,8 +19,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { load } from 'cheerio';
 import { Parser } from 'htmlparser2';
-import { extractPage } from '../dist/parser.js';
-import { canonicalize, resolveLink } from '../dist/url.js';
+import { extractPage } from '../dist/parse/parser.js';
+import { canonicalize, resolveLink } from '../dist/parse/url.js';
 import { generateCorpus } from './lib/html-corpus.js';
 import { median, round } from './lib/stats.js';
 

@@ -33,7 +33,7 @@ for (const name of only) {
     process.exit(2);
   }
 }
-if (!existsSync(new URL('../dist/cli.js', import.meta.url))) {
+if (!existsSync(new URL('../dist/cli/cli.js', import.meta.url))) {
   process.stderr.write('dist/ is missing: run `npm run build` first (npm run bench does)\n');
   process.exit(2);
 }

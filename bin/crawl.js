@@ -2,7 +2,7 @@
 // Thin launcher: the CLI lives in the compiled dist/ (built by `npm install`).
 let cli;
 try {
-  cli = await import('../dist/cli.js');
+  cli = await import('../dist/cli/cli.js');
 } catch (err) {
   if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('dist')) {
     process.stderr.write('crawl: not built yet; run `npm install` (or `npm run build`) in the crawl directory\n');

@@ -1,6 +1,6 @@
 /**
  * Shared data shapes: the normalised crawl settings every module reads, and the
- * records the crawler writes. Validation lives in config.ts; these are the
+ * records the crawler writes. Validation lives in config/; these are the
  * already-checked forms.
  */
 

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { AbortFanout } from '../src/abort-fanout.js';
-import { Exchange } from '../src/exchange.js';
+import { AbortFanout } from '../src/fetch/abort-fanout.js';
+import { Exchange } from '../src/fetch/exchange.js';
 
 /** Settles to the exchange's head failure, or to 'pending' if it has none yet. */
 async function headState(exchange: Exchange): Promise<unknown> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, type BackoffOptions } from '../src/backoff.js';
+import { backoffDelay, type BackoffOptions } from '../src/politeness/backoff.js';
 
 const fixed = (value: number) => () => value;
 const opts = (random: number, baseMs = 100, capMs = 1000): BackoffOptions => ({ baseMs, capMs, random: fixed(random) });

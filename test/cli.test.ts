@@ -12,7 +12,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
-import { buildProgram, main, type CheckFlags, type CrawlFlags, type Io } from '../src/cli.js';
+import { buildProgram, main, type CheckFlags, type CrawlFlags, type Io } from '../src/cli/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'crawl.js');
@@ -159,7 +159,7 @@ function run(args: string[], opts: { stdin?: string; pipeToHead?: boolean; signa
 
 describe('the real binary', () => {
   beforeAll(async () => {
-    await readFile(join(root, 'dist', 'cli.js')).catch(() => {
+    await readFile(join(root, 'dist', 'cli', 'cli.js')).catch(() => {
       throw new Error('dist/ is missing: run `npm run build` (npm test does it)');
     });
   });

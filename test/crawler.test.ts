@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoTimeFormatter } from '../src/crawler.js';
+import { isoTimeFormatter } from '../src/crawl/crawler.js';
 
 describe('isoTimeFormatter', () => {
   const reference = (ms: number) => new Date(ms).toISOString();

@@ -4,11 +4,11 @@ import net from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readDecodedBody } from '../src/body.js';
-import { metaCharset, parseContentType, resolveEncoding, sniffEncoding } from '../src/charset.js';
+import { readDecodedBody } from '../src/fetch/body.js';
+import { metaCharset, parseContentType, resolveEncoding, sniffEncoding } from '../src/fetch/charset.js';
 import { systemClock, type Clock } from '../src/clock.js';
-import { classifyError, FetchError } from '../src/fetch-error.js';
-import { createFetcher, lookupWithLocalhost, type Fetcher, type FetcherOptions } from '../src/fetcher.js';
+import { classifyError, FetchError } from '../src/fetch/fetch-error.js';
+import { createFetcher, lookupWithLocalhost, type Fetcher, type FetcherOptions } from '../src/fetch/fetcher.js';
 import { FakeClock } from './support/fake-clock.js';
 
 // ---------------------------------------------------------------- harness

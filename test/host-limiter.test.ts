@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GAP_MARGIN, HostLimiter, WINDOW_MARGIN, type LimiterPolicy } from '../src/host-limiter.js';
+import { GAP_MARGIN, HostLimiter, WINDOW_MARGIN, type LimiterPolicy } from '../src/politeness/host-limiter.js';
 
 const policy = (p: Partial<LimiterPolicy>): LimiterPolicy => ({ intervalMs: 0, windows: [], concurrency: 1, jitterMs: 0, ...p });
 const gapWithMargin = (ms: number) => ms + ms * GAP_MARGIN.ratio + GAP_MARGIN.ms;

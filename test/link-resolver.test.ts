@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { linkResolver } from '../src/link-resolver.js';
-import * as parser from '../src/parser.js';
-import { canonicalize, resolveLink } from '../src/url.js';
+import { linkResolver } from '../src/parse/link-resolver.js';
+import * as parser from '../src/parse/parser.js';
+import { canonicalize, resolveLink } from '../src/parse/url.js';
 import { seededRandom } from './support/seeded-random.js';
 
 describe('linkResolver (the shortcut for simple hrefs)', () => {

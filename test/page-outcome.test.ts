@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FetchResult } from '../src/fetcher.js';
-import { pageOutcome } from '../src/page-outcome.js';
+import type { FetchResult } from '../src/fetch/fetcher.js';
+import { pageOutcome } from '../src/crawl/page-outcome.js';
 import type { PageRecord } from '../src/types.js';
 
 const entry = { url: 'http://a.test/dir/page', depth: 2, parent: 'http://a.test/', hops: 0, attempt: 0 };

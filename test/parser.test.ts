@@ -2,8 +2,8 @@ import { load } from 'cheerio';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { extractPage, parseXRobotsTag, type ExtractOptions, type ExtractedPage } from '../src/parser.js';
-import { canonicalize, resolveLink } from '../src/url.js';
+import { extractPage, parseXRobotsTag, type ExtractOptions, type ExtractedPage } from '../src/parse/parser.js';
+import { canonicalize, resolveLink } from '../src/parse/url.js';
 import { seededRandom } from './support/seeded-random.js';
 
 const PAGE = 'http://example.com/dir/page.html';

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../src/clock.js';
-import { createLogger } from '../src/logger.js';
-import { createProgress, formatProgressLine, RateWindow, truncate, type ProgressSnapshot } from '../src/progress.js';
+import { createLogger } from '../src/output/logger.js';
+import { createProgress, formatProgressLine, RateWindow, truncate, type ProgressSnapshot } from '../src/output/progress.js';
 import {
   addNote,
   countPage,
@@ -12,7 +12,7 @@ import {
   finishStats,
   formatSummary,
   hostStats,
-} from '../src/summary.js';
+} from '../src/output/summary.js';
 import type { PageRecord } from '../src/types.js';
 import { FakeClock } from './support/fake-clock.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { paceForBudget, parseRateLimit, type RateLimitInfo } from '../src/rate-limit-headers.js';
+import { paceForBudget, parseRateLimit, type RateLimitInfo } from '../src/politeness/rate-limit-headers.js';
 
 type Headers = Record<string, string | undefined>;
 

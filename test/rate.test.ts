@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_RATE_PER_SECOND, RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from '../src/rate.js';
-import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize } from '../src/units.js';
+import { MAX_RATE_PER_SECOND, RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from '../src/config/rate.js';
+import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize } from '../src/config/units.js';
 
 /** Asserts `fn` throws a UnitError whose message contains every fragment. */
 function expectUnitError(fn: () => unknown, ...fragments: string[]): void {

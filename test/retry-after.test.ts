@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseHttpDate, parseRetryAfter } from '../src/retry-after.js';
+import { parseHttpDate, parseRetryAfter } from '../src/politeness/retry-after.js';
 
 /** RFC 9110's example instant: Sun, 06 Nov 1994 08:49:37 GMT. */
 const EXAMPLE = Date.UTC(1994, 10, 6, 8, 49, 37);

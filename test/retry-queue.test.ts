@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RetryQueue } from '../src/retry-queue.js';
+import { RetryQueue } from '../src/store/retry-queue.js';
 import { FakeClock } from './support/fake-clock.js';
 
 describe('RetryQueue', () => {

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { capRobotsText, parseRobots, productToken, RobotsCache, type RobotsCacheOptions, type RobotsResponse, type RobotsState } from '../src/robots.js';
-import { canonicalPath } from '../src/robots-rules.js';
+import { capRobotsText, parseRobots, productToken, RobotsCache, type RobotsCacheOptions, type RobotsResponse, type RobotsState } from '../src/robots/index.js';
+import { canonicalPath } from '../src/robots/rules.js';
 import { FakeClock } from './support/fake-clock.js';
 
 const UA = 'MyBot/2.1 (+http://x)';

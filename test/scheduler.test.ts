@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Scheduler, type Job, type TakeResult, type WorkSource } from '../src/scheduler.js';
-import type { LimiterPolicy } from '../src/host-limiter.js';
+import { Scheduler, type Job, type TakeResult, type WorkSource } from '../src/crawl/scheduler.js';
+import type { LimiterPolicy } from '../src/politeness/host-limiter.js';
 import { FakeClock } from './support/fake-clock.js';
 
 /** Hosts with N queued items; each job "takes" `serviceMs` of fake time. Records start times per host. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ScopeOptionsError, createScope, explainScope, type ScopeOptions } from '../src/scope.js';
+import { ScopeOptionsError, createScope, explainScope, type ScopeOptions } from '../src/parse/scope.js';
 
 const seeds = ['http://www.example.com/start', 'http://127.0.0.1:4000/'];
 

@@ -8,7 +8,7 @@ import {
   originOf,
   registrableDomain,
   resolveLink,
-} from '../src/url.js';
+} from '../src/parse/url.js';
 
 describe('canonicalize', () => {
   const cases: Array<[string, string | null, string]> = [

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/config/settings.js';
 
 /** The problems a ConfigError carries, or a failure if `fn` does not throw one. */
 export function problemsOf(fn: () => unknown): string[] {

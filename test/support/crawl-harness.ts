@@ -1,10 +1,10 @@
 import { PassThrough } from 'node:stream';
 import { systemClock } from '../../src/clock.js';
-import { buildSettings, validateConfig, type CliOverrides } from '../../src/config.js';
-import { Crawler } from '../../src/crawler.js';
-import { createFetcher } from '../../src/fetcher.js';
-import { createJsonLinesSink } from '../../src/output.js';
-import type { CrawlStats } from '../../src/summary.js';
+import { buildSettings, validateConfig, type CliOverrides } from '../../src/config/settings.js';
+import { Crawler } from '../../src/crawl/crawler.js';
+import { createFetcher } from '../../src/fetch/fetcher.js';
+import { createJsonLinesSink } from '../../src/output/sink.js';
+import type { CrawlStats } from '../../src/output/summary.js';
 import type { OutputRecord, PageRecord, SkipRecord } from '../../src/types.js';
 
 export interface CrawlRun {

@@ -1,0 +1,142 @@
+/**
+ * The command-line boundary: parses argv, maps every failure to one line on
+ * stderr and an exit code, and owns signals. Commands are plain async
+ * functions returning an exit code; nothing else calls process.exit.
+ *
+ * Exit codes: 0 finished, 1 internal error, 2 usage or config error,
+ * 130 interrupted (SIGINT/SIGTERM). `crawl check` exits 0 when the URL would
+ * be fetched and 1 when it would be skipped.
+ *
+ * Heavy modules (undici, htmlparser2, zod) load only when a command runs, so
+ * `crawl --version` and `--help` start fast.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { ignoreStreamErrors } from '../output/logger.js';
+import { VERSION } from '../version.js';
+import { EXIT, type CheckFlags, type CrawlFlags, type Io } from './flags.js';
+
+export { EXIT, type CheckFlags, type CrawlFlags, type Io } from './flags.js';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+const EXAMPLES = `
+Examples:
+  $ crawl https://example.com/ > pages.jsonl
+  $ crawl https://example.com/ | jq -r 'select(.status == 404) | .url'
+  $ crawl --rate 2/s --max-depth 3 --scope domain https://www.example.com/
+  $ crawl --config crawler.config.json --seeds-file seeds.txt -o pages.jsonl
+  $ crawl check https://example.com/private/page
+
+Output: one JSON object per line on stdout (or -o FILE); progress, logs and
+the summary go to stderr. Config: ./crawler.config.json is used when present
+(see crawler.config.example.json for every option); flags override it.
+
+Exit codes: 0 finished, 1 internal error, 2 usage or config error, 130 interrupted.`;
+
+/** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
+export function buildProgram(
+  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number> },
+  result: { code: number },
+): Command {
+  const program = new Command('crawl')
+    .description('A polite web crawler: exact per-host rates, robots.txt, Retry-After; JSON lines on stdout.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show this help')
+    .argument('[seed-url...]', 'where to start crawling (http or https URLs)')
+    .option('--config <file>', 'config file (default: ./crawler.config.json when present)')
+    .option('-c, --concurrency <n>', 'requests in flight across all hosts')
+    .option('--rate <rate>', 'default per-host rate: "2/s", "30/min" or a min delay "500ms"')
+    .option('--host-concurrency <n>', 'default requests in flight per host')
+    .option('--max-depth <n>', 'follow links at most this many steps from a seed')
+    .option('--max-pages <n>', 'stop after fetching this many URLs')
+    .addOption(new Option('--scope <scope>', 'which links to follow').choices(['host', 'domain', 'any']))
+    .option('--include <regex>', 'only follow URLs matching this (repeatable)', collect)
+    .option('--exclude <regex>', 'never follow URLs matching this (repeatable)', collect)
+    .option('--user-agent <ua>', 'User-Agent header; its product token picks the robots.txt group')
+    .option('--timeout <duration>', 'connect/headers/body timeout, e.g. "30s"')
+    .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "10MiB"')
+    .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')
+    .option('--seeds-file <file>', 'read seed URLs, one per line ("-" = stdin)')
+    .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
+    .option('--links', 'include the list of extracted links in each record')
+    .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
+    .option('-q, --quiet', 'no progress, info or summary on stderr')
+    .addHelpText('after', EXAMPLES)
+    .showSuggestionAfterError(true)
+    // `crawl check --config f …`: options after the subcommand belong to it.
+    .enablePositionalOptions()
+    .action(async (seeds: string[], flags: CrawlFlags) => {
+      result.code = await handlers.crawl(seeds, flags);
+    });
+
+  program
+    .command('check')
+    .description('explain what the crawler would do with a URL, fetching nothing but robots.txt')
+    .argument('<url>', 'the URL to explain')
+    .option('--config <file>', 'config file (default: ./crawler.config.json when present)')
+    .option('--seed <url>', 'seed the scope check is relative to (repeatable; default: the URL itself)', collect)
+    .addOption(new Option('--scope <scope>', 'scope to check against').choices(['host', 'domain', 'any']))
+    .option('--include <regex>', 'include pattern (repeatable)', collect)
+    .option('--exclude <regex>', 'exclude pattern (repeatable)', collect)
+    .option('--user-agent <ua>', 'User-Agent whose product token picks the robots.txt group')
+    .option('--robots-file <file>', 'use this local robots.txt instead of fetching it')
+    .option('--no-robots', 'skip the robots.txt verdict')
+    .option('--timeout <duration>', 'timeout for the robots.txt request')
+    .addHelpText('after', '\nExit codes: 0 the URL would be fetched, 1 it would be skipped, 2 usage or config error.')
+    .action(async (url: string, flags: CheckFlags) => {
+      result.code = await handlers.check(url, flags);
+    });
+  return program;
+}
+
+/** Runs the CLI; resolves with the exit code. Never throws. */
+export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
+  const result = { code: EXIT.ok as number };
+  // `crawl --help | head`: a reader that leaves early is not an error worth a stack trace.
+  ignoreStreamErrors(io.stdout);
+  ignoreStreamErrors(io.stderr);
+  const errLine = (msg: string) => io.stderr.write(`crawl: ${msg}\n`);
+  const program = buildProgram(
+    {
+      crawl: async (seeds, flags) => (await import('./crawl-command.js')).crawlCommand(seeds, flags, io),
+      check: async (url, flags) => (await import('./check-command.js')).checkCommand(url, flags, io),
+    },
+    result,
+  );
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+    // Commander prints "error: …"; we print "crawl: …" lines with a hint.
+    outputError: (s, write) => write(`crawl: ${s.replace(/^error: /, '').trimEnd()} (see crawl --help)\n`),
+  });
+  for (const sub of program.commands) {
+    sub.exitOverride();
+    sub.configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(`crawl: ${s.replace(/^error: /, '').trimEnd()} (see crawl ${sub.name()} --help)\n`),
+    });
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return result.code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+      return EXIT.usage;
+    }
+    const known = err as { code?: string; message?: string };
+    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID'].includes(known.code)) {
+      for (const line of String(known.message).split('\n')) errLine(line);
+      return EXIT.usage;
+    }
+    errLine(`internal error: ${err instanceof Error ? err.message : String(err)}`);
+    if (process.env.CRAWL_DEBUG && err instanceof Error && err.stack) io.stderr.write(err.stack + '\n');
+    return EXIT.internal;
+  }
+}
+
+function defaultIo(): Io {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, signals: process, cwd: process.cwd() };
+}

@@ -1,0 +1,190 @@
+/**
+ * The field kinds the config file is built from: durations, sizes, rates,
+ * windows, bounded integers, status lists, enums, regexes.
+ *
+ * Each kind is a zod schema that validates *and* normalises ("30s" → 30000),
+ * and words its own problems the way the unit parsers do, so a bad value reads
+ * the same whether it came from the file or from a flag. Kinds know nothing
+ * about where they are used; file-schema.ts assembles them into the file.
+ */
+import { z } from 'zod';
+import { RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from './rate.js';
+import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize, showValue } from './units.js';
+
+/** Runs a unit parser as a transform, turning its UnitError into an issue at the field's path. */
+function parsedBy<I, T>(input: z.ZodType<I>, parse: (value: I) => T) {
+  return input.transform((value, ctx): T => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (!(error instanceof UnitError)) throw error;
+      ctx.addIssue({ code: 'custom', message: error.message, input: value });
+      return z.NEVER;
+    }
+  });
+}
+
+/** The parser's own message for a value of the wrong type, so `true` and `"abc"` read alike. */
+export function messageFrom(parse: (value: never) => unknown) {
+  return (issue: { input?: unknown }): string => {
+    try {
+      parse(issue.input as never);
+    } catch (error) {
+      if (error instanceof UnitError) return error.message;
+    }
+    return `invalid value ${showValue(issue.input)}`;
+  };
+}
+
+/** Options for {@link duration}. */
+export interface DurationOptions {
+  /**
+   * Zero is refused (a timeout or TTL of 0 means nothing sensible).
+   * @default false
+   */
+  positive?: boolean;
+  /**
+   * Upper bound in ms, with how to write it in the message.
+   * @default no bound
+   */
+  max?: { ms: number; label: string };
+}
+
+/** "30s", "500ms", "1.5m" or a number of ms → ms. */
+function duration(options: DurationOptions = {}) {
+  const message = messageFrom(parseDuration);
+  const input = z.union([z.string().meta({ pattern: DURATION_PATTERN }), z.number().min(0, { error: message })], {
+    error: message,
+  });
+  return parsedBy(input, (value) => {
+    const ms = parseDuration(value);
+    if (options.positive && ms === 0) throw new UnitError(`expected a duration greater than zero, got ${showValue(value)}`, value);
+    if (options.max && ms > options.max.ms) {
+      throw new UnitError(`expected a duration of at most ${options.max.label}, got ${showValue(value)}`, value);
+    }
+    return ms;
+  });
+}
+
+/** "10MiB", "500KB" or a number of bytes → bytes (at least 1, or `min` with its label). */
+function size(min?: { bytes: number; label: string }) {
+  const message = messageFrom(parseSize);
+  const bytes = z.int({ error: message }).min(1, { error: (i) => `expected a size greater than zero, got ${showValue(i.input)}` });
+  const input = z.union([z.string().meta({ pattern: SIZE_PATTERN }), bytes], { error: message });
+  return parsedBy(input, (value) => {
+    const bytes = parseSize(value);
+    if (bytes === 0) throw new UnitError(`expected a size greater than zero, got ${showValue(value)}`, value);
+    if (min && bytes < min.bytes) throw new UnitError(`expected at least ${min.label}, got ${showValue(value)}`, value);
+    return bytes;
+  });
+}
+
+function rate() {
+  return parsedBy(z.string({ error: messageFrom(parseRate) }).meta({ pattern: RATE_PATTERN }), parseRate);
+}
+
+function windows() {
+  const item = parsedBy(z.string({ error: messageFrom(parseWindow) }).meta({ pattern: WINDOW_PATTERN }), parseWindow);
+  return z.array(item, { error: (i) => `expected a list of windows like ["100/min"], got ${showValue(i.input)}` });
+}
+
+/** An integer in [min, max]; one message for wrong type and out of range alike. */
+function integer(min: number, max?: number) {
+  const range = max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+  const error = (issue: { input?: unknown }) => `expected ${range}, got ${showValue(issue.input)}`;
+  const base = z.int({ error }).min(min, { error });
+  return max === undefined ? base : base.max(max, { error });
+}
+
+/**
+ * A list of HTTP status codes (100-599), each at most once. A repeat is
+ * reported at its own index: it is harmless to the crawler but usually a typo
+ * for a status the user meant to add.
+ */
+function statusList() {
+  const error = (issue: { input?: unknown }) => `expected an HTTP status from 100 to 599, got ${showValue(issue.input)}`;
+  const item = z.int({ error }).min(100, { error }).max(599, { error });
+  return z
+    .array(item, { error: (i) => `expected a list of HTTP statuses like [500, 502], got ${showValue(i.input)}` })
+    .meta({ uniqueItems: true })
+    .superRefine((list, ctx) => {
+      list.forEach((status, index) => {
+        if (list.indexOf(status) < index) {
+          ctx.addIssue({ code: 'custom', message: `${status} is already listed`, path: [index], input: status });
+        }
+      });
+    });
+}
+
+function boolean() {
+  return z.boolean({ error: (i) => `expected true or false, got ${showValue(i.input)}` });
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  const list = values.map((v) => JSON.stringify(v)).join(', ');
+  return z.enum(values, { error: (i) => `expected one of ${list}, got ${showValue(i.input)}` });
+}
+
+/** A JavaScript RegExp source (no flags) → compiled RegExp. */
+function regexList() {
+  const item = z.string({ error: (i) => `expected a regular expression string, got ${showValue(i.input)}` }).transform((source, ctx) => {
+    try {
+      return new RegExp(source);
+    } catch (error) {
+      const why = (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
+      ctx.addIssue({ code: 'custom', message: `invalid regular expression ${JSON.stringify(source)}: ${why}`, input: source });
+      return z.NEVER;
+    }
+  });
+  return z.array(item, { error: (i) => `expected a list of regular expressions, got ${showValue(i.input)}` });
+}
+
+/** A User-Agent header value that starts with a product token (robots.txt groups are matched on it). */
+function userAgent() {
+  return z.string({ error: (i) => `expected a string, got ${showValue(i.input)}` }).superRefine((value, ctx) => {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+/.test(value) || !/^[\x20-\x7e]+$/.test(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected printable ASCII starting with a product token like "mybot/1.0", got ${showValue(value)}`,
+      });
+    }
+  });
+}
+
+/** `$comment`, accepted in every object so an example file can explain itself. */
+export const comment = () => z.string().optional().describe('Free text for humans; ignored.');
+
+/**
+ * The field kinds, shared by the file schema and by callers (the CLI flags)
+ * that must accept and reject values exactly as the file does.
+ */
+export const fieldSchemas = { duration, size, rate, windows, integer, statusList, oneOf, regexList, userAgent, boolean };
+
+/**
+ * Messages for the issues the schema does not word itself (mostly "wrong
+ * type" on objects and lists). Pass as the `error` option of a parse.
+ */
+export const describeIssue: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code === 'invalid_type') {
+    const expected = issue.expected === 'object' ? 'an object' : issue.expected === 'array' ? 'a list' : `a ${issue.expected}`;
+    return `expected ${expected}, got ${showValue(issue.input)}`;
+  }
+  return undefined;
+};
+
+/** The input side of `schema` as draft 2020-12 JSON Schema (what a user may write). */
+export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    override: ({ jsonSchema }) => {
+      // z.int() implies safe-integer bounds; spelled out they are noise to a reader.
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  }) as Record<string, unknown>;
+}
+
+/** A JSON Schema without its `$schema` dialect line, for embedding in another one. */
+export function withoutDialect({ $schema: _dialect, ...rest }: Record<string, unknown>): Record<string, unknown> {
+  return rest;
+}

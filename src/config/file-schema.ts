@@ -1,0 +1,139 @@
+/**
+ * The JSON config file format, as one zod schema. Its policy fields
+ * (`defaults` and `domains`) are defined in policy-schema.ts.
+ *
+ * Validation and normalisation happen in a single pass: durations, sizes,
+ * rates, windows and regexes are parsed by transforms inside the schema, so
+ * the parse reports every problem in the file at once, each at its own path,
+ * and a successful parse yields ready-to-use numbers. Defaults live in the
+ * schema too (as `prefault`s, which the generated JSON Schema shows as
+ * `default`), so there is exactly one place that says what an omitted field
+ * means.
+ *
+ * Every object is strict (a misspelt key is an error, not a silently ignored
+ * setting) but accepts a `$comment` string, so an example file can explain
+ * itself.
+ */
+import { z } from 'zod';
+import { comment, fieldSchemas, messageFrom, toJsonSchema } from './fields.js';
+import { POLICY_KEYS, POLICY_OBJECT_KEYS, checkMergedPolicies, domainsSchema, policyDefaultsSchema } from './policy-schema.js';
+import { MIN_ROBOTS_BYTES } from '../robots/rules.js';
+import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.js';
+import { VERSION } from '../version.js';
+
+export { describeIssue, fieldSchemas } from './fields.js';
+export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
+
+const { duration, size, integer, boolean, oneOf, regexList, userAgent } = fieldSchemas;
+
+/** Used when neither the file nor `--user-agent` sets one. */
+export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`;
+
+/** Robots.txt may be cached for at most this long (RFC 9309 §2.4). */
+export const MAX_ROBOTS_CACHE_TTL_MS = 86_400_000;
+
+/** The check runs on partly failed files too (see checkMergedPolicies), but only on an object. */
+const isObject = ({ value }: { value: unknown }) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const timeoutObjectSchema = z.strictObject({
+  $comment: comment(),
+  connect: duration({ positive: true }).prefault('10s').describe('TCP + TLS connection setup. Default "10s".'),
+  headers: duration({ positive: true }).prefault('30s').describe('From request sent to response headers received. Default "30s".'),
+  body: duration({ positive: true }).prefault('30s').describe('Longest silence while reading the body. Default "30s".'),
+});
+
+const timeoutSchema = z
+  .union([z.string().meta({ pattern: DURATION_PATTERN }), z.number().min(0, { error: messageFrom(parseDuration) }), timeoutObjectSchema], {
+    error: (i) => `expected a duration like "30s" or an object with connect/headers/body, got ${showValue(i.input)}`,
+  })
+  .transform((value, ctx) => {
+    if (typeof value === 'object') return { connectMs: value.connect, headersMs: value.headers, bodyMs: value.body };
+    try {
+      const ms = parseDuration(value);
+      if (ms === 0) throw new UnitError(`expected a duration greater than zero, got ${showValue(value)}`, value);
+      return { connectMs: ms, headersMs: ms, bodyMs: ms };
+    } catch (error) {
+      if (!(error instanceof UnitError)) throw error;
+      ctx.addIssue({ code: 'custom', message: error.message, input: value });
+      return z.NEVER;
+    }
+  });
+
+const robotsSchema = z.strictObject({
+  $comment: comment(),
+  enabled: boolean().prefault(true).describe('Fetch and obey robots.txt (RFC 9309). Default true.'),
+  maxSize: size({ bytes: MIN_ROBOTS_BYTES, label: '500KiB (RFC 9309 §2.5)' }).prefault('512KiB').describe('robots.txt bytes read; the rest is ignored (RFC 9309 asks for at least 500 KiB). Default "512KiB".'),
+  cacheTtl: duration({ positive: true, max: { ms: MAX_ROBOTS_CACHE_TTL_MS, label: '24h' } })
+    .prefault('24h')
+    .describe('How long a fetched robots.txt is reused, at most "24h". Default "24h".'),
+  unavailableRetries: integer(0, 100)
+    .prefault(2)
+    .describe('Re-fetches of a robots.txt that answered 5xx or was unreachable, before its host is given up (all its URLs skipped). Default 2.'),
+  unavailableRetryDelay: duration().prefault('5s').describe('Wait before each such re-fetch. Default "5s".'),
+});
+
+/** The config file schema. Parse output is {@link FileConfig}. */
+export const configFileSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('Path or URL of this JSON Schema, for editors.'),
+    $comment: comment(),
+    userAgent: userAgent()
+      .optional()
+      .describe('User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://github.com/crawl-cli/crawl)".'),
+    concurrency: integer(1, 1000).prefault(16).describe('Requests in flight at once, across all hosts (1-1000). Default 16.'),
+    hostKey: oneOf(['host', 'domain'])
+      .prefault('host')
+      .describe('What shares one politeness budget: "host" (each hostname) or "domain" (all subdomains of a registrable domain). Default "host".'),
+    maxDepth: integer(0).optional().describe('Links followed from a seed (seeds are depth 0). Default unlimited.'),
+    maxPages: integer(1).optional().describe('Stop after fetching this many pages. Default unlimited.'),
+    scope: oneOf(['host', 'domain', 'any'])
+      .prefault('host')
+      .describe('Which links are followed: "host" (the seeds\' hosts), "domain" (the seeds\' registrable domains) or "any". Default "host".'),
+    include: regexList().prefault([]).describe('If set, only URLs matching at least one of these JavaScript regexes (tested against the absolute URL) are crawled. Default none.'),
+    exclude: regexList().prefault([]).describe('URLs matching any of these JavaScript regexes are skipped. Default none.'),
+    timeout: timeoutSchema
+      .prefault({ connect: '10s', headers: '30s', body: '30s' })
+      .describe('One duration for all three phases, or an object per phase. Default {"connect": "10s", "headers": "30s", "body": "30s"}.'),
+    maxBody: size().prefault('10MiB').describe('Decompressed body bytes read per response; longer bodies are truncated. Default "10MiB".'),
+    maxRedirects: integer(0, 100).prefault(10).describe('Redirect hops followed per chain (0-100). Default 10.'),
+    maxUrlLength: integer(16, 1_000_000).prefault(2048).describe('Longer URLs are skipped. Default 2048.'),
+    respectNofollow: boolean()
+      .prefault(true)
+      .describe('Honour rel="nofollow", <meta name="robots" content="nofollow"> and X-Robots-Tag: nofollow. Default true.'),
+    robots: robotsSchema.prefault({}).describe('robots.txt handling.'),
+    defaults: policyDefaultsSchema.prefault({}),
+    domains: domainsSchema.prefault({}),
+  })
+  .superRefine(checkMergedPolicies, { when: isObject })
+  .meta({ title: 'crawl configuration', description: 'Configuration file for the crawl web crawler (crawler.config.json).' });
+
+/** A validated, normalised config file: durations in ms, sizes in bytes, rates parsed, regexes compiled. */
+export type FileConfig = z.output<typeof configFileSchema>;
+
+/** The JSON Schema (draft 2020-12) of the config file, describing what may be written in it. */
+export function configJsonSchema(): Record<string, unknown> {
+  return toJsonSchema(configFileSchema);
+}
+
+/** The exact text of crawler.config.schema.json. */
+export function renderConfigJsonSchema(): string {
+  return `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
+}
+
+/**
+ * The keys valid in the object at `path` (as zod reports it), for "did you
+ * mean" hints on unknown keys; empty for paths that hold no fixed object.
+ */
+export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
+  const [first, second, third] = path;
+  if (path.length === 0) return Object.keys(configFileSchema.shape);
+  if (path.length === 1 && first === 'robots') return Object.keys(robotsSchema.shape);
+  if (path.length === 1 && first === 'timeout') return Object.keys(timeoutObjectSchema.shape);
+  // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.
+  const policyDepth = first === 'defaults' ? 1 : first === 'domains' && typeof second === 'string' ? 2 : undefined;
+  if (policyDepth === undefined) return [];
+  if (path.length === policyDepth) return POLICY_KEYS;
+  const field = policyDepth === 1 ? second : third;
+  if (path.length === policyDepth + 1 && typeof field === 'string') return POLICY_OBJECT_KEYS[field] ?? [];
+  return [];
+}

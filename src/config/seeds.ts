@@ -1,0 +1,55 @@
+/**
+ * Seed URLs from the command line and from a seeds file, checked before the
+ * crawl starts: a bad seed is a usage error, not a record.
+ */
+import { readFile } from 'node:fs/promises';
+import { canonicalize } from '../parse/url.js';
+
+export class UsageError extends Error {
+  readonly code = 'USAGE';
+}
+
+/** Reads one URL per line; blank lines and `#` comments are ignored. `-` is stdin. */
+export async function readSeedsFile(path: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<string[]> {
+  let text: string;
+  try {
+    text = path === '-' ? await readAll(stdin) : await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read seeds file ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(err))}`);
+  }
+  return text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+/** Canonical seeds in the given order, duplicates removed; throws UsageError naming the first bad one. */
+export function checkSeeds(raw: string[]): string[] {
+  if (raw.length === 0) throw new UsageError('no seed URL given (usage: crawl [options] <seed-url...>)');
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const s of raw) {
+    const url = canonicalize(parseAbsolute(s));
+    if (url === null) throw new UsageError(`invalid seed URL ${JSON.stringify(s)}: expected an absolute http:// or https:// URL`);
+    if (!seen.has(url)) {
+      seen.add(url);
+      out.push(url);
+    }
+  }
+  return out;
+}
+
+function parseAbsolute(s: string): string {
+  try {
+    return new URL(s).href;
+  } catch {
+    return 'invalid:';
+  }
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks).toString('utf8');
+}

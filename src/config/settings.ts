@@ -1,0 +1,277 @@
+/**
+ * Config file + command-line flags → CrawlSettings.
+ *
+ * read → JSON.parse → validate/normalise (file-schema.ts) → merge with flags.
+ * Precedence is flag, then file, then the schema's defaults. Every problem is
+ * collected before anything is thrown, so a user fixes a file in one round
+ * instead of one error per run.
+ */
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { DEFAULT_USER_AGENT, configFileSchema, describeIssue, fieldSchemas, knownKeysAt, type FileConfig } from './file-schema.js';
+import { createPolicyResolver, type PolicyFields } from './policy-resolver.js';
+import type { CrawlSettings } from '../types.js';
+import { showValue } from './units.js';
+
+export type { FileConfig } from './file-schema.js';
+
+/** The config file or a flag is unusable. `problems` holds one line per problem; `message` joins them. */
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+  readonly problems: string[];
+
+  constructor(problems: string[], options?: { cause?: unknown }) {
+    super(problems.join('\n'), options);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+// ---------------------------------------------------------------- issue formatting
+
+/** `domains["a.com"].limits[0]`: dotted where the key is an identifier, bracketed otherwise. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  path.forEach((segment, i) => {
+    // Domain keys are always bracketed: `domains.localhost` would read like a field.
+    const isDomainKey = i === 1 && path[0] === 'domains';
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (typeof segment === 'string' && /^[A-Za-z_$][\w$]*$/.test(segment) && !isDomainKey) out += i === 0 ? segment : `.${segment}`;
+    else out += `[${JSON.stringify(String(segment))}]`;
+  });
+  return out;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** A hint for an unknown key: a near-miss spelling of a key valid here, or where the key belongs. */
+function didYouMean(objectPath: readonly PropertyKey[], key: string): string {
+  let best: string | undefined;
+  let bestDistance = 3; // more than two edits away is a different word, not a typo
+  for (const known of knownKeysAt(objectPath)) {
+    const d = editDistance(key.toLowerCase(), known.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [known, d];
+  }
+  if (best) return ` (did you mean "${best}"?)`;
+  // A per-host field written at the top level is a common slip.
+  if (objectPath.length === 0 && knownKeysAt(['defaults']).includes(key)) {
+    return ` ("${key}" belongs in "defaults" or a "domains" entry)`;
+  }
+  return '';
+}
+
+type Issue = z.core.$ZodIssue;
+
+function isRootTypeMismatch(issues: readonly Issue[]): boolean {
+  return issues.every((i) => i.code === 'invalid_type' && i.path.length === 0);
+}
+
+/** Turns zod issues into `"<where>: <what>"` lines; `where(path)` names the location. */
+function issueLines(issues: readonly Issue[], where: (path: PropertyKey[]) => string, prefix: PropertyKey[] = []): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) lines.push(`${where([...path, key])}: unknown key${didYouMean(path, key)}`);
+    } else if (issue.code === 'invalid_union') {
+      // "timeout": {"connect": "x"} fails every branch of string | number | object;
+      // report the one branch that got past the type check, not "no branch matched".
+      const relevant = issue.errors.filter((branch) => !isRootTypeMismatch(branch));
+      if (relevant.length === 1) lines.push(...issueLines(relevant[0]!, where, path));
+      else lines.push(`${where(path)}: ${issue.message}`);
+    } else {
+      lines.push(`${where(path)}: ${issue.message}`);
+    }
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------- the file
+
+/** Validates and normalises parsed JSON; `source` names the file in messages. */
+export function validateConfig(raw: unknown, source = 'config'): FileConfig {
+  const result = configFileSchema.safeParse(raw, { error: describeIssue });
+  if (result.success) return result.data;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError([`${source}: expected a JSON object at the top level, got ${showValue(raw)}`]);
+  }
+  throw new ConfigError(issueLines(result.error.issues, (path) => (path.length ? `${source}: ${formatPath(path)}` : source)));
+}
+
+/** Line and column (1-based) of a character offset. */
+function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return { line, column: offset - before.lastIndexOf('\n') };
+}
+
+function parseJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    // V8 names a character offset ("... in JSON at position 42"); newer
+    // versions add "(line 3 column 5)". Recompute from the offset so every
+    // Node version prints the same thing.
+    const message = (error as Error).message;
+    const position = /at position (\d+)/.exec(message);
+    const offset = position ? Number(position[1]) : text.length;
+    const { line, column } = lineColumn(text, offset);
+    const why = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/\s+in JSON at position \d+/, '').replace(/\s+at position \d+/, '');
+    throw new ConfigError([`${source}: invalid JSON at line ${line}, column ${column}: ${why}`], { cause: error });
+  }
+}
+
+function describeReadError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'file not found';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory, not a file';
+  return (error as Error).message;
+}
+
+/** Reads, parses and validates a config file. Throws ConfigError naming `path` as given. */
+export async function loadConfigFile(path: string): Promise<FileConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`${path}: cannot read config: ${describeReadError(error)}`], { cause: error });
+  }
+  // Editors on Windows like to start UTF-8 files with a byte-order mark, which JSON.parse rejects.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  return validateConfig(parseJson(text, path), path);
+}
+
+// ---------------------------------------------------------------- flags
+
+/** Flag values as typed on the command line (numbers may also be passed as numbers). */
+export interface CliOverrides {
+  /** `--user-agent`: replaces `userAgent`. */
+  userAgent?: string;
+  /** `--concurrency`: global requests in flight (1-1000). */
+  concurrency?: string | number;
+  /** `--rate`: replaces `defaults.rate`, so it applies to every domain entry that sets no rate of its own. */
+  rate?: string;
+  /** `--host-concurrency`: replaces `defaults.concurrency`, likewise for entries without their own. */
+  hostConcurrency?: string | number;
+  /** `--max-depth` (>= 0). */
+  maxDepth?: string | number;
+  /** `--max-pages` (>= 1). */
+  maxPages?: string | number;
+  /** `--scope`: host | domain | any. */
+  scope?: string;
+  /** `--include` (repeatable): replaces the file's list. */
+  include?: string[];
+  /** `--exclude` (repeatable): replaces the file's list. */
+  exclude?: string[];
+  /** `--timeout`: one duration for connect, headers and body. */
+  timeout?: string;
+  /** `--max-body`: cap on decompressed body bytes. */
+  maxBody?: string;
+  /** `--no-robots` sets false. */
+  robots?: boolean;
+  /** `--emit-skipped`: also write a record per skipped URL. Default false. */
+  emitSkipped?: boolean;
+  /** `--links`: include each page's link list. Default false. */
+  links?: boolean;
+}
+
+const FLAG_NAMES: Record<keyof CliOverrides, string> = {
+  userAgent: '--user-agent',
+  concurrency: '--concurrency',
+  rate: '--rate',
+  hostConcurrency: '--host-concurrency',
+  maxDepth: '--max-depth',
+  maxPages: '--max-pages',
+  scope: '--scope',
+  include: '--include',
+  exclude: '--exclude',
+  timeout: '--timeout',
+  maxBody: '--max-body',
+  robots: '--robots',
+  emitSkipped: '--emit-skipped',
+  links: '--links',
+};
+
+/** "16" → 16 so integer flags get the same range checks and messages as the file; "abc" stays "abc". */
+function intFlag(min: number, max?: number) {
+  const toNumber = (v: unknown) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v);
+  return z.preprocess(toNumber, fieldSchemas.integer(min, max)).optional();
+}
+
+const cliSchema = z.object({
+  userAgent: fieldSchemas.userAgent().optional(),
+  concurrency: intFlag(1, 1000),
+  rate: fieldSchemas.rate().optional(),
+  hostConcurrency: intFlag(1, 1000),
+  maxDepth: intFlag(0),
+  maxPages: intFlag(1),
+  scope: fieldSchemas.oneOf(['host', 'domain', 'any']).optional(),
+  include: fieldSchemas.regexList().optional(),
+  exclude: fieldSchemas.regexList().optional(),
+  timeout: fieldSchemas.duration({ positive: true }).optional(),
+  maxBody: fieldSchemas.size().optional(),
+  robots: fieldSchemas.boolean().optional(),
+  emitSkipped: fieldSchemas.boolean().optional(),
+  links: fieldSchemas.boolean().optional(),
+});
+
+function parseFlags(cli: CliOverrides) {
+  const result = cliSchema.safeParse(cli, { error: describeIssue });
+  if (result.success) return result.data;
+  const flag = (path: PropertyKey[]) => FLAG_NAMES[path[0] as keyof CliOverrides] ?? `--${String(path[0])}`;
+  throw new ConfigError(issueLines(result.error.issues, flag));
+}
+
+/**
+ * Merges a validated file (or none) with command-line flags: flag wins over
+ * file wins over default. Throws ConfigError naming each bad flag.
+ */
+export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): CrawlSettings {
+  const flags = parseFlags(cli);
+  const base = file ?? validateConfig({}, 'defaults');
+  // Overriding `defaults` (not each entry) is what makes a domain entry's own
+  // rate still win over --rate while entries without one follow the flag.
+  const defaults: PolicyFields = {
+    ...base.defaults,
+    ...(flags.rate !== undefined && { rate: flags.rate }),
+    ...(flags.hostConcurrency !== undefined && { concurrency: flags.hostConcurrency }),
+  };
+  const timeouts =
+    flags.timeout !== undefined ? { connectMs: flags.timeout, headersMs: flags.timeout, bodyMs: flags.timeout } : { ...base.timeout };
+  return {
+    userAgent: flags.userAgent ?? base.userAgent ?? DEFAULT_USER_AGENT,
+    concurrency: flags.concurrency ?? base.concurrency,
+    hostKey: base.hostKey,
+    maxDepth: flags.maxDepth ?? base.maxDepth ?? Infinity,
+    maxPages: flags.maxPages ?? base.maxPages ?? Infinity,
+    scope: flags.scope ?? base.scope,
+    include: flags.include ?? base.include,
+    exclude: flags.exclude ?? base.exclude,
+    timeouts,
+    maxBodyBytes: flags.maxBody ?? base.maxBody,
+    maxUrlLength: base.maxUrlLength,
+    maxRedirects: base.maxRedirects,
+    robots: {
+      enabled: flags.robots ?? base.robots.enabled,
+      maxBytes: base.robots.maxSize,
+      cacheTtlMs: base.robots.cacheTtl,
+      unavailableRetries: base.robots.unavailableRetries,
+      unavailableRetryDelayMs: base.robots.unavailableRetryDelay,
+    },
+    respectNofollow: base.respectNofollow,
+    emitSkipped: flags.emitSkipped ?? false,
+    emitLinks: flags.links ?? false,
+    policyFor: createPolicyResolver(base.domains, defaults),
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * Live progress on stderr.
+ *
+ * On a terminal: one line redrawn in place (`\r` + text + clear-to-end) about
+ * four times a second, cut to the terminal width so it never wraps (a wrapped
+ * line cannot be redrawn with `\r`). Elsewhere (CI logs, files): one plain line
+ * every few seconds, because carriage returns make a log unreadable.
+ *
+ * pages/s is measured over a recent sliding window, not the whole run: after a
+ * host starts throttling us, the number should drop within seconds.
+ */
+import { systemClock, type Clock, type Timer } from '../clock.js';
+import { ignoreStreamErrors, type LiveLine } from './logger.js';
+
+export interface ProgressSnapshot {
+  fetched: number;
+  queued: number;
+  inFlight: number;
+  errors: number;
+  skipped: number;
+  hostsWaiting: number;
+  hostsActive: number;
+  elapsedMs: number;
+  /** Hosts currently slowed below their configured rate (429/503 feedback). */
+  throttled?: Array<{ host: string; rate: string }>;
+}
+
+export interface ProgressOptions {
+  /** @default process.stderr */
+  stream?: NodeJS.WritableStream;
+  /** Draw a live line instead of periodic log lines. @default stream.isTTY */
+  isTTY?: boolean;
+  /** Terminal width. @default stream.columns, else 80 */
+  columns?: () => number;
+  /** @default systemClock */
+  clock?: Clock;
+  /** Redraw period of the live line. @default 250 */
+  intervalMs?: number;
+  /** Period of the plain log line when not on a terminal. @default 5000 */
+  logIntervalMs?: number;
+  /** Span over which pages/s is measured. @default 10000 */
+  rateWindowMs?: number;
+  /** Show nothing at all. @default false */
+  quiet?: boolean;
+  /** A logger to attach to while running, so its lines step around ours. */
+  logger?: { attach(live: LiveLine): () => void };
+}
+
+export interface Progress extends LiveLine {
+  start(): void;
+  /** Stops the timer and erases the live line, leaving a clean line for the summary. */
+  stop(): void;
+  /** Samples the source and draws (live) or prints (plain) one update now. */
+  render(): void;
+}
+
+const CLEAR = '\r\x1b[K';
+
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+function formatElapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const mm = String(Math.floor((s % 3600) / 60)).padStart(h > 0 ? 2 : 1, '0');
+  const ss = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
+}
+
+/** The progress text, without any prefix or terminal codes. */
+export function formatProgressLine(s: ProgressSnapshot, pagesPerSecond: number): string {
+  const parts = [
+    formatElapsed(s.elapsedMs),
+    `fetched ${int(s.fetched)}`,
+    `queued ${int(s.queued)}`,
+    `in flight ${int(s.inFlight)}`,
+    `${pagesPerSecond.toFixed(1)} pages/s`,
+    `errors ${int(s.errors)}`,
+  ];
+  if (s.skipped > 0) parts.push(`skipped ${int(s.skipped)}`);
+  parts.push(`hosts ${int(s.hostsActive)} active, ${int(s.hostsWaiting)} waiting`);
+  if (s.throttled?.length) parts.push(`throttled ${s.throttled.map((t) => `${t.host} ${t.rate}`).join(', ')}`);
+  return parts.join(' · ');
+}
+
+/** Cuts `text` to fit `width` columns, marking the cut with an ellipsis. */
+export function truncate(text: string, width: number): string {
+  if (width <= 0) return '';
+  if (text.length <= width) return text;
+  return text.slice(0, width - 1) + '…';
+}
+
+/**
+ * Measures pages/s over the last `windowMs`, from samples of the cumulative
+ * fetched count. Before two samples exist it falls back to the run average.
+ */
+export class RateWindow {
+  private samples: Array<{ at: number; count: number }> = [];
+  constructor(private readonly windowMs: number) {}
+
+  add(at: number, count: number): void {
+    this.samples.push({ at, count });
+    // Keep one sample at or before the window start so the span covers the whole window.
+    while (this.samples.length > 2 && this.samples[1]!.at <= at - this.windowMs) this.samples.shift();
+  }
+
+  perSecond(fallback: { count: number; elapsedMs: number }): number {
+    const first = this.samples[0];
+    const last = this.samples[this.samples.length - 1];
+    if (first && last && last.at > first.at) return ((last.count - first.count) * 1000) / (last.at - first.at);
+    return fallback.elapsedMs > 0 ? (fallback.count * 1000) / fallback.elapsedMs : 0;
+  }
+}
+
+export function createProgress(opts: ProgressOptions, source: () => ProgressSnapshot): Progress {
+  const stream = opts.stream ?? process.stderr;
+  const tty = opts.isTTY ?? (stream as { isTTY?: boolean }).isTTY === true;
+  const columns = opts.columns ?? (() => (stream as { columns?: number }).columns || 80);
+  const clock = opts.clock ?? systemClock;
+  const period = tty ? (opts.intervalMs ?? 250) : (opts.logIntervalMs ?? 5000);
+  const rate = new RateWindow(opts.rateWindowMs ?? 10_000);
+  const quiet = opts.quiet ?? false;
+
+  let timer: Timer | undefined;
+  let running = false;
+  let shown = ''; // what the live line shows now ('' = nothing on screen)
+  let last = ''; // the last rendered text, for redraw after a log line
+  let detach: (() => void) | undefined;
+  ignoreStreamErrors(stream);
+
+  const draw = (text: string): void => {
+    // Leave the last column free: writing into it makes some terminals wrap.
+    const fitted = truncate(text, columns() - 1);
+    if (fitted === shown) return;
+    stream.write(CLEAR + fitted);
+    shown = fitted;
+  };
+
+  const schedule = (): void => {
+    timer = clock.setTimer(tick, period);
+    // A progress timer must never be what keeps the process alive.
+    (timer.id as { unref?: () => void } | null)?.unref?.();
+  };
+  function tick(): void {
+    if (!running) return;
+    progress.render();
+    schedule();
+  }
+
+  const progress: Progress = {
+    start() {
+      if (quiet || running) return;
+      running = true;
+      detach = opts.logger?.attach(progress);
+      // A plain log waits one period: a crawl shorter than that prints no progress at all.
+      if (tty) progress.render();
+      schedule();
+    },
+    stop() {
+      running = false;
+      if (timer) clock.clearTimer(timer);
+      timer = undefined;
+      detach?.();
+      detach = undefined;
+      progress.clear();
+    },
+    render() {
+      if (quiet) return;
+      const snap = source();
+      rate.add(clock.now(), snap.fetched);
+      last = formatProgressLine(snap, rate.perSecond({ count: snap.fetched, elapsedMs: snap.elapsedMs }));
+      if (tty) draw(last);
+      else stream.write(`crawl: ${last}\n`);
+    },
+    clear() {
+      if (!tty || shown === '') return;
+      stream.write(CLEAR);
+      shown = '';
+    },
+    redraw() {
+      if (tty && running && last) draw(last);
+    },
+  };
+  return progress;
+}

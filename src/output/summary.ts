@@ -1,0 +1,196 @@
+/**
+ * Crawl statistics and the end-of-run summary printed on stderr.
+ *
+ * The crawler only calls the small `count*` / `addNote` helpers as records and
+ * events happen; `formatSummary` turns the totals into a compact block that
+ * answers "what happened, and was anything slowed or refused?" at a glance.
+ */
+import type { Clock } from '../clock.js';
+import type { OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
+
+export interface HostStats {
+  /** Page records for this host (including transport errors). */
+  fetched: number;
+  /** Pages that failed with an error code (no HTTP status). */
+  errors: number;
+  skipped: number;
+  /** robots.txt requests, redirect hops included; they count against the host's budget too. */
+  robotsRequests: number;
+  /** The rate as it should be reported, e.g. "2/s" or "2/s (throttled to 0.5/s)". */
+  rate: string;
+  /** Host-specific events worth a line: capped Crawl-delay, capped Retry-After, … */
+  notes: string[];
+}
+
+export interface CrawlStats {
+  /** clock.now() at creation. */
+  startedAt: number;
+  /** clock.now() when finished; equal to startedAt until then. */
+  endedAt: number;
+  /** Page records by HTTP status; 'error' for pages that got none. */
+  pagesByStatus: Map<number | 'error', number>;
+  errorsByCode: Map<string, number>;
+  skippedByReason: Map<string, number>;
+  perHost: Map<string, HostStats>;
+  /** Body bytes read, summed over page records. */
+  bytes: number;
+  interrupted: boolean;
+  /** Run-wide notes (host-specific ones live in perHost). */
+  notes: string[];
+}
+
+/** How many hosts the summary table lists before "+N more". */
+export const SUMMARY_TOP_HOSTS = 20;
+
+export function createStats(clock: Clock): CrawlStats {
+  const now = clock.now();
+  return {
+    startedAt: now,
+    endedAt: now,
+    pagesByStatus: new Map(),
+    errorsByCode: new Map(),
+    skippedByReason: new Map(),
+    perHost: new Map(),
+    bytes: 0,
+    interrupted: false,
+    notes: [],
+  };
+}
+
+const bump = <K>(map: Map<K, number>, key: K, by = 1): void => {
+  map.set(key, (map.get(key) ?? 0) + by);
+};
+
+/** The host shown in the summary when the crawler does not pass its own host key. */
+export function summaryHost(url: string): string {
+  try {
+    return new URL(url).host || '(no host)';
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+/** The host's row, created on first use. */
+export function hostStats(stats: CrawlStats, host: string): HostStats {
+  let row = stats.perHost.get(host);
+  if (!row) {
+    row = { fetched: 0, errors: 0, skipped: 0, robotsRequests: 0, rate: '', notes: [] };
+    stats.perHost.set(host, row);
+  }
+  return row;
+}
+
+export function countPage(stats: CrawlStats, record: PageRecord, host = summaryHost(record.url)): void {
+  const row = hostStats(stats, host);
+  row.fetched++;
+  bump(stats.pagesByStatus, record.status ?? 'error');
+  stats.bytes += record.bytes;
+  if (record.error) {
+    row.errors++;
+    bump(stats.errorsByCode, record.error.code);
+  }
+}
+
+/**
+ * Counts a skipped URL. Pass the record (host taken from its URL unless given)
+ * or just the reason plus the crawler's host key; a bare reason without a host
+ * counts only in the by-reason totals.
+ */
+export function countSkip(stats: CrawlStats, what: SkipReason | Pick<SkipRecord, 'url' | 'reason'>, host?: string): void {
+  const reason = typeof what === 'string' ? what : what.reason;
+  const key = host ?? (typeof what === 'string' ? undefined : summaryHost(what.url));
+  if (key !== undefined) hostStats(stats, key).skipped++;
+  bump(stats.skippedByReason, reason);
+}
+
+/** Counts any output record (convenient at the sink boundary). */
+export function countRecord(stats: CrawlStats, record: OutputRecord, host?: string): void {
+  if (record.type === 'page') countPage(stats, record, host);
+  else countSkip(stats, record, host);
+}
+
+export function countRobotsRequest(stats: CrawlStats, host: string): void {
+  hostStats(stats, host).robotsRequests++;
+}
+
+/** Adds a note once (repeats of the same text are dropped); with `host`, to that host's row. */
+export function addNote(stats: CrawlStats, note: string, host?: string): void {
+  const list = host === undefined ? stats.notes : hostStats(stats, host).notes;
+  if (!list.includes(note)) list.push(note);
+}
+
+export function finishStats(stats: CrawlStats, clock: Clock, opts: { interrupted?: boolean } = {}): void {
+  stats.endedAt = clock.now();
+  if (opts.interrupted) stats.interrupted = true;
+}
+
+const int = (n: number): string => n.toLocaleString('en-US');
+const sum = (map: Map<unknown, number>): number => [...map.values()].reduce((a, b) => a + b, 0);
+
+export function formatDuration(ms: number): string {
+  if (ms < 60_000) return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}h ${String(m).padStart(2, '0')}m ${sec}s` : `${m}m ${sec}s`;
+}
+
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** "200 ×812, 404 ×3": most frequent first, ties in key order. */
+function histogram<K extends string | number>(map: Map<K, number>): string {
+  return [...map]
+    .sort((a, b) => b[1] - a[1] || String(a[0]).localeCompare(String(b[0]), 'en', { numeric: true }))
+    .map(([k, n]) => `${k} ×${int(n)}`)
+    .join(', ');
+}
+
+function hostTable(perHost: Map<string, HostStats>): string[] {
+  const rows = [...perHost].sort((a, b) => b[1].fetched - a[1].fetched || a[0].localeCompare(b[0]));
+  const shown = rows.slice(0, SUMMARY_TOP_HOSTS);
+  const cut = (s: string, w: number): string => (s.length <= w ? s : s.slice(0, w - 1) + '…');
+  const hostWidth = Math.min(40, Math.max(4, ...shown.map(([h]) => h.length)));
+  const num = (n: number | string, w: number): string => String(typeof n === 'number' ? int(n) : n).padStart(w);
+  const line = (host: string, cells: Array<number | string>, rate: string): string =>
+    `  ${cut(host, hostWidth).padEnd(hostWidth)}  ${num(cells[0]!, 7)}  ${num(cells[1]!, 6)}  ${num(cells[2]!, 7)}  ${num(cells[3]!, 6)}  ${rate}`.trimEnd();
+  const out = [line('host', ['fetched', 'errors', 'skipped', 'robots'], 'rate')];
+  for (const [host, r] of shown) out.push(line(host, [r.fetched, r.errors, r.skipped, r.robotsRequests], r.rate));
+  const rest = rows.slice(SUMMARY_TOP_HOSTS);
+  if (rest.length > 0) {
+    const fetched = rest.reduce((a, [, r]) => a + r.fetched, 0);
+    out.push(`  +${int(rest.length)} more host${rest.length === 1 ? '' : 's'} (${int(fetched)} fetched)`);
+  }
+  return out;
+}
+
+/** The end summary: several lines, the first prefixed "crawl: ", ending in a newline. */
+export function formatSummary(stats: CrawlStats): string {
+  const elapsed = Math.max(0, stats.endedAt - stats.startedAt);
+  const pages = sum(stats.pagesByStatus);
+  const errors = sum(stats.errorsByCode);
+  const skipped = sum(stats.skippedByReason);
+  const perSecond = elapsed > 0 ? (pages * 1000) / elapsed : 0;
+  const out = [
+    `crawl: ${stats.interrupted ? 'interrupted after' : 'finished in'} ${formatDuration(elapsed)}: ` +
+      `${int(pages)} page${pages === 1 ? '' : 's'} (${perSecond.toFixed(1)} pages/s), ` +
+      `${int(errors)} error${errors === 1 ? '' : 's'}, ${int(skipped)} skipped, ${formatBytes(stats.bytes)}`,
+  ];
+  if (stats.pagesByStatus.size) out.push(`  status   ${histogram(stats.pagesByStatus)}`);
+  if (stats.errorsByCode.size) out.push(`  errors   ${histogram(stats.errorsByCode)}`);
+  if (stats.skippedByReason.size) out.push(`  skipped  ${histogram(stats.skippedByReason)}`);
+  if (stats.perHost.size) out.push(...hostTable(stats.perHost));
+  const notes = [...stats.notes];
+  for (const [host, r] of stats.perHost) for (const n of r.notes) notes.push(`${host}: ${n}`);
+  if (notes.length) out.push('  notes', ...notes.map((n) => `    ${n}`));
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,235 @@
+/**
+ * Politeness state of one host key.
+ *
+ * Contract: `readyAt(now)` is the earliest time the next request to this host
+ * may start. It is a pure function of the recorded starts, the in-flight count
+ * and any pause; it never waits. The scheduler calls `acquire` only when
+ * `readyAt(now) <= now`, and `release` when the response is done.
+ *
+ * - Gap: consecutive starts are at least `intervalMs` apart (raised by a
+ *   robots.txt Crawl-delay floor, widened by the adaptive rate factor), plus a
+ *   small safety margin: servers measure arrival, and a server-side limiter
+ *   refuses a request that lands even 1 ms early.
+ * - Windows: no more than `count` starts in ANY span of `windowMs` (a sliding
+ *   log of the last `count` starts, so no bursts at window boundaries).
+ * - A start is timed from when the request is actually written to the socket
+ *   (`markDispatched`), not from when we decided to send it — and moved later
+ *   still when its response shows the server read it late (`markResponded`):
+ *   a server busy accepting many connections can read a request several ms
+ *   after we wrote it, then read the next one on time, and it would see a
+ *   short gap. The response time minus the host's fastest round trip seen so
+ *   far bounds when the server actually had the request; with no round trip
+ *   seen yet (a host's first request, usually robots.txt), the response time
+ *   itself is used.
+ */
+import type { WindowLimit } from '../types.js';
+
+export interface LimiterPolicy {
+  intervalMs: number;
+  windows: readonly WindowLimit[];
+  concurrency: number;
+  jitterMs: number;
+}
+
+/** Relative and absolute slack added to every gap (1% + 3 ms) and window (0.1% + 5 ms). */
+export const GAP_MARGIN = { ratio: 0.01, ms: 3 } as const;
+export const WINDOW_MARGIN = { ratio: 0.001, ms: 5 } as const;
+
+export interface LimiterSnapshot {
+  inFlight: number;
+  lastStart: number;
+  pausedUntil: number;
+  effectiveIntervalMs: number;
+  rateFactor: number;
+  crawlDelayMs: number;
+  starts: number;
+}
+
+/** Identifies one acquired request so its real dispatch and response times can be recorded. */
+export interface StartTicket {
+  readonly seq: number;
+  /** When the request was written to the socket (the acquire time until known). */
+  sentAt: number;
+}
+
+/** Ring buffer of the most recent `count` start times for one window. */
+class StartLog {
+  private readonly times: Float64Array;
+  private readonly seqs: Float64Array;
+  private filled = 0;
+  private next = 0;
+
+  constructor(readonly limit: WindowLimit) {
+    this.times = new Float64Array(limit.count);
+    this.seqs = new Float64Array(limit.count).fill(-1);
+  }
+
+  push(seq: number, at: number): void {
+    this.times[this.next] = at;
+    this.seqs[this.next] = seq;
+    this.next = (this.next + 1) % this.limit.count;
+    if (this.filled < this.limit.count) this.filled++;
+  }
+
+  /** Moves a start later when the request actually left later than planned. */
+  update(seq: number, at: number): void {
+    for (let i = 0; i < this.filled; i++) {
+      if (this.seqs[i] === seq) {
+        if (at > this.times[i]!) this.times[i] = at;
+        return;
+      }
+    }
+  }
+
+  /** Earliest time a new start keeps at most `count` starts in every window. */
+  readyAt(): number {
+    if (this.filled < this.limit.count) return -Infinity;
+    // The oldest of the last `count` starts must have left the window. The log
+    // is in push order, but dispatch-time updates can reorder values: take the min.
+    let oldest = Infinity;
+    for (let i = 0; i < this.filled; i++) oldest = Math.min(oldest, this.times[i]!);
+    const w = this.limit.windowMs;
+    return oldest + w + w * WINDOW_MARGIN.ratio + WINDOW_MARGIN.ms;
+  }
+
+  /** The last moment this log still constrains anything. */
+  horizon(): number {
+    let newest = -Infinity;
+    for (let i = 0; i < this.filled; i++) newest = Math.max(newest, this.times[i]!);
+    return newest + this.limit.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms;
+  }
+}
+
+export class HostLimiter {
+  private policy: LimiterPolicy;
+  private logs: StartLog[];
+  private inFlightCount = 0;
+  private lastStart = -Infinity;
+  private pausedUntilAt = -Infinity;
+  private crawlDelay = 0;
+  private serverGap = 0;
+  private serverGapUntil = -Infinity;
+  private factor = 1;
+  private nextJitter = 0;
+  private seq = 0;
+  /** Fastest request→response time seen on this host. */
+  private minRoundTrip = Infinity;
+
+  constructor(policy: LimiterPolicy, private readonly random: () => number = Math.random) {
+    this.policy = policy;
+    this.logs = policy.windows.map((w) => new StartLog(w));
+  }
+
+  /** The gap between starts in force at `now`, before margin and jitter. */
+  effectiveIntervalMs(now = -Infinity): number {
+    const server = now < this.serverGapUntil ? this.serverGap : 0;
+    return Math.max(this.policy.intervalMs / this.factor, this.crawlDelay, server);
+  }
+
+  readyAt(now: number): number {
+    if (this.inFlightCount >= this.policy.concurrency) return Infinity;
+    let at = this.pausedUntilAt;
+    const gap = this.effectiveIntervalMs(now);
+    if (gap > 0 && this.lastStart > -Infinity) {
+      at = Math.max(at, this.lastStart + gap + gap * GAP_MARGIN.ratio + GAP_MARGIN.ms + this.nextJitter);
+    }
+    for (const log of this.logs) at = Math.max(at, log.readyAt());
+    return at > now ? at : now;
+  }
+
+  /** Records a start at `now`. Callers must have seen `readyAt(now) <= now`. */
+  acquire(now: number): StartTicket {
+    const seq = ++this.seq;
+    this.inFlightCount++;
+    this.lastStart = Math.max(this.lastStart, now);
+    for (const log of this.logs) log.push(seq, now);
+    this.nextJitter = this.policy.jitterMs > 0 ? this.random() * this.policy.jitterMs : 0;
+    return { seq, sentAt: now };
+  }
+
+  /** The request actually left at `at` (>= its acquire time): time the gap from there. */
+  markDispatched(ticket: StartTicket, at: number): void {
+    ticket.sentAt = Math.max(ticket.sentAt, at);
+    this.moveStart(ticket, at);
+  }
+
+  /** Its response headers arrived at `at`: the server had the request no later than that, less a round trip. */
+  markResponded(ticket: StartTicket, at: number): void {
+    const roundTrip = Math.max(0, at - ticket.sentAt);
+    const latestArrival = at - (this.minRoundTrip === Infinity ? 0 : this.minRoundTrip);
+    this.minRoundTrip = Math.min(this.minRoundTrip, roundTrip);
+    this.moveStart(ticket, latestArrival);
+  }
+
+  private moveStart(ticket: StartTicket, at: number): void {
+    this.lastStart = Math.max(this.lastStart, at);
+    for (const log of this.logs) log.update(ticket.seq, at);
+  }
+
+  release(): void {
+    if (this.inFlightCount > 0) this.inFlightCount--;
+  }
+
+  get inFlight(): number {
+    return this.inFlightCount;
+  }
+
+  get concurrency(): number {
+    return this.policy.concurrency;
+  }
+
+  /** Server feedback: no request starts before `until` (never shortens an existing pause). */
+  pauseUntil(until: number): void {
+    this.pausedUntilAt = Math.max(this.pausedUntilAt, until);
+  }
+
+  get pausedUntil(): number {
+    return this.pausedUntilAt;
+  }
+
+  /**
+   * Server feedback: run at `factor` × the configured rate (0 < factor <= 1).
+   * The configured rate is a ceiling; the factor only ever slows the host.
+   */
+  setRateFactor(factor: number): void {
+    this.factor = Math.min(1, Math.max(factor, 1e-6));
+  }
+
+  get rateFactor(): number {
+    return this.factor;
+  }
+
+  /**
+   * Server feedback: a budget announced in RateLimit headers. Until `until`,
+   * starts are at least `gapMs` apart, so the budget lasts to its reset.
+   */
+  setServerGap(gapMs: number, until: number): void {
+    this.serverGap = Math.max(0, gapMs);
+    this.serverGapUntil = until;
+  }
+
+  /** robots.txt Crawl-delay as a floor on the gap (already capped by the caller). */
+  setCrawlDelay(ms: number): void {
+    this.crawlDelay = Math.max(0, ms);
+  }
+
+  /** True when forgetting this limiter changes nothing: nothing in flight, no pause, every gap and window elapsed. */
+  isIdle(now: number): boolean {
+    if (this.inFlightCount > 0 || this.pausedUntilAt > now || this.factor < 1 || this.serverGapUntil > now) return false;
+    const gap = this.effectiveIntervalMs(now);
+    if (this.lastStart + gap * (1 + GAP_MARGIN.ratio) + GAP_MARGIN.ms + this.nextJitter > now) return false;
+    return this.logs.every((log) => log.horizon() <= now);
+  }
+
+  snapshot(): LimiterSnapshot {
+    return {
+      inFlight: this.inFlightCount,
+      lastStart: this.lastStart,
+      pausedUntil: this.pausedUntilAt,
+      effectiveIntervalMs: this.effectiveIntervalMs(this.lastStart),
+      rateFactor: this.factor,
+      crawlDelayMs: this.crawlDelay,
+      starts: this.seq,
+    };
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * robots.txt per origin (RFC 9309 §2.3–2.4): fetched once, shared by every
+ * concurrent caller, cached for a TTL.
+ *
+ * How each answer is read:
+ * - 2xx: the body (its first `maxBytes`) is parsed.
+ * - 3xx: the Location is followed (relative to the current URL), each hop as
+ *   its own `fetchOne` so it pays that host's limits. A sixth redirect, a
+ *   missing or unusable Location: the file counts as unavailable, which RFC
+ *   9309 §2.3.1.2–3 lets us treat like a 4xx, so everything is allowed.
+ * - 429: NOT a 4xx here. It means "slow down", not "no file"; reading it as
+ *   allow-all would let a throttling server's pages be crawled unchecked, so it
+ *   counts as unreachable like a 5xx.
+ * - other 4xx: allow-all.
+ * - 5xx, other statuses, transport failures: unreachable, so the whole origin
+ *   is disallowed (§2.3.1.4) and retried after `unavailableRetryDelayMs`,
+ *   doubling, until `unavailableRetries` retries have failed; then given up
+ *   (`retryAt: null`). Unreachable results are not cached for the TTL.
+ * Time comes from the injected clock only.
+ */
+import type { Clock } from '../clock.js';
+import type { RobotsResponse, RobotsState } from './types.js';
+import { capRobotsText, MAX_ROBOTS_REDIRECTS, MIN_ROBOTS_BYTES, parseRobots, productToken } from './rules.js';
+
+const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface RobotsCacheOptions {
+  clock: Clock;
+  /** Our full User-Agent; only its product token (text before the first "/" or space, lowercased) picks the group. */
+  userAgent: string;
+  /** Body cap in bytes; rules past it are ignored, what was read is used. At least 500 KiB (RFC 9309 §2.5); settings default 512 KiB. */
+  maxBytes: number;
+  /** How long a parsed file or an allow-all answer is reused, in ms; more than 0, at most 24 h (RFC 9309 §2.4). */
+  cacheTtlMs: number;
+  /** Retries after a 5xx/429/network failure before the origin is given up; 0 = give up at the first failure. */
+  unavailableRetries: number;
+  /** Delay before the first retry in ms; each further retry waits twice as long. */
+  unavailableRetryDelayMs: number;
+  /** Performs ONE request for a robots.txt URL (no redirect following) through that URL's host limits. May reject with an Error carrying a string `code`. */
+  fetchOne(url: string): Promise<RobotsResponse>;
+}
+
+interface Entry {
+  state?: RobotsState;
+  /** Consecutive failed attempts; reset by any answer that is not "unreachable". */
+  failures: number;
+  inflight?: Promise<RobotsState>;
+}
+
+type Outcome = RobotsState | { kind: 'unreachable'; reason: string };
+
+function invalidOption(name: string, expected: string, value: unknown): TypeError {
+  const error = new TypeError(`Expected \`${name}\` to be ${expected}, got ${String(value)}`);
+  return Object.assign(error, { code: 'ERR_INVALID_ARG_VALUE' });
+}
+
+function validate(opts: RobotsCacheOptions): void {
+  if (productToken(opts.userAgent) === '') throw invalidOption('userAgent', 'a string starting with a product token', JSON.stringify(opts.userAgent));
+  if (!Number.isInteger(opts.maxBytes) || opts.maxBytes < MIN_ROBOTS_BYTES) {
+    throw invalidOption('maxBytes', `an integer of at least ${MIN_ROBOTS_BYTES} (500 KiB)`, opts.maxBytes);
+  }
+  if (!(opts.cacheTtlMs > 0 && opts.cacheTtlMs <= MAX_TTL_MS)) throw invalidOption('cacheTtlMs', `a number of milliseconds above 0 and at most ${MAX_TTL_MS} (24 h)`, opts.cacheTtlMs);
+  if (!Number.isInteger(opts.unavailableRetries) || opts.unavailableRetries < 0) throw invalidOption('unavailableRetries', 'an integer from 0 and up', opts.unavailableRetries);
+  if (!(opts.unavailableRetryDelayMs >= 0 && Number.isFinite(opts.unavailableRetryDelayMs))) {
+    throw invalidOption('unavailableRetryDelayMs', 'a finite number of milliseconds from 0 and up', opts.unavailableRetryDelayMs);
+  }
+}
+
+/** "http://host:port" for an origin or any URL on it (default ports dropped, as URL.origin does); null if not http(s). */
+function originKey(origin: string): string | null {
+  try {
+    const url = new URL(origin);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'FETCH_FAILED';
+}
+
+export class RobotsCache {
+  private readonly opts: RobotsCacheOptions;
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(opts: RobotsCacheOptions) {
+    validate(opts);
+    this.opts = opts;
+  }
+
+  /** Synchronous look-up: the current state for an origin, or undefined if never fetched / expired / due for a retry. */
+  peek(origin: string): RobotsState | undefined {
+    const key = originKey(origin);
+    const state = key === null ? undefined : this.entries.get(key)?.state;
+    if (!state) return undefined;
+    const now = this.opts.clock.now();
+    if (state.kind === 'unavailable') return state.retryAt === null || now < state.retryAt ? state : undefined;
+    return now < state.expiresAt ? state : undefined;
+  }
+
+  /** Fetches (once; concurrent callers share one in-flight promise) if peek() would return undefined, and resolves to the state. Never rejects. */
+  load(origin: string): Promise<RobotsState> {
+    const key = originKey(origin);
+    if (key === null) {
+      return Promise.resolve({ kind: 'unavailable', reason: `not an http(s) origin: ${origin}`, retryAt: null, attempts: 0 });
+    }
+    const current = this.peek(key);
+    if (current) return Promise.resolve(current);
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = { failures: 0 };
+      this.entries.set(key, entry);
+    }
+    if (entry.inflight) return entry.inflight;
+    const settled = entry;
+    settled.inflight = this.fetchRobots(key)
+      .catch((err: unknown): Outcome => ({ kind: 'unreachable', reason: `robots.txt handling failed: ${String(err)}` }))
+      .then((outcome) => {
+        const state = this.settle(settled, outcome);
+        settled.inflight = undefined;
+        return state;
+      });
+    return settled.inflight;
+  }
+
+  /** Number of origins cached, for the summary. */
+  size(): number {
+    let count = 0;
+    for (const entry of this.entries.values()) if (entry.state) count++;
+    return count;
+  }
+
+  private settle(entry: Entry, outcome: Outcome): RobotsState {
+    if (outcome.kind !== 'unreachable') {
+      entry.failures = 0;
+      entry.state = outcome;
+      return outcome;
+    }
+    const attempts = entry.failures + 1;
+    const { unavailableRetries, unavailableRetryDelayMs, clock } = this.opts;
+    const givenUp = attempts > unavailableRetries;
+    const state: RobotsState = {
+      kind: 'unavailable',
+      reason: givenUp && attempts > 1 ? `${outcome.reason}; gave up after ${attempts} attempts` : outcome.reason,
+      retryAt: givenUp ? null : clock.now() + unavailableRetryDelayMs * 2 ** (attempts - 1),
+      attempts,
+    };
+    entry.failures = attempts;
+    entry.state = state;
+    return state;
+  }
+
+  /** Requests robots.txt for `origin`, following redirects, and classifies the answer. */
+  private async fetchRobots(origin: string): Promise<Outcome> {
+    const first = `${origin}/robots.txt`;
+    let url = first;
+    for (let hop = 0; ; hop++) {
+      const where = url === first ? 'robots.txt' : `robots.txt (via redirect to ${url})`;
+      let res: RobotsResponse;
+      try {
+        res = await this.opts.fetchOne(url);
+      } catch (err) {
+        return { kind: 'unreachable', reason: `${where} could not be fetched: ${errorCode(err)}` };
+      }
+      const { status } = res;
+      if (status >= 200 && status < 300) return this.parse(url, res);
+      if (status >= 300 && status < 400) {
+        if (hop === MAX_ROBOTS_REDIRECTS) return this.allowAll(`robots.txt redirected more than ${MAX_ROBOTS_REDIRECTS} times`);
+        const next = res.location === null ? null : resolveLocation(res.location, url);
+        if (next === null) return this.allowAll(`${where} answered ${status} without a usable Location`);
+        url = next;
+        continue;
+      }
+      if (status === 429) return { kind: 'unreachable', reason: `${where} answered 429 (treated as unreachable)` };
+      if (status >= 400 && status < 500) return this.allowAll(`${where} answered ${status}`);
+      return { kind: 'unreachable', reason: `${where} answered ${status}` };
+    }
+  }
+
+  private parse(url: string, res: RobotsResponse): RobotsState {
+    const { text } = capRobotsText(res.body ?? '', this.opts.maxBytes, res.truncated);
+    return parseRobots(url, text, this.opts.userAgent, this.opts.clock.now(), this.opts.cacheTtlMs);
+  }
+
+  private allowAll(reason: string): RobotsState {
+    const now = this.opts.clock.now();
+    return { kind: 'allow-all', fetchedAt: now, expiresAt: now + this.opts.cacheTtlMs, reason };
+  }
+}
+
+/** Resolves a Location header against the URL that sent it; null unless it yields an http(s) URL. */
+function resolveLocation(location: string, base: string): string | null {
+  try {
+    const url = new URL(location, base);
+    url.hash = '';
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * robots.txt between the frontier and the scheduler: for the URL a host would
+ * fetch next, says go, skip (with the deciding rule), or wait — never waits
+ * itself. A missing robots.txt is loaded once per origin (through the host's
+ * limits, by the cache's fetchOne); the hosts waiting on it are woken when it
+ * arrives. Crawl-delay is applied to the host's limiter as a floor, capped.
+ */
+import type { Clock } from '../clock.js';
+import type { HostLimiter } from '../politeness/host-limiter.js';
+import type { RobotsCache } from './cache.js';
+import type { RobotsState } from './types.js';
+import type { HostPolicy, SkipReason } from '../types.js';
+import { originOf } from '../parse/url.js';
+
+export type GateVerdict = { kind: 'go' } | { kind: 'skip'; reason: SkipReason; detail?: string } | { kind: 'wait'; until: number };
+
+export interface RobotsGateOptions {
+  cache: RobotsCache;
+  clock: Clock;
+  limiter(key: string): HostLimiter;
+  policyFor(key: string): HostPolicy;
+  /** The host may go on: robots.txt it waited for has arrived. */
+  wake(key: string): void;
+  /** A robots.txt load finished (the crawl may be done now). */
+  settled(): void;
+  note(key: string, message: string): void;
+  warn(message: string): void;
+}
+
+const GO: GateVerdict = { kind: 'go' };
+
+export class RobotsGate {
+  /** origin → host keys waiting on its robots.txt */
+  private readonly loading = new Map<string, Set<string>>();
+  private readonly crawlDelaySeen = new WeakSet<object>();
+
+  constructor(private readonly opts: RobotsGateOptions) {}
+
+  /** robots.txt loads under way. */
+  get pending(): number {
+    return this.loading.size;
+  }
+
+  check(url: string, key: string): GateVerdict {
+    const origin = originOf(url);
+    const state = this.opts.cache.peek(origin);
+    if (!state) {
+      this.load(origin, key);
+      return { kind: 'wait', until: Infinity };
+    }
+    switch (state.kind) {
+      case 'allow-all':
+        return GO;
+      case 'unavailable':
+        if (state.retryAt !== null) return { kind: 'wait', until: state.retryAt };
+        return { kind: 'skip', reason: 'robots-unavailable', detail: state.reason };
+      case 'rules': {
+        this.applyCrawlDelay(key, state);
+        if (state.isAllowed(url)) return GO;
+        return { kind: 'skip', reason: 'robots', detail: state.explain(url).rule ?? undefined };
+      }
+    }
+  }
+
+  private load(origin: string, key: string): void {
+    const waiting = this.loading.get(origin);
+    if (waiting) {
+      waiting.add(key);
+      return;
+    }
+    const waiters = new Set([key]);
+    this.loading.set(origin, waiters);
+    void this.opts.cache.load(origin).then((state) => {
+      this.loading.delete(origin);
+      if (state.kind === 'unavailable') {
+        const when = state.retryAt === null ? 'giving up on it' : `retrying in ${Math.round((state.retryAt - this.opts.clock.now()) / 1000)}s`;
+        this.opts.warn(`${origin}/robots.txt unavailable (${state.reason}); not crawling that host until it answers, ${when}`);
+      }
+      for (const k of waiters) this.opts.wake(k);
+      this.opts.settled();
+    });
+  }
+
+  private applyCrawlDelay(key: string, state: RobotsState & { kind: 'rules' }): void {
+    if (this.crawlDelaySeen.has(state)) return;
+    this.crawlDelaySeen.add(state);
+    const policy = this.opts.policyFor(key);
+    if (state.crawlDelayMs === null || !policy.respectCrawlDelay) return;
+    let delay = state.crawlDelayMs;
+    if (delay > policy.maxCrawlDelayMs) {
+      this.opts.note(key, `robots.txt Crawl-delay ${delay / 1000}s capped to ${policy.maxCrawlDelayMs / 1000}s`);
+      delay = policy.maxCrawlDelayMs;
+    }
+    this.opts.limiter(key).setCrawlDelay(delay);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The shapes robots handling shares: what robots.txt says about an origin,
+ * why a URL is (dis)allowed, and the part of a response robots code reads.
+ * Its own module so the cache, the rules and the gate import it without
+ * importing each other.
+ */
+
+/** Why a URL is (dis)allowed: the deciding line of the robots.txt, for skip records and `crawl check`. */
+export interface RobotsExplanation {
+  allowed: boolean;
+  /** The deciding rule as written, e.g. "Disallow: /private"; null when no rule matched (allowed by default). */
+  rule: string | null;
+  /** 1-based line number of `rule` in the robots.txt; null when no line decided. */
+  line: number | null;
+  /** The user-agent line of the group used, e.g. "User-agent: mybot"; null when no group applies. */
+  group: string | null;
+}
+
+/** What robots.txt says about one origin. */
+export type RobotsState =
+  | {
+      kind: 'rules';
+      /** Clock time (`Clock.now()`) the rules were fetched. */
+      fetchedAt: number;
+      /** Clock time after which the rules are stale and refetched. */
+      expiresAt: number;
+      /**
+       * Whether our product token may fetch `url`. Only the path and query are
+       * matched: the caller picks the state for the URL's origin.
+       */
+      isAllowed(url: string): boolean;
+      explain(url: string): RobotsExplanation;
+      /** Crawl-delay of the chosen group in milliseconds; null if absent or invalid. */
+      crawlDelayMs: number | null;
+      /** The robots.txt URL whose body was parsed (the last hop of a redirect chain). */
+      source: string;
+    }
+  | {
+      kind: 'allow-all';
+      fetchedAt: number;
+      expiresAt: number;
+      /** e.g. "robots.txt answered 404". */
+      reason: string;
+    }
+  | {
+      /** RFC 9309 §2.3.1.4 "unreachable": the whole origin is disallowed until a retry succeeds. */
+      kind: 'unavailable';
+      reason: string;
+      /** Clock time of the next attempt; null once the retries are used up (given up for this crawl). */
+      retryAt: number | null;
+      /** Failed fetch attempts so far, the first one included. */
+      attempts: number;
+    };
+
+/**
+ * The part of the fetcher's `FetchResult` that robots handling reads. Declared
+ * structurally so the fetcher's result type satisfies it without an import.
+ */
+export interface RobotsResponse {
+  /** The URL requested (redirects are not followed by the fetcher). */
+  url: string;
+  status: number;
+  /** The raw Location header, possibly relative; null if absent. */
+  location: string | null;
+  /** Decoded body text; null when there is none. */
+  body: string | null;
+  /** The body was cut at the fetcher's byte cap. */
+  truncated: boolean;
+}

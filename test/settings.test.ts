@@ -1,0 +1,464 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, buildSettings, formatPath, loadConfigFile, validateConfig, type CliOverrides } from '../src/config/settings.js';
+import { renderConfigJsonSchema } from '../src/config/file-schema.js';
+import { VERSION } from '../src/version.js';
+import { problemsOf } from './support/config-problems.js';
+
+const rootFile = (name: string) => fileURLToPath(new URL(`../${name}`, import.meta.url));
+
+async function problemsOfAsync(promise: Promise<unknown>): Promise<string[]> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('validateConfig', () => {
+  it('fills every default from an empty object', () => {
+    const config = validateConfig({});
+    expect(config).toMatchObject({
+      concurrency: 16,
+      hostKey: 'host',
+      scope: 'host',
+      include: [],
+      exclude: [],
+      timeout: { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 },
+      maxBody: 10 * 1024 * 1024,
+      maxRedirects: 10,
+      maxUrlLength: 2048,
+      respectNofollow: true,
+      robots: { enabled: true, maxSize: 512 * 1024, cacheTtl: 86_400_000, unavailableRetries: 2, unavailableRetryDelay: 5000 },
+      defaults: {
+        rate: { intervalMs: 1000, label: '1/s' },
+        limits: [],
+        concurrency: 2,
+        jitterMs: 0,
+        crawlDelay: 'floor',
+        maxCrawlDelayMs: 30_000,
+      },
+      domains: {},
+    });
+    // Exact, not toMatchObject: the defaults' transform is cast to PolicyFields, so
+    // only this catches a field the schema forgets to fill.
+    expect(config.defaults).toStrictEqual({
+      rate: { intervalMs: 1000, label: '1/s' },
+      limits: [],
+      concurrency: 2,
+      jitterMs: 0,
+      crawlDelay: 'floor',
+      maxCrawlDelayMs: 30_000,
+      retries: 2,
+      retryStatuses: [500, 502, 504],
+      backoffBaseMs: 1000,
+      backoffCapMs: 60_000,
+      throttleStatuses: [429, 503],
+      maxRetryAfterMs: 600_000,
+      throttleRetries: 10,
+      adaptive: true,
+      hostFailurePause: 5,
+      hostFailureGiveUp: 15,
+    });
+    expect(config.maxDepth).toBeUndefined();
+    expect(config.maxPages).toBeUndefined();
+    expect(config.userAgent).toBeUndefined();
+  });
+
+  it('normalises units, regexes and domain keys', () => {
+    const config = validateConfig({
+      timeout: '5s',
+      maxBody: '1MB',
+      include: ['^https://example\\.com/docs/'],
+      robots: { cacheTtl: '1h' },
+      defaults: { rate: '500ms', limits: ['100/min'], jitter: '1.5s' },
+      domains: { 'Bücher.de': { rate: '2/s' }, '*.Example.com': { concurrency: 3 }, $comment: 'not a host' },
+    });
+    expect(config.timeout).toEqual({ connectMs: 5000, headersMs: 5000, bodyMs: 5000 });
+    expect(config.maxBody).toBe(1_000_000);
+    expect(config.include[0]).toBeInstanceOf(RegExp);
+    expect(config.include[0]!.test('https://example.com/docs/a')).toBe(true);
+    expect(config.robots.cacheTtl).toBe(3_600_000);
+    expect(config.defaults).toMatchObject({ rate: { intervalMs: 500 }, limits: [{ count: 100, windowMs: 60_000 }], jitterMs: 1500 });
+    expect(config.domains).toEqual({
+      'xn--bcher-kva.de': { rate: { intervalMs: 500, label: '2/s' } },
+      '*.example.com': { concurrency: 3 },
+    });
+  });
+
+  it('fills unset timeout phases from their defaults', () => {
+    expect(validateConfig({ timeout: { connect: '2s' } }).timeout).toEqual({ connectMs: 2000, headersMs: 30_000, bodyMs: 30_000 });
+  });
+
+  it('reports every problem in one pass, each at its path', () => {
+    const problems = problemsOf(() =>
+      validateConfig(
+        {
+          concurrency: 0,
+          hostKey: 'ip',
+          timeout: { connect: 'soon', headers: '0s' },
+          maxBody: '10K',
+          include: ['ok', '(unclosed'],
+          robots: { cacheTtl: '48h', enabled: 'yes', maxSize: '100KiB' },
+          defaults: { rate: 'fast', limits: ['100/min', '1.5/min'] },
+          domains: {
+            'a.com': { rate: 'fast', concurrency: 1.5 },
+            'bad key': { rate: '1/s' },
+          },
+        },
+        'crawler.config.json',
+      ),
+    );
+    expect(problems.sort()).toEqual(
+      [
+        'crawler.config.json: concurrency: expected an integer from 1 to 1000, got 0',
+        'crawler.config.json: hostKey: expected one of "host", "domain", got "ip"',
+        'crawler.config.json: timeout.connect: expected a duration like "30s" or "500ms", got "soon"',
+        'crawler.config.json: timeout.headers: expected a duration greater than zero, got "0s"',
+        'crawler.config.json: maxBody: expected a size like "10MiB", "500KB" or a number of bytes, got "10K"',
+        'crawler.config.json: include[1]: invalid regular expression "(unclosed": Unterminated group',
+        'crawler.config.json: robots.enabled: expected true or false, got "yes"',
+        'crawler.config.json: robots.cacheTtl: expected a duration of at most 24h, got "48h"',
+        'crawler.config.json: robots.maxSize: expected at least 500KiB (RFC 9309 §2.5), got "100KiB"',
+        'crawler.config.json: defaults.rate: expected a rate like "2/s", "30/min" or "500ms", got "fast"',
+        'crawler.config.json: defaults.limits[1]: expected a window like "100/min" or "2000/h", got "1.5/min" (the count must be a whole number of requests, at least 1)',
+        'crawler.config.json: domains["a.com"].rate: expected a rate like "2/s", "30/min" or "500ms", got "fast"',
+        'crawler.config.json: domains["a.com"].concurrency: expected an integer from 1 to 1000, got 1.5',
+        'crawler.config.json: domains["bad key"]: expected a hostname like "example.com", "example.com:8080" or "*.example.com", got "bad key"',
+      ].sort(),
+    );
+  });
+
+  it('rejects unknown keys at every level, with a hint for near misses', () => {
+    const problems = problemsOf(() =>
+      validateConfig(
+        {
+          concurency: 4,
+          rate: '2/s',
+          timeout: { conect: '1s' },
+          robots: { enabled: true, ttl: '1h' },
+          defaults: { rate: '1/s', $schema: 'x' },
+          domains: { 'a.com': { rates: '2/s' } },
+        },
+        'c.json',
+      ),
+    );
+    expect(problems.sort()).toEqual(
+      [
+        'c.json: concurency: unknown key (did you mean "concurrency"?)',
+        'c.json: rate: unknown key ("rate" belongs in "defaults" or a "domains" entry)',
+        'c.json: timeout.conect: unknown key (did you mean "connect"?)',
+        'c.json: robots.ttl: unknown key',
+        'c.json: defaults.$schema: unknown key',
+        'c.json: domains["a.com"].rates: unknown key (did you mean "rate"?)',
+      ].sort(),
+    );
+  });
+
+  it('accepts $comment in every object and $schema at the top', () => {
+    const note = { $comment: 'why' };
+    expect(() =>
+      validateConfig({
+        ...note,
+        $schema: './crawler.config.schema.json',
+        timeout: { ...note },
+        robots: { ...note },
+        defaults: { ...note, backoff: { ...note }, hostFailures: { ...note } },
+        domains: { ...note, 'a.com': { ...note, backoff: { ...note }, hostFailures: { ...note } } },
+      }),
+    ).not.toThrow();
+    expect(problemsOf(() => validateConfig({ $comment: 5 }, 'c.json'))).toEqual(['c.json: $comment: expected a string, got 5']);
+  });
+
+  it.each<[unknown, string]>([
+    [[], 'c.json: expected a JSON object at the top level, got an array'],
+    [null, 'c.json: expected a JSON object at the top level, got null'],
+    ['{}', 'c.json: expected a JSON object at the top level, got "{}"'],
+    [{ defaults: [] }, 'c.json: defaults: expected an object, got an array'],
+    [{ include: 'x' }, 'c.json: include: expected a list of regular expressions, got "x"'],
+    [{ timeout: true }, 'c.json: timeout: expected a duration like "30s" or an object with connect/headers/body, got true'],
+    [{ timeout: 'abc' }, 'c.json: timeout: expected a duration like "30s" or "500ms", got "abc"'],
+    [{ userAgent: 'bad\nagent' }, 'c.json: userAgent: expected printable ASCII starting with a product token like "mybot/1.0", got "bad\\nagent"'],
+    [{ maxPages: 0 }, 'c.json: maxPages: expected an integer >= 1, got 0'],
+    [{ maxDepth: -1 }, 'c.json: maxDepth: expected an integer >= 0, got -1'],
+  ])('rejects %j', (raw, problem) => {
+    expect(problemsOf(() => validateConfig(raw, 'c.json'))).toEqual([problem]);
+  });
+});
+
+describe('formatPath', () => {
+  it.each<[PropertyKey[], string]>([
+    [['concurrency'], 'concurrency'],
+    [['robots', 'maxSize'], 'robots.maxSize'],
+    [['include', 2], 'include[2]'],
+    [['domains', 'a.com', 'limits', 0], 'domains["a.com"].limits[0]'],
+    [['domains', 'localhost', 'rate'], 'domains["localhost"].rate'],
+  ])('%j → %s', (path, text) => {
+    expect(formatPath(path)).toBe(text);
+  });
+});
+
+describe('loadConfigFile', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'crawl-config-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads, parses and validates a file, tolerating a byte-order mark', async () => {
+    const file = join(dir, 'ok.json');
+    await writeFile(file, '\uFEFF{ "concurrency": 4, "defaults": { "rate": "2/s" } }');
+    const config = await loadConfigFile(file);
+    expect(config.concurrency).toBe(4);
+    expect(config.defaults.rate.intervalMs).toBe(500);
+  });
+
+  it('names the file and the line and column of a JSON syntax error', async () => {
+    const file = join(dir, 'broken.json');
+    await writeFile(file, '{\n  "concurrency": 4,\n  "scope": "host"\n  "maxPages": 3\n}\n');
+    const problems = await problemsOfAsync(loadConfigFile(file));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(new RegExp(`^${file.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')}: invalid JSON at line 4, column 3: `));
+  });
+
+  it('reports an empty file at its end', async () => {
+    const file = join(dir, 'empty.json');
+    await writeFile(file, '');
+    expect(await problemsOfAsync(loadConfigFile(file))).toEqual([`${file}: invalid JSON at line 1, column 1: Unexpected end of JSON input`]);
+  });
+
+  it('reports a missing file and a directory without a stack of noise', async () => {
+    const missing = join(dir, 'nope.json');
+    expect(await problemsOfAsync(loadConfigFile(missing))).toEqual([`${missing}: cannot read config: file not found`]);
+    expect(await problemsOfAsync(loadConfigFile(dir))).toEqual([`${dir}: cannot read config: is a directory, not a file`]);
+  });
+
+  it('prefixes validation problems with the path as given', async () => {
+    const file = join(dir, 'bad.json');
+    await writeFile(file, JSON.stringify({ domains: { 'a.com': { rate: 'fast' } } }));
+    expect(await problemsOfAsync(loadConfigFile(file))).toEqual([
+      `${file}: domains["a.com"].rate: expected a rate like "2/s", "30/min" or "500ms", got "fast"`,
+    ]);
+  });
+});
+
+describe('buildSettings', () => {
+  it('uses the built-in defaults with no file and no flags', () => {
+    const settings = buildSettings(undefined, {});
+    expect(settings).toMatchObject({
+      userAgent: `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`,
+      concurrency: 16,
+      hostKey: 'host',
+      maxDepth: Infinity,
+      maxPages: Infinity,
+      scope: 'host',
+      timeouts: { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 },
+      maxBodyBytes: 10 * 1024 * 1024,
+      maxUrlLength: 2048,
+      maxRedirects: 10,
+      robots: { enabled: true, maxBytes: 524_288, cacheTtlMs: 86_400_000, unavailableRetries: 2, unavailableRetryDelayMs: 5000 },
+      respectNofollow: true,
+      emitSkipped: false,
+      emitLinks: false,
+    });
+    expect(settings.policyFor('example.com')).toMatchObject({ matched: 'defaults', intervalMs: 1000, concurrency: 2 });
+  });
+
+  const file = validateConfig({
+    userAgent: 'filebot/1.0',
+    concurrency: 8,
+    maxDepth: 3,
+    maxPages: 50,
+    scope: 'domain',
+    include: ['file-include'],
+    exclude: ['file-exclude'],
+    timeout: { connect: '1s', headers: '2s', body: '3s' },
+    maxBody: '1MB',
+    robots: { enabled: true },
+    defaults: { rate: '4/s', concurrency: 3 },
+    domains: {
+      'own.test': { rate: '10/s', concurrency: 5 },
+      'inherits.test': { jitter: '100ms' },
+    },
+  });
+
+  it('takes the file over the defaults', () => {
+    const settings = buildSettings(file, {});
+    expect(settings).toMatchObject({
+      userAgent: 'filebot/1.0',
+      concurrency: 8,
+      maxDepth: 3,
+      maxPages: 50,
+      scope: 'domain',
+      timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 3000 },
+      maxBodyBytes: 1_000_000,
+    });
+    expect(settings.include.map(String)).toEqual(['/file-include/']);
+    expect(settings.policyFor('other.test')).toMatchObject({ matched: 'defaults', intervalMs: 250, concurrency: 3 });
+  });
+
+  it('takes flags over the file', () => {
+    const cli: CliOverrides = {
+      userAgent: 'clibot/2.0',
+      concurrency: '32',
+      maxDepth: '0',
+      maxPages: 7,
+      scope: 'any',
+      include: ['cli-include'],
+      exclude: [],
+      timeout: '9s',
+      maxBody: '2KiB',
+      robots: false,
+      emitSkipped: true,
+      links: true,
+    };
+    const settings = buildSettings(file, cli);
+    expect(settings).toMatchObject({
+      userAgent: 'clibot/2.0',
+      concurrency: 32,
+      maxDepth: 0,
+      maxPages: 7,
+      scope: 'any',
+      exclude: [],
+      timeouts: { connectMs: 9000, headersMs: 9000, bodyMs: 9000 },
+      maxBodyBytes: 2048,
+      robots: { enabled: false },
+      emitSkipped: true,
+      emitLinks: true,
+    });
+    expect(settings.include.map(String)).toEqual(['/cli-include/']);
+  });
+
+  it('applies --rate and --host-concurrency to defaults and to entries without their own value', () => {
+    const settings = buildSettings(file, { rate: '20/s', hostConcurrency: '6' });
+    // no entry: the flags
+    expect(settings.policyFor('other.test')).toMatchObject({ matched: 'defaults', intervalMs: 50, rateLabel: '20/s', concurrency: 6 });
+    // an entry that sets neither: the flags, plus its own jitter
+    expect(settings.policyFor('inherits.test')).toMatchObject({ intervalMs: 50, concurrency: 6, jitterMs: 100 });
+    // an entry's explicit values still win
+    expect(settings.policyFor('own.test')).toMatchObject({ intervalMs: 100, rateLabel: '10/s', concurrency: 5 });
+  });
+
+  it('resolves server feedback per field: entry, else defaults, else built-in', () => {
+    const settings = buildSettings(
+      validateConfig({
+        defaults: { retries: 4, backoff: { cap: '2m' } },
+        domains: { 'a.test': { backoff: { base: '5s' }, hostFailures: { pause: 2 }, throttleStatuses: [429] } },
+      }),
+      {},
+    );
+    expect(settings.policyFor('a.test')).toMatchObject({
+      retries: 4, // defaults
+      backoffBaseMs: 5000, // entry
+      backoffCapMs: 120_000, // defaults
+      hostFailurePause: 2, // entry
+      hostFailureGiveUp: 15, // built-in
+      throttleStatuses: [429], // entry
+      retryStatuses: [500, 502, 504], // built-in
+      maxRetryAfterMs: 600_000, // built-in
+    });
+    expect(settings.policyFor('b.test')).toMatchObject({ matched: 'defaults', retries: 4, backoffBaseMs: 1000, backoffCapMs: 120_000 });
+  });
+
+  it('names every bad flag at once', () => {
+    const problems = problemsOf(() =>
+      buildSettings(file, {
+        concurrency: 'lots',
+        rate: 'fast',
+        hostConcurrency: '0',
+        maxDepth: '-1',
+        maxPages: '1.5',
+        scope: 'world',
+        include: ['ok', '('],
+        timeout: '0s',
+        maxBody: 'big',
+        userAgent: '',
+      }),
+    );
+    expect(problems.sort()).toEqual(
+      [
+        '--concurrency: expected an integer from 1 to 1000, got "lots"',
+        '--rate: expected a rate like "2/s", "30/min" or "500ms", got "fast"',
+        '--host-concurrency: expected an integer from 1 to 1000, got 0',
+        '--max-depth: expected an integer >= 0, got -1',
+        '--max-pages: expected an integer >= 1, got "1.5"',
+        '--scope: expected one of "host", "domain", "any", got "world"',
+        '--include: invalid regular expression "(": Unterminated group',
+        '--timeout: expected a duration greater than zero, got "0s"',
+        '--max-body: expected a size like "10MiB", "500KB" or a number of bytes, got "big"',
+        '--user-agent: expected printable ASCII starting with a product token like "mybot/1.0", got ""',
+      ].sort(),
+    );
+  });
+});
+
+describe('crawler.config.example.json', () => {
+  it('loads and resolves the demo hosts as documented', async () => {
+    const settings = buildSettings(await loadConfigFile(rootFile('crawler.config.example.json')), {});
+    const policy = (host: string) => settings.policyFor(host);
+
+    expect(policy('news.localhost:4321')).toMatchObject({ matched: 'news.localhost', rateLabel: '5/s', intervalMs: 200, concurrency: 2, windows: [] });
+    expect(policy('shop.localhost')).toMatchObject({
+      matched: 'shop.localhost',
+      intervalMs: 500,
+      concurrency: 1,
+      windows: [{ count: 30, windowMs: 60_000, label: '30/min' }],
+    });
+    expect(policy('docs.localhost')).toMatchObject({ matched: 'docs.localhost', intervalMs: 100, concurrency: 4 });
+    expect(policy('blog.localhost')).toMatchObject({ matched: '*.localhost', rateLabel: '3/s', concurrency: 2 });
+    expect(policy('localhost')).toMatchObject({ matched: '*.localhost' });
+    expect(policy('www.example.com')).toMatchObject({ matched: '*.example.com', intervalMs: 2000, jitterMs: 250, maxCrawlDelayMs: 10_000 });
+    expect(policy('staging.example.com:8443')).toMatchObject({ matched: 'staging.example.com:8443', intervalMs: 0, respectCrawlDelay: false });
+    expect(policy('elsewhere.test')).toMatchObject({ matched: 'defaults', rateLabel: '1/s', intervalMs: 1000, concurrency: 2 });
+    // Server feedback: the defaults as written, the shop's own pause cap and backoff base.
+    expect(policy('elsewhere.test')).toMatchObject({
+      retries: 2,
+      retryStatuses: [500, 502, 504],
+      backoffBaseMs: 1000,
+      backoffCapMs: 60_000,
+      throttleStatuses: [429, 503],
+      maxRetryAfterMs: 600_000,
+      throttleRetries: 10,
+      adaptive: true,
+      hostFailurePause: 5,
+      hostFailureGiveUp: 15,
+    });
+    expect(policy('shop.localhost')).toMatchObject({ maxRetryAfterMs: 30_000, throttleRetries: 20, backoffBaseMs: 2000, backoffCapMs: 60_000 });
+    expect(policy('staging.example.com:8443')).toMatchObject({
+      retryStatuses: [500, 502, 503, 504],
+      throttleStatuses: [429],
+      adaptive: false,
+      hostFailurePause: 2,
+      hostFailureGiveUp: 4,
+    });
+    // The demo web has about 60 pages; the caps must not cut it short.
+    expect(settings.maxPages).toBeGreaterThanOrEqual(200);
+  });
+
+  it('points editors at the committed schema, whose key pattern accepts its domain keys', async () => {
+    const example = JSON.parse(await readFile(rootFile('crawler.config.example.json'), 'utf8')) as {
+      $schema: string;
+      domains: Record<string, unknown>;
+    };
+    expect(example.$schema).toBe('./crawler.config.schema.json');
+    const schema = JSON.parse(await readFile(rootFile('crawler.config.schema.json'), 'utf8')) as {
+      properties: { domains: { propertyNames: { pattern: string } } };
+    };
+    const keyPattern = new RegExp(schema.properties.domains.propertyNames.pattern);
+    for (const key of Object.keys(example.domains)) expect(keyPattern.test(key), key).toBe(true);
+    for (const bad of ['https://example.com', 'bad key', '**.example.com']) expect(keyPattern.test(bad), bad).toBe(false);
+  });
+});
+
+describe('crawler.config.schema.json', () => {
+  it('is what the zod schema generates (run `npm run schema` after changing config-schema.ts)', async () => {
+    expect(await readFile(rootFile('crawler.config.schema.json'), 'utf8')).toBe(renderConfigJsonSchema());
+  });
+});

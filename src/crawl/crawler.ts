@@ -10,21 +10,23 @@
  */
 import type { Clock } from '../clock.js';
 import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';
-import { MemoryFrontier, type Frontier, type FrontierEntry } from '../store/memory-frontier.js';
 import { backoffDelay } from '../politeness/backoff.js';
 import { HostFeedback } from '../politeness/server-feedback.js';
+import { HostTable, type JobContext } from '../politeness/host-state.js';
 import { FetchError } from '../fetch/fetch-error.js';
 import { pageOutcome } from './page-outcome.js';
-import { RetryQueue } from '../store/retry-queue.js';
-import { RobotsCache, productToken } from '../robots/index.js';
-import { RobotsGate } from '../robots/gate.js';
-import { Scheduler, type JobContext, type TakeResult } from './scheduler.js';
+import { RobotsCache, RobotsGate, productToken } from '../robots/index.js';
+import { Scheduler, type TakeResult } from './scheduler.js';
+import { DueTimer } from './due-timer.js';
 import { createScope } from '../parse/scope.js';
 import type { CrawlSettings, ErrorCode, HostPolicy, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKeyOf } from '../parse/url.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, type CrawlStats } from '../output/summary.js';
+import { after, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/crawl-store.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { settingsFingerprint } from './fingerprint.js';
 
 export interface CrawlerOptions {
   settings: CrawlSettings;
@@ -34,7 +36,8 @@ export interface CrawlerOptions {
   fetcher: Fetcher;
   sink: RecordSink;
   log?: { info(msg: string): void; warn(msg: string): void };
-  frontier?: Frontier;
+  /** Where the crawl's state lives. @default a new MemoryStore */
+  store?: CrawlStore;
   random?: () => number;
 }
 
@@ -44,29 +47,38 @@ export interface CrawlerOptions {
  * page timeout on every attempt.
  */
 export const ROBOTS_TIMEOUT_MS = 10_000;
-/** Transport failures worth another try: the host may be restarting or overloaded. */
-const RETRYABLE_CODES = new Set<ErrorCode>(['CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE']);
 
 export class Crawler {
   readonly stats: CrawlStats;
   private readonly settings: CrawlSettings;
   private readonly clock: Clock;
-  private readonly frontier: Frontier;
-  private readonly scheduler: Scheduler;
+  private readonly store: CrawlStore;
+  private readonly hosts: HostTable;
+  private readonly scheduler: Scheduler<HostPolicy>;
   private readonly robots: RobotsGate;
   private readonly inScope: ReturnType<typeof createScope>;
   private readonly feedback: HostFeedback;
-  private readonly retries: RetryQueue<{ key: string; entry: FrontierEntry }>;
-  private readonly givenUp = new Set<string>();
+  /** Wakes the crawl when the store's earliest delayed entry (a retry) is due. */
+  private readonly dueTimer: DueTimer;
+  /**
+   * The local prefetch buffer: a lease per host claimed from the store but not
+   * started yet (its host waits on robots.txt, or it came back from an
+   * asynchronous claim). Taken before the store is asked again.
+   */
+  private readonly held = new Map<string, Lease>();
+  /** Hosts with an asynchronous claim under way. */
+  private readonly claiming = new Set<string>();
+  /** Asynchronous store calls not settled yet (a sync store never has any). */
+  private pendingOps = 0;
   private readonly abortController = new AbortController();
   private readonly token: string;
-  private started = 0;
   private fetched = 0;
   private errors = 0;
   private skipped = 0;
   private stopping = false;
   private finished = false;
   private resolveDone!: () => void;
+  private rejectDone!: (err: unknown) => void;
   private readonly done: Promise<void>;
   private writes: Promise<void> = Promise.resolve();
   private readonly isoTime = isoTimeFormatter();
@@ -74,7 +86,7 @@ export class Crawler {
   constructor(private readonly opts: CrawlerOptions) {
     this.settings = opts.settings;
     this.clock = opts.clock;
-    this.frontier = opts.frontier ?? new MemoryFrontier();
+    this.store = opts.store ?? new MemoryStore();
     this.stats = createStats(opts.clock);
     this.token = productToken(this.settings.userAgent);
     this.inScope = createScope({
@@ -84,11 +96,12 @@ export class Crawler {
       exclude: this.settings.exclude,
       maxUrlLength: this.settings.maxUrlLength,
     });
+    this.hosts = new HostTable({ policyFor: (key) => this.settings.policyFor(key), random: opts.random });
     this.scheduler = new Scheduler({
       clock: opts.clock,
       concurrency: this.settings.concurrency,
-      policyFor: (key) => this.policyForKey(key),
-      source: { hasWork: (key) => this.frontier.size(key) > 0 && !this.capReached(), take: (key, now) => this.take(key, now) },
+      hosts: this.hosts,
+      source: { hasWork: (key) => this.hasWork(key), take: (key, now) => this.take(key, now) },
       onSettle: () => this.checkDone(),
       random: opts.random,
     });
@@ -107,29 +120,27 @@ export class Crawler {
         fetchOne: (url) => this.fetchRobotsHop(url),
       }),
       clock: opts.clock,
-      limiter: (key) => this.scheduler.limiter(key),
-      policyFor: (key) => this.policyForKey(key),
+      hosts: this.hosts,
       wake: (key) => this.scheduler.wake(key),
       settled: () => this.checkDone(),
       note: (key, message) => addNote(this.stats, message, key),
       warn: (message) => this.opts.log?.warn(message),
     });
-    this.feedback = new HostFeedback({ clock: opts.clock, limiter: (key) => this.scheduler.limiter(key), random: opts.random, note });
-    this.retries = new RetryQueue(opts.clock, ({ key, entry }) => {
-      if (this.givenUp.has(key)) {
-        this.skip(entry.url, 'host-failed', entry.depth, entry.parent);
-        this.checkDone();
-        return;
-      }
-      this.frontier.unshift(key, entry);
-      this.scheduler.wake(key);
+    this.feedback = new HostFeedback({ clock: opts.clock, hosts: this.hosts, random: opts.random, note });
+    this.dueTimer = new DueTimer(opts.clock, () => this.promoteDue());
+    this.done = new Promise((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
     });
-    this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
   /** Crawls until nothing is left (or `stop()`); resolves with the stats. */
   async run(): Promise<CrawlStats> {
+    const { store } = this;
+    await store.open({ seeds: this.opts.seeds, configFingerprint: settingsFingerprint(this.settings) });
+    if (store.persistsHosts) for (const [key, saved] of await store.loadHosts()) this.hosts.restore(key, saved);
     for (const seed of this.opts.seeds) this.enqueue(seed, 0, null, 0, true);
+    this.dueTimer.armAt(store.nextDueAt());
     this.checkDone();
     await this.done;
     await this.writes;
@@ -159,74 +170,129 @@ export class Crawler {
     }
     return {
       fetched: this.fetched,
-      queued: this.frontier.size(),
+      queued: this.store.queued() + this.held.size,
       inFlight: this.scheduler.inFlight,
       errors: this.errors,
       skipped: this.skipped,
       hostsWaiting: waiting,
       hostsActive: active,
       elapsedMs: this.clock.now() - this.stats.startedAt,
-      throttled: this.feedback.slowed((key) => this.policyForKey(key)),
+      throttled: this.feedback.slowed(),
     };
   }
 
-  private policyForKey(key: string): HostPolicy {
-    return this.settings.policyFor(key);
-  }
-
   private capReached(): boolean {
-    return this.started >= this.settings.maxPages;
+    return this.store.counter('started') >= this.settings.maxPages;
   }
 
   private hostKey(url: string): string {
     return hostKeyOf(url, this.settings.hostKey);
   }
 
-  /** Accepts a canonical URL into the frontier, or records why not. */
-  private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false): void {
-    // Most links are repeats: drop them before any URL parsing (every branch below ignores a seen URL).
-    if (this.frontier.isSeen(url)) return;
-    if (!isSeed) {
-      const verdict = this.inScope(url);
-      if (!verdict.ok) {
-        if (this.frontier.markSeen(url)) this.skip(url, verdict.reason, depth, parent, verdict.detail);
-        return;
-      }
-      if (depth > this.settings.maxDepth) {
-        if (this.frontier.markSeen(url)) this.skip(url, 'max-depth', depth, parent);
-        return;
-      }
-    }
-    if (!this.frontier.markSeen(url)) return;
-    const key = this.hostKey(url);
-    if (this.givenUp.has(key)) {
-      this.skip(url, 'host-failed', depth, parent);
+  private hasWork(key: string): boolean {
+    return (this.held.has(key) || this.store.queued(key) > 0) && !this.capReached();
+  }
+
+  /**
+   * Waits for a store call only if it is asynchronous: a sync store's answer
+   * is used at once, a promise is counted until it settles so the crawl
+   * cannot end under it, and a failure ends the crawl with that error.
+   */
+  private settle<T>(value: MaybePromise<T>, then?: (v: T) => void): void {
+    if (!(value instanceof Promise)) {
+      then?.(value);
       return;
     }
-    this.frontier.push(key, { url, depth, parent, hops, attempt: 0 });
-    this.scheduler.wake(key);
+    this.pendingOps++;
+    value.then(
+      (v) => {
+        this.pendingOps--;
+        then?.(v);
+        this.checkDone();
+      },
+      (err: unknown) => {
+        this.pendingOps--;
+        this.fail(err);
+      },
+    );
+  }
+
+  /** Accepts a canonical URL into the store, or records why not. */
+  private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false): void {
+    // Most links are repeats: drop them before any URL parsing (every branch below ignores a seen URL).
+    if (this.store.isSeen(url)) return;
+    if (!isSeed) {
+      const verdict = this.inScope(url);
+      if (!verdict.ok) return this.skipOnce(url, verdict.reason, depth, parent, verdict.detail);
+      if (depth > this.settings.maxDepth) return this.skipOnce(url, 'max-depth', depth, parent);
+    }
+    const key = this.hostKey(url);
+    if (this.hosts.isGivenUp(key)) return this.skipOnce(url, 'host-failed', depth, parent);
+    this.settle(this.store.add(url, key, { url, depth, parent, hops, attempt: 0 }), (isNew) => {
+      if (isNew) this.scheduler.wake(key);
+    });
+  }
+
+  /** Marks a URL seen and writes its skip record, the first time only. */
+  private skipOnce(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string): void {
+    this.settle(this.store.add(url, '', null), (isNew) => {
+      if (isNew) this.skip(url, reason, depth, parent, detail);
+    });
   }
 
   /** Picks the host's next request, skipping what robots.txt forbids. Never waits. */
-  private take(key: string, _now: number): TakeResult {
+  private take(key: string, now: number): TakeResult {
     if (this.stopping) return null;
     for (;;) {
       if (this.capReached()) return null;
-      const entry = this.frontier.peek(key);
-      if (!entry) return null;
+      let lease = this.held.get(key);
+      if (lease) {
+        this.held.delete(key);
+      } else {
+        if (this.claiming.has(key)) return { notBefore: Infinity };
+        const claimed = this.store.claim(key, now);
+        if (claimed instanceof Promise) {
+          this.claimLater(key, claimed);
+          return { notBefore: Infinity }; // woken when the lease arrives
+        }
+        if (!claimed) return null;
+        lease = claimed;
+      }
+      const { entry } = lease;
       if (this.settings.robots.enabled) {
         const verdict = this.robots.check(entry.url, key);
-        if (verdict.kind === 'wait') return { notBefore: verdict.until };
+        if (verdict.kind === 'wait') {
+          this.held.set(key, lease);
+          return { notBefore: verdict.until };
+        }
         if (verdict.kind === 'skip') {
-          this.frontier.shift(key);
+          this.settle(this.store.complete(lease));
           this.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
           continue;
         }
       }
-      this.frontier.shift(key);
-      this.started++;
-      return (ctx) => this.fetchPage(entry, key, ctx);
+      this.settle(this.store.addToCounter('started', 1));
+      const taken = lease;
+      return (ctx) => this.fetchPage(taken, ctx);
     }
+  }
+
+  private claimLater(key: string, claim: Promise<Lease | undefined>): void {
+    this.claiming.add(key);
+    this.settle(claim, (lease) => {
+      this.claiming.delete(key);
+      if (!lease) return;
+      this.held.set(key, lease);
+      this.scheduler.wake(key);
+    });
+  }
+
+  /** Delayed entries (retries) came due: they are at the head of their hosts' queues now. */
+  private promoteDue(): void {
+    this.settle(this.store.promoteDue(this.clock.now()), (keys) => {
+      for (const key of keys) this.scheduler.wake(key);
+      this.dueTimer.armAt(this.store.nextDueAt());
+    });
   }
 
   /** One robots.txt request, run as the next request of that URL's host. */
@@ -243,8 +309,7 @@ export class Crawler {
           });
           // A 429/503 on robots.txt pauses the host like any other (RobotsCache
           // treats it as unavailable and retries after its own delay too).
-          const policy = this.policyForKey(key);
-          if (policy.throttleStatuses.includes(res.status)) this.feedback.throttled(key, policy, res, startedAt);
+          if (this.hosts.get(key).policy.throttleStatuses.includes(res.status)) this.feedback.throttled(key, res, startedAt);
           resolve(res);
         } catch (err) {
           reject(err);
@@ -272,9 +337,14 @@ export class Crawler {
     return { res, startedAt };
   }
 
-  /** `key` is the host key the entry was queued under, i.e. `hostKey(entry.url)`. */
-  private async fetchPage(entry: FrontierEntry, key: string, ctx: JobContext): Promise<void> {
-    const policy = this.policyForKey(key);
+  /**
+   * Fetches a leased URL and acts on the outcome as server feedback classifies
+   * it. The lease is completed only after its record is written, so a store
+   * that outlives the process never loses a URL whose record is not out.
+   */
+  private async fetchPage(lease: Lease, ctx: JobContext): Promise<void> {
+    const { entry, key } = lease;
+    const { policy } = this.hosts.get(key);
     const fetchedAt = this.isoTime(this.clock.wallNow());
     const t0 = this.clock.now();
     const base: PageRecord = {
@@ -285,69 +355,62 @@ export class Crawler {
     let record: PageRecord;
     try {
       const { res, startedAt } = await this.send(entry.url, ctx, { read: 'html' });
-      if (policy.throttleStatuses.includes(res.status)) {
-        this.feedback.throttled(key, policy, res, startedAt);
-        if (this.requeueThrottled(key, entry, policy)) return;
-        record = this.follow(entry, res, base);
-        record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
-      } else if (policy.retryStatuses.includes(res.status)) {
-        if (this.onFailure(key, entry, policy)) return;
-        record = this.follow(entry, res, base);
-      } else {
-        this.feedback.succeeded(key, policy, res);
-        record = this.follow(entry, res, base);
-      }
+      const action = this.feedback.answered(key, res, startedAt, !this.stopping);
+      if (action === 'throttle' && this.requeueThrottled(lease, policy)) return;
+      if (action === 'retry' && this.retryLater(lease, policy)) return;
+      if (action === 'give-up') this.giveUpHost(key, policy);
+      record = this.follow(entry, res, base);
+      if (action === 'throttle') record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
     } catch (err) {
       const code = errorCode(err);
-      if (RETRYABLE_CODES.has(code) && this.onFailure(key, entry, policy)) return;
+      const action = this.feedback.errored(key, code, !this.stopping);
+      if (action === 'retry' && this.retryLater(lease, policy)) return;
+      if (action === 'give-up') this.giveUpHost(key, policy);
       record = { ...base, elapsedMs: Math.round(this.clock.now() - t0), error: { code, message: errorMessage(err) } };
     }
     this.emitPage(record, key);
     await this.writes;
+    this.settle(this.store.complete(lease));
   }
 
   /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
-  private requeueThrottled(key: string, entry: FrontierEntry, policy: HostPolicy): boolean {
-    const throttles = (entry.throttles ?? 0) + 1;
+  private requeueThrottled(lease: Lease, policy: HostPolicy): boolean {
+    const throttles = (lease.entry.throttles ?? 0) + 1;
     if (this.stopping || throttles > policy.throttleRetries) return false;
-    this.started--; // it will be taken again
-    this.frontier.unshift(key, { ...entry, throttles });
-    this.scheduler.wake(key);
+    this.settle(this.store.addToCounter('started', -1)); // it will be taken again
+    this.settle(this.store.release(lease, { ...lease.entry, throttles }), () => this.scheduler.wake(lease.key));
     return true;
   }
 
-  /**
-   * A transport failure or retry status: counts against the host (pause or
-   * give up) and schedules the URL's retry after a backoff. False when the
-   * caller should write the final record.
-   */
-  private onFailure(key: string, entry: FrontierEntry, policy: HostPolicy): boolean {
-    if (this.stopping) return false;
-    const verdict = this.feedback.failed(key, policy);
-    if (verdict === 'give-up') {
-      this.giveUpHost(key, policy);
-      return false;
-    }
+  /** A transient failure: the URL goes back to the store, due after a backoff. False when its retries are spent. */
+  private retryLater(lease: Lease, policy: HostPolicy): boolean {
+    const { entry } = lease;
     if (entry.attempt >= policy.retries) return false;
     const attempt = entry.attempt + 1;
-    const delay = backoffDelay(attempt, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: this.opts.random ?? Math.random });
-    this.started--;
-    this.retries.add({ key, entry: { ...entry, attempt } }, this.clock.now() + delay);
+    const dueAt = this.clock.now() + backoffDelay(attempt, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: this.opts.random ?? Math.random });
+    this.settle(this.store.addToCounter('started', -1));
+    this.settle(this.store.release(lease, { ...entry, attempt }, dueAt), () => this.dueTimer.armAt(this.store.nextDueAt()));
     return true;
   }
 
-  /** The host kept failing: skip everything queued for it, now and later. */
+  /** The host was just given up: skip everything queued or waiting for it. */
   private giveUpHost(key: string, policy: HostPolicy): void {
-    if (this.givenUp.has(key)) return;
-    this.givenUp.add(key);
-    const queued = this.frontier.drain(key);
-    for (const e of queued) this.skip(e.url, 'host-failed', e.depth, e.parent);
-    const message = `gave up after ${policy.hostFailureGiveUp} failures in a row; ${queued.length} queued URL(s) skipped`;
-    addNote(this.stats, message, key);
-    this.opts.log?.warn(`${key}: ${message}`);
+    const held = this.held.get(key);
+    if (held) {
+      this.held.delete(key);
+      this.settle(this.store.complete(held));
+      this.skip(held.entry.url, 'host-failed', held.entry.depth, held.entry.parent);
+    }
+    this.settle(this.store.drain(key), (queued) => {
+      for (const e of queued) this.skip(e.url, 'host-failed', e.depth, e.parent);
+      const count = queued.length + (held ? 1 : 0);
+      const message = `gave up after ${policy.hostFailureGiveUp} failures in a row; ${count} queued URL(s) skipped`;
+      addNote(this.stats, message, key);
+      this.opts.log?.warn(`${key}: ${message}`);
+    });
   }
 
-  /** Builds the record and feeds the URLs it leads to back into the frontier. */
+  /** Builds the record and feeds the URLs it leads to back into the store. */
   private follow(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
     const out = pageOutcome(entry, res, base, {
       maxRedirects: this.settings.maxRedirects,
@@ -359,7 +422,7 @@ export class Crawler {
       for (const next of out.next) this.enqueue(next.url, next.depth, entry.url, next.hops);
       // Not marked seen: a followed link to the same URL elsewhere still counts.
       for (const link of out.nofollow) {
-        if (!this.frontier.isSeen(link)) this.skip(link, 'nofollow', entry.depth + 1, entry.url);
+        if (!this.store.isSeen(link)) this.skip(link, 'nofollow', entry.depth + 1, entry.url);
       }
     }
     return out.record;
@@ -388,20 +451,41 @@ export class Crawler {
     this.writes = this.writes.then(() => (sink.broken ? undefined : sink.write(record)));
   }
 
+  /** Termination is a predicate: nothing running, waiting, loading or still to fetch. */
   private checkDone(): void {
     if (this.finished) return;
     if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robots.pending > 0) return;
-    if (!this.stopping && !this.capReached() && (this.frontier.size() > 0 || this.retries.size > 0)) return;
+    if (this.pendingOps > 0 || this.claiming.size > 0) return;
+    if (!this.stopping && !this.capReached()) {
+      const c = this.store.counts();
+      if (c.queued > 0 || c.delayed > 0 || this.held.size > 0) return;
+    }
     this.finished = true;
     this.scheduler.stop();
+    this.dueTimer.cancel();
     const reason: SkipReason = this.stopping ? 'interrupted' : 'max-pages';
-    for (const key of [...this.frontier.hosts()]) {
-      for (const e of this.frontier.drain(key)) this.skip(e.url, reason, e.depth, e.parent);
+    for (const lease of this.held.values()) {
+      this.settle(this.store.complete(lease));
+      this.skip(lease.entry.url, reason, lease.entry.depth, lease.entry.parent);
     }
-    for (const { entry: e } of this.retries.drain()) this.skip(e.url, reason, e.depth, e.parent);
-    for (const [key, row] of this.stats.perHost) row.rate = this.feedback.describe(key, this.policyForKey(key));
-    finishStats(this.stats, this.clock, { interrupted: this.stopping });
-    this.resolveDone();
+    this.held.clear();
+    this.settle(this.store.drain(), (left) => {
+      for (const e of left) this.skip(e.url, reason, e.depth, e.parent);
+      for (const [key, row] of this.stats.perHost) row.rate = this.feedback.describe(key, this.settings.policyFor(key));
+      finishStats(this.stats, this.clock, { interrupted: this.stopping });
+      if (this.stopping) this.resolveDone();
+      else this.settle(this.store.finish(), () => this.resolveDone());
+    });
+  }
+
+  /** A store call failed: nothing can be trusted any more; stop and report it. */
+  private fail(err: unknown): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.scheduler.stop();
+    this.dueTimer.cancel();
+    this.abortController.abort();
+    this.rejectDone(err);
   }
 }
 

@@ -4,7 +4,7 @@
  * decides what to do with the URLs (scope, dedupe, limits).
  */
 import type { FetchResult } from '../fetch/fetcher.js';
-import type { FrontierEntry } from '../store/memory-frontier.js';
+import type { FrontierEntry } from '../store/crawl-store.js';
 import { extractPage } from '../parse/parser.js';
 import type { PageRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';

@@ -12,18 +12,13 @@
  * fetches, which go first), and the `WorkSource` (the crawler's frontier),
  * asked for a job only at the moment the host can start one.
  */
-import type { Clock, Timer } from '../clock.js';
-import { HostLimiter, type LimiterPolicy, type StartTicket } from '../politeness/host-limiter.js';
+import type { Clock } from '../clock.js';
+import { DueTimer } from './due-timer.js';
+import type { HostLimiter, LimiterPolicy, StartTicket } from '../politeness/host-limiter.js';
+import { HostTable, type HostState, type Job, type JobContext } from '../politeness/host-state.js';
 import { TimeHeap } from '../store/time-heap.js';
 
-export interface JobContext {
-  /** Call with clock.now() when the request is written to the socket. */
-  onDispatched(at: number): void;
-  /** Call with clock.now() when its response headers arrive. */
-  onResponse(at: number): void;
-}
-
-export type Job = (ctx: JobContext) => Promise<void>;
+export type { Job, JobContext } from '../politeness/host-state.js';
 
 export type TakeResult = Job | { notBefore: number } | null;
 
@@ -39,40 +34,41 @@ export interface WorkSource {
   take(key: string, now: number): TakeResult;
 }
 
-export interface SchedulerOptions {
+export interface SchedulerOptions<P extends LimiterPolicy = LimiterPolicy> {
   clock: Clock;
   concurrency: number;
-  policyFor(key: string): LimiterPolicy;
+  /** The per-host records the scheduler reads and files hosts in (its own table from `policyFor` if absent). */
+  hosts?: HostTable<P>;
+  /** Used only to build a table when `hosts` is not given. */
+  policyFor?(key: string): P;
   source: WorkSource;
   /** Called after every job and whenever the scheduler may have gone quiet. */
   onSettle?: () => void;
   random?: () => number;
 }
 
-interface HostSlot {
-  limiter: HostLimiter;
-  jobs: Job[];
-  /** The wake time this host already sits in the heap for (Infinity: not in the heap). */
-  wakeAt: number;
-}
+type HostSlot = HostState<LimiterPolicy>;
 
 const SWEEP_EVERY_MS = 30_000;
 
-export class Scheduler {
-  private readonly hosts = new Map<string, HostSlot>();
+export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
+  private readonly hosts: HostTable<P>;
   private readonly heap = new TimeHeap<string>();
   private readonly ready: string[] = [];
   private readonly readySet = new Set<string>();
   /** Jobs running: the global slots in use. A job starts only when one is free, so nothing ever waits for a slot. */
   private running = 0;
-  private timer: Timer | null = null;
-  private timerAt = Infinity;
+  private readonly timer: DueTimer;
   private pumpQueued = false;
   private stopped = false;
   private lastSweep: number;
 
-  constructor(private readonly opts: SchedulerOptions) {
+  constructor(private readonly opts: SchedulerOptions<P>) {
     this.lastSweep = opts.clock.now();
+    this.timer = new DueTimer(opts.clock, () => this.pump());
+    if (opts.hosts) this.hosts = opts.hosts;
+    else if (opts.policyFor) this.hosts = new HostTable<P>({ policyFor: opts.policyFor, random: opts.random });
+    else throw new TypeError('Expected `hosts` or `policyFor`');
   }
 
   /** Jobs running now. */
@@ -89,7 +85,7 @@ export class Scheduler {
 
   /** Runs `job` as the next request to `key`, through that host's limits. */
   submit(key: string, job: Job): void {
-    this.slot(key).jobs.push(job);
+    this.hosts.get(key).jobs.push(job);
     this.wake(key);
   }
 
@@ -101,16 +97,17 @@ export class Scheduler {
     this.schedulePump();
   }
 
-  /** The limiter of a host (created on first use) — the entry point for server feedback. */
+  /** The limiter of a host (created on first use). */
   limiter(key: string): HostLimiter {
-    return this.slot(key).limiter;
+    return this.hosts.get(key).limiter;
   }
 
   /** Read-only view of per-host state for progress and tests. */
   hostsSnapshot(): Array<{ key: string; inFlight: number; waiting: boolean; pausedUntil: number; rateFactor: number }> {
     const now = this.opts.clock.now();
     const out = [];
-    for (const [key, slot] of this.hosts) {
+    for (const slot of this.hosts.values()) {
+      const key = slot.key;
       const hasWork = slot.jobs.length > 0 || this.opts.source.hasWork(key);
       out.push({
         key,
@@ -126,17 +123,7 @@ export class Scheduler {
   /** Stops starting new work; running jobs finish on their own. */
   stop(): void {
     this.stopped = true;
-    if (this.timer) this.opts.clock.clearTimer(this.timer);
-    this.timer = null;
-  }
-
-  private slot(key: string): HostSlot {
-    let slot = this.hosts.get(key);
-    if (!slot) {
-      slot = { limiter: new HostLimiter(this.opts.policyFor(key), this.opts.random), jobs: [], wakeAt: Infinity };
-      this.hosts.set(key, slot);
-    }
-    return slot;
+    this.timer.cancel();
   }
 
   private schedulePump(): void {
@@ -154,7 +141,7 @@ export class Scheduler {
     const now = clock.now();
     while (this.heap.peekTime() <= now) {
       const { item: key } = this.heap.pop()!;
-      const slot = this.hosts.get(key);
+      const slot = this.hosts.peek(key);
       if (slot) slot.wakeAt = Infinity;
       if (slot && !this.readySet.has(key)) {
         this.readySet.add(key);
@@ -170,13 +157,13 @@ export class Scheduler {
     }
     if (this.ready.length > 0 && this.running < this.opts.concurrency) this.schedulePump();
     if (now - this.lastSweep > SWEEP_EVERY_MS) this.sweep(now);
-    this.armTimer(now);
+    this.timer.armAt(this.heap.peekTime());
     this.opts.onSettle?.();
   }
 
   /** Starts one request for `key` if it may start now; otherwise files it under its wake time. */
   private visit(key: string, now: number): void {
-    const slot = this.slot(key);
+    const slot = this.hosts.get(key);
     const readyAt = slot.limiter.readyAt(now);
     if (readyAt > now) {
       if (readyAt !== Infinity && (slot.jobs.length > 0 || this.opts.source.hasWork(key))) this.sleepUntil(key, slot, readyAt);
@@ -230,25 +217,9 @@ export class Scheduler {
     this.heap.push(at, key);
   }
 
-  private armTimer(now: number): void {
-    const next = this.heap.peekTime();
-    if (next === Infinity || next >= this.timerAt) return;
-    if (this.timer) this.opts.clock.clearTimer(this.timer);
-    this.timerAt = next;
-    this.timer = this.opts.clock.setTimer(() => {
-      this.timer = null;
-      this.timerAt = Infinity;
-      this.pump();
-    }, Math.max(0, next - now));
-  }
-
   /** Forgets hosts whose state no longer constrains anything (lazily recreated on next use). */
   private sweep(now: number): void {
     this.lastSweep = now;
-    for (const [key, slot] of this.hosts) {
-      if (slot.jobs.length === 0 && slot.wakeAt === Infinity && !this.readySet.has(key) && !this.opts.source.hasWork(key) && slot.limiter.isIdle(now)) {
-        this.hosts.delete(key);
-      }
-    }
+    this.hosts.sweep(now, (key) => this.readySet.has(key) || this.opts.source.hasWork(key));
   }
 }

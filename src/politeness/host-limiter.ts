@@ -45,6 +45,25 @@ export interface LimiterSnapshot {
   starts: number;
 }
 
+/**
+ * A limiter's state as JSON-safe data (`null` for "never"), for stores that
+ * keep it across a restart. In-flight requests are not part of it.
+ */
+export interface LimiterSaved {
+  lastStart: number | null;
+  pausedUntil: number | null;
+  crawlDelayMs: number;
+  serverGapMs: number;
+  serverGapUntil: number | null;
+  rateFactor: number;
+  nextJitterMs: number;
+  minRoundTripMs: number | null;
+  /** The recent start times of each window, oldest first. */
+  windows: Array<{ windowMs: number; starts: number[] }>;
+}
+
+const finiteOrNull = (n: number): number | null => (Number.isFinite(n) ? n : null);
+
 /** Identifies one acquired request so its real dispatch and response times can be recorded. */
 export interface StartTicket {
   readonly seq: number;
@@ -54,18 +73,18 @@ export interface StartTicket {
 
 /** Ring buffer of the most recent `count` start times for one window. */
 class StartLog {
-  private readonly times: Float64Array;
+  private readonly at: Float64Array;
   private readonly seqs: Float64Array;
   private filled = 0;
   private next = 0;
 
   constructor(readonly limit: WindowLimit) {
-    this.times = new Float64Array(limit.count);
+    this.at = new Float64Array(limit.count);
     this.seqs = new Float64Array(limit.count).fill(-1);
   }
 
   push(seq: number, at: number): void {
-    this.times[this.next] = at;
+    this.at[this.next] = at;
     this.seqs[this.next] = seq;
     this.next = (this.next + 1) % this.limit.count;
     if (this.filled < this.limit.count) this.filled++;
@@ -75,10 +94,17 @@ class StartLog {
   update(seq: number, at: number): void {
     for (let i = 0; i < this.filled; i++) {
       if (this.seqs[i] === seq) {
-        if (at > this.times[i]!) this.times[i] = at;
+        if (at > this.at[i]!) this.at[i] = at;
         return;
       }
     }
+  }
+
+  /** Start times held, oldest first. */
+  times(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.filled; i++) out.push(this.at[(this.next - this.filled + i + this.limit.count) % this.limit.count]!);
+    return out;
   }
 
   /** Earliest time a new start keeps at most `count` starts in every window. */
@@ -87,7 +113,7 @@ class StartLog {
     // The oldest of the last `count` starts must have left the window. The log
     // is in push order, but dispatch-time updates can reorder values: take the min.
     let oldest = Infinity;
-    for (let i = 0; i < this.filled; i++) oldest = Math.min(oldest, this.times[i]!);
+    for (let i = 0; i < this.filled; i++) oldest = Math.min(oldest, this.at[i]!);
     const w = this.limit.windowMs;
     return oldest + w + w * WINDOW_MARGIN.ratio + WINDOW_MARGIN.ms;
   }
@@ -95,7 +121,7 @@ class StartLog {
   /** The last moment this log still constrains anything. */
   horizon(): number {
     let newest = -Infinity;
-    for (let i = 0; i < this.filled; i++) newest = Math.max(newest, this.times[i]!);
+    for (let i = 0; i < this.filled; i++) newest = Math.max(newest, this.at[i]!);
     return newest + this.limit.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms;
   }
 }
@@ -219,6 +245,40 @@ export class HostLimiter {
     const gap = this.effectiveIntervalMs(now);
     if (this.lastStart + gap * (1 + GAP_MARGIN.ratio) + GAP_MARGIN.ms + this.nextJitter > now) return false;
     return this.logs.every((log) => log.horizon() <= now);
+  }
+
+  save(): LimiterSaved {
+    return {
+      lastStart: finiteOrNull(this.lastStart),
+      pausedUntil: finiteOrNull(this.pausedUntilAt),
+      crawlDelayMs: this.crawlDelay,
+      serverGapMs: this.serverGap,
+      serverGapUntil: finiteOrNull(this.serverGapUntil),
+      rateFactor: this.factor,
+      nextJitterMs: this.nextJitter,
+      minRoundTripMs: finiteOrNull(this.minRoundTrip),
+      windows: this.logs.map((log) => ({ windowMs: log.limit.windowMs, starts: log.times() })),
+    };
+  }
+
+  /**
+   * Takes over saved state. Window logs are matched to the current policy's
+   * windows by length (a log keeps its newest `count` starts); a window the
+   * saved state did not have starts empty.
+   */
+  restore(saved: LimiterSaved): void {
+    this.lastStart = saved.lastStart ?? -Infinity;
+    this.pausedUntilAt = saved.pausedUntil ?? -Infinity;
+    this.crawlDelay = saved.crawlDelayMs;
+    this.serverGap = saved.serverGapMs;
+    this.serverGapUntil = saved.serverGapUntil ?? -Infinity;
+    this.setRateFactor(saved.rateFactor);
+    this.nextJitter = saved.nextJitterMs;
+    this.minRoundTrip = saved.minRoundTripMs ?? Infinity;
+    for (const log of this.logs) {
+      const kept = saved.windows.find((w) => w.windowMs === log.limit.windowMs);
+      for (const at of kept?.starts ?? []) log.push(-1, at);
+    }
   }
 
   snapshot(): LimiterSnapshot {

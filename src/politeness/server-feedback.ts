@@ -1,27 +1,33 @@
 /**
- * Server feedback into per-host limits: the one place where 429/503,
- * Retry-After, RateLimit headers and failures change a host's pace.
+ * Server feedback into per-host state: the one place where answers and
+ * transport failures are classified by the action they call for, and where
+ * 429/503, Retry-After, RateLimit headers and failures change a host's pace.
  *
- * Contract: everything here acts only through the host's limiter (pause until
- * T, rate factor, server gap), so every request — robots.txt included — obeys
- * it; nothing sleeps and nothing holds a slot. Decisions come from the pure
- * policies in adaptive-rate.ts, retry-after.ts, rate-limit-headers.ts and
- * backoff.ts.
+ * Contract:
+ * - `answered` / `errored` classify every outcome of a page request as
+ *   `throttle` (slow the host down, try the URL again after the pause),
+ *   `retry` (a transient failure: try again after a backoff), `give-up` (the
+ *   host failed too often; it was just given up) or `final` (write the record).
+ * - Everything here acts through the host's record in the HostTable (its
+ *   limiter's pause, rate factor and server gap; its feedback state; its
+ *   given-up flag), so every request — robots.txt included — obeys it; nothing
+ *   sleeps and nothing holds a slot. Decisions come from the pure policies in
+ *   adaptive-rate.ts, retry-after.ts, rate-limit-headers.ts and backoff.ts.
  */
 import type { Clock } from '../clock.js';
 import { backoffDelay } from './backoff.js';
-import { describeRate, initialFeedback, onFailure, onSuccess, onThrottle, type FeedbackState } from './adaptive-rate.js';
-import type { HostLimiter } from './host-limiter.js';
+import { describeRate, initialFeedback, onFailure, onSuccess, onThrottle } from './adaptive-rate.js';
+import type { HostTable } from './host-state.js';
 import { paceForBudget, parseRateLimit } from './rate-limit-headers.js';
 import { parseRetryAfter } from './retry-after.js';
-import type { HostPolicy } from '../types.js';
+import type { ErrorCode, HostPolicy } from '../types.js';
 
 /** Margin added to a server-announced pause: its clock and ours tick apart by a few ms. */
 const PAUSE_MARGIN_MS = 10;
 
 export interface FeedbackOptions {
   clock: Clock;
-  limiter(key: string): HostLimiter;
+  hosts: HostTable;
   random?: () => number;
   /** A noteworthy event, once per kind and host (capped Retry-After, giving up a host). */
   note(key: string, message: string): void;
@@ -34,8 +40,13 @@ export interface ResponseLike {
 
 export type FailureVerdict = 'retry' | 'paused' | 'give-up';
 
+/** What the crawl does with a page request's outcome. */
+export type Action = 'throttle' | 'retry' | 'give-up' | 'final';
+
+/** Transport failures worth another try: the host may be restarting or overloaded. */
+export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE']);
+
 export class HostFeedback {
-  private readonly hosts = new Map<string, FeedbackState>();
   private readonly random: () => number;
 
   constructor(private readonly opts: FeedbackOptions) {
@@ -43,16 +54,47 @@ export class HostFeedback {
   }
 
   /**
+   * An answer to a page request started at `startedAt`: classifies it and
+   * feeds it into the host's state. With `retrying` false (the crawl is
+   * stopping) a failure is final and not counted against the host.
+   */
+  answered(key: string, res: ResponseLike, startedAt: number, retrying = true): Action {
+    const { policy } = this.opts.hosts.get(key);
+    if (policy.throttleStatuses.includes(res.status)) {
+      this.throttled(key, res, startedAt);
+      return 'throttle';
+    }
+    if (policy.retryStatuses.includes(res.status)) return retrying ? this.failure(key) : 'final';
+    this.succeeded(key, res);
+    return 'final';
+  }
+
+  /** A page request that failed in transport with `code` (see `answered` for `retrying`). */
+  errored(key: string, code: ErrorCode, retrying = true): Action {
+    return retrying && RETRYABLE_CODES.has(code) ? this.failure(key) : 'final';
+  }
+
+  /** Counts a failure: `give-up` only the moment the host is given up; a host already given up gets `final`. */
+  private failure(key: string): Action {
+    if (this.failed(key) !== 'give-up') return 'retry';
+    const state = this.opts.hosts.get(key);
+    if (state.givenUp) return 'final';
+    state.givenUp = true;
+    return 'give-up';
+  }
+
+  /**
    * A throttling answer (a status in `throttleStatuses`) to a request started
    * at `startedAt`: pause the host until Retry-After (capped) or a backoff,
    * and lower its rate once per burst. Returns the pause in ms.
    */
-  throttled(key: string, policy: HostPolicy, res: ResponseLike, startedAt: number): number {
+  throttled(key: string, res: ResponseLike, startedAt: number): number {
     const { clock } = this.opts;
     const now = clock.now();
-    const { state, newEvent } = onThrottle(this.get(key), now, startedAt, policy.adaptive);
-    this.hosts.set(key, state);
-    const limiter = this.opts.limiter(key);
+    const host = this.opts.hosts.get(key);
+    const { policy, limiter } = host;
+    const { state, newEvent } = onThrottle(host.feedback ?? initialFeedback(), now, startedAt, policy.adaptive);
+    host.feedback = state;
     if (newEvent) limiter.setRateFactor(state.factor);
     const announced = parseRetryAfter(res.headers['retry-after'], { now: clock.wallNow(), date: res.headers['date'] ?? null });
     let pauseMs: number;
@@ -71,13 +113,14 @@ export class HostFeedback {
   }
 
   /** Any answer that is neither throttling nor a failure; also reads RateLimit budget headers. */
-  succeeded(key: string, policy: HostPolicy, res: ResponseLike): void {
+  succeeded(key: string, res: ResponseLike): void {
     // Only hosts that were throttled or failed carry state; a success changes nothing for the rest.
-    const before = this.hosts.get(key);
+    const host = this.opts.hosts.get(key);
+    const before = host.feedback;
     if (before) {
-      const next = onSuccess(before, policy.adaptive);
-      this.hosts.set(key, next);
-      if (next.factor !== before.factor) this.opts.limiter(key).setRateFactor(next.factor);
+      const next = onSuccess(before, host.policy.adaptive);
+      host.feedback = next;
+      if (next.factor !== before.factor) host.limiter.setRateFactor(next.factor);
     }
     this.budget(key, res);
   }
@@ -87,14 +130,16 @@ export class HostFeedback {
    * the host pauses with growing backoff; after `hostFailureGiveUp` it is
    * given up for this crawl.
    */
-  failed(key: string, policy: HostPolicy): FailureVerdict {
-    const state = onFailure(this.get(key));
-    this.hosts.set(key, state);
+  failed(key: string): FailureVerdict {
+    const host = this.opts.hosts.get(key);
+    const { policy } = host;
+    const state = onFailure(host.feedback ?? initialFeedback());
+    host.feedback = state;
     if (state.failures >= policy.hostFailureGiveUp) return 'give-up';
     if (state.failures >= policy.hostFailurePause) {
       const step = state.failures - policy.hostFailurePause + 1;
       const pauseMs = backoffDelay(step, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: this.random });
-      this.opts.limiter(key).pauseUntil(this.opts.clock.now() + pauseMs);
+      host.limiter.pauseUntil(this.opts.clock.now() + pauseMs);
       return 'paused';
     }
     return 'retry';
@@ -102,17 +147,18 @@ export class HostFeedback {
 
   /** The host's rate as it stands, e.g. "20/s" or "20/s, throttled 3× (now 4.1/s)". */
   describe(key: string, policy: HostPolicy): string {
-    const s = this.hosts.get(key);
+    const s = this.opts.hosts.peek(key)?.feedback;
     if (!s || s.events === 0) return policy.rateLabel;
     const now = s.factor < 1 ? ` (now ${describeRate(policy.intervalMs, s.factor)})` : '';
     return `${policy.rateLabel}, throttled ${s.events}×${now}`;
   }
 
   /** Hosts running below their configured rate, for the progress line. */
-  slowed(policyFor: (key: string) => HostPolicy): Array<{ host: string; rate: string }> {
+  slowed(): Array<{ host: string; rate: string }> {
     const out: Array<{ host: string; rate: string }> = [];
-    for (const [key, s] of this.hosts) {
-      if (s.factor < 1) out.push({ host: key, rate: describeRate(policyFor(key).intervalMs, s.factor) });
+    for (const host of this.opts.hosts.values()) {
+      const s = host.feedback;
+      if (s && s.factor < 1) out.push({ host: host.key, rate: describeRate(host.policy.intervalMs, s.factor) });
     }
     return out;
   }
@@ -122,12 +168,8 @@ export class HostFeedback {
     if (!rl) return;
     const now = this.opts.clock.now();
     const pace = paceForBudget(rl, {});
-    const limiter = this.opts.limiter(key);
+    const { limiter } = this.opts.hosts.get(key);
     if ('pauseMs' in pace) limiter.pauseUntil(now + pace.pauseMs + PAUSE_MARGIN_MS);
     else limiter.setServerGap(pace.minGapMs, now + pace.until);
-  }
-
-  private get(key: string): FeedbackState {
-    return this.hosts.get(key) ?? initialFeedback();
   }
 }

@@ -3,13 +3,15 @@
  * fetch next, says go, skip (with the deciding rule), or wait — never waits
  * itself. A missing robots.txt is loaded once per origin (through the host's
  * limits, by the cache's fetchOne); the hosts waiting on it are woken when it
- * arrives. Crawl-delay is applied to the host's limiter as a floor, capped.
+ * arrives. Crawl-delay is applied to the host's limiter as a floor, capped,
+ * once per robots.txt file and host record (a swept and recreated record
+ * gets it again).
  */
 import type { Clock } from '../clock.js';
-import type { HostLimiter } from '../politeness/host-limiter.js';
+import type { HostTable } from '../politeness/host-state.js';
 import type { RobotsCache } from './cache.js';
 import type { RobotsState } from './types.js';
-import type { HostPolicy, SkipReason } from '../types.js';
+import type { SkipReason } from '../types.js';
 import { originOf } from '../parse/url.js';
 
 export type GateVerdict = { kind: 'go' } | { kind: 'skip'; reason: SkipReason; detail?: string } | { kind: 'wait'; until: number };
@@ -17,8 +19,7 @@ export type GateVerdict = { kind: 'go' } | { kind: 'skip'; reason: SkipReason; d
 export interface RobotsGateOptions {
   cache: RobotsCache;
   clock: Clock;
-  limiter(key: string): HostLimiter;
-  policyFor(key: string): HostPolicy;
+  hosts: HostTable;
   /** The host may go on: robots.txt it waited for has arrived. */
   wake(key: string): void;
   /** A robots.txt load finished (the crawl may be done now). */
@@ -32,7 +33,6 @@ const GO: GateVerdict = { kind: 'go' };
 export class RobotsGate {
   /** origin → host keys waiting on its robots.txt */
   private readonly loading = new Map<string, Set<string>>();
-  private readonly crawlDelaySeen = new WeakSet<object>();
 
   constructor(private readonly opts: RobotsGateOptions) {}
 
@@ -82,15 +82,16 @@ export class RobotsGate {
   }
 
   private applyCrawlDelay(key: string, state: RobotsState & { kind: 'rules' }): void {
-    if (this.crawlDelaySeen.has(state)) return;
-    this.crawlDelaySeen.add(state);
-    const policy = this.opts.policyFor(key);
+    const host = this.opts.hosts.get(key);
+    if (host.robotsApplied === state) return;
+    host.robotsApplied = state;
+    const { policy } = host;
     if (state.crawlDelayMs === null || !policy.respectCrawlDelay) return;
     let delay = state.crawlDelayMs;
     if (delay > policy.maxCrawlDelayMs) {
       this.opts.note(key, `robots.txt Crawl-delay ${delay / 1000}s capped to ${policy.maxCrawlDelayMs / 1000}s`);
       delay = policy.maxCrawlDelayMs;
     }
-    this.opts.limiter(key).setCrawlDelay(delay);
+    host.limiter.setCrawlDelay(delay);
   }
 }

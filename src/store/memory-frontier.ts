@@ -2,42 +2,13 @@
  * The frontier: URLs waiting to be fetched, one FIFO queue per host key
  * (Mercator's back queues), plus the set of every URL ever accepted.
  *
- * The scheduler only talks to the `Frontier` interface, so a durable or shared
- * store can replace the in-memory one without touching scheduling.
+ * The memory store (memory-store.ts) keeps its queues here; the crawl loop
+ * talks only to the CrawlStore interface (crawl-store.ts).
  */
+import type { FrontierEntry } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
 
-export interface FrontierEntry {
-  /** Canonical URL. */
-  url: string;
-  depth: number;
-  parent: string | null;
-  /** Redirect hops that led here (0 for a linked URL). */
-  hops: number;
-  /** Fetch attempts already made (retries re-enter with attempt + 1). */
-  attempt: number;
-  /** Times the server throttled this URL (a budget separate from `attempt`). */
-  throttles?: number;
-}
-
-export interface Frontier {
-  /** Records a canonical URL as accepted; false if it already was. */
-  markSeen(url: string): boolean;
-  isSeen(url: string): boolean;
-  /** Queues a copy of `entry`: later changes to the object do not reach the queue. */
-  push(hostKey: string, entry: FrontierEntry): void;
-  /** Puts an entry back at the head of its host's queue (it was peeked but could not go yet). */
-  unshift(hostKey: string, entry: FrontierEntry): void;
-  peek(hostKey: string): FrontierEntry | undefined;
-  shift(hostKey: string): FrontierEntry | undefined;
-  /** Queued entries for one host, or in total. */
-  size(hostKey?: string): number;
-  /** Host keys with queued entries. */
-  hosts(): IterableIterator<string>;
-  /** Removes and returns every queued entry of a host. */
-  drain(hostKey: string): FrontierEntry[];
-  seenCount(): number;
-}
+export type { FrontierEntry } from './crawl-store.js';
 
 // ---------------------------------------------------------------- compact queue
 //
@@ -171,7 +142,7 @@ class EntryQueue {
   }
 }
 
-export class MemoryFrontier implements Frontier {
+export class MemoryFrontier {
   private readonly queues = new Map<string, EntryQueue>();
   private readonly seen = new SeenSet();
   private total = 0;

@@ -58,6 +58,20 @@ export class TimeHeap<T> {
     return top;
   }
 
+  /** Removes and returns the items `pred` picks, in no particular order; the rest keep their times. O(n log n). */
+  removeWhere(pred: (item: T) => boolean): T[] {
+    const times = this.times;
+    const items = this.items;
+    this.times = [];
+    this.items = [];
+    const out: T[] = [];
+    for (let i = 0; i < items.length; i++) {
+      if (pred(items[i]!)) out.push(items[i]!);
+      else this.push(times[i]!, items[i]!);
+    }
+    return out;
+  }
+
   /** Removes and returns every item, in no particular order. */
   drain(): T[] {
     const out = this.items;

@@ -1,0 +1,129 @@
+/**
+ * Everything the crawl knows about one host key, in one record, and the one
+ * table that owns those records.
+ *
+ * Contract:
+ * - One `HostState` per host key, created on first use with the key's policy
+ *   resolved once, and forgotten by `sweep` when forgetting it changes
+ *   nothing: nothing queued or waiting for it, nothing in flight, every gap
+ *   and window elapsed, no pause, no server feedback remembered, not given up.
+ *   A swept host comes back as a fresh, equivalent record.
+ * - The record holds the limiter (last starts, window logs, in-flight count,
+ *   pause, rate factor, Crawl-delay floor, RateLimit pace), the adaptive-rate
+ *   and failure state (`feedback`), the given-up flag, which robots.txt rules
+ *   set its Crawl-delay, and the scheduler's own bookkeeping (internal jobs,
+ *   wake time). Server feedback (server-feedback.ts) and robots.txt
+ *   (robots/gate.ts) change a host through its record, never through state of
+ *   their own.
+ * - robots.txt itself is cached per origin (RFC 9309 §2.3: one file per
+ *   scheme, host and port), not per host key: a `domain` host key spans many
+ *   origins. The record keeps only what robots.txt did to the host's pace.
+ * - `save`/`restore` turn the politeness part of a record into plain data and
+ *   back, for stores that keep it across restarts or share it between
+ *   processes; in-flight requests are not part of it (a restarted crawl has
+ *   none).
+ */
+import type { HostPolicy } from '../types.js';
+import type { FeedbackState } from './adaptive-rate.js';
+import { HostLimiter, type LimiterPolicy, type LimiterSaved } from './host-limiter.js';
+
+export interface JobContext {
+  /** Call with clock.now() when the request is written to the socket. */
+  onDispatched(at: number): void;
+  /** Call with clock.now() when its response headers arrive. */
+  onResponse(at: number): void;
+}
+
+/** One request's worth of work, run by the scheduler when its host may start one. */
+export type Job = (ctx: JobContext) => Promise<void>;
+
+export interface HostState<P extends LimiterPolicy = HostPolicy> {
+  readonly key: string;
+  readonly policy: P;
+  readonly limiter: HostLimiter;
+  /** Adaptive rate and failure counts; null while the host has never throttled or failed. */
+  feedback: FeedbackState | null;
+  /** Failed too often: nothing more is fetched from it in this crawl. */
+  givenUp: boolean;
+  /** The robots.txt rules whose Crawl-delay the limiter carries (null: none applied yet). */
+  robotsApplied: object | null;
+  /** Scheduler: internal jobs (robots.txt fetches) waiting for this host, first in line. */
+  readonly jobs: Job[];
+  /** Scheduler: the wake time this host is filed under (Infinity: not filed). */
+  wakeAt: number;
+}
+
+/** The politeness part of a record as plain, JSON-safe data. */
+export interface HostSaved {
+  limiter: LimiterSaved;
+  feedback: FeedbackState | null;
+  givenUp: boolean;
+}
+
+export interface HostTableOptions<P extends LimiterPolicy> {
+  policyFor(key: string): P;
+  random?: () => number;
+}
+
+export class HostTable<P extends LimiterPolicy = HostPolicy> {
+  private readonly records = new Map<string, HostState<P>>();
+
+  constructor(private readonly opts: HostTableOptions<P>) {}
+
+  /** The record of `key`, created on first use. */
+  get(key: string): HostState<P> {
+    let state = this.records.get(key);
+    if (!state) {
+      const policy = this.opts.policyFor(key);
+      state = { key, policy, limiter: new HostLimiter(policy, this.opts.random), feedback: null, givenUp: false, robotsApplied: null, jobs: [], wakeAt: Infinity };
+      this.records.set(key, state);
+    }
+    return state;
+  }
+
+  /** The record of `key` if it exists; never creates one. */
+  peek(key: string): HostState<P> | undefined {
+    return this.records.get(key);
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  values(): IterableIterator<HostState<P>> {
+    return this.records.values();
+  }
+
+  isGivenUp(key: string): boolean {
+    return this.records.get(key)?.givenUp ?? false;
+  }
+
+  /**
+   * Forgets records whose state no longer constrains anything. `busy(key)`
+   * says whether the caller still has work or a wake-up for the host.
+   * O(hosts); the scheduler runs it at most every 30 s.
+   */
+  sweep(now: number, busy: (key: string) => boolean): void {
+    for (const [key, s] of this.records) {
+      if (s.jobs.length === 0 && s.wakeAt === Infinity && s.feedback === null && !s.givenUp && s.limiter.isIdle(now) && !busy(key)) {
+        this.records.delete(key);
+      }
+    }
+  }
+
+  save(key: string): HostSaved | undefined {
+    const s = this.records.get(key);
+    if (!s) return undefined;
+    return { limiter: s.limiter.save(), feedback: s.feedback === null ? null : { ...s.feedback }, givenUp: s.givenUp };
+  }
+
+  /** Puts back a saved record (replacing any in memory), with nothing in flight. */
+  restore(key: string, saved: HostSaved): HostState<P> {
+    this.records.delete(key);
+    const s = this.get(key);
+    s.limiter.restore(saved.limiter);
+    s.feedback = saved.feedback === null ? null : { ...saved.feedback };
+    s.givenUp = saved.givenUp;
+    return s;
+  }
+}

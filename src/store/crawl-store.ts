@@ -1,0 +1,134 @@
+/**
+ * The state seam: everything a crawl must not lose, behind one interface, so
+ * the crawl loop is the same whether the state lives in memory, in a SQLite
+ * file or in Redis.
+ *
+ * Contract (the contract suite in test/store-contract.ts runs it against
+ * every implementation):
+ * - **Dedupe.** `add` accepts each canonical URL once per crawl, queued (with
+ *   an entry) or only marked seen (without, for URLs recorded as skipped).
+ *   Callers canonicalise first; the store compares strings.
+ * - **Leases.** `claim` hands out the head of a host's queue as a lease. A
+ *   leased URL belongs to the store until `complete` (it is done) or `release`
+ *   (back to the head of its host's queue now, or delayed until `dueAt`). A
+ *   lease is never handed out twice; a crash never loses it (a durable store
+ *   gives leases of a dead process back on open).
+ * - **Delayed entries** (retries waiting out a backoff) are not claimable
+ *   before `promoteDue(now)` moves them, due, to the head of their host's
+ *   queue; `nextDueAt` tells the caller when to ask. Per host, queued URLs
+ *   come out first in, first out; released and promoted ones go first.
+ * - **Host state.** `saveHost` keeps a host's politeness record (plain data,
+ *   see politeness/host-state.ts); `loadHosts` gives them back on open.
+ *   Stores with `persistsHosts` false keep nothing and the crawl skips the
+ *   calls.
+ * - **Counters** that caps depend on (`started`: page requests begun, for
+ *   max-pages) and **metadata** (seeds, config fingerprint) live here so a
+ *   resumed or shared crawl sees the same numbers.
+ *
+ * Sync or async: every method that a network store must do remotely may
+ * return a promise (`MaybePromise`); the memory store answers synchronously,
+ * and the crawl loop only waits when it gets a promise, so the memory hot path
+ * never awaits once per URL. The read-only views (`queued`, `counts`,
+ * `nextDueAt`, `isSeen`, `counter`) are synchronous: a remote store answers
+ * them from what it learnt with its last calls. `isSeen` is a hint for
+ * dropping repeats cheaply; `add` is the authority.
+ */
+import type { HostSaved } from '../politeness/host-state.js';
+
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface FrontierEntry {
+  /** Canonical URL. */
+  url: string;
+  depth: number;
+  parent: string | null;
+  /** Redirect hops that led here (0 for a linked URL). */
+  hops: number;
+  /** Fetch attempts already made (retries re-enter with attempt + 1). */
+  attempt: number;
+  /** Times the server throttled this URL (a budget separate from `attempt`). */
+  throttles?: number;
+}
+
+/** One claimed URL. Opaque to the caller but for `key` and `entry`. */
+export interface Lease {
+  readonly id: number;
+  readonly key: string;
+  readonly entry: FrontierEntry;
+}
+
+export interface CrawlMeta {
+  /** Canonical seed URLs as given on this run. */
+  seeds: string[];
+  /** Identifies the settings that shape the crawl, so a store can tell a changed config. */
+  configFingerprint: string;
+}
+
+export interface OpenResult {
+  /** The store already held this crawl (a resume, or another worker's crawl). */
+  resumed: boolean;
+  /** The crawl it holds had already finished. */
+  finished: boolean;
+  /** What the store held before this open (equals the given meta for a new crawl). */
+  meta: CrawlMeta;
+}
+
+export interface StoreCounts {
+  /** Claimable now (due), all hosts. */
+  queued: number;
+  /** Waiting for their due time. */
+  delayed: number;
+  /** Claimed and neither completed nor released. */
+  leased: number;
+  /** URLs ever accepted (queued or skipped). */
+  seen: number;
+}
+
+export type CounterName = 'started';
+
+export interface CrawlStore {
+  /** Short name for messages: "memory", "sqlite", "redis". */
+  readonly kind: string;
+  /** Whether `saveHost` keeps anything (the crawl skips building snapshots otherwise). */
+  readonly persistsHosts: boolean;
+
+  /** Opens (creating or resuming) the crawl. Called once, before anything else. */
+  open(meta: CrawlMeta): MaybePromise<OpenResult>;
+  /** Marks the crawl finished: a later open reports `finished`. */
+  finish(): MaybePromise<void>;
+  close(): MaybePromise<void>;
+
+  /**
+   * Accepts a URL not seen before: queues `entry` under host `key`, or with
+   * `entry` null only marks the URL seen. Returns whether it was new. A
+   * remote store may batch calls; their answers keep the calls' order.
+   */
+  add(url: string, key: string, entry: FrontierEntry | null): MaybePromise<boolean>;
+  /** Cheap hint: true means seen; false may be wrong for a remote store. */
+  isSeen(url: string): boolean;
+  /** The head of `key`'s queue as a lease, or undefined when nothing of it is due. */
+  claim(key: string, now: number): MaybePromise<Lease | undefined>;
+  complete(lease: Lease): MaybePromise<void>;
+  /** Gives a leased URL back with `entry` (its updated counts): at the head of its queue, or delayed until `dueAt`. */
+  release(lease: Lease, entry: FrontierEntry, dueAt?: number): MaybePromise<void>;
+  /** Moves delayed entries due at `now` to the head of their queues; returns their host keys. */
+  promoteDue(now: number): MaybePromise<string[]>;
+  /** When the earliest delayed entry is due (Infinity: none). */
+  nextDueAt(): number;
+  /** Removes and returns every queued and delayed entry of one host, or of all hosts. Leases stay. */
+  drain(key?: string): MaybePromise<FrontierEntry[]>;
+  /** Due entries queued for one host, or for all. */
+  queued(key?: string): number;
+  counts(): StoreCounts;
+
+  saveHost(key: string, saved: HostSaved): MaybePromise<void>;
+  loadHosts(): MaybePromise<Array<[string, HostSaved]>>;
+
+  counter(name: CounterName): number;
+  addToCounter(name: CounterName, by: number): MaybePromise<number>;
+}
+
+/** Runs `then` on a value or, if it is a promise, once it resolves: the one place the crawl loop bridges sync and async stores. */
+export function after<T, R>(value: MaybePromise<T>, then: (v: T) => R): MaybePromise<R> {
+  return value instanceof Promise ? value.then(then) : then(value);
+}

@@ -1,0 +1,119 @@
+/**
+ * The default store: the whole crawl state in this process's memory, answered
+ * synchronously (so the crawl loop never awaits it). Queues and the seen set
+ * are the compact ones of memory-frontier.ts (≤ 150 B per queued URL, ≤ 16 B
+ * per seen-only URL); leases are a map from id to lease; delayed entries a
+ * time heap. Nothing survives the process: `open` on a fresh store always
+ * starts a new crawl.
+ */
+import type { HostSaved } from '../politeness/host-state.js';
+import type { CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import { MemoryFrontier } from './memory-frontier.js';
+import { TimeHeap } from './time-heap.js';
+
+export class MemoryStore implements CrawlStore {
+  readonly kind = 'memory';
+  readonly persistsHosts = false;
+  private readonly frontier = new MemoryFrontier();
+  private readonly leases = new Map<number, Lease>();
+  private readonly delayed = new TimeHeap<{ key: string; entry: FrontierEntry }>();
+  private readonly hostRecords = new Map<string, HostSaved>();
+  private readonly counters: Record<CounterName, number> = { started: 0 };
+  private nextLease = 1;
+  private meta: CrawlMeta | null = null;
+  private finished = false;
+
+  open(meta: CrawlMeta): OpenResult {
+    if (this.meta) return { resumed: true, finished: this.finished, meta: this.meta };
+    this.meta = { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint };
+    return { resumed: false, finished: false, meta: this.meta };
+  }
+
+  finish(): void {
+    this.finished = true;
+  }
+
+  close(): void {}
+
+  add(url: string, key: string, entry: FrontierEntry | null): boolean {
+    if (!this.frontier.markSeen(url)) return false;
+    if (entry) this.frontier.push(key, entry);
+    return true;
+  }
+
+  isSeen(url: string): boolean {
+    return this.frontier.isSeen(url);
+  }
+
+  claim(key: string, _now: number): Lease | undefined {
+    const entry = this.frontier.shift(key);
+    if (!entry) return undefined;
+    const lease: Lease = { id: this.nextLease++, key, entry };
+    this.leases.set(lease.id, lease);
+    return lease;
+  }
+
+  complete(lease: Lease): void {
+    this.take(lease);
+  }
+
+  release(lease: Lease, entry: FrontierEntry, dueAt?: number): void {
+    this.take(lease);
+    if (dueAt === undefined) this.frontier.unshift(lease.key, entry);
+    else this.delayed.push(dueAt, { key: lease.key, entry: { ...entry } });
+  }
+
+  promoteDue(now: number): string[] {
+    const keys: string[] = [];
+    while (this.delayed.peekTime() <= now) {
+      const { key, entry } = this.delayed.pop()!.item;
+      this.frontier.unshift(key, entry);
+      keys.push(key);
+    }
+    return keys;
+  }
+
+  nextDueAt(): number {
+    return this.delayed.peekTime();
+  }
+
+  drain(key?: string): FrontierEntry[] {
+    if (key !== undefined) {
+      const out = this.frontier.drain(key);
+      if (this.delayed.size > 0) for (const d of this.delayed.removeWhere((d) => d.key === key)) out.push(d.entry);
+      return out;
+    }
+    const out: FrontierEntry[] = [];
+    for (const k of [...this.frontier.hosts()]) out.push(...this.frontier.drain(k));
+    for (const d of this.delayed.drain()) out.push(d.entry);
+    return out;
+  }
+
+  queued(key?: string): number {
+    return this.frontier.size(key);
+  }
+
+  counts(): StoreCounts {
+    return { queued: this.frontier.size(), delayed: this.delayed.size, leased: this.leases.size, seen: this.frontier.seenCount() };
+  }
+
+  saveHost(key: string, saved: HostSaved): void {
+    this.hostRecords.set(key, structuredClone(saved));
+  }
+
+  loadHosts(): Array<[string, HostSaved]> {
+    return [...this.hostRecords].map(([k, v]) => [k, structuredClone(v)]);
+  }
+
+  counter(name: CounterName): number {
+    return this.counters[name];
+  }
+
+  addToCounter(name: CounterName, by: number): number {
+    return (this.counters[name] += by);
+  }
+
+  private take(lease: Lease): void {
+    if (!this.leases.delete(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * The CrawlStore contract, as one suite any store runs: a store's test file
+ * calls `describeStoreContract(name, factory)` and nothing else is needed.
+ * Every call is awaited, so sync and async stores run the same assertions.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CrawlStore, FrontierEntry, Lease } from '../../src/store/crawl-store.js';
+import { HostTable } from '../../src/politeness/host-state.js';
+import { canonicalize } from '../../src/parse/url.js';
+import { seededRandom } from './seeded-random.js';
+
+export interface StoreFixture {
+  store: CrawlStore;
+  /** Opens the same crawl state again in a new store object (durable and shared stores); absent for memory. */
+  reopen?: () => Promise<CrawlStore>;
+  cleanup?: () => Promise<void>;
+}
+
+const meta = { seeds: ['http://a.example/'], configFingerprint: 'f1' };
+const entry = (url: string, extra: Partial<FrontierEntry> = {}): FrontierEntry => ({ url, depth: 1, parent: 'http://a.example/', hops: 0, attempt: 0, ...extra });
+
+export function describeStoreContract(name: string, factory: () => Promise<StoreFixture>): void {
+  describe(`CrawlStore contract: ${name}`, () => {
+    let fixture: StoreFixture | undefined;
+    afterEach(async () => {
+      await fixture?.store.close();
+      await fixture?.cleanup?.();
+      fixture = undefined;
+    });
+    const open = async () => {
+      fixture = await factory();
+      await fixture.store.open(meta);
+      return fixture.store;
+    };
+    const claimAll = async (store: CrawlStore, key: string): Promise<Lease[]> => {
+      const out: Lease[] = [];
+      for (let lease = await store.claim(key, 0); lease; lease = await store.claim(key, 0)) out.push(lease);
+      return out;
+    };
+
+    it('opens a new crawl and keeps its metadata', async () => {
+      fixture = await factory();
+      const opened = await fixture.store.open(meta);
+      expect(opened).toEqual({ resumed: false, finished: false, meta });
+      if (fixture.reopen) {
+        await fixture.store.finish();
+        await fixture.store.close();
+        const again = await fixture.reopen();
+        fixture.store = again;
+        expect(await again.open({ ...meta, configFingerprint: 'f2' })).toEqual({ resumed: true, finished: true, meta });
+      }
+    });
+
+    it('accepts each URL once, whatever its spelling, queued or only marked seen', async () => {
+      const store = await open();
+      const spellings = ['http://a.example/x', 'HTTP://A.EXAMPLE:80/x#frag', 'http://a.example/y/../x', 'http://a.example/%78'];
+      const canon = spellings.map((s) => canonicalize(s)!);
+      expect(new Set(canon).size).toBe(1);
+      const added = [];
+      for (const url of canon) added.push(await store.add(url, 'a.example', entry(url)));
+      expect(added).toEqual([true, false, false, false]);
+      expect(store.isSeen(canon[0]!)).toBe(true);
+      expect(await store.add('http://a.example/skipped', '', null)).toBe(true);
+      expect(await store.add('http://a.example/skipped', 'a.example', entry('http://a.example/skipped'))).toBe(false);
+      expect(store.counts()).toEqual({ queued: 1, delayed: 0, leased: 0, seen: 2 });
+      expect(store.queued('a.example')).toBe(1);
+      expect(store.queued('b.example')).toBe(0);
+    });
+
+    it('hands out each host queue first in, first out, hosts independent, entries intact', async () => {
+      const store = await open();
+      const odd = entry('http://a.example/deep', { depth: 2 ** 30, hops: 300, attempt: 2, throttles: 0, parent: null });
+      await store.add('http://a.example/1', 'a', entry('http://a.example/1'));
+      await store.add('http://b.example/1', 'b', entry('http://b.example/1'));
+      await store.add('http://a.example/2', 'a', entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }));
+      await store.add(odd.url, 'a', odd);
+      const a = await claimAll(store, 'a');
+      expect(a.map((l) => l.entry)).toEqual([entry('http://a.example/1'), entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }), odd]);
+      expect(a.every((l) => l.key === 'a')).toBe(true);
+      expect((await claimAll(store, 'b')).map((l) => l.entry.url)).toEqual(['http://b.example/1']);
+      expect(await store.claim('nobody', 0)).toBeUndefined();
+    });
+
+    it('never hands a lease out twice; complete ends it, release puts it back at the head', async () => {
+      const store = await open();
+      await store.add('http://a.example/1', 'a', entry('http://a.example/1'));
+      await store.add('http://a.example/2', 'a', entry('http://a.example/2'));
+      const first = (await store.claim('a', 0))!;
+      expect(store.counts()).toMatchObject({ queued: 1, leased: 1 });
+      const second = (await store.claim('a', 0))!;
+      expect(second.entry.url).toBe('http://a.example/2');
+      expect(second.id).not.toBe(first.id);
+      expect(await store.claim('a', 0)).toBeUndefined(); // both leased: nothing to hand out
+      await store.release(first, { ...first.entry, throttles: 1 });
+      expect(store.counts()).toMatchObject({ queued: 1, leased: 1 });
+      const again = (await store.claim('a', 0))!;
+      expect(again.entry).toEqual({ ...first.entry, throttles: 1 });
+      await store.complete(again);
+      await store.complete(second);
+      expect(store.counts()).toEqual({ queued: 0, delayed: 0, leased: 0, seen: 2 });
+      await expect(async () => store.complete(second)).rejects.toThrow(/not held/);
+      await expect(async () => store.release(again, again.entry)).rejects.toThrow(/not held/);
+      expect(await store.add('http://a.example/1', 'a', entry('http://a.example/1'))).toBe(false); // done stays seen
+    });
+
+    it('keeps a delayed entry out of reach until promoted, then first in its host queue', async () => {
+      const store = await open();
+      await store.add('http://a.example/1', 'a', entry('http://a.example/1'));
+      await store.add('http://a.example/2', 'a', entry('http://a.example/2'));
+      await store.add('http://b.example/1', 'b', entry('http://b.example/1'));
+      const lease = (await store.claim('a', 0))!;
+      const blease = (await store.claim('b', 0))!;
+      await store.release(lease, { ...lease.entry, attempt: 1 }, 5_000);
+      await store.release(blease, { ...blease.entry, attempt: 1 }, 3_000);
+      expect(store.counts()).toEqual({ queued: 1, delayed: 2, leased: 0, seen: 3 });
+      expect(store.nextDueAt()).toBe(3_000);
+      expect(await store.claim('b', 0)).toBeUndefined();
+      expect(await store.promoteDue(2_999)).toEqual([]);
+      expect(await store.promoteDue(4_000)).toEqual(['b']);
+      expect(store.nextDueAt()).toBe(5_000);
+      expect(await store.promoteDue(5_000)).toEqual(['a']);
+      expect(store.nextDueAt()).toBe(Infinity);
+      const a = await claimAll(store, 'a');
+      expect(a.map((l) => [l.entry.url, l.entry.attempt])).toEqual([['http://a.example/1', 1], ['http://a.example/2', 0]]);
+    });
+
+    it('drains one host (queued and delayed) or everything, leaving leases alone', async () => {
+      const store = await open();
+      for (const u of ['http://a.example/1', 'http://a.example/2', 'http://a.example/3']) await store.add(u, 'a', entry(u));
+      for (const u of ['http://b.example/1', 'http://b.example/2']) await store.add(u, 'b', entry(u));
+      const leased = (await store.claim('a', 0))!;
+      const delayed = (await store.claim('b', 0))!;
+      await store.release(delayed, delayed.entry, 9_000);
+      const aLeft = (await store.claim('a', 0))!;
+      await store.release(aLeft, aLeft.entry, 8_000);
+      expect((await store.drain('a')).map((e) => e.url).sort()).toEqual(['http://a.example/2', 'http://a.example/3']);
+      expect(store.counts()).toEqual({ queued: 1, delayed: 1, leased: 1, seen: 5 });
+      expect(store.nextDueAt()).toBe(9_000); // b's delayed entry kept its due time
+      expect((await store.drain()).map((e) => e.url).sort()).toEqual(['http://b.example/1', 'http://b.example/2']);
+      expect(store.counts()).toEqual({ queued: 0, delayed: 0, leased: 1, seen: 5 });
+      await store.complete(leased);
+    });
+
+    it('counts what caps depend on', async () => {
+      const store = await open();
+      expect(store.counter('started')).toBe(0);
+      expect(await store.addToCounter('started', 1)).toBe(1);
+      expect(await store.addToCounter('started', 1)).toBe(2);
+      expect(await store.addToCounter('started', -1)).toBe(1);
+      expect(store.counter('started')).toBe(1);
+    });
+
+    it('keeps host politeness records as data, equal after a round trip', async () => {
+      const store = await open();
+      const policy = { intervalMs: 500, windows: [{ count: 2, windowMs: 60_000, label: '2/min' }], concurrency: 1, jitterMs: 0 };
+      const table = new HostTable({ policyFor: () => policy });
+      const host = table.get('a');
+      const ticket = host.limiter.acquire(1_000);
+      host.limiter.markDispatched(ticket, 1_004);
+      host.limiter.release();
+      host.limiter.pauseUntil(7_000);
+      host.limiter.setRateFactor(0.25);
+      host.feedback = { factor: 0.25, ceiling: 0.45, successes: 2, lastEventAt: 1_100, events: 2, eventsInRow: 1, failures: 0 };
+      const saved = table.save('a')!;
+      await store.saveHost('a', saved);
+      saved.givenUp = true; // the store holds its own copy
+      const loaded = await store.loadHosts();
+      expect(loaded).toEqual([['a', { ...saved, givenUp: false }]]);
+      const restored = new HostTable({ policyFor: () => policy }).restore('a', loaded[0]![1]);
+      for (const now of [1_500, 7_000, 8_000, 62_000]) expect(restored.limiter.readyAt(now)).toBe(host.limiter.readyAt(now));
+      expect(JSON.parse(JSON.stringify(loaded))).toEqual(loaded); // plain data
+    });
+
+    it('agrees with a reference model over a long random run of adds, claims, releases and promotions', async () => {
+      const store = await open();
+      const random = seededRandom(7);
+      const model = new Map<string, string[]>(); // key → queued URLs, head first
+      const delayed: Array<{ key: string; url: string; due: number }> = [];
+      const leases: Lease[] = [];
+      const seen = new Set<string>();
+      let now = 0;
+      for (let step = 0; step < 1_500; step++) {
+        const r = random();
+        const key = `h${Math.floor(random() * 4)}`;
+        if (r < 0.4) {
+          const url = `http://${key}.example/${Math.floor(random() * 400)}`;
+          const isNew = !seen.has(url);
+          seen.add(url);
+          expect(await store.add(url, key, entry(url))).toBe(isNew);
+          if (isNew) model.set(key, [...(model.get(key) ?? []), url]);
+        } else if (r < 0.65) {
+          const lease = await store.claim(key, now);
+          const expected = model.get(key)?.shift();
+          expect(lease?.entry.url).toBe(expected);
+          if (lease) leases.push(lease);
+        } else if (r < 0.8 && leases.length > 0) {
+          const lease = leases.splice(Math.floor(random() * leases.length), 1)[0]!;
+          await store.complete(lease);
+        } else if (r < 0.9 && leases.length > 0) {
+          const lease = leases.splice(Math.floor(random() * leases.length), 1)[0]!;
+          if (random() < 0.5) {
+            await store.release(lease, lease.entry);
+            model.set(lease.key, [lease.entry.url, ...(model.get(lease.key) ?? [])]);
+          } else {
+            const due = now + 1 + Math.floor(random() * 50) + step / 1e4; // unique: no ties to order
+            await store.release(lease, lease.entry, due);
+            delayed.push({ key: lease.key, url: lease.entry.url, due });
+          }
+        } else {
+          now += Math.floor(random() * 30);
+          const due = delayed.filter((d) => d.due <= now).sort((x, y) => x.due - y.due);
+          const promoted = await store.promoteDue(now);
+          expect(promoted.sort()).toEqual(due.map((d) => d.key).sort());
+          for (const d of due) {
+            delayed.splice(delayed.indexOf(d), 1);
+            model.set(d.key, [d.url, ...(model.get(d.key) ?? [])]);
+          }
+          for (const [k, urls] of model) expect(store.queued(k)).toBe(urls.length);
+        }
+        const queued = [...model.values()].reduce((n, q) => n + q.length, 0);
+        expect(store.counts()).toEqual({ queued, delayed: delayed.length, leased: leases.length, seen: seen.size });
+        expect(store.nextDueAt()).toBe(delayed.length ? Math.min(...delayed.map((d) => d.due)) : Infinity);
+      }
+    });
+  });
+}

@@ -10,9 +10,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';
-import { backoffDelay } from '../politeness/backoff.js';
-import { HostFeedback } from '../politeness/server-feedback.js';
-import { HostTable, type JobContext } from '../politeness/host-state.js';
+import { backoffDelay, HostFeedback, HostTable, type JobContext } from '../politeness/index.js';
 import { FetchError } from '../fetch/fetch-error.js';
 import { pageOutcome } from './page-outcome.js';
 import { RobotsCache, RobotsGate, productToken } from '../robots/index.js';
@@ -24,8 +22,7 @@ import { hostKeyOf } from '../parse/url.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, type CrawlStats } from '../output/summary.js';
-import { after, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/crawl-store.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/index.js';
 import { settingsFingerprint } from './fingerprint.js';
 
 export interface CrawlerOptions {

@@ -127,8 +127,3 @@ export interface CrawlStore {
   counter(name: CounterName): number;
   addToCounter(name: CounterName, by: number): MaybePromise<number>;
 }
-
-/** Runs `then` on a value or, if it is a promise, once it resolves: the one place the crawl loop bridges sync and async stores. */
-export function after<T, R>(value: MaybePromise<T>, then: (v: T) => R): MaybePromise<R> {
-  return value instanceof Promise ? value.then(then) : then(value);
-}

@@ -1,12 +1,15 @@
 /**
  * The crawl loop: decides WHAT to fetch (scope, depth, robots.txt, caps,
- * dedupe) and turns responses into records and new frontier entries. WHEN a
+ * dedupe) and turns responses into records and new store entries. WHEN a
  * request starts is the scheduler's business; every request, robots.txt and
- * redirect hops included, goes through it.
+ * redirect hops included, goes through it. The crawl's state lives in a
+ * CrawlStore (store/crawl-store.ts): URLs are claimed from it as leases and
+ * completed once their record is written; per-host politeness lives in one
+ * HostTable shared with the scheduler, server feedback and the robots gate.
  *
  * Termination is a predicate (`checkDone`): nothing running, no internal
- * job queued, no robots.txt being loaded, no retry waiting, and nothing left
- * that may still be fetched.
+ * job queued, no robots.txt being loaded, no store call or claim pending,
+ * and nothing queued, delayed or held that may still be fetched.
  */
 import type { Clock } from '../clock.js';
 import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';

@@ -9,8 +9,9 @@
  * the sum of the hosts' rates however the URLs are ordered.
  *
  * Work comes from two places: internal jobs submitted for a host (robots.txt
- * fetches, which go first), and the `WorkSource` (the crawler's frontier),
- * asked for a job only at the moment the host can start one.
+ * fetches, which go first), and the `WorkSource` (the crawl loop, which
+ * claims from its store), asked for a job only at the moment the host can
+ * start one. Per-host state lives in the shared HostTable.
  */
 import type { Clock } from '../clock.js';
 import { DueTimer } from './due-timer.js';

@@ -1,5 +1,5 @@
 /**
- * robots.txt between the frontier and the scheduler: for the URL a host would
+ * robots.txt between the store and the scheduler: for the URL a host would
  * fetch next, says go, skip (with the deciding rule), or wait — never waits
  * itself. A missing robots.txt is loaded once per origin (through the host's
  * limits, by the cache's fetchOne); the hosts waiting on it are woken when it

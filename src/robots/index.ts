@@ -5,7 +5,7 @@
  *   product token (group choice, matching, Crawl-delay, size cap).
  * - cache.ts fetches robots.txt once per origin, follows redirects,
  *   classifies failures and caches the outcome.
- * - gate.ts sits between the frontier and the scheduler: go, skip or wait.
+ * - gate.ts sits between the store and the scheduler: go, skip or wait.
  * - types.ts holds the shapes all of them share.
  */
 

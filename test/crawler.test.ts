@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isoTimeFormatter } from '../src/crawl/crawler.js';
+import { Crawler, isoTimeFormatter } from '../src/crawl/crawler.js';
+import { buildSettings } from '../src/config/settings.js';
+import type { Fetcher } from '../src/fetch/fetcher.js';
+import type { RecordSink } from '../src/output/sink.js';
+import type { OutputRecord } from '../src/types.js';
+import { FakeClock } from './support/fake-clock.js';
 
 describe('isoTimeFormatter', () => {
   const reference = (ms: number) => new Date(ms).toISOString();
@@ -33,5 +38,28 @@ describe('isoTimeFormatter', () => {
     expect(() => format(8.64e15 + 1)).toThrow(RangeError);
     expect(() => format(NaN)).toThrow(RangeError);
     expect(() => format(Infinity)).toThrow(RangeError);
+  });
+});
+
+describe('Crawler', () => {
+  // Regression: run() awaits the store's open() before queueing the seeds; a stop() in
+  // that gap ended the crawl with no record at all, though every seed gets one.
+  it('gives each seed a record when stopped before the store has opened', async () => {
+    const settings = buildSettings(undefined, {});
+    const records: OutputRecord[] = [];
+    const sink: RecordSink = { write: async (r) => void records.push(r), close: async () => {}, broken: false, written: 0 };
+    const fetcher: Fetcher = {
+      fetch: async () => {
+        throw new Error('nothing may be fetched');
+      },
+      close: async () => {},
+    };
+    const seeds = ['http://a.localhost/', 'http://b.localhost/'];
+    const crawler = new Crawler({ settings, seeds, clock: new FakeClock(), fetcher, sink });
+    const running = crawler.run();
+    crawler.stop();
+    const stats = await running;
+    expect(records).toEqual(seeds.map((url) => ({ type: 'skipped', url, reason: 'interrupted', depth: 0, parent: null })));
+    expect(stats.interrupted).toBe(true);
   });
 });

@@ -76,6 +76,8 @@ export class Crawler {
   private errors = 0;
   private skipped = 0;
   private stopping = false;
+  /** Seeds are in the store: until then the crawl cannot end, even when stopped (every seed gets a record). */
+  private seeded = false;
   private finished = false;
   private resolveDone!: () => void;
   private rejectDone!: (err: unknown) => void;
@@ -140,6 +142,7 @@ export class Crawler {
     await store.open({ seeds: this.opts.seeds, configFingerprint: settingsFingerprint(this.settings) });
     if (store.persistsHosts) for (const [key, saved] of await store.loadHosts()) this.hosts.restore(key, saved);
     for (const seed of this.opts.seeds) this.enqueue(seed, 0, null, 0, true);
+    this.seeded = true;
     this.dueTimer.armAt(store.nextDueAt());
     this.checkDone();
     await this.done;
@@ -453,7 +456,7 @@ export class Crawler {
 
   /** Termination is a predicate: nothing running, waiting, loading or still to fetch. */
   private checkDone(): void {
-    if (this.finished) return;
+    if (this.finished || !this.seeded) return;
     if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robots.pending > 0) return;
     if (this.pendingOps > 0 || this.claiming.size > 0) return;
     if (!this.stopping && !this.capReached()) {

@@ -1,20 +1,17 @@
 /**
- * `crawl check <url>`: explains what a crawl would do with one URL — scope,
- * the host policy that applies and which config entry decided it, and the
+ * `crawl check <url>`: prints what explainWith() (src/api/check.ts) finds —
+ * scope, the host policy and which config entry decided it, and the
  * robots.txt verdict with its deciding rule — fetching nothing but robots.txt.
+ * This file only gathers the flags and words the result.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CheckFlags, Io } from './flags.js';
-import { systemClock } from '../clock.js';
 import { buildSettings } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
-import { createFetcher } from '../fetch/fetcher.js';
-import { capRobotsText, parseRobots, RobotsCache, type RobotsState } from '../robots/index.js';
-import { createScope, explainScope } from '../parse/scope.js';
 import { checkSeeds, UsageError } from '../config/seeds.js';
+import { explainWith, type CheckResult, type RobotsResult } from '../api/check.js';
 import type { HostPolicy } from '../types.js';
-import { hostKeyOf, originOf } from '../parse/url.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {
   const [url] = checkSeeds([rawUrl]);
@@ -28,61 +25,32 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
     timeout: flags.timeout,
     robots: flags.robots === false ? false : undefined,
   });
-  const out: string[] = [`url:     ${url}`];
-  const scopeOptions = { scope: settings.scope, seeds, include: settings.include, exclude: settings.exclude, maxUrlLength: settings.maxUrlLength };
-  const scopeOk = createScope(scopeOptions)(url!).ok;
-  out.push(`scope:   ${explainScope(scopeOptions, url!)}`);
-
-  const key = hostKeyOf(url!, settings.hostKey);
-  out.push(`policy:  ${describePolicy(key, settings.policyFor(key))}`);
-
-  let robotsOk = true;
-  if (!settings.robots.enabled) {
-    out.push('robots:  not checked (--no-robots)');
-  } else {
-    const state = await robotsFor(url!, flags, settings, io);
-    const verdict = describeRobots(state, url!);
-    robotsOk = verdict.allowed;
-    out.push(`robots:  ${verdict.text}`);
-    if (state.kind === 'rules' && state.crawlDelayMs !== null) {
-      out.push(`         Crawl-delay ${state.crawlDelayMs / 1000}s (a floor on the gap unless the policy ignores it)`);
-    }
-  }
-  const fetched = scopeOk && robotsOk;
-  out.push(`verdict: ${fetched ? 'would be fetched' : 'would be skipped'}`);
-  io.stdout.write(out.join('\n') + '\n');
-  return fetched ? 0 : 1;
+  // The file is only read when robots.txt is checked at all.
+  const robotsTxt = flags.robotsFile !== undefined && settings.robots.enabled ? await readRobotsFile(flags.robotsFile, io.cwd) : undefined;
+  const result = await explainWith({ url: url!, seeds, settings, robotsTxt });
+  io.stdout.write(formatCheck(result));
+  return result.wouldFetch ? 0 : 1;
 }
 
-async function robotsFor(url: string, flags: CheckFlags, settings: ReturnType<typeof buildSettings>, io: Io): Promise<RobotsState> {
-  const clock = systemClock;
-  if (flags.robotsFile !== undefined) {
-    const path = resolve(io.cwd, flags.robotsFile);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (err) {
-      throw new UsageError(`cannot read robots file ${flags.robotsFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    }
-    // Read exactly as much of the file as a crawl would.
-    const capped = capRobotsText(text, settings.robots.maxBytes).text;
-    return parseRobots(`${originOf(url)}/robots.txt`, capped, settings.userAgent, clock.now(), settings.robots.cacheTtlMs);
-  }
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.robots.maxBytes, clock });
+async function readRobotsFile(file: string, cwd: string): Promise<string> {
   try {
-    const cache = new RobotsCache({
-      clock,
-      userAgent: settings.userAgent,
-      maxBytes: settings.robots.maxBytes,
-      cacheTtlMs: settings.robots.cacheTtlMs,
-      unavailableRetries: 0,
-      unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
-      fetchOne: (u) => fetcher.fetch(u, { read: 'text', maxBodyBytes: settings.robots.maxBytes }),
-    });
-    return await cache.load(originOf(url));
-  } finally {
-    await fetcher.close();
+    return await readFile(resolve(cwd, file), 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read robots file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
+}
+
+/** The report `crawl check` prints, one aligned line per aspect. */
+export function formatCheck(r: CheckResult): string {
+  const out: string[] = [`url:     ${r.url}`];
+  out.push(`scope:   ${r.scope.explanation}`);
+  out.push(`policy:  ${describePolicy(r.hostKey, r.policy)}`);
+  out.push(`robots:  ${describeRobots(r.robots)}`);
+  if (r.robots.checked && r.robots.kind === 'rules' && r.robots.crawlDelayMs !== null) {
+    out.push(`         Crawl-delay ${r.robots.crawlDelayMs / 1000}s (a floor on the gap unless the policy ignores it)`);
+  }
+  out.push(`verdict: ${r.wouldFetch ? 'would be fetched' : 'would be skipped'}`);
+  return out.join('\n') + '\n';
 }
 
 function describePolicy(key: string, p: HostPolicy): string {
@@ -96,17 +64,17 @@ function describePolicy(key: string, p: HostPolicy): string {
   return `host key ${key}: ${parts.join(', ')} — from ${from}`;
 }
 
-function describeRobots(state: RobotsState, url: string): { allowed: boolean; text: string } {
-  switch (state.kind) {
+function describeRobots(r: RobotsResult): string {
+  if (!r.checked) return 'not checked (--no-robots)';
+  switch (r.kind) {
     case 'allow-all':
-      return { allowed: true, text: `allowed: ${state.reason}, so everything is allowed` };
+      return `allowed: ${r.reason}, so everything is allowed`;
     case 'unavailable':
-      return { allowed: false, text: `disallowed: robots.txt is unavailable (${state.reason}); a crawl treats the whole host as disallowed until it answers` };
+      return `disallowed: robots.txt is unavailable (${r.reason}); a crawl treats the whole host as disallowed until it answers`;
     case 'rules': {
-      const why = state.explain(url);
-      const group = why.group ? ` in group "${why.group}"` : ' (no group applies to our user agent)';
-      if (why.rule === null) return { allowed: why.allowed, text: `${why.allowed ? 'allowed' : 'disallowed'}: no rule matches${group} — ${state.source}` };
-      return { allowed: why.allowed, text: `${why.allowed ? 'allowed' : 'disallowed'} by "${why.rule}" (line ${why.line})${group} — ${state.source}` };
+      const group = r.group ? ` in group "${r.group}"` : ' (no group applies to our user agent)';
+      if (r.rule === null) return `${r.allowed ? 'allowed' : 'disallowed'}: no rule matches${group} — ${r.source}`;
+      return `${r.allowed ? 'allowed' : 'disallowed'} by "${r.rule}" (line ${r.line})${group} — ${r.source}`;
     }
   }
 }

@@ -1,14 +1,16 @@
 /**
- * `crawl <seed-url...>`: wires settings, output, fetcher, crawler, progress
- * and signals together, and maps the outcome to an exit code.
+ * `crawl <seed-url...>`: a thin client of the library's crawl session
+ * (src/api/crawl-session.ts, which `crawl()` is built on too). It adds what
+ * only a command has: flags and a config file merged into settings, stdout or
+ * a `.partial` file as the sink, a broken pipe ending quietly, SIGINT/SIGTERM
+ * with a grace period, progress, the summary and the exit code.
  */
 import { resolve } from 'node:path';
 import { EXIT, type CrawlFlags, type Io } from './flags.js';
 import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
-import { Crawler } from '../crawl/crawler.js';
-import { createFetcher } from '../fetch/fetcher.js';
+import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
 import { createLogger } from '../output/logger.js';
 import { openOutput } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
@@ -33,33 +35,32 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
   const stdoutTarget = flags.output === undefined || flags.output === '-';
-  let crawler: Crawler | undefined;
+  let started: CrawlSession | undefined; // set right after the sink exists
   let brokenPipe = false;
   const sink = await openOutput(stdoutTarget ? '-' : resolve(io.cwd, flags.output!), {
     stdout: io.stdout,
     onBrokenPipe: () => {
       // `crawl … | head -1`: the reader is gone; end quietly and successfully.
       brokenPipe = true;
-      crawler?.stop();
-      crawler?.abort();
+      started?.stop();
+      started?.abort();
     },
   });
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock });
-  crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log });
+  const session = (started = createCrawlSession({ settings, seeds, sink, clock, log }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
-  const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => crawler!.progress());
+  const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
   let signalled = 0;
   let graceTimer: NodeJS.Timeout | undefined;
   const onSignal = (name: string) => {
     signalled++;
     if (signalled === 1) {
-      log.warn(`${name}: stopping — letting ${crawler!.progress().inFlight} request(s) in flight finish (up to ${STOP_GRACE_MS / 1000}s); press Ctrl-C again to abort them`);
-      crawler!.stop();
-      graceTimer = setTimeout(() => crawler!.abort(), STOP_GRACE_MS);
+      log.warn(`${name}: stopping — letting ${session.progress().inFlight} request(s) in flight finish (up to ${STOP_GRACE_MS / 1000}s); press Ctrl-C again to abort them`);
+      session.stop();
+      graceTimer = setTimeout(() => session.abort(), STOP_GRACE_MS);
       graceTimer.unref();
     } else {
-      crawler!.abort();
+      session.abort();
     }
   };
   const onInt = () => onSignal('SIGINT');
@@ -70,9 +71,9 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'} (${settings.concurrency} at once; default ${describeDefaults(settings.policyFor('default.invalid'))})`);
   progress.start();
   try {
-    const stats = await crawler.run();
+    // Resolves once the sink is closed (the file renamed into place) and the fetcher released.
+    const stats = await session.run();
     progress.stop();
-    await sink.close();
     if (!brokenPipe) log.block(formatSummary(stats));
     if (signalled > 0) return EXIT.interrupted;
     return EXIT.ok;
@@ -81,7 +82,6 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     if (graceTimer) clearTimeout(graceTimer);
     io.signals.off('SIGINT', onInt);
     io.signals.off('SIGTERM', onTerm);
-    await fetcher.close();
   }
 }
 

@@ -1,0 +1,88 @@
+/**
+ * One crawl from validated settings to a record sink: the code path shared by
+ * `crawl()` (sink = a record stream for `for await`) and the CLI (sink =
+ * stdout or a file). It owns the fetcher, so whoever runs a session never
+ * leaks its sockets.
+ *
+ * Contract:
+ * - `run()` resolves with the final stats once every record has been written
+ *   and the sink closed; the fetcher is closed before it settles, whether the
+ *   crawl finished, was stopped or failed. A failed run leaves the sink open
+ *   (a file target keeps its `.partial` for inspection).
+ * - `stop()` is graceful (nothing new starts, requests in flight finish);
+ *   `abort()` also cancels the requests in flight. An aborted `signal` does
+ *   both. Queued URLs end as `interrupted` skips, as in the CLI.
+ */
+import { systemClock, type Clock } from '../clock.js';
+import { Crawler } from '../crawl/crawler.js';
+import { createFetcher } from '../fetch/fetcher.js';
+import type { ProgressSnapshot } from '../output/progress.js';
+import type { RecordSink } from '../output/sink.js';
+import type { CrawlStats } from '../output/summary.js';
+import type { CrawlSettings } from '../types.js';
+import type { CrawlLog } from './options.js';
+
+export interface CrawlSessionOptions {
+  /** Validated settings (buildSettings). */
+  settings: CrawlSettings;
+  /** Canonical seeds (checkSeeds). */
+  seeds: string[];
+  /** Where records go; closed by `run()` on success. */
+  sink: RecordSink;
+  /**
+   * Stops the crawl and cancels requests in flight when aborted.
+   * @default none
+   */
+  signal?: AbortSignal;
+  /** @default none */
+  log?: CrawlLog;
+  /** @default systemClock */
+  clock?: Clock;
+}
+
+export interface CrawlSession {
+  /** Crawls to the end; call once. See the module contract. */
+  run(): Promise<CrawlStats>;
+  /** Graceful stop: nothing new starts. */
+  stop(): void;
+  /** Cancels requests in flight (after or instead of `stop()`). */
+  abort(): void;
+  progress(): ProgressSnapshot;
+  /** Live statistics; final once `run()` has resolved. */
+  readonly stats: CrawlStats;
+}
+
+export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
+  const { settings, seeds, sink, signal, log } = opts;
+  const clock = opts.clock ?? systemClock;
+  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock });
+  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log });
+  const onAbort = (): void => {
+    crawler.stop();
+    crawler.abort();
+  };
+
+  return {
+    get stats() {
+      return crawler.stats;
+    },
+    progress: () => crawler.progress(),
+    stop: () => crawler.stop(),
+    abort: () => crawler.abort(),
+
+    async run() {
+      const running = crawler.run();
+      // Stopped only once run() has begun: a stop before it would be overtaken by it.
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        const stats = await running;
+        await sink.close();
+        return stats;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        await fetcher.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * What a library caller passes to `crawl()` and `explain()`: the config
+ * file's fields, as written in crawler.config.json, plus a few options that
+ * only make sense in code (seeds, a signal, a buffer size, a log).
+ *
+ * Types only; validation lives in resolve-options.ts.
+ */
+import type { z } from 'zod';
+import type { configFileSchema } from '../config/file-schema.js';
+
+/**
+ * The config file's shape, exactly as in crawler.config.json (durations as
+ * `"30s"`, rates as `"2/s"`, sizes as `"10MiB"`), checked by the same schema
+ * and reported with the same messages. See crawler.config.example.json for
+ * every field and crawler.config.schema.json for their docs.
+ */
+export type CrawlConfig = z.input<typeof configFileSchema>;
+
+/** Where the crawl reports what a user may want to know (a host given up, a capped Crawl-delay). `console` fits. */
+export interface CrawlLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+/** Options of {@link crawl}: the config file's fields plus the ones below. */
+export interface CrawlOptions extends CrawlConfig {
+  /** Absolute http(s) URLs to start from; duplicates are dropped. Required. */
+  seeds: string[];
+  /**
+   * Aborting it ends the crawl: nothing new starts, requests in flight are
+   * cancelled (their records carry the error code `ABORTED`), and the
+   * iteration ends normally with `stats.interrupted` set. Already aborted
+   * when the first record is pulled: nothing is fetched and nothing yielded.
+   * @default none
+   */
+  signal?: AbortSignal;
+  /**
+   * Also yield a record for each URL skipped by robots.txt, scope, depth or
+   * caps (a skipped seed always gets one), like `--emit-skipped`.
+   * @default false
+   */
+  emitSkipped?: boolean;
+  /**
+   * Include each page's extracted links (`linkList`), like `--links`.
+   * @default false
+   */
+  links?: boolean;
+  /**
+   * Records held for a consumer that is not pulling. Once that many wait, the
+   * crawl stops starting requests until the consumer catches up, so memory
+   * stays bounded however slow the loop body is.
+   * @default 32
+   */
+  highWaterMark?: number;
+  /**
+   * Receives warnings (host given up, capped Retry-After, robots.txt ignored).
+   * @default none: the library prints nothing
+   */
+  log?: CrawlLog;
+}
+
+/** Options of {@link explain}: the config file's fields plus the ones below. */
+export interface ExplainOptions extends CrawlConfig {
+  /**
+   * Seeds the scope check is relative to, like `crawl check --seed`.
+   * @default [url]
+   */
+  seeds?: string[];
+  /**
+   * Use this robots.txt text instead of fetching the URL's robots.txt, like
+   * `crawl check --robots-file`. Cut at `robots.maxSize` as a crawl would.
+   * @default fetched from the URL's origin
+   */
+  robotsTxt?: string;
+}

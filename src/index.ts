@@ -1,0 +1,25 @@
+/**
+ * The package entry: the crawler as a library. The `crawl` command is a
+ * client of the same code (src/cli/).
+ *
+ * ```js
+ * import { crawl, explain } from 'polite-crawler';
+ * for await (const record of crawl({ seeds: ['https://example.com/'], defaults: { rate: '2/s' } })) console.log(record.url, record.status);
+ * const why = await explain('https://example.com/private/page');
+ * ```
+ */
+export { crawl, type CrawlRun } from './api/crawl.js';
+export { explain, type CheckResult, type RobotsResult, type ScopeResult } from './api/check.js';
+export type { CrawlConfig, CrawlLog, CrawlOptions, ExplainOptions } from './api/options.js';
+
+// Errors a caller may catch: bad options (one line per problem) and bad seeds.
+export { ConfigError } from './config/settings.js';
+export { UsageError } from './config/seeds.js';
+
+// What the iteration yields and reports.
+export type { ErrorCode, HostPolicy, OutputRecord, PageRecord, SkipReason, SkipRecord, WindowLimit } from './types.js';
+export type { ProgressSnapshot } from './output/progress.js';
+export type { CrawlStats, HostStats } from './output/summary.js';
+export type { ScopeRejection } from './parse/scope.js';
+
+export { VERSION } from './version.js';

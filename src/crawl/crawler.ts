@@ -98,7 +98,11 @@ export class Crawler {
       exclude: this.settings.exclude,
       maxUrlLength: this.settings.maxUrlLength,
     });
-    this.hosts = new HostTable({ policyFor: (key) => this.settings.policyFor(key), random: opts.random });
+    this.hosts = new HostTable({
+      policyFor: (key) => this.settings.policyFor(key),
+      random: opts.random,
+      persist: this.store.durable ? (key, saved) => this.settle(this.store.saveHost(key, saved)) : undefined,
+    });
     this.scheduler = new Scheduler({
       clock: opts.clock,
       concurrency: this.settings.concurrency,
@@ -120,6 +124,8 @@ export class Crawler {
         unavailableRetries: this.settings.robots.unavailableRetries,
         unavailableRetryDelayMs: this.settings.robots.unavailableRetryDelayMs,
         fetchOne: (url) => this.fetchRobotsHop(url),
+        records: this.store.durable ? this.store : undefined,
+        onRecordError: (err) => this.fail(err),
       }),
       clock: opts.clock,
       hosts: this.hosts,
@@ -140,7 +146,7 @@ export class Crawler {
   async run(): Promise<CrawlStats> {
     const { store } = this;
     await store.open({ seeds: this.opts.seeds, configFingerprint: settingsFingerprint(this.settings) });
-    if (store.persistsHosts) for (const [key, saved] of await store.loadHosts()) this.hosts.restore(key, saved);
+    if (store.durable) for (const [key, saved] of await store.loadHosts()) this.hosts.restore(key, saved);
     for (const seed of this.opts.seeds) this.enqueue(seed, 0, null, 0, true);
     this.seeded = true;
     this.dueTimer.armAt(store.nextDueAt());

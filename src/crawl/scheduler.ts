@@ -188,10 +188,17 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
 
   private start(key: string, slot: HostSlot, job: Job, now: number): void {
     const ticket: StartTicket = slot.limiter.acquire(now);
+    this.hosts.changed(key);
     this.running++;
     const ctx: JobContext = {
-      onDispatched: (at) => slot.limiter.markDispatched(ticket, at),
-      onResponse: (at) => slot.limiter.markResponded(ticket, at),
+      onDispatched: (at) => {
+        slot.limiter.markDispatched(ticket, at);
+        this.hosts.changed(key);
+      },
+      onResponse: (at) => {
+        slot.limiter.markResponded(ticket, at);
+        this.hosts.changed(key);
+      },
     };
     // Runs at once, as it did inside p-queue before that was dropped: with
     // the slots counted here it never queued anything, and cost ~1 µs a job.

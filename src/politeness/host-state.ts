@@ -21,7 +21,10 @@
  * - `save`/`restore` turn the politeness part of a record into plain data and
  *   back, for stores that keep it across restarts or share it between
  *   processes; in-flight requests are not part of it (a restarted crawl has
- *   none).
+ *   none). Whoever changes a record's politeness state calls `changed(key)`
+ *   (the scheduler at every start, dispatch and response; server feedback;
+ *   the robots gate); with a `persist` callback the table hands it the saved
+ *   form right then, before the request it starts goes out.
  */
 import type { HostPolicy } from '../types.js';
 import type { FeedbackState } from './adaptive-rate.js';
@@ -63,6 +66,8 @@ export interface HostSaved {
 export interface HostTableOptions<P extends LimiterPolicy> {
   policyFor(key: string): P;
   random?: () => number;
+  /** Keeps a record's politeness state beyond this process (a durable store's saveHost). @default none */
+  persist?: (key: string, saved: HostSaved) => void;
 }
 
 export class HostTable<P extends LimiterPolicy = HostPolicy> {
@@ -92,6 +97,12 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
 
   values(): IterableIterator<HostState<P>> {
     return this.records.values();
+  }
+
+  /** The politeness state of `key` changed: persist it now when the table persists. */
+  changed(key: string): void {
+    const { persist } = this.opts;
+    if (persist) persist(key, this.save(key)!);
   }
 
   isGivenUp(key: string): boolean {

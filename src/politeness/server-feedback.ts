@@ -80,6 +80,7 @@ export class HostFeedback {
     const state = this.opts.hosts.get(key);
     if (state.givenUp) return 'final';
     state.givenUp = true;
+    this.opts.hosts.changed(key);
     return 'give-up';
   }
 
@@ -109,6 +110,7 @@ export class HostFeedback {
       pauseMs = backoffDelay(Math.max(1, state.eventsInRow), { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: this.random });
     }
     limiter.pauseUntil(now + pauseMs);
+    this.opts.hosts.changed(key);
     return pauseMs;
   }
 
@@ -123,6 +125,7 @@ export class HostFeedback {
       if (next.factor !== before.factor) host.limiter.setRateFactor(next.factor);
     }
     this.budget(key, res);
+    if (before) this.opts.hosts.changed(key);
   }
 
   /**
@@ -135,14 +138,16 @@ export class HostFeedback {
     const { policy } = host;
     const state = onFailure(host.feedback ?? initialFeedback());
     host.feedback = state;
-    if (state.failures >= policy.hostFailureGiveUp) return 'give-up';
-    if (state.failures >= policy.hostFailurePause) {
+    let verdict: FailureVerdict = 'retry';
+    if (state.failures >= policy.hostFailureGiveUp) verdict = 'give-up';
+    else if (state.failures >= policy.hostFailurePause) {
       const step = state.failures - policy.hostFailurePause + 1;
       const pauseMs = backoffDelay(step, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: this.random });
       host.limiter.pauseUntil(this.opts.clock.now() + pauseMs);
-      return 'paused';
+      verdict = 'paused';
     }
-    return 'retry';
+    this.opts.hosts.changed(key);
+    return verdict;
   }
 
   /** The host's rate as it stands, e.g. "20/s" or "20/s, throttled 3× (now 4.1/s)". */
@@ -171,5 +176,6 @@ export class HostFeedback {
     const { limiter } = this.opts.hosts.get(key);
     if ('pauseMs' in pace) limiter.pauseUntil(now + pace.pauseMs + PAUSE_MARGIN_MS);
     else limiter.setServerGap(pace.minGapMs, now + pace.until);
+    this.opts.hosts.changed(key);
   }
 }

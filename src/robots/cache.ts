@@ -17,9 +17,14 @@
  *   doubling, until `unavailableRetries` retries have failed; then given up
  *   (`retryAt: null`). Unreachable results are not cached for the TTL.
  * Time comes from the injected clock only.
+ *
+ * With a `records` store (a durable or shared CrawlStore), an origin missing
+ * here is first looked up there, and every outcome is written there, so a
+ * resumed crawl or another worker reuses the file instead of fetching it
+ * again.
  */
 import type { Clock } from '../clock.js';
-import type { RobotsResponse, RobotsState } from './types.js';
+import type { RobotsRecord, RobotsRecordStore, RobotsResponse, RobotsState } from './types.js';
 import { capRobotsText, MAX_ROBOTS_REDIRECTS, MIN_ROBOTS_BYTES, parseRobots, productToken } from './rules.js';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
@@ -38,10 +43,16 @@ export interface RobotsCacheOptions {
   unavailableRetryDelayMs: number;
   /** Performs ONE request for a robots.txt URL (no redirect following) through that URL's host limits. May reject with an Error carrying a string `code`. */
   fetchOne(url: string): Promise<RobotsResponse>;
+  /** Keeps outcomes beyond this process. @default none (memory only) */
+  records?: RobotsRecordStore;
+  /** Called when the records store fails to keep an outcome (the crawl cannot trust its store then). @default ignored */
+  onRecordError?: (err: unknown) => void;
 }
 
 interface Entry {
   state?: RobotsState;
+  /** The text `state` was parsed from, while a records store needs it. */
+  text?: string;
   /** Consecutive failed attempts; reset by any answer that is not "unreachable". */
   failures: number;
   inflight?: Promise<RobotsState>;
@@ -115,10 +126,11 @@ export class RobotsCache {
     }
     if (entry.inflight) return entry.inflight;
     const settled = entry;
-    settled.inflight = this.fetchRobots(key)
+    settled.inflight = this.stored(key, settled)
+      .then((known) => known ?? this.fetchRobots(key, settled))
       .catch((err: unknown): Outcome => ({ kind: 'unreachable', reason: `robots.txt handling failed: ${String(err)}` }))
       .then((outcome) => {
-        const state = this.settle(settled, outcome);
+        const state = this.settle(key, settled, outcome);
         settled.inflight = undefined;
         return state;
       });
@@ -132,9 +144,55 @@ export class RobotsCache {
     return count;
   }
 
-  private settle(entry: Entry, outcome: Outcome): RobotsState {
+  /** A still-valid record from the records store, restored into `entry`; undefined if none. */
+  private async stored(origin: string, entry: Entry): Promise<Outcome | undefined> {
+    const { records, clock } = this.opts;
+    if (!records) return undefined;
+    const record = await records.getRobots(origin);
+    if (!record) return undefined;
+    const now = clock.now();
+    if (record.kind === 'unavailable') {
+      entry.failures = record.attempts;
+      if (record.retryAt === null || now < record.retryAt) return { kind: 'unavailable', reason: record.reason, retryAt: record.retryAt, attempts: record.attempts };
+      return undefined; // due for a retry: fetch, counting the earlier failures
+    }
+    if (now >= record.expiresAt) return undefined;
+    if (record.kind === 'allow-all') return { ...record };
+    entry.text = record.text;
+    const rules = parseRobots(record.source, record.text, this.opts.userAgent, record.fetchedAt, this.opts.cacheTtlMs);
+    return { ...rules, expiresAt: record.expiresAt };
+  }
+
+  private record(entry: Entry, state: RobotsState): RobotsRecord | undefined {
+    switch (state.kind) {
+      case 'rules':
+        return entry.text === undefined ? undefined : { kind: 'rules', source: state.source, text: entry.text, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
+      case 'allow-all':
+        return { kind: 'allow-all', reason: state.reason, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
+      case 'unavailable':
+        return { kind: 'unavailable', reason: state.reason, retryAt: state.retryAt, attempts: state.attempts };
+    }
+  }
+
+  private settle(origin: string, entry: Entry, outcome: Outcome): RobotsState {
+    const state = this.settleState(entry, outcome);
+    const { records } = this.opts;
+    const record = records ? this.record(entry, state) : undefined;
+    if (record) {
+      const report = (err: unknown) => this.opts.onRecordError?.(err);
+      try {
+        const written = records!.putRobots(origin, record);
+        if (written instanceof Promise) written.catch(report);
+      } catch (err) {
+        report(err);
+      }
+    }
+    return state;
+  }
+
+  private settleState(entry: Entry, outcome: Outcome): RobotsState {
     if (outcome.kind !== 'unreachable') {
-      entry.failures = 0;
+      entry.failures = outcome.kind === 'unavailable' ? outcome.attempts : 0;
       entry.state = outcome;
       return outcome;
     }
@@ -153,7 +211,7 @@ export class RobotsCache {
   }
 
   /** Requests robots.txt for `origin`, following redirects, and classifies the answer. */
-  private async fetchRobots(origin: string): Promise<Outcome> {
+  private async fetchRobots(origin: string, entry: Entry): Promise<Outcome> {
     const first = `${origin}/robots.txt`;
     let url = first;
     for (let hop = 0; ; hop++) {
@@ -165,7 +223,7 @@ export class RobotsCache {
         return { kind: 'unreachable', reason: `${where} could not be fetched: ${errorCode(err)}` };
       }
       const { status } = res;
-      if (status >= 200 && status < 300) return this.parse(url, res);
+      if (status >= 200 && status < 300) return this.parse(url, res, entry);
       if (status >= 300 && status < 400) {
         if (hop === MAX_ROBOTS_REDIRECTS) return this.allowAll(`robots.txt redirected more than ${MAX_ROBOTS_REDIRECTS} times`);
         const next = res.location === null ? null : resolveLocation(res.location, url);
@@ -179,8 +237,9 @@ export class RobotsCache {
     }
   }
 
-  private parse(url: string, res: RobotsResponse): RobotsState {
+  private parse(url: string, res: RobotsResponse, entry: Entry): RobotsState {
     const { text } = capRobotsText(res.body ?? '', this.opts.maxBytes, res.truncated);
+    entry.text = this.opts.records ? text : undefined;
     return parseRobots(url, text, this.opts.userAgent, this.opts.clock.now(), this.opts.cacheTtlMs);
   }
 

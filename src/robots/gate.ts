@@ -93,5 +93,6 @@ export class RobotsGate {
       delay = policy.maxCrawlDelayMs;
     }
     host.limiter.setCrawlDelay(delay);
+    this.opts.hosts.changed(key);
   }
 }

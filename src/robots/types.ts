@@ -67,3 +67,19 @@ export interface RobotsResponse {
   /** The body was cut at the fetcher's byte cap. */
   truncated: boolean;
 }
+
+/**
+ * What robots.txt said about an origin as plain, JSON-safe data, for stores
+ * that keep it across a restart or share it between processes. Rules are kept
+ * as the (capped) text they were parsed from and parsed again when loaded.
+ */
+export type RobotsRecord =
+  | { kind: 'rules'; source: string; text: string; fetchedAt: number; expiresAt: number }
+  | { kind: 'allow-all'; reason: string; fetchedAt: number; expiresAt: number }
+  | { kind: 'unavailable'; reason: string; retryAt: number | null; attempts: number };
+
+/** Where a RobotsCache keeps its records beyond this process (a CrawlStore does). */
+export interface RobotsRecordStore {
+  getRobots(origin: string): RobotsRecord | undefined | Promise<RobotsRecord | undefined>;
+  putRobots(origin: string, record: RobotsRecord): void | Promise<void>;
+}

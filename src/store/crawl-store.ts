@@ -17,10 +17,12 @@
  *   before `promoteDue(now)` moves them, due, to the head of their host's
  *   queue; `nextDueAt` tells the caller when to ask. Per host, queued URLs
  *   come out first in, first out; released and promoted ones go first.
- * - **Host state.** `saveHost` keeps a host's politeness record (plain data,
- *   see politeness/host-state.ts); `loadHosts` gives them back on open.
- *   Stores with `persistsHosts` false keep nothing and the crawl skips the
- *   calls.
+ * - **Host state and robots.txt.** `saveHost` keeps a host's politeness
+ *   record (plain data, see politeness/host-state.ts), `loadHosts` gives them
+ *   back on open; `putRobots` / `getRobots` keep what an origin's robots.txt
+ *   said (robots/types.ts RobotsRecord). The crawl calls these only on a
+ *   `durable` store (one that outlives the process or is shared); the memory
+ *   store implements them all the same, so every store passes one contract.
  * - **Counters** that caps depend on (`started`: page requests begun, for
  *   max-pages) and **metadata** (seeds, config fingerprint) live here so a
  *   resumed or shared crawl sees the same numbers.
@@ -34,6 +36,7 @@
  * dropping repeats cheaply; `add` is the authority.
  */
 import type { HostSaved } from '../politeness/host-state.js';
+import type { RobotsRecord } from '../robots/types.js';
 
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -89,8 +92,8 @@ export type CounterName = 'started';
 export interface CrawlStore {
   /** Short name for messages: "memory", "sqlite", "redis". */
   readonly kind: string;
-  /** Whether `saveHost` keeps anything (the crawl skips building snapshots otherwise). */
-  readonly persistsHosts: boolean;
+  /** Outlives the process or is shared: the crawl keeps host records and robots.txt in it (and skips that work otherwise). */
+  readonly durable: boolean;
 
   /** Opens (creating or resuming) the crawl. Called once, before anything else. */
   open(meta: CrawlMeta): MaybePromise<OpenResult>;
@@ -123,6 +126,9 @@ export interface CrawlStore {
 
   saveHost(key: string, saved: HostSaved): MaybePromise<void>;
   loadHosts(): MaybePromise<Array<[string, HostSaved]>>;
+  /** What robots.txt said for an origin ("http://host:port"). */
+  putRobots(origin: string, record: RobotsRecord): MaybePromise<void>;
+  getRobots(origin: string): MaybePromise<RobotsRecord | undefined>;
 
   counter(name: CounterName): number;
   addToCounter(name: CounterName, by: number): MaybePromise<number>;

@@ -7,17 +7,19 @@
  * starts a new crawl.
  */
 import type { HostSaved } from '../politeness/host-state.js';
+import type { RobotsRecord } from '../robots/types.js';
 import type { CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
 import { MemoryFrontier } from './memory-frontier.js';
 import { TimeHeap } from './time-heap.js';
 
 export class MemoryStore implements CrawlStore {
   readonly kind = 'memory';
-  readonly persistsHosts = false;
+  readonly durable: boolean = false;
   private readonly frontier = new MemoryFrontier();
   private readonly leases = new Map<number, Lease>();
   private readonly delayed = new TimeHeap<{ key: string; entry: FrontierEntry }>();
   private readonly hostRecords = new Map<string, HostSaved>();
+  private readonly robotsRecords = new Map<string, RobotsRecord>();
   private readonly counters: Record<CounterName, number> = { started: 0 };
   private nextLease = 1;
   private meta: CrawlMeta | null = null;
@@ -103,6 +105,15 @@ export class MemoryStore implements CrawlStore {
 
   loadHosts(): Array<[string, HostSaved]> {
     return [...this.hostRecords].map(([k, v]) => [k, structuredClone(v)]);
+  }
+
+  putRobots(origin: string, record: RobotsRecord): void {
+    this.robotsRecords.set(origin, structuredClone(record));
+  }
+
+  getRobots(origin: string): RobotsRecord | undefined {
+    const record = this.robotsRecords.get(origin);
+    return record && structuredClone(record);
   }
 
   counter(name: CounterName): number {

@@ -171,6 +171,20 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       expect(JSON.parse(JSON.stringify(loaded))).toEqual(loaded); // plain data
     });
 
+    it('keeps what robots.txt said per origin, as plain data', async () => {
+      const store = await open();
+      expect(await store.getRobots('http://a.example')).toBeUndefined();
+      const rules = { kind: 'rules' as const, source: 'http://a.example/robots.txt', text: 'User-agent: *\nDisallow: /x\n', fetchedAt: 1_000, expiresAt: 2_000 };
+      const down = { kind: 'unavailable' as const, reason: 'robots.txt answered 503', retryAt: null, attempts: 3 };
+      await store.putRobots('http://a.example', rules);
+      await store.putRobots('https://a.example', down);
+      expect(await store.getRobots('http://a.example')).toEqual(rules);
+      expect(await store.getRobots('https://a.example')).toEqual(down);
+      const allow = { kind: 'allow-all' as const, reason: 'robots.txt answered 404', fetchedAt: 3_000, expiresAt: 4_000 };
+      await store.putRobots('http://a.example', allow); // a later outcome replaces the earlier one
+      expect(await store.getRobots('http://a.example')).toEqual(allow);
+    });
+
     it('agrees with a reference model over a long random run of adds, claims, releases and promotions', async () => {
       const store = await open();
       const random = seededRandom(7);

@@ -748,3 +748,33 @@ describe('exact server feedback (only fake time can check these)', () => {
     expect(run.skipped.filter((s) => s.reason === 'interrupted').map((s) => s.url)).toEqual([expect.stringContaining('ok.test/p/')]);
   });
 });
+
+describe('politeness holes found under fake time', () => {
+  // Regression: the Crawl-delay was applied when robots.txt was first consulted, after the
+  // scheduler had already decided to start the first page: it went out 105 ms after robots.txt.
+  it('waits the Crawl-delay between robots.txt and the first page too', async () => {
+    const run = await fakeCrawl({
+      sites: { 'slow.test': { robots: 'User-agent: *\nCrawl-delay: 2\n', generate: { pages: 2, linksPerPage: 1 } } },
+      seeds: ['http://slow.test/'],
+      config: { domains: { 'slow.test': { rate: '10/s' } } },
+    });
+    const times = run.fetcher.requests('slow.test').map((r) => r.at);
+    expect(run.fetcher.requests('slow.test').map((r) => r.path)[0]).toBe('/robots.txt');
+    expect(times).toHaveLength(4);
+    for (const g of gaps(times)) expect(g).toBeGreaterThanOrEqual(gap(2000) - EPS);
+  });
+
+  // Regression: a start still connecting did not hold back the next one. With concurrency 3 and a
+  // fresh connection taking 150 ms while a reused one takes 0, two requests arrived 46 ms apart at 10/s.
+  it('starts nothing else on a host with a gap while a started request is still connecting', async () => {
+    let n = 0;
+    const run = await fakeCrawl({
+      sites: { 'conn.test': { robots: { status: 404 }, generate: { pages: 20, linksPerPage: 4 }, connectMs: () => (n++ % 2 === 0 ? 150 : 0) } },
+      seeds: ['http://conn.test/'],
+      config: { domains: { 'conn.test': { rate: '10/s', concurrency: 3 } } },
+    });
+    expect(run.pages.filter((p) => p.status === 200)).toHaveLength(21);
+    const arrivals = run.fetcher.requests('conn.test').map((r) => r.at);
+    expect(minGap(arrivals)).toBeGreaterThanOrEqual(gap(100) - EPS);
+  });
+});

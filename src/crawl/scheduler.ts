@@ -194,6 +194,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
       onDispatched: (at) => {
         slot.limiter.markDispatched(ticket, at);
         this.hosts.changed(key);
+        this.wake(key); // a host with a gap waits for this write before its next start
       },
       onResponse: (at) => {
         slot.limiter.markResponded(ticket, at);
@@ -202,16 +203,16 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     };
     // Runs at once, as it did inside p-queue before that was dropped: with
     // the slots counted here it never queued anything, and cost ~1 µs a job.
-    void this.run(key, slot, job, ctx);
+    void this.run(key, slot, job, ctx, ticket);
   }
 
-  private async run(key: string, slot: HostSlot, job: Job, ctx: JobContext): Promise<void> {
+  private async run(key: string, slot: HostSlot, job: Job, ctx: JobContext, ticket: StartTicket): Promise<void> {
     try {
       await job(ctx);
     } catch {
       // Jobs report their own failures; a throw here must not wedge the scheduler.
     } finally {
-      slot.limiter.release();
+      slot.limiter.release(ticket);
       this.running--;
       this.wake(key);
       this.schedulePump();

@@ -21,6 +21,11 @@
  *   far bounds when the server actually had the request; with no round trip
  *   seen yet (a host's first request, usually robots.txt), the response time
  *   itself is used.
+ * - While a started request has not been written yet (still connecting),
+ *   a host with a gap starts nothing else: the next start is timed from that
+ *   write, which is not known before it happens. Without this, a request on a
+ *   fresh connection could land after the next one, sent at once on a
+ *   reused connection, closer than the gap.
  */
 import type { WindowLimit } from '../types.js';
 
@@ -69,6 +74,8 @@ export interface StartTicket {
   readonly seq: number;
   /** When the request was written to the socket (the acquire time until known). */
   sentAt: number;
+  /** Written to the socket, or ended without ever being written. */
+  settled: boolean;
 }
 
 /** Ring buffer of the most recent `count` start times for one window. */
@@ -130,6 +137,8 @@ export class HostLimiter {
   private policy: LimiterPolicy;
   private logs: StartLog[];
   private inFlightCount = 0;
+  /** Started requests not yet written to the socket. */
+  private awaitingDispatch = 0;
   private lastStart = -Infinity;
   private pausedUntilAt = -Infinity;
   private crawlDelay = 0;
@@ -156,6 +165,7 @@ export class HostLimiter {
     if (this.inFlightCount >= this.policy.concurrency) return Infinity;
     let at = this.pausedUntilAt;
     const gap = this.effectiveIntervalMs(now);
+    if (gap > 0 && this.awaitingDispatch > 0) return Infinity; // its dispatch wakes the host
     if (gap > 0 && this.lastStart > -Infinity) {
       at = Math.max(at, this.lastStart + gap + gap * GAP_MARGIN.ratio + GAP_MARGIN.ms + this.nextJitter);
     }
@@ -170,13 +180,21 @@ export class HostLimiter {
     this.lastStart = Math.max(this.lastStart, now);
     for (const log of this.logs) log.push(seq, now);
     this.nextJitter = this.policy.jitterMs > 0 ? this.random() * this.policy.jitterMs : 0;
-    return { seq, sentAt: now };
+    this.awaitingDispatch++;
+    return { seq, sentAt: now, settled: false };
   }
 
   /** The request actually left at `at` (>= its acquire time): time the gap from there. */
   markDispatched(ticket: StartTicket, at: number): void {
     ticket.sentAt = Math.max(ticket.sentAt, at);
+    this.settle(ticket);
     this.moveStart(ticket, at);
+  }
+
+  private settle(ticket: StartTicket): void {
+    if (ticket.settled) return;
+    ticket.settled = true;
+    if (this.awaitingDispatch > 0) this.awaitingDispatch--;
   }
 
   /** Its response headers arrived at `at`: the server had the request no later than that, less a round trip. */
@@ -192,8 +210,11 @@ export class HostLimiter {
     for (const log of this.logs) log.update(ticket.seq, at);
   }
 
-  release(): void {
+  /** The request is over. Without its ticket, the oldest start still waiting for its write counts as never written. */
+  release(ticket?: StartTicket): void {
     if (this.inFlightCount > 0) this.inFlightCount--;
+    if (ticket) this.settle(ticket);
+    else if (this.awaitingDispatch > 0) this.awaitingDispatch--;
   }
 
   get inFlight(): number {
@@ -278,6 +299,21 @@ export class HostLimiter {
     for (const log of this.logs) {
       const kept = saved.windows.find((w) => w.windowMs === log.limit.windowMs);
       for (const at of kept?.starts ?? []) log.push(-1, at);
+    }
+  }
+
+  /**
+   * Requests may have started, unrecorded, during the `spanMs` before `at`
+   * (a crashed process's last moments): time the gap from `at`, and count in
+   * every window as many starts at `at` as could have fitted in the span.
+   * Never loosens anything; only makes the host wait longer.
+   */
+  assumeStartedUntil(at: number, spanMs: number): void {
+    this.lastStart = Math.max(this.lastStart, at);
+    const gap = Math.max(1, this.effectiveIntervalMs(at));
+    const possible = this.policy.concurrency + Math.ceil(spanMs / gap);
+    for (const log of this.logs) {
+      for (let i = Math.min(possible, log.limit.count); i > 0; i--) log.push(-1, at);
     }
   }
 

@@ -55,7 +55,12 @@ export class RobotsGate {
         if (state.retryAt !== null) return { kind: 'wait', until: state.retryAt };
         return { kind: 'skip', reason: 'robots-unavailable', detail: state.reason };
       case 'rules': {
-        this.applyCrawlDelay(key, state);
+        if (this.applyCrawlDelay(key, state)) {
+          // A Crawl-delay just raised the gap: the start the scheduler was about to make may now be too soon.
+          const now = this.opts.clock.now();
+          const readyAt = this.opts.hosts.get(key).limiter.readyAt(now);
+          if (readyAt > now) return { kind: 'wait', until: readyAt };
+        }
         if (state.isAllowed(url)) return GO;
         return { kind: 'skip', reason: 'robots', detail: state.explain(url).rule ?? undefined };
       }
@@ -81,12 +86,13 @@ export class RobotsGate {
     });
   }
 
-  private applyCrawlDelay(key: string, state: RobotsState & { kind: 'rules' }): void {
+  /** True when it just raised the host's gap. */
+  private applyCrawlDelay(key: string, state: RobotsState & { kind: 'rules' }): boolean {
     const host = this.opts.hosts.get(key);
-    if (host.robotsApplied === state) return;
+    if (host.robotsApplied === state) return false;
     host.robotsApplied = state;
     const { policy } = host;
-    if (state.crawlDelayMs === null || !policy.respectCrawlDelay) return;
+    if (state.crawlDelayMs === null || !policy.respectCrawlDelay) return false;
     let delay = state.crawlDelayMs;
     if (delay > policy.maxCrawlDelayMs) {
       this.opts.note(key, `robots.txt Crawl-delay ${delay / 1000}s capped to ${policy.maxCrawlDelayMs / 1000}s`);
@@ -94,5 +100,6 @@ export class RobotsGate {
     }
     host.limiter.setCrawlDelay(delay);
     this.opts.hosts.changed(key);
+    return true;
   }
 }

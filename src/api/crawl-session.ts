@@ -19,6 +19,7 @@ import { createFetcher } from '../fetch/fetcher.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { RecordSink } from '../output/sink.js';
 import type { CrawlStats } from '../output/summary.js';
+import type { CrawlStore } from '../store/crawl-store.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlLog } from './options.js';
 
@@ -38,6 +39,8 @@ export interface CrawlSessionOptions {
   log?: CrawlLog;
   /** @default systemClock */
   clock?: Clock;
+  /** Where the crawl's state lives (closed by whoever opened it). @default a new MemoryStore */
+  store?: CrawlStore;
 }
 
 export interface CrawlSession {
@@ -56,7 +59,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const { settings, seeds, sink, signal, log } = opts;
   const clock = opts.clock ?? systemClock;
   const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock });
-  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log });
+  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log, store: opts.store });
   const onAbort = (): void => {
     crawler.stop();
     crawler.abort();

@@ -13,9 +13,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ignoreStreamErrors } from '../output/logger.js';
 import { VERSION } from '../version.js';
-import { EXIT, type CheckFlags, type CrawlFlags, type Io } from './flags.js';
+import { EXIT, type CheckFlags, type CrawlFlags, type Io, type StatusFlags } from './flags.js';
 
-export { EXIT, type CheckFlags, type CrawlFlags, type Io } from './flags.js';
+export { EXIT, type CheckFlags, type CrawlFlags, type Io, type StatusFlags } from './flags.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -35,7 +35,7 @@ Exit codes: 0 finished, 1 internal error, 2 usage or config error, 130 interrupt
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
 export function buildProgram(
-  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number> },
+  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number>; status(flags: StatusFlags): Promise<number> },
   result: { code: number },
 ): Command {
   const program = new Command('crawl')
@@ -57,6 +57,8 @@ export function buildProgram(
     .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "10MiB"')
     .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')
     .option('--seeds-file <file>', 'read seed URLs, one per line ("-" = stdin)')
+    .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
+    .option('--fresh', 'with --state: discard what the file holds and start over')
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
     .option('--links', 'include the list of extracted links in each record')
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
@@ -67,6 +69,16 @@ export function buildProgram(
     .enablePositionalOptions()
     .action(async (seeds: string[], flags: CrawlFlags) => {
       result.code = await handlers.crawl(seeds, flags);
+    });
+
+  program
+    .command('status')
+    .description('show a crawl kept with --state: progress, queues, paused and given-up hosts, robots.txt')
+    .requiredOption('--state <file>', 'the state file')
+    .option('--json', 'print one JSON object instead of text')
+    .option('--top <n>', 'hosts to list per table', '10')
+    .action(async (flags: StatusFlags) => {
+      result.code = await handlers.status(flags);
     });
 
   program
@@ -100,6 +112,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     {
       crawl: async (seeds, flags) => (await import('./crawl-command.js')).crawlCommand(seeds, flags, io),
       check: async (url, flags) => (await import('./check-command.js')).checkCommand(url, flags, io),
+      status: async (flags) => (await import('./status-command.js')).statusCommand(flags, io),
     },
     result,
   );
@@ -127,7 +140,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
-    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID'].includes(known.code)) {
+    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID'].includes(known.code)) {
       for (const line of String(known.message).split('\n')) errLine(line);
       return EXIT.usage;
     }

@@ -14,7 +14,10 @@ import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
 import { createLogger } from '../output/logger.js';
 import { openOutput } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
-import { checkSeeds, readSeedsFile } from '../config/seeds.js';
+import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import type { CrawlSettings } from '../types.js';
+import type { Logger } from '../output/logger.js';
 import { formatSummary } from '../output/summary.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
@@ -28,17 +31,40 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     const path = flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile);
     rawSeeds.push(...(await readSeedsFile(path, io.stdin)));
   }
-  const seeds = checkSeeds(rawSeeds);
+  if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE');
+  // With --state, no seeds means: resume what the file holds.
+  const seeds = rawSeeds.length === 0 && flags.state !== undefined ? [] : checkSeeds(rawSeeds);
   const file = await loadConfig(flags.config, io.cwd);
   const settings = buildSettings(file, toOverrides(flags));
   if (!settings.robots.enabled) {
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
+  const store = flags.state === undefined ? undefined : new SqliteStore(resolve(io.cwd, flags.state), { fresh: flags.fresh, now: () => clock.now() });
+  try {
+    return await crawlInto(seeds, settings, store, flags, io, log);
+  } finally {
+    store?.close();
+  }
+}
+
+async function crawlInto(seeds: string[], settings: CrawlSettings, store: SqliteStore | undefined, flags: CrawlFlags, io: Io, log: Logger): Promise<number> {
+  const clock = systemClock;
+  const held = store?.peekMeta();
+  if (store && held === undefined && seeds.length === 0) throw new UsageError(`no seed URL given, and ${flags.state} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
+  if (held?.finished) {
+    log.info(`${flags.state}: this crawl already finished; nothing to do (--fresh starts it over)`);
+    return EXIT.ok;
+  }
   const stdoutTarget = flags.output === undefined || flags.output === '-';
   let started: CrawlSession | undefined; // set right after the sink exists
   let brokenPipe = false;
+  let signalled = 0;
   const sink = await openOutput(stdoutTarget ? '-' : resolve(io.cwd, flags.output!), {
     stdout: io.stdout,
+    // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
+    append: held !== undefined,
+    onRepair: (message) => log.warn(message),
+    keepPartial: () => store !== undefined && signalled > 0,
     onBrokenPipe: () => {
       // `crawl … | head -1`: the reader is gone; end quietly and successfully.
       brokenPipe = true;
@@ -46,11 +72,10 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
       started?.abort();
     },
   });
-  const session = (started = createCrawlSession({ settings, seeds, sink, clock, log }));
+  const session = (started = createCrawlSession({ settings, seeds, sink, clock, log, store }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
-  let signalled = 0;
   let graceTimer: NodeJS.Timeout | undefined;
   const onSignal = (name: string) => {
     signalled++;
@@ -68,13 +93,16 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   io.signals.on('SIGINT', onInt);
   io.signals.on('SIGTERM', onTerm);
 
-  log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'} (${settings.concurrency} at once; default ${describeDefaults(settings.policyFor('default.invalid'))})`);
+  const limits = `${settings.concurrency} at once; default ${describeDefaults(settings.policyFor('default.invalid'))}`;
+  if (held) log.info(`resuming the crawl in ${flags.state}${seeds.length > 0 ? ` (${seeds.length} seed(s) given; new ones are added)` : ''} (${limits})`);
+  else log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${store ? `, state in ${flags.state}` : ''} (${limits})`);
   progress.start();
   try {
     // Resolves once the sink is closed (the file renamed into place) and the fetcher released.
     const stats = await session.run();
     progress.stop();
     if (!brokenPipe) log.block(formatSummary(stats));
+    if (signalled > 0 && store) log.warn(`stopped; the crawl is kept in ${flags.state}: run the same command again to resume${flags.output && flags.output !== '-' ? ` (records so far in ${flags.output}.partial)` : ''}`);
     if (signalled > 0) return EXIT.interrupted;
     return EXIT.ok;
   } finally {

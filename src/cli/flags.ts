@@ -25,6 +25,14 @@ export interface CrawlFlags {
   links?: boolean;
   robots?: boolean;
   quiet?: boolean;
+  state?: string;
+  fresh?: boolean;
+}
+
+export interface StatusFlags {
+  state: string;
+  json?: boolean;
+  top?: string;
 }
 
 export interface CheckFlags {

@@ -56,7 +56,7 @@ export class Crawler {
   private readonly hosts: HostTable;
   private readonly scheduler: Scheduler<HostPolicy>;
   private readonly robots: RobotsGate;
-  private readonly inScope: ReturnType<typeof createScope>;
+  private inScope: ReturnType<typeof createScope>;
   private readonly feedback: HostFeedback;
   /** Wakes the crawl when the store's earliest delayed entry (a retry) is due. */
   private readonly dueTimer: DueTimer;
@@ -91,13 +91,7 @@ export class Crawler {
     this.store = opts.store ?? new MemoryStore();
     this.stats = createStats(opts.clock);
     this.token = productToken(this.settings.userAgent);
-    this.inScope = createScope({
-      scope: this.settings.scope,
-      seeds: opts.seeds,
-      include: this.settings.include,
-      exclude: this.settings.exclude,
-      maxUrlLength: this.settings.maxUrlLength,
-    });
+    this.inScope = this.scopeFor(opts.seeds);
     this.hosts = new HostTable({
       policyFor: (key) => this.settings.policyFor(key),
       random: opts.random,
@@ -145,9 +139,27 @@ export class Crawler {
   /** Crawls until nothing is left (or `stop()`); resolves with the stats. */
   async run(): Promise<CrawlStats> {
     const { store } = this;
-    await store.open({ seeds: this.opts.seeds, configFingerprint: settingsFingerprint(this.settings) });
-    if (store.durable) for (const [key, saved] of await store.loadHosts()) this.hosts.restore(key, saved);
+    const opened = await store.open({ seeds: this.opts.seeds, configFingerprint: settingsFingerprint(this.settings) });
+    if (opened.finished) {
+      // Nothing to do: the store holds a crawl that already ended.
+      this.stats.resumed = 'finished';
+      this.finished = true;
+      finishStats(this.stats, this.clock);
+      return this.stats;
+    }
+    if (opened.resumed) {
+      this.stats.resumed = 'resumed';
+      // Scope follows every seed the crawl was ever given, not only this run's.
+      this.inScope = this.scopeFor([...new Set([...opened.meta.seeds, ...this.opts.seeds])]);
+    }
+    if (store.durable) {
+      const unclean = opened.uncleanUntil === undefined ? undefined : { until: opened.uncleanUntil, spanMs: opened.uncleanSpanMs ?? 0 };
+      for (const [key, saved] of await store.loadHosts()) this.hosts.restore(key, saved, unclean);
+    }
+    // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
     for (const seed of this.opts.seeds) this.enqueue(seed, 0, null, 0, true);
+    // Work the store held before this run (a resume) wakes its hosts.
+    if (opened.resumed) for (const key of store.hostsWithWork()) this.scheduler.wake(key);
     this.seeded = true;
     this.dueTimer.armAt(store.nextDueAt());
     this.checkDone();
@@ -188,6 +200,11 @@ export class Crawler {
       elapsedMs: this.clock.now() - this.stats.startedAt,
       throttled: this.feedback.slowed(),
     };
+  }
+
+  private scopeFor(seeds: string[]): ReturnType<typeof createScope> {
+    const { scope, include, exclude, maxUrlLength } = this.settings;
+    return createScope({ scope, seeds, include, exclude, maxUrlLength });
   }
 
   private capReached(): boolean {
@@ -275,7 +292,7 @@ export class Crawler {
           return { notBefore: verdict.until };
         }
         if (verdict.kind === 'skip') {
-          this.settle(this.store.complete(lease));
+          this.settle(this.store.complete(lease, verdict.reason));
           this.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
           continue;
         }
@@ -372,6 +389,12 @@ export class Crawler {
       if (action === 'throttle') record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
     } catch (err) {
       const code = errorCode(err);
+      if (code === 'ABORTED' && this.stopping && this.store.durable) {
+        // Cut short by the stop: the resumed crawl fetches it again.
+        this.settle(this.store.addToCounter('started', -1));
+        this.settle(this.store.release(lease, entry));
+        return;
+      }
       const action = this.feedback.errored(key, code, !this.stopping);
       if (action === 'retry' && this.retryLater(lease, policy)) return;
       if (action === 'give-up') this.giveUpHost(key, policy);
@@ -379,7 +402,7 @@ export class Crawler {
     }
     this.emitPage(record, key);
     await this.writes;
-    this.settle(this.store.complete(lease));
+    this.settle(this.store.complete(lease, record.error?.code ?? String(record.status)));
   }
 
   /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
@@ -407,7 +430,7 @@ export class Crawler {
     const held = this.held.get(key);
     if (held) {
       this.held.delete(key);
-      this.settle(this.store.complete(held));
+      this.settle(this.store.complete(held, 'host-failed'));
       this.skip(held.entry.url, 'host-failed', held.entry.depth, held.entry.parent);
     }
     this.settle(this.store.drain(key), (queued) => {
@@ -472,9 +495,19 @@ export class Crawler {
     this.finished = true;
     this.scheduler.stop();
     this.dueTimer.cancel();
+    if (this.store.durable && (this.stopping || this.capReached())) {
+      // A durable crawl goes on later (after a stop, or with a higher --max-pages):
+      // what is left stays in the store, held leases go back.
+      for (const lease of this.held.values()) this.settle(this.store.release(lease, lease.entry));
+      this.held.clear();
+      for (const [key, row] of this.stats.perHost) row.rate = this.feedback.describe(key, this.settings.policyFor(key));
+      finishStats(this.stats, this.clock, { interrupted: this.stopping });
+      this.resolveDone();
+      return;
+    }
     const reason: SkipReason = this.stopping ? 'interrupted' : 'max-pages';
     for (const lease of this.held.values()) {
-      this.settle(this.store.complete(lease));
+      this.settle(this.store.complete(lease, reason));
       this.skip(lease.entry.url, reason, lease.entry.depth, lease.entry.parent);
     }
     this.held.clear();

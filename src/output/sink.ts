@@ -206,6 +206,45 @@ export interface OpenOutputOptions {
   onBrokenPipe?: () => void;
   /** The stream used for "-" or no target. @default process.stdout */
   stdout?: NodeJS.WritableStream;
+  /**
+   * A resumed crawl: append to what an earlier run wrote (`<path>.partial`,
+   * else `<path>`) instead of starting the file over. A last line torn by a
+   * crash is cut off and moved to `<path>.torn`. @default false
+   */
+  append?: boolean;
+  /** Told once, in words, when a torn last line was moved aside. */
+  onRepair?: (message: string) => void;
+  /** Asked at close: true keeps `<path>.partial` (the crawl is not done) instead of renaming it. @default never */
+  keepPartial?: () => boolean;
+}
+
+/**
+ * Makes `partial` end with a whole line: a crash can leave its last record
+ * half-written. The torn tail is appended to `torn`; returns its byte length.
+ */
+async function repairTornTail(partial: string, torn: string): Promise<number> {
+  const handle = await fsp.open(partial, 'r+');
+  try {
+    const { size } = await handle.stat();
+    if (size === 0) return 0;
+    // Records are one line each; read back far enough to find the last newline.
+    let end = size;
+    for (let chunk = 64 * 1024; ; chunk *= 4) {
+      const start = Math.max(0, size - chunk);
+      const buf = Buffer.alloc(size - start);
+      await handle.read(buf, 0, buf.length, start);
+      const nl = buf.lastIndexOf(0x0a);
+      if (nl === buf.length - 1) return 0;
+      if (nl >= 0 || start === 0) {
+        end = nl >= 0 ? start + nl + 1 : 0;
+        await fsp.appendFile(torn, buf.subarray(end - start));
+        await handle.truncate(end);
+        return size - end;
+      }
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Why a path cannot be written, in words; the code stays in `cause`. */
@@ -245,7 +284,13 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
   const partial = `${target}.partial`;
   let handle: fsp.FileHandle;
   try {
-    handle = await fsp.open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_TRUNC);
+    if (opts.append) {
+      const hasPartial = await fsp.stat(partial).then(() => true, () => false);
+      if (!hasPartial && existing?.isFile()) await fsp.rename(target, partial);
+      const tornBytes = await repairTornTail(partial, `${target}.torn`).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
+      if (tornBytes > 0) opts.onRepair?.(`${partial} ended in a torn line (${tornBytes} bytes, from a crash); moved it to ${target}.torn and appending after the last whole record`);
+    }
+    handle = await fsp.open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | (opts.append ? fsConstants.O_APPEND : fsConstants.O_TRUNC));
   } catch (err) {
     throw unwritable(describeFsError(err), err);
   }
@@ -266,6 +311,7 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
         // On failure close() rejects and the .partial stays for inspection;
         // the target name never receives a file that may end mid-line.
         await sink.close();
+        if (opts.keepPartial?.()) return;
         try {
           await fsp.rename(partial, target);
         } catch (err) {

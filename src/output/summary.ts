@@ -35,6 +35,8 @@ export interface CrawlStats {
   /** Body bytes read, summed over page records. */
   bytes: number;
   interrupted: boolean;
+  /** The store already held this crawl: `resumed` it, or found it `finished` (nothing was fetched). */
+  resumed?: 'resumed' | 'finished';
   /** Run-wide notes (host-specific ones live in perHost). */
   notes: string[];
 }

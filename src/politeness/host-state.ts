@@ -128,11 +128,16 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
     return { limiter: s.limiter.save(), feedback: s.feedback === null ? null : { ...s.feedback }, givenUp: s.givenUp };
   }
 
-  /** Puts back a saved record (replacing any in memory), with nothing in flight. */
-  restore(key: string, saved: HostSaved): HostState<P> {
+  /**
+   * Puts back a saved record (replacing any in memory), with nothing in
+   * flight. `unclean` says the process that saved it died and may have
+   * started requests it never recorded during `spanMs` before `until`.
+   */
+  restore(key: string, saved: HostSaved, unclean?: { until: number; spanMs: number }): HostState<P> {
     this.records.delete(key);
     const s = this.get(key);
     s.limiter.restore(saved.limiter);
+    if (unclean) s.limiter.assumeStartedUntil(unclean.until, unclean.spanMs);
     s.feedback = saved.feedback === null ? null : { ...saved.feedback };
     s.givenUp = saved.givenUp;
     return s;

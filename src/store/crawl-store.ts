@@ -74,6 +74,14 @@ export interface OpenResult {
   finished: boolean;
   /** What the store held before this open (equals the given meta for a new crawl). */
   meta: CrawlMeta;
+  /**
+   * The previous process died without closing the store and may have started
+   * requests until this clock time: the crawl treats every known host as
+   * having started one then. Absent after a clean stop.
+   */
+  uncleanUntil?: number;
+  /** How long before `uncleanUntil` unrecorded requests may have started (the store's commit interval). */
+  uncleanSpanMs?: number;
 }
 
 export interface StoreCounts {
@@ -111,7 +119,8 @@ export interface CrawlStore {
   isSeen(url: string): boolean;
   /** The head of `key`'s queue as a lease, or undefined when nothing of it is due. */
   claim(key: string, now: number): MaybePromise<Lease | undefined>;
-  complete(lease: Lease): MaybePromise<void>;
+  /** The URL is done; `outcome` ("200", an error code, a skip reason) is kept by stores that report on it. */
+  complete(lease: Lease, outcome?: string): MaybePromise<void>;
   /** Gives a leased URL back with `entry` (its updated counts): at the head of its queue, or delayed until `dueAt`. */
   release(lease: Lease, entry: FrontierEntry, dueAt?: number): MaybePromise<void>;
   /** Moves delayed entries due at `now` to the head of their queues; returns their host keys. */
@@ -122,6 +131,8 @@ export interface CrawlStore {
   drain(key?: string): MaybePromise<FrontierEntry[]>;
   /** Due entries queued for one host, or for all. */
   queued(key?: string): number;
+  /** Host keys with due entries queued (a resumed crawl wakes them). */
+  hostsWithWork(): Iterable<string>;
   counts(): StoreCounts;
 
   saveHost(key: string, saved: HostSaved): MaybePromise<void>;

@@ -55,7 +55,7 @@ export class MemoryStore implements CrawlStore {
     return lease;
   }
 
-  complete(lease: Lease): void {
+  complete(lease: Lease, _outcome?: string): void {
     this.take(lease);
   }
 
@@ -93,6 +93,10 @@ export class MemoryStore implements CrawlStore {
 
   queued(key?: string): number {
     return this.frontier.size(key);
+  }
+
+  hostsWithWork(): Iterable<string> {
+    return [...this.frontier.hosts()];
   }
 
   counts(): StoreCounts {

@@ -74,7 +74,9 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       await store.add('http://b.example/1', 'b', entry('http://b.example/1'));
       await store.add('http://a.example/2', 'a', entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }));
       await store.add(odd.url, 'a', odd);
+      expect([...store.hostsWithWork()].sort()).toEqual(['a', 'b']);
       const a = await claimAll(store, 'a');
+      expect([...store.hostsWithWork()]).toEqual(['b']);
       expect(a.map((l) => l.entry)).toEqual([entry('http://a.example/1'), entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }), odd]);
       expect(a.every((l) => l.key === 'a')).toBe(true);
       expect((await claimAll(store, 'b')).map((l) => l.entry.url)).toEqual(['http://b.example/1']);

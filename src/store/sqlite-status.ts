@@ -1,0 +1,98 @@
+/**
+ * What `crawl status --state FILE` reports: a read-only look into a state
+ * file, safe while a crawl runs in it (WAL readers never block the writer).
+ * Times in the file are the crawl clock's, which is epoch milliseconds; they
+ * are reported as ISO dates.
+ */
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { HostSaved } from '../politeness/host-state.js';
+import type { RobotsRecord } from '../robots/types.js';
+import { HELD_WITHIN_MS, processAlive, STATE_SCHEMA_VERSION, StateFileError } from './sqlite-store.js';
+
+export interface CrawlStatus {
+  file: string;
+  /** The process crawling in it now, if any. */
+  heldBy: number | null;
+  finished: boolean;
+  seeds: string[];
+  createdAt: string | null;
+  lastCommitAt: string | null;
+  /** Done URLs by outcome: an HTTP status, an error code, or a skip reason. */
+  done: Record<string, number>;
+  doneTotal: number;
+  /** Pages done in the last minute, per second. */
+  recentRate: number;
+  queued: number;
+  delayed: number;
+  /** Claimed and not finished: in flight now, or left by a crash (they go back to the queue on resume). */
+  leased: number;
+  topQueued: Array<{ host: string; queued: number }>;
+  paused: Array<{ host: string; until: string }>;
+  throttled: Array<{ host: string; rateFactor: number }>;
+  givenUp: string[];
+  robots: { byKind: Record<string, number>; unavailable: Array<{ origin: string; reason: string; retryAt: string | null }> };
+}
+
+const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString());
+
+export function readCrawlStatus(path: string, opts: { top?: number; now?: number } = {}): CrawlStatus {
+  const top = opts.top ?? 10;
+  const now = opts.now ?? Date.now();
+  let Driver: typeof BetterSqlite3;
+  try {
+    Driver = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+  } catch (err) {
+    throw new StateFileError(`reading a state file needs the better-sqlite3 module, which is not installed or did not build (${(err as Error).message.split('\n')[0]})`);
+  }
+  let db: BetterSqlite3.Database;
+  try {
+    db = new Driver(path, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new StateFileError(`cannot read state file ${path}: ${(err as Error).message}`);
+  }
+  try {
+    let meta: Map<string, string>;
+    try {
+      meta = new Map((db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>).map((r) => [r.key, r.value]));
+    } catch (err) {
+      const why = (err as { code?: string }).code === 'SQLITE_NOTADB' ? 'not an SQLite database' : 'it holds other tables';
+      throw new StateFileError(`${path} is not a crawl state file (${why})`);
+    }
+    if (meta.get('app') !== 'polite-crawler state') throw new StateFileError(`${path} is not a crawl state file`);
+    if (meta.get('schema') !== String(STATE_SCHEMA_VERSION)) throw new StateFileError(`${path} was written by an incompatible version (state format ${meta.get('schema')}, this version reads ${STATE_SCHEMA_VERSION})`);
+    const pid = Number(meta.get('pid'));
+    const live = meta.get('running') === '1' && processAlive(pid) && now - Number(meta.get('committed_wall') ?? 0) < HELD_WITHIN_MS;
+    const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).pluck().get(...args) as number | null) ?? 0;
+    const done: Record<string, number> = {};
+    for (const r of db.prepare("SELECT coalesce(outcome, 'skipped') AS outcome, count(*) AS n FROM urls WHERE state = 4 GROUP BY 1 ORDER BY 2 DESC").all() as Array<{ outcome: string; n: number }>) done[r.outcome] = r.n;
+    const hosts = (db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>).map((r) => ({ key: r.key, saved: JSON.parse(r.saved) as HostSaved }));
+    const robots = (db.prepare('SELECT origin, record FROM robots').all() as Array<{ origin: string; record: string }>).map((r) => ({ origin: r.origin, record: JSON.parse(r.record) as RobotsRecord }));
+    const byKind: Record<string, number> = {};
+    for (const r of robots) byKind[r.record.kind] = (byKind[r.record.kind] ?? 0) + 1;
+    return {
+      file: path,
+      heldBy: live ? pid : null,
+      finished: meta.get('finished') === '1',
+      seeds: JSON.parse(meta.get('seeds') ?? '[]') as string[],
+      createdAt: iso(Number(meta.get('created_at'))),
+      lastCommitAt: iso(Number(meta.get('committed_wall'))),
+      done,
+      doneTotal: Object.values(done).reduce((a, b) => a + b, 0),
+      recentRate: Math.round((count('SELECT count(*) FROM urls WHERE state = 4 AND done_at > ?', now - 60_000) / 60) * 100) / 100,
+      queued: count('SELECT count(*) FROM urls WHERE state = 1'),
+      delayed: count('SELECT count(*) FROM urls WHERE state = 2'),
+      leased: count('SELECT count(*) FROM urls WHERE state = 3'),
+      topQueued: db.prepare('SELECT host, count(*) AS queued FROM urls WHERE state = 1 GROUP BY host ORDER BY 2 DESC, 1 LIMIT ?').all(top) as Array<{ host: string; queued: number }>,
+      paused: hosts.filter((h) => (h.saved.limiter.pausedUntil ?? -Infinity) > now).map((h) => ({ host: h.key, until: iso(h.saved.limiter.pausedUntil)! })).slice(0, top),
+      throttled: hosts.filter((h) => h.saved.limiter.rateFactor < 1).map((h) => ({ host: h.key, rateFactor: h.saved.limiter.rateFactor })).slice(0, top),
+      givenUp: hosts.filter((h) => h.saved.givenUp).map((h) => h.key),
+      robots: {
+        byKind,
+        unavailable: robots.flatMap((r) => (r.record.kind === 'unavailable' ? [{ origin: r.origin, reason: r.record.reason, retryAt: iso(r.record.retryAt) }] : [])).slice(0, top),
+      },
+    };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,483 @@
+/**
+ * The durable store: the whole crawl state in one SQLite file (`--state
+ * FILE`), so a crawl survives `kill -9` at any instant and resumes where it
+ * was, politely.
+ *
+ * Contract (beyond CrawlStore's):
+ * - Every change is applied to the database at once, inside a transaction
+ *   that is committed at least every COMMIT_INTERVAL_MS, and at once for a
+ *   change that must never be lost: a host's first request, a pause
+ *   (Retry-After, backoff), a lower rate, a given-up host, a finished or
+ *   closed crawl. WAL mode with synchronous=NORMAL: a committed transaction
+ *   survives the process dying (not a power cut before the OS writes it).
+ * - No request starts more than COMMIT_INTERVAL_MS after the last commit (a
+ *   start past that commits first), and every commit records its time. A
+ *   process that died therefore started nothing after `last commit +
+ *   COMMIT_INTERVAL_MS`: `open` reports that as `uncleanUntil`, and the crawl
+ *   treats every known host as having started a request then (HostTable
+ *   restore), so a crash can only make it wait longer, never shorter.
+ * - Leases of a dead process (URLs claimed, not completed) go back to the
+ *   head of their queues on open. What a crash can repeat: requests in flight
+ *   and requests completed within the last commit interval.
+ * - Queued URLs live on disk; memory holds the seen set's fingerprints
+ *   (≤ 16 B a URL), per-host counts and the host records.
+ */
+import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { HostSaved } from '../politeness/host-state.js';
+import type { RobotsRecord } from '../robots/types.js';
+import type { CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import { SeenSet } from './seen-set.js';
+
+/** Bumped when the file layout changes; a file with another version is refused. */
+export const STATE_SCHEMA_VERSION = 1;
+const APP_ID = 'polite-crawler state';
+/** Longest time between commits while crawling, and the crash bound's slack. */
+export const COMMIT_INTERVAL_MS = 50;
+/** An open store commits at least this often, so `crawl status` can tell a live crawl from a dead one. */
+export const HEARTBEAT_MS = 5_000;
+/** A crawl whose process is alive and committed within this is held by it. */
+export const HELD_WITHIN_MS = 3 * HEARTBEAT_MS;
+
+const enum UrlState {
+  Seen = 0,
+  Queued = 1,
+  Delayed = 2,
+  Leased = 3,
+  Done = 4,
+}
+
+/** A state file that is not ours, from another version, or unreadable. */
+export class StateFileError extends Error {
+  readonly code = 'STATE_INVALID';
+}
+
+type Database = BetterSqlite3.Database;
+type Statement = BetterSqlite3.Statement;
+
+interface UrlRow {
+  id: number;
+  url: string;
+  host: string;
+  depth: number;
+  parent: string | null;
+  hops: number;
+  attempt: number;
+  throttles: number | null;
+}
+
+function loadDriver(): typeof BetterSqlite3 {
+  try {
+    return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+  } catch (err) {
+    throw new StateFileError(`--state needs the better-sqlite3 module, which is not installed or did not build (${(err as Error).message.split('\n')[0]}); reinstall with install scripts enabled`);
+  }
+}
+
+const SCHEMA = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE urls (
+  id INTEGER PRIMARY KEY,
+  url TEXT NOT NULL UNIQUE,
+  host TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  pos REAL NOT NULL DEFAULT 0,
+  due REAL,
+  depth INTEGER NOT NULL DEFAULT 0,
+  parent TEXT,
+  hops INTEGER NOT NULL DEFAULT 0,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  throttles INTEGER,
+  outcome TEXT,
+  done_at REAL
+);
+CREATE INDEX urls_queue ON urls (host, pos) WHERE state = 1;
+CREATE INDEX urls_due ON urls (due) WHERE state = 2;
+CREATE TABLE hosts (key TEXT PRIMARY KEY, saved TEXT NOT NULL);
+CREATE TABLE robots (origin TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+`;
+
+export interface SqliteStoreOptions {
+  /** Source of commit times; the crawl's clock. @default Date.now */
+  now?: () => number;
+  /** Discard whatever the file holds and start a new crawl. @default false */
+  fresh?: boolean;
+}
+
+export class SqliteStore implements CrawlStore {
+  readonly kind = 'sqlite';
+  readonly durable = true;
+  private readonly db: Database;
+  private readonly now: () => number;
+  private readonly seen = new SeenSet();
+  private readonly queuedPerHost = new Map<string, number>();
+  private readonly hostRecords = new Map<string, HostSaved>();
+  /** Ids of the URLs this process holds leases on. */
+  private readonly leases = new Set<number>();
+  private readonly counters: Record<CounterName, number> = { started: 0 };
+  private totals = { queued: 0, delayed: 0, leased: 0, seen: 0 };
+  private nextDue = Infinity;
+  private tailPos = 0;
+  private headPos = 0;
+  private lastCommit = 0;
+  private inTransaction = false;
+  private commitTimer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private closed = false;
+  private opened = false;
+  private readonly q: Record<string, Statement>;
+
+  constructor(
+    readonly path: string,
+    opts: SqliteStoreOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    const Driver = loadDriver();
+    try {
+      this.db = new Driver(path);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('busy_timeout = 5000');
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_NOTADB') throw new StateFileError(`${path} is not a crawl state file (not an SQLite database)`);
+      throw new StateFileError(`cannot open state file ${path}: ${(err as Error).message}`);
+    }
+    try {
+      if (opts.fresh) this.db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS urls; DROP TABLE IF EXISTS hosts; DROP TABLE IF EXISTS robots; DROP TABLE IF EXISTS counters; VACUUM;');
+      this.checkOrCreateSchema();
+    } catch (err) {
+      this.db.close();
+      if (err instanceof StateFileError) throw err;
+      throw new StateFileError(`${path} is not a crawl state file (${(err as Error).message})`);
+    }
+    this.q = this.prepare();
+  }
+
+  private checkOrCreateSchema(): void {
+    const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
+    if (tables.length === 0) {
+      this.db.exec(SCHEMA);
+      const put = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
+      put.run('app', APP_ID);
+      put.run('schema', String(STATE_SCHEMA_VERSION));
+      return;
+    }
+    const app = tables.some((t) => t.name === 'meta') ? (this.db.prepare("SELECT value FROM meta WHERE key = 'app'").get() as { value: string } | undefined) : undefined;
+    if (app?.value !== APP_ID) throw new StateFileError(`${this.path} is not a crawl state file (it holds other tables)`);
+    const schema = (this.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)?.value;
+    if (schema !== String(STATE_SCHEMA_VERSION)) {
+      throw new StateFileError(`${this.path} was written by an incompatible version (state format ${schema}, this version reads ${STATE_SCHEMA_VERSION}); use --fresh to start over`);
+    }
+  }
+
+  private prepare(): Record<string, Statement> {
+    const p = (sql: string) => this.db.prepare(sql);
+    return {
+      getMeta: p('SELECT value FROM meta WHERE key = ?'),
+      putMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      insert: p('INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
+      head: p('SELECT id, url, host, depth, parent, hops, attempt, throttles FROM urls WHERE host = ? AND state = 1 ORDER BY pos LIMIT 1'),
+      setState: p('UPDATE urls SET state = ? WHERE id = ?'),
+      done: p('UPDATE urls SET state = 4, outcome = ?, done_at = ? WHERE id = ?'),
+      requeue: p('UPDATE urls SET state = ?, pos = ?, due = ?, depth = ?, parent = ?, hops = ?, attempt = ?, throttles = ? WHERE id = ?'),
+      dueRows: p('SELECT id, host FROM urls WHERE state = 2 AND due <= ? ORDER BY due'),
+      promote: p('UPDATE urls SET state = 1, pos = ?, due = NULL WHERE id = ?'),
+      minDue: p('SELECT min(due) AS due FROM urls WHERE state = 2'),
+      drainHost: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles FROM urls WHERE host = ? AND state IN (1, 2) ORDER BY state, pos, due'),
+      drainAll: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles FROM urls WHERE state IN (1, 2) ORDER BY host, state, pos, due'),
+      markDone: p('UPDATE urls SET state = 4 WHERE host = ? AND state IN (1, 2)'),
+      markAllDone: p('UPDATE urls SET state = 4 WHERE state IN (1, 2)'),
+      putHost: p('INSERT INTO hosts (key, saved) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET saved = excluded.saved'),
+      putRobots: p('INSERT INTO robots (origin, record) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET record = excluded.record'),
+      getRobots: p('SELECT record FROM robots WHERE origin = ?'),
+      putCounter: p('INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value'),
+    };
+  }
+
+  /** What the file holds before `open`: nothing yet, or a crawl (finished or not). */
+  peekMeta(): (CrawlMeta & { finished: boolean }) | undefined {
+    const get = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+    const seeds = get('seeds');
+    if (seeds === undefined) return undefined;
+    return { seeds: JSON.parse(seeds) as string[], configFingerprint: get('fingerprint') ?? '', finished: get('finished') === '1' };
+  }
+
+  open(meta: CrawlMeta): OpenResult {
+    const get = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+    const existing = get('seeds');
+    const result: OpenResult = existing === undefined
+      ? { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } }
+      : { resumed: true, finished: get('finished') === '1', meta: { seeds: JSON.parse(existing) as string[], configFingerprint: get('fingerprint') ?? '' } };
+    const running = get('running');
+    const holder = Number(get('pid'));
+    if (running === '1' && holder !== process.pid && processAlive(holder) && Date.now() - Number(get('committed_wall') ?? 0) < HELD_WITHIN_MS) {
+      throw new StateFileError(`${this.path} is in use by a running crawl (process ${holder}); stop it first, or use another state file`);
+    }
+    if (result.resumed && running === '1') {
+      // The last process died without closing: it may have started requests until its last commit plus the interval.
+      result.uncleanUntil = Number(get('committed_at') ?? 0) + COMMIT_INTERVAL_MS;
+      result.uncleanSpanMs = COMMIT_INTERVAL_MS;
+    }
+    this.load();
+    this.opened = true;
+    this.begin();
+    if (result.resumed) {
+      const all = [...new Set([...result.meta.seeds, ...meta.seeds])];
+      if (all.length !== result.meta.seeds.length) this.q.putMeta!.run('seeds', JSON.stringify(all));
+    } else {
+      this.q.putMeta!.run('seeds', JSON.stringify(meta.seeds));
+      this.q.putMeta!.run('fingerprint', meta.configFingerprint);
+      this.q.putMeta!.run('created_at', String(this.now()));
+    }
+    this.q.putMeta!.run('running', '1');
+    this.q.putMeta!.run('pid', String(process.pid));
+    this.commit();
+    this.heartbeat = setInterval(() => {
+      if (!this.closed) this.commit();
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+    return result;
+  }
+
+  /** Reads what a resumed crawl needs in memory; leases of a dead process go back to their queues' heads. */
+  private load(): void {
+    const db = this.db;
+    db.exec(`UPDATE urls SET state = 1, pos = (SELECT coalesce(min(pos), 0) FROM urls) - 1 - id WHERE state = 3`);
+    for (const row of db.prepare('SELECT url FROM urls').pluck().iterate() as Iterable<string>) this.seen.add(row);
+    for (const row of db.prepare('SELECT host, count(*) AS n FROM urls WHERE state = 1 GROUP BY host').all() as Array<{ host: string; n: number }>) {
+      this.queuedPerHost.set(row.host, row.n);
+      this.totals.queued += row.n;
+    }
+    this.totals.delayed = (db.prepare('SELECT count(*) FROM urls WHERE state = 2').pluck().get() as number) ?? 0;
+    this.totals.seen = this.seen.size;
+    const range = db.prepare('SELECT min(pos) AS lo, max(pos) AS hi FROM urls').get() as { lo: number | null; hi: number | null };
+    this.headPos = Math.min(0, range.lo ?? 0);
+    this.tailPos = Math.max(0, range.hi ?? 0);
+    for (const row of db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>) this.hostRecords.set(row.key, JSON.parse(row.saved) as HostSaved);
+    for (const row of db.prepare('SELECT name, value FROM counters').all() as Array<{ name: CounterName; value: number }>) this.counters[row.name] = row.value;
+    this.refreshNextDue();
+  }
+
+  finish(): void {
+    this.q.putMeta!.run('finished', '1');
+    this.q.putMeta!.run('finished_at', String(this.now()));
+    this.commit();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    if (this.opened) {
+      this.begin();
+      this.q.putMeta!.run('running', '0');
+      this.commit(false);
+    }
+    this.closed = true;
+    if (this.commitTimer) clearTimeout(this.commitTimer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.db.close();
+  }
+
+  add(url: string, key: string, entry: FrontierEntry | null): boolean {
+    if (this.seen.has(url)) return false;
+    const e: Omit<FrontierEntry, 'url'> = entry ?? { depth: 0, parent: null, hops: 0, attempt: 0 };
+    const state = entry ? UrlState.Queued : UrlState.Seen;
+    const info = this.q.insert!.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null);
+    this.seen.add(url);
+    if (info.changes === 0) return false; // a fingerprint the seen set had missed: the table decides
+    this.totals.seen++;
+    if (entry) this.bump(key, 1);
+    this.touch();
+    return true;
+  }
+
+  isSeen(url: string): boolean {
+    return this.seen.has(url);
+  }
+
+  claim(key: string, _now: number): Lease | undefined {
+    if ((this.queuedPerHost.get(key) ?? 0) === 0) return undefined;
+    const row = this.q.head!.get(key) as UrlRow | undefined;
+    if (!row) return undefined;
+    this.q.setState!.run(UrlState.Leased, row.id);
+    this.bump(key, -1);
+    this.leases.add(row.id);
+    this.totals.leased++;
+    this.touch();
+    return { id: row.id, key, entry: toEntry(row) };
+  }
+
+  complete(lease: Lease, outcome?: string): void {
+    this.take(lease);
+    this.q.done!.run(outcome ?? null, this.now(), lease.id);
+    this.touch();
+  }
+
+  release(lease: Lease, entry: FrontierEntry, dueAt?: number): void {
+    this.take(lease);
+    const delayed = dueAt !== undefined;
+    this.q.requeue!.run(delayed ? UrlState.Delayed : UrlState.Queued, delayed ? 0 : --this.headPos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, lease.id);
+    if (delayed) {
+      this.totals.delayed++;
+      this.nextDue = Math.min(this.nextDue, dueAt);
+    } else {
+      this.bump(lease.key, 1);
+    }
+    this.touch();
+  }
+
+  promoteDue(now: number): string[] {
+    if (this.nextDue > now) return [];
+    const rows = this.q.dueRows!.all(now) as Array<{ id: number; host: string }>;
+    // In due order, each ahead of the last, as the memory store does (the latest due ends up first).
+    for (const row of rows) {
+      this.q.promote!.run(--this.headPos, row.id);
+      this.bump(row.host, 1);
+      this.totals.delayed--;
+    }
+    this.refreshNextDue();
+    this.touch();
+    return rows.map((r) => r.host);
+  }
+
+  nextDueAt(): number {
+    return this.nextDue;
+  }
+
+  drain(key?: string): FrontierEntry[] {
+    const rows = (key === undefined ? this.q.drainAll!.all() : this.q.drainHost!.all(key)) as Array<UrlRow & { state: number }>;
+    if (key === undefined) this.q.markAllDone!.run();
+    else this.q.markDone!.run(key);
+    for (const row of rows) {
+      if (row.state === UrlState.Queued) this.bump(row.host, -1);
+      else this.totals.delayed--;
+    }
+    this.refreshNextDue();
+    this.touch();
+    return rows.map(toEntry);
+  }
+
+  queued(key?: string): number {
+    return key === undefined ? this.totals.queued : this.queuedPerHost.get(key) ?? 0;
+  }
+
+  hostsWithWork(): Iterable<string> {
+    return [...this.queuedPerHost.keys()];
+  }
+
+  counts(): StoreCounts {
+    return { ...this.totals };
+  }
+
+  saveHost(key: string, saved: HostSaved): void {
+    const before = this.hostRecords.get(key);
+    const json = JSON.stringify(saved);
+    this.hostRecords.set(key, JSON.parse(json) as HostSaved);
+    this.q.putHost!.run(key, json);
+    if (before === undefined || mustNotBeLost(before, saved)) this.commit();
+    else this.touch();
+  }
+
+  loadHosts(): Array<[string, HostSaved]> {
+    return [...this.hostRecords].map(([key, saved]) => [key, structuredClone(saved)]);
+  }
+
+  putRobots(origin: string, record: RobotsRecord): void {
+    this.q.putRobots!.run(origin, JSON.stringify(record));
+    this.touch();
+  }
+
+  getRobots(origin: string): RobotsRecord | undefined {
+    const row = this.q.getRobots!.get(origin) as { record: string } | undefined;
+    return row ? (JSON.parse(row.record) as RobotsRecord) : undefined;
+  }
+
+  counter(name: CounterName): number {
+    return this.counters[name];
+  }
+
+  addToCounter(name: CounterName, by: number): number {
+    const value = (this.counters[name] += by);
+    this.q.putCounter!.run(name, value);
+    this.touch();
+    return value;
+  }
+
+  private take(lease: Lease): void {
+    if (!this.leases.delete(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
+    this.totals.leased--;
+  }
+
+  private bump(key: string, by: number): void {
+    const n = (this.queuedPerHost.get(key) ?? 0) + by;
+    if (n === 0) this.queuedPerHost.delete(key);
+    else this.queuedPerHost.set(key, n);
+    this.totals.queued += by;
+  }
+
+  private refreshNextDue(): void {
+    const due = (this.q.minDue!.get() as { due: number | null }).due;
+    this.nextDue = due ?? Infinity;
+  }
+
+  private begin(): void {
+    if (this.inTransaction || this.closed) return;
+    this.db.exec('BEGIN');
+    this.inTransaction = true;
+  }
+
+  /** Something changed: within a transaction, committed within the interval (at once when the interval is already over). */
+  private touch(): void {
+    if (this.closed) return;
+    this.begin();
+    if (this.now() - this.lastCommit >= COMMIT_INTERVAL_MS) this.commit();
+    else if (!this.commitTimer) {
+      this.commitTimer = setTimeout(() => {
+        this.commitTimer = null;
+        if (!this.closed) this.commit();
+      }, COMMIT_INTERVAL_MS);
+      this.commitTimer.unref();
+    }
+  }
+
+  private commit(reopen = true): void {
+    if (!this.inTransaction) this.begin();
+    const at = this.now();
+    this.q.putMeta!.run('committed_at', String(at));
+    this.q.putMeta!.run('committed_wall', String(Date.now()));
+    this.db.exec('COMMIT');
+    this.inTransaction = false;
+    this.lastCommit = at;
+    if (reopen && !this.closed) this.begin();
+  }
+}
+
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Changes a crash must never undo: a pause, a lower rate, a slower pace, a given-up host. */
+function mustNotBeLost(before: HostSaved, after: HostSaved): boolean {
+  const b = before.limiter;
+  const a = after.limiter;
+  return (
+    after.givenUp !== before.givenUp ||
+    (a.pausedUntil ?? -Infinity) > (b.pausedUntil ?? -Infinity) ||
+    a.rateFactor < b.rateFactor ||
+    a.crawlDelayMs > b.crawlDelayMs ||
+    (a.serverGapUntil ?? -Infinity) > (b.serverGapUntil ?? -Infinity)
+  );
+}
+
+function toEntry(row: UrlRow): FrontierEntry {
+  const entry: FrontierEntry = { url: row.url, depth: row.depth, parent: row.parent, hops: row.hops, attempt: row.attempt };
+  if (row.throttles !== null) entry.throttles = row.throttles;
+  return entry;
+}

@@ -113,6 +113,9 @@ export class SqliteStore implements CrawlStore {
   private readonly seen = new SeenSet();
   private readonly queuedPerHost = new Map<string, number>();
   private readonly hostRecords = new Map<string, HostSaved>();
+  /** Host records and counters changed since the last commit, written with it. */
+  private readonly dirtyHosts = new Set<string>();
+  private dirtyCounters = false;
   /** Ids of the URLs this process holds leases on. */
   private readonly leases = new Set<number>();
   private readonly counters: Record<CounterName, number> = { started: 0 };
@@ -372,9 +375,9 @@ export class SqliteStore implements CrawlStore {
 
   saveHost(key: string, saved: HostSaved): void {
     const before = this.hostRecords.get(key);
-    const json = JSON.stringify(saved);
-    this.hostRecords.set(key, JSON.parse(json) as HostSaved);
-    this.q.putHost!.run(key, json);
+    this.hostRecords.set(key, structuredClone(saved));
+    this.dirtyHosts.add(key);
+    // Written with the next commit (the crash bound covers starts until then), or right now.
     if (before === undefined || mustNotBeLost(before, saved)) this.commit();
     else this.touch();
   }
@@ -399,7 +402,7 @@ export class SqliteStore implements CrawlStore {
 
   addToCounter(name: CounterName, by: number): number {
     const value = (this.counters[name] += by);
-    this.q.putCounter!.run(name, value);
+    this.dirtyCounters = true;
     this.touch();
     return value;
   }
@@ -443,6 +446,10 @@ export class SqliteStore implements CrawlStore {
 
   private commit(reopen = true): void {
     if (!this.inTransaction) this.begin();
+    for (const key of this.dirtyHosts) this.q.putHost!.run(key, JSON.stringify(this.hostRecords.get(key)));
+    this.dirtyHosts.clear();
+    if (this.dirtyCounters) for (const [name, value] of Object.entries(this.counters)) this.q.putCounter!.run(name, value);
+    this.dirtyCounters = false;
     const at = this.now();
     this.q.putMeta!.run('committed_at', String(at));
     this.q.putMeta!.run('committed_wall', String(Date.now()));

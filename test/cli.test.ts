@@ -3,6 +3,7 @@
  * exit 2, `crawl check`, and (spawning the real bin/) stdout purity, broken
  * pipes and interruption.
  */
+import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -191,6 +192,19 @@ describe('the real binary', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).not.toMatch(/EPIPE|Error|\n\s+at /);
     expect(web.count('a.localhost')).toBeLessThan(301);
+  });
+
+  it('leaves FILE.partial when stopped by SIGINT, so an incomplete output is recognisable', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
+    const out = join(dir, 'pages.jsonl');
+    const r = await run(['--rate', '20/s', '-o', out, web.url('a.localhost', '/')], { signalAfterMs: 1200 });
+    expect(r.code).toBe(130);
+    expect(existsSync(out)).toBe(false);
+    const text = await readFile(`${out}.partial`, 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    for (const l of text.trim().split('\n')) JSON.parse(l);
+    expect(r.stderr).toMatch(/records so far in .*pages\.jsonl\.partial/);
   });
 
   it('stops on SIGINT: flushes whole records, prints the summary, exits 130', async () => {

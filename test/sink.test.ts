@@ -305,6 +305,67 @@ describe('openOutput', () => {
     expect(readFileSync(path, 'utf8')).toBe('');
   });
 
+  it('keeps <path>.partial when the caller says the output is not complete', async () => {
+    const path = join(dir, 'out.jsonl');
+    const sink = await openOutput(path, { keepPartial: () => true });
+    await sink.write(page(1));
+    await sink.close();
+    expect(existsSync(path)).toBe(false);
+    expect(readFileSync(`${path}.partial`, 'utf8')).toBe(JSON.stringify(page(1)) + '\n');
+  });
+
+  it('appends to an earlier run, cutting a torn last line off into <path>.torn', async () => {
+    const path = join(dir, 'out.jsonl');
+    writeFileSync(`${path}.partial`, JSON.stringify(page(1)) + '\n{"type":"pa');
+    const repairs: string[] = [];
+    const sink = await openOutput(path, { append: true, onRepair: (m) => repairs.push(m) });
+    await sink.write(page(2));
+    await sink.close();
+    expect(readFileSync(path, 'utf8')).toBe([page(1), page(2)].map((p) => JSON.stringify(p) + '\n').join(''));
+    expect(readFileSync(`${path}.torn`, 'utf8')).toBe('{"type":"pa');
+    expect(repairs).toHaveLength(1);
+    expect(repairs[0]).toMatch(/torn line \(11 bytes/);
+    // A finished earlier run (renamed into place) is appended to as well, and needs no repair.
+    const again = await openOutput(path, { append: true, onRepair: (m) => repairs.push(m) });
+    await again.write(page(3));
+    await again.close();
+    expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l).url)).toEqual([page(1).url, page(2).url, page(3).url]);
+    expect(repairs).toHaveLength(1);
+  });
+
+  // Regression: the atomic rename replaced whatever -o named; as root, -o /dev/full became a regular file.
+  it('writes through a symlink, a FIFO or a device instead of replacing it', async () => {
+    const { symlinkSync, lstatSync, statSync } = await import('node:fs');
+    const real = join(dir, 'real.jsonl');
+    writeFileSync(real, '');
+    const link = join(dir, 'link.jsonl');
+    symlinkSync(real, link);
+    const viaLink = await openOutput(link);
+    await viaLink.write(page(1));
+    await viaLink.close();
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, 'utf8')).toBe(JSON.stringify(page(1)) + '\n');
+    expect(existsSync(`${link}.partial`)).toBe(false);
+
+    const devNull = await openOutput('/dev/null');
+    await devNull.write(page(2));
+    await devNull.close();
+    expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
+
+    const fifo = join(dir, 'fifo');
+    await new Promise<void>((resolve, reject) => spawn('mkfifo', [fifo]).on('close', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo ${code}`)))));
+    const reader = spawn('cat', [fifo]);
+    let got = '';
+    reader.stdout.on('data', (c: Buffer) => (got += c.toString()));
+    const closed = new Promise((r) => reader.on('close', r));
+    const viaFifo = await openOutput(fifo);
+    await viaFifo.write(page(3));
+    await viaFifo.close();
+    await closed;
+    expect(got).toBe(JSON.stringify(page(3)) + '\n');
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+  });
+
   it('reports a missing directory as OUTPUT_UNWRITABLE with a one-line message naming the path', async () => {
     const path = join(dir, 'no', 'such', 'dir', 'out.jsonl');
     const err = await openOutput(path).catch((e: unknown) => e);

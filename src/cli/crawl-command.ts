@@ -64,7 +64,8 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
     // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
     append: held !== undefined,
     onRepair: (message) => log.warn(message),
-    keepPartial: () => store !== undefined && signalled > 0,
+    // An interrupted crawl's output is incomplete, and says so by its name.
+    keepPartial: () => signalled > 0,
     onBrokenPipe: () => {
       // `crawl … | head -1`: the reader is gone; end quietly and successfully.
       brokenPipe = true;
@@ -102,7 +103,9 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
     const stats = await session.run();
     progress.stop();
     if (!brokenPipe) log.block(formatSummary(stats));
-    if (signalled > 0 && store) log.warn(`stopped; the crawl is kept in ${flags.state}: run the same command again to resume${flags.output && flags.output !== '-' ? ` (records so far in ${flags.output}.partial)` : ''}`);
+    const partialNote = flags.output && flags.output !== '-' ? `records so far in ${flags.output}.partial` : '';
+    if (signalled > 0 && store) log.warn(`stopped; the crawl is kept in ${flags.state}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
+    else if (signalled > 0 && partialNote) log.warn(`stopped before the end: ${partialNote} (the name says it is incomplete)`);
     if (signalled > 0) return EXIT.interrupted;
     return EXIT.ok;
   } finally {

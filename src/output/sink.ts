@@ -218,6 +218,17 @@ export interface OpenOutputOptions {
   keepPartial?: () => boolean;
 }
 
+/** Writes straight into a target that is not a plain file (a symlink, FIFO, device), with no .partial and no rename. */
+async function openThrough(target: string, opts: OpenOutputOptions, unwritable: (reason: string, cause?: unknown) => OutputError): Promise<RecordSink> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(target, fsConstants.O_WRONLY | (opts.append ? fsConstants.O_APPEND : 0));
+  } catch (err) {
+    throw unwritable(describeFsError(err), err);
+  }
+  return createJsonLinesSink(handle.createWriteStream(), { end: true, label: `output to ${target}` });
+}
+
 /**
  * Makes `partial` end with a whole line: a crash can leave its last record
  * half-written. The torn tail is appended to `torn`; returns its byte length.
@@ -280,6 +291,11 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
 
   const existing = await fsp.stat(target).catch(() => undefined);
   if (existing?.isDirectory()) throw unwritable('is a directory');
+  const link = await fsp.lstat(target).catch(() => undefined);
+  // A symlink, FIFO, device or socket is the user's chosen destination, not a file
+  // to replace: write through it (renaming over it would destroy it; as root,
+  // `-o /dev/full` turned the device into a regular file).
+  if (link?.isSymbolicLink() || (existing !== undefined && !existing.isFile())) return openThrough(target, opts, unwritable);
 
   const partial = `${target}.partial`;
   let handle: fsp.FileHandle;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GAP_MARGIN, HostLimiter, WINDOW_MARGIN, type LimiterPolicy } from '../src/politeness/host-limiter.js';
 
 const policy = (p: Partial<LimiterPolicy>): LimiterPolicy => ({ intervalMs: 0, windows: [], concurrency: 1, jitterMs: 0, ...p });
-const gapWithMargin = (ms: number) => ms + ms * GAP_MARGIN.ratio + GAP_MARGIN.ms;
+const gapWithMargin = (ms: number) => ms + ms * GAP_MARGIN.ratio + Math.min(GAP_MARGIN.ms, ms * GAP_MARGIN.msRatio);
 
 /** Drives a limiter greedily: start whenever allowed, finish instantly. Returns start times. */
 function greedyStarts(l: HostLimiter, from: number, count: number): number[] {
@@ -62,6 +62,22 @@ describe('HostLimiter gap', () => {
     expect(l.effectiveIntervalMs()).toBe(200);
     l.setRateFactor(4);
     expect(l.effectiveIntervalMs()).toBe(100);
+  });
+});
+
+describe('HostLimiter margin', () => {
+  // Regression: a flat 3 ms on every gap was 60% of a 5 ms gap; --rate 200/s ran at ~107/s.
+  it('adds 1% plus 3 ms, the 3 ms never more than a tenth of the gap', () => {
+    const startsAt = (intervalMs: number) => {
+      const l = new HostLimiter(policy({ intervalMs }));
+      l.acquire(0);
+      l.release();
+      return l.readyAt(0);
+    };
+    expect(startsAt(5)).toBeCloseTo(5 + 0.05 + 0.5, 9); // 200/s
+    expect(startsAt(20)).toBeCloseTo(20 + 0.2 + 2, 9); // 50/s
+    expect(startsAt(30)).toBeCloseTo(30 + 0.3 + 3, 9);
+    expect(startsAt(1000)).toBeCloseTo(1000 + 10 + 3, 9);
   });
 });
 

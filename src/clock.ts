@@ -18,15 +18,28 @@ export type Timer = { readonly id: unknown };
 
 const origin = performance.timeOrigin;
 
+/**
+ * The longest delay Node's setTimeout takes (about 24.8 days); a longer one
+ * overflows to 1 ms with a warning. `--rate 1/30d` asked for 30 days: longer
+ * delays are waited out in steps of at most this.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => origin + performance.now(),
   wallNow: () => Date.now(),
   setTimer(fn, ms) {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { id: handle };
+    const timer: { id: NodeJS.Timeout | undefined } = { id: undefined };
+    const due = performance.now() + Math.max(0, ms);
+    const arm = (): void => {
+      const left = Math.max(0, due - performance.now());
+      timer.id = left > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(fn, left);
+    };
+    arm();
+    return timer;
   },
   clearTimer(timer) {
-    clearTimeout(timer.id as NodeJS.Timeout);
+    clearTimeout((timer as { id: NodeJS.Timeout | undefined }).id);
   },
 };
 

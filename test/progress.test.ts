@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../src/clock.js';
 import { createLogger } from '../src/output/logger.js';
-import { createProgress, formatProgressLine, RateWindow, truncate, type ProgressSnapshot } from '../src/output/progress.js';
+import { createProgress, estimate, formatProgressLine, RateWindow, truncate, type ProgressSnapshot } from '../src/output/progress.js';
 import {
   addNote,
   countPage,
@@ -164,6 +164,45 @@ describe('createProgress on a terminal', () => {
     writes.length = 0;
     logger.info('done');
     expect(writes).toEqual(['crawl: done\n']); // detached: no clear, no redraw
+  });
+});
+
+describe('progress: how far along, honestly', () => {
+  it('shows the share of --max-pages and the time left at the recent pace, first', () => {
+    const s = snapshot({ fetched: 250, queued: 9000, limit: 1000, elapsedMs: 10_000 });
+    expect(estimate(s, 25, null)).toEqual({ basis: 'max-pages', fraction: 0.25, leftMs: 30_000 });
+    expect(formatProgressLine(s, 25, estimate(s, 25, null))).toMatch(/^0:10 · 25% · 0:30 left · fetched 250 · queued 9,000 ·/);
+    // No pace yet: the share, but no time.
+    expect(estimate(s, 0, null)).toEqual({ basis: 'max-pages', fraction: 0.25, leftMs: undefined });
+  });
+
+  it('gives an ETA without a cap only while the queue shrinks over a whole window', () => {
+    const s = snapshot({ fetched: 500, queued: 300, inFlight: 4 });
+    expect(estimate(s, 20, null)).toBeUndefined(); // not measured over a window yet
+    expect(estimate(s, 20, -5)).toBeUndefined(); // growing: no honest ETA
+    expect(estimate(s, 20, 8)).toEqual({ basis: 'draining', leftMs: (304 / 8) * 1000 });
+    expect(formatProgressLine(s, 20, estimate(s, 20, 8))).toMatch(/^0:00 · ~0:38 left · fetched 500 ·/);
+  });
+
+  it('measures the drain on the live line once a window has passed, and keeps the important part in 80 columns', () => {
+    const clock = new FakeClock(0);
+    const { stream, writes } = fakeStream({ columns: 80 });
+    let queued = 1000;
+    const long = Array.from({ length: 12 }, (_, i) => ({ host: `host-${i}.example.com`, rate: '0.5/s' }));
+    const p = createProgress({ stream, clock }, () => snapshot({ fetched: 1000 - queued, queued, elapsedMs: clock.now(), throttled: long, paused: [{ host: 'p.example', leftMs: 4_200 }] }));
+    p.start();
+    for (let t = 0; t < 12; t++) {
+      clock.advance(1000);
+      queued -= 50; // 50 a second, steadily
+    }
+    p.render();
+    const line = screenLine(writes);
+    expect(line).toHaveLength(79);
+    // Window 2 s..12 s: the tick at 2 s saw 950 queued (the count drops after each second's ticks),
+    // this render 400: 55 a second, so 400 take 7.3 s.
+    expect(line).toMatch(/^0:12 · ~0:07 left · fetched 600 · queued 400 · in flight 0 · 55\.0 pages\/s/);
+    p.stop();
+    expect(formatProgressLine(snapshot({ paused: [{ host: 'p.example', leftMs: 4_200 }] }), 0)).toMatch(/ · paused p\.example 5s$/);
   });
 });
 

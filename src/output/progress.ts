@@ -23,6 +23,20 @@ export interface ProgressSnapshot {
   elapsedMs: number;
   /** Hosts currently slowed below their configured rate (429/503 feedback). */
   throttled?: Array<{ host: string; rate: string }>;
+  /** Hosts paused now (Retry-After, failure backoff), with the milliseconds left. */
+  paused?: Array<{ host: string; leftMs: number }>;
+  /** The crawl stops after this many page requests (--max-pages); absent when unbounded. */
+  limit?: number;
+}
+
+/** How far along a crawl is, when that can be known honestly. */
+export interface Eta {
+  /** Share of --max-pages done, 0..1. */
+  fraction?: number;
+  /** Time left at the current pace. */
+  leftMs?: number;
+  /** What the estimate rests on. */
+  basis: 'max-pages' | 'draining';
 }
 
 export interface ProgressOptions {
@@ -66,18 +80,37 @@ function formatElapsed(ms: number): string {
   return h > 0 ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
 }
 
-/** The progress text, without any prefix or terminal codes. */
-export function formatProgressLine(s: ProgressSnapshot, pagesPerSecond: number): string {
-  const parts = [
-    formatElapsed(s.elapsedMs),
+/**
+ * An ETA only where one is honest: against --max-pages at the recent pace,
+ * or, without a cap, when the queue has shrunk over the whole last window
+ * (new links keep arriving, so a growing queue has no ETA at all).
+ */
+export function estimate(s: ProgressSnapshot, pagesPerSecond: number, queueDrainPerSecond: number | null): Eta | undefined {
+  if (s.limit !== undefined && Number.isFinite(s.limit) && s.limit > 0) {
+    const left = Math.max(0, s.limit - s.fetched);
+    return { basis: 'max-pages', fraction: Math.min(1, s.fetched / s.limit), leftMs: pagesPerSecond > 0 ? (left / pagesPerSecond) * 1000 : undefined };
+  }
+  if (queueDrainPerSecond !== null && queueDrainPerSecond > 0 && s.queued > 0) {
+    return { basis: 'draining', leftMs: ((s.queued + s.inFlight) / queueDrainPerSecond) * 1000 };
+  }
+  return undefined;
+}
+
+/** The progress text, without any prefix or terminal codes. The important part comes first, so a cut at 80 columns keeps it. */
+export function formatProgressLine(s: ProgressSnapshot, pagesPerSecond: number, eta?: Eta): string {
+  const parts = [formatElapsed(s.elapsedMs)];
+  if (eta?.fraction !== undefined) parts.push(`${Math.floor(eta.fraction * 100)}%`);
+  if (eta?.leftMs !== undefined) parts.push(`${eta.basis === 'draining' ? '~' : ''}${formatElapsed(eta.leftMs)} left`);
+  parts.push(
     `fetched ${int(s.fetched)}`,
     `queued ${int(s.queued)}`,
     `in flight ${int(s.inFlight)}`,
     `${pagesPerSecond.toFixed(1)} pages/s`,
     `errors ${int(s.errors)}`,
-  ];
+  );
   if (s.skipped > 0) parts.push(`skipped ${int(s.skipped)}`);
   parts.push(`hosts ${int(s.hostsActive)} active, ${int(s.hostsWaiting)} waiting`);
+  if (s.paused?.length) parts.push(`paused ${s.paused.map((p) => `${p.host} ${Math.ceil(p.leftMs / 1000)}s`).join(', ')}`);
   if (s.throttled?.length) parts.push(`throttled ${s.throttled.map((t) => `${t.host} ${t.rate}`).join(', ')}`);
   return parts.join(' · ');
 }
@@ -118,6 +151,10 @@ export function createProgress(opts: ProgressOptions, source: () => ProgressSnap
   const clock = opts.clock ?? systemClock;
   const period = tty ? (opts.intervalMs ?? 250) : (opts.logIntervalMs ?? 5000);
   const rate = new RateWindow(opts.rateWindowMs ?? 10_000);
+  // The queue's net shrink per second, over the same window (negated counts make RateWindow measure a decrease).
+  const drain = new RateWindow(opts.rateWindowMs ?? 10_000);
+  const windowMs = opts.rateWindowMs ?? 10_000;
+  let firstSampleAt: number | undefined;
   const quiet = opts.quiet ?? false;
 
   let timer: Timer | undefined;
@@ -166,8 +203,14 @@ export function createProgress(opts: ProgressOptions, source: () => ProgressSnap
     render() {
       if (quiet) return;
       const snap = source();
-      rate.add(clock.now(), snap.fetched);
-      last = formatProgressLine(snap, rate.perSecond({ count: snap.fetched, elapsedMs: snap.elapsedMs }));
+      const now = clock.now();
+      rate.add(now, snap.fetched);
+      drain.add(now, -snap.queued);
+      firstSampleAt ??= now;
+      const pace = rate.perSecond({ count: snap.fetched, elapsedMs: snap.elapsedMs });
+      // A draining queue must have been measured over a whole window before it predicts anything.
+      const draining = now - firstSampleAt >= windowMs ? drain.perSecond({ count: 0, elapsedMs: 0 }) : null;
+      last = formatProgressLine(snap, pace, estimate(snap, pace, draining));
       if (tty) draw(last);
       else stream.write(`crawl: ${last}\n`);
     },

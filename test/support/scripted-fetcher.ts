@@ -30,7 +30,7 @@ import { parseContentType } from '../../src/fetch/charset.js';
 import { FetchError } from '../../src/fetch/fetch-error.js';
 import type { Fetcher, FetchRequest, FetchResult } from '../../src/fetch/fetcher.js';
 import type { ErrorCode } from '../../src/types.js';
-import { generatedLinks, type GenerateSpec } from '../../fixtures/web.js';
+import { createServerLimiter, generatedLinks, type GenerateSpec } from '../../fixtures/web.js';
 
 /** One scripted answer. */
 export interface ScriptedResponse {
@@ -202,7 +202,7 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
   const attemptLog: ScriptedAttempt[] = [];
   const inFlight = new Map<string, number>();
   const arrivalsByPath = new Map<string, number>();
-  const limiterLogs = new Map<string, number[]>();
+  const limiter = createServerLimiter(); // the same limiter as fixtures/web.js
   let pending = 0;
   const serverWall = () => clock.wallNow() + skew;
   // One listener per signal, as the real fetcher's AbortFanout: the crawler
@@ -222,27 +222,13 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
     return set;
   };
 
-  /** As fixtures/web.js: true when this arrival exceeds the host's limit; accepted arrivals use budget. */
-  function overLimit(host: string, limit: ScriptedLimit, at: number): boolean {
-    const accepted = limiterLogs.get(host) ?? [];
-    limiterLogs.set(host, accepted);
-    if (limit.mode === 'gap') {
-      const last = accepted.at(-1);
-      if (last !== undefined && at - last < 1000 / limit.perSecond) return true;
-      accepted[0] = at;
-      return false;
-    }
-    while (accepted.length && at - accepted[0]! >= 1000) accepted.shift();
-    if (accepted.length >= limit.perSecond) return true;
-    accepted.push(at);
-    return false;
-  }
+
 
   /** The server's answer to a request that just arrived. */
   function route(site: ScriptedSite, req: ServerRequest): ScriptedResponse {
     const pathname = req.path.split('?')[0]!;
     const limit = site.limit;
-    if (limit && overLimit(req.host, limit, req.at)) {
+    if (limit && limiter.overLimit(req.host, limit, req.at)) {
       const retryAfter = typeof limit.retryAfter === 'function' ? limit.retryAfter(req) : limit.retryAfter;
       return {
         status: limit.status,

@@ -25,6 +25,7 @@ const BENCHMARKS = {
   throughput: () => import('./throughput.js'),
   'loop-cpu': () => import('./loop-cpu.js'),
   state: () => import('./state.js'),
+  report: () => import('./report.js'),
 };
 
 const args = parseArgs(process.argv.slice(2));

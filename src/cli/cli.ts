@@ -13,9 +13,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ignoreStreamErrors } from '../output/logger.js';
 import { VERSION } from '../version.js';
-import { EXIT, type CheckFlags, type CrawlFlags, type Io, type StatusFlags } from './flags.js';
+import { EXIT, type CheckFlags, type CrawlFlags, type Io, type ReportFlags, type StatusFlags } from './flags.js';
 
-export { EXIT, type CheckFlags, type CrawlFlags, type Io, type StatusFlags } from './flags.js';
+export { EXIT, type CheckFlags, type CrawlFlags, type Io, type ReportFlags, type StatusFlags } from './flags.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -26,6 +26,7 @@ Examples:
   $ crawl --rate 2/s --max-depth 3 --scope domain https://www.example.com/
   $ crawl --config crawler.config.json --seeds-file seeds.txt -o pages.jsonl
   $ crawl check https://example.com/private/page
+  $ crawl report pages.jsonl -o report.html
 
 Output: one JSON object per line on stdout (or -o FILE); progress, logs and
 the summary go to stderr. Config: ./crawler.config.json is used when present
@@ -35,7 +36,7 @@ Exit codes: 0 finished, 1 internal error, 2 usage or config error, 130 interrupt
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
 export function buildProgram(
-  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number>; status(flags: StatusFlags): Promise<number> },
+  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number>; status(flags: StatusFlags): Promise<number>; report(file: string, flags: ReportFlags): Promise<number> },
   result: { code: number },
 ): Command {
   const program = new Command('crawl')
@@ -82,6 +83,18 @@ export function buildProgram(
     });
 
   program
+    .command('report')
+    .description('write a self-contained HTML report of a records file: politeness per host, throughput, failures')
+    .argument('<records>', 'JSON-lines records written by crawl ("-" = stdin)')
+    .option('-o, --output <file>', 'the HTML file ("-" = stdout; default: the records file with .html)')
+    .option('--config <file>', 'the crawl\'s config file, for the configured rate per host')
+    .option('--rate <rate>', 'the crawl\'s --rate, likewise')
+    .option('-q, --quiet', 'no message on stderr')
+    .action(async (file: string, flags: ReportFlags) => {
+      result.code = await handlers.report(file, flags);
+    });
+
+  program
     .command('check')
     .description('explain what the crawler would do with a URL, fetching nothing but robots.txt')
     .argument('<url>', 'the URL to explain')
@@ -113,6 +126,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       crawl: async (seeds, flags) => (await import('./crawl-command.js')).crawlCommand(seeds, flags, io),
       check: async (url, flags) => (await import('./check-command.js')).checkCommand(url, flags, io),
       status: async (flags) => (await import('./status-command.js')).statusCommand(flags, io),
+      report: async (file, flags) => (await import('./report-command.js')).reportCommand(file, flags, io),
     },
     result,
   );
@@ -140,7 +154,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
-    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID'].includes(known.code)) {
+    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID', 'REPORT_INPUT_INVALID'].includes(known.code)) {
       for (const line of String(known.message).split('\n')) errLine(line);
       return EXIT.usage;
     }

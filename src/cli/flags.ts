@@ -35,6 +35,13 @@ export interface StatusFlags {
   top?: string;
 }
 
+export interface ReportFlags {
+  output?: string;
+  config?: string;
+  rate?: string;
+  quiet?: boolean;
+}
+
 export interface CheckFlags {
   config?: string;
   seed?: string[];

@@ -1,0 +1,78 @@
+/**
+ * `crawl report <records.jsonl> [-o report.html]`: reads a records file as a
+ * stream and writes one self-contained HTML report (src/report/). With
+ * `--config` / `--rate`, the configured rate per host is taken from them
+ * when the records do not carry it. `-o -` writes the HTML to stdout.
+ */
+import { open, writeFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { OutputError } from '../output/sink.js';
+import { formatBytes } from '../output/summary.js';
+import { aggregateRecords, renderReport } from '../report/build-report.js';
+import type { PolicyLookup } from '../report/host-stats.js';
+import { ReportInputError } from '../report/record-reader.js';
+import type { HostKeyMode } from '../types.js';
+import { EXIT, type Io, type ReportFlags } from './flags.js';
+
+export async function reportCommand(file: string, flags: ReportFlags, io: Io): Promise<number> {
+  const out = flags.output ?? defaultOutput(file);
+  const { policyFor, hostKey } = await configuredPolicy(flags, io);
+  const input = file === '-' ? io.stdin : await openInput(file, io.cwd);
+  const data = await aggregateRecords(input as AsyncIterable<Buffer | string>, { source: file === '-' ? 'stdin' : basename(file), policyFor, hostKey });
+  const html = await renderReport(data);
+  if (out === '-') {
+    io.stdout.write(html);
+  } else {
+    try {
+      await writeFile(resolve(io.cwd, out), html);
+    } catch (err) {
+      throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    }
+  }
+  if (!flags.quiet) {
+    const records = data.records.pages + data.records.skipped;
+    const bad = data.records.badLines > 0 ? `; ${data.records.badLines.toLocaleString('en-US')} line(s) were not records (first: line ${data.records.firstBadLine})` : '';
+    const where = out === '-' ? 'the report' : out;
+    io.stderr.write(`crawl: wrote ${where} (${formatBytes(Buffer.byteLength(html))}) from ${records.toLocaleString('en-US')} records${bad}\n`);
+  }
+  return EXIT.ok;
+}
+
+/** pages.jsonl → pages.html; stdin → report.html. */
+export function defaultOutput(file: string): string {
+  if (file === '-') return 'report.html';
+  const stem = file.replace(/\.(jsonl|ndjson|json|partial)$/i, '').replace(/\.(jsonl|ndjson|json)$/i, '');
+  return `${stem}.html`;
+}
+
+async function openInput(file: string, cwd: string): Promise<NodeJS.ReadableStream> {
+  const path = resolve(cwd, file);
+  const cannot = (err: unknown): ReportInputError => {
+    const code = (err as NodeJS.ErrnoException).code;
+    return new ReportInputError(`cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (code ?? String(err))}`);
+  };
+  let handle;
+  try {
+    handle = await open(path, 'r');
+    if ((await handle.stat()).isDirectory()) throw Object.assign(new Error('directory'), { code: 'EISDIR' });
+  } catch (err) {
+    await handle?.close();
+    throw cannot(err);
+  }
+  return handle.createReadStream({ highWaterMark: 256 * 1024 });
+}
+
+async function configuredPolicy(flags: ReportFlags, io: Io): Promise<{ policyFor?: PolicyLookup; hostKey?: HostKeyMode }> {
+  if (flags.config === undefined && flags.rate === undefined) return {};
+  const { loadConfig } = await import('../config/load-config.js');
+  const { buildSettings } = await import('../config/settings.js');
+  const file = flags.config !== undefined ? await loadConfig(flags.config, io.cwd) : undefined;
+  const settings = buildSettings(file, { rate: flags.rate });
+  return {
+    hostKey: settings.hostKey,
+    policyFor: (host) => {
+      const p = settings.policyFor(host);
+      return { intervalMs: p.intervalMs, rateLabel: p.rateLabel };
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * What the report reads from one JSON-lines record, whichever crawler
+ * version wrote it.
+ *
+ * Today's records say when a fetch began (`fetchedAt`, ISO, taken when the
+ * URL is claimed for a request) and how long it took (`elapsedMs`); the host
+ * key is derived from the URL. Records may carry more, and when they do the
+ * report uses it instead of deriving (see `FutureRecordFields`). Every field
+ * is checked for its type here, so the aggregators never see a string where
+ * a number belongs, whatever the file holds.
+ */
+import { hostKeyOf } from '../parse/url.js';
+import type { HostKeyMode } from '../types.js';
+
+/**
+ * Record fields the report uses when present (not written by the crawler
+ * yet). Names, types and meanings are the proposal for PageRecord.
+ */
+export interface FutureRecordFields {
+  /** Epoch ms when the request was dispatched (written to the socket): the instant the host's limiter counts. */
+  startedAt?: number;
+  /** The host key whose limiter paced this request (hostname[:port], or the registrable domain with hostKey "domain"). */
+  host?: string;
+  /** Epoch ms dispatch times of this URL's earlier attempts (retries and throttled tries), oldest first. */
+  attemptStarts?: number[];
+  /** 429/503 answers this URL got before this record, each with the pause it caused. */
+  throttles?: Array<{ at: number; status: number; retryAfterMs: number | null; pauseMs: number }>;
+  /** The host's configured minimum gap between request starts, ms (0 = none). */
+  intervalMs?: number;
+  /** The gap in force when this request started, after adaptive slow-down and Crawl-delay, ms. */
+  effectiveIntervalMs?: number;
+  /** The configured rate as written ("2/s", "500ms", "unlimited"). */
+  rateLabel?: string;
+}
+
+export interface PageView {
+  kind: 'page';
+  url: string;
+  host: string;
+  status: number | null;
+  /** Epoch ms the request began; NaN when the record has no usable time. */
+  startMs: number;
+  elapsedMs: number;
+  bytes: number;
+  depth: number;
+  parent: string | null;
+  location: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  attempts: number;
+  /** Earlier attempts' starts (only from records that carry them). */
+  attemptStarts: number[];
+  throttles: NonNullable<FutureRecordFields['throttles']>;
+  intervalMs: number | null;
+  effectiveIntervalMs: number | null;
+  rateLabel: string | null;
+  /** Whether startMs came from `startedAt` (exact) rather than `fetchedAt`. */
+  exactStart: boolean;
+}
+
+export interface SkipView {
+  kind: 'skipped';
+  url: string;
+  host: string;
+  reason: string;
+  detail: string | null;
+}
+
+export type RecordView = PageView | SkipView;
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** The host key of a URL; "(invalid url)" when it has none we can read. */
+export function hostOf(url: string, mode: HostKeyMode = 'host'): string {
+  try {
+    return hostKeyOf(url, mode) || '(no host)';
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+/**
+ * The report's view of one parsed JSON value, or null when it is not a
+ * crawl record (no `type` of "page" / "skipped", or no string `url`).
+ */
+export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView | null {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return null;
+  const r = raw as Record<string, unknown>;
+  const url = str(r.url);
+  if (url === null) return null;
+  const host = str(r.host) ?? hostOf(url, mode);
+  if (r.type === 'skipped') return { kind: 'skipped', url, host, reason: str(r.reason) ?? '(none)', detail: str(r.detail) };
+  if (r.type !== 'page') return null;
+  const startedAt = num(r.startedAt);
+  const fetchedAt = typeof r.fetchedAt === 'string' ? Date.parse(r.fetchedAt) : NaN;
+  const error = r.error !== null && typeof r.error === 'object' ? (r.error as Record<string, unknown>) : null;
+  return {
+    kind: 'page',
+    url,
+    host,
+    status: num(r.status),
+    startMs: startedAt ?? fetchedAt,
+    elapsedMs: Math.max(0, num(r.elapsedMs) ?? 0),
+    bytes: Math.max(0, num(r.bytes) ?? 0),
+    depth: num(r.depth) ?? 0,
+    parent: str(r.parent),
+    location: str(r.location),
+    errorCode: error ? (str(error.code) ?? 'UNKNOWN') : null,
+    errorMessage: error ? str(error.message) : null,
+    attempts: Math.max(1, num(r.attempts) ?? 1),
+    attemptStarts: Array.isArray(r.attemptStarts) ? r.attemptStarts.filter((t): t is number => num(t) !== null) : [],
+    throttles: Array.isArray(r.throttles) ? r.throttles.flatMap(throttleEvent) : [],
+    intervalMs: num(r.intervalMs),
+    effectiveIntervalMs: num(r.effectiveIntervalMs),
+    rateLabel: str(r.rateLabel),
+    exactStart: startedAt !== null,
+  };
+}
+
+function throttleEvent(raw: unknown): PageView['throttles'] {
+  if (raw === null || typeof raw !== 'object') return [];
+  const t = raw as Record<string, unknown>;
+  const at = num(t.at);
+  const status = num(t.status);
+  return at === null || status === null ? [] : [{ at, status, retryAfterMs: num(t.retryAfterMs), pauseMs: num(t.pauseMs) ?? 0 }];
+}

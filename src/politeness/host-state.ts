@@ -56,10 +56,10 @@ export interface HostState<P extends LimiterPolicy = HostPolicy> {
   wakeAt: number;
 }
 
-/** The politeness part of a record as plain, JSON-safe data. */
+/** The politeness part of a record as plain, JSON-safe data (`null` for "never"). */
 export interface HostSaved {
   limiter: LimiterSaved;
-  feedback: FeedbackState | null;
+  feedback: (Omit<FeedbackState, 'lastEventAt'> & { lastEventAt: number | null }) | null;
   givenUp: boolean;
 }
 
@@ -125,7 +125,8 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
   save(key: string): HostSaved | undefined {
     const s = this.records.get(key);
     if (!s) return undefined;
-    return { limiter: s.limiter.save(), feedback: s.feedback === null ? null : { ...s.feedback }, givenUp: s.givenUp };
+    const f = s.feedback;
+    return { limiter: s.limiter.save(), feedback: f === null ? null : { ...f, lastEventAt: Number.isFinite(f.lastEventAt) ? f.lastEventAt : null }, givenUp: s.givenUp };
   }
 
   /**
@@ -138,7 +139,8 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
     const s = this.get(key);
     s.limiter.restore(saved.limiter);
     if (unclean) s.limiter.assumeStartedUntil(unclean.until, unclean.spanMs);
-    s.feedback = saved.feedback === null ? null : { ...saved.feedback };
+    const f = saved.feedback;
+    s.feedback = f === null ? null : { ...f, lastEventAt: f.lastEventAt ?? -Infinity };
     s.givenUp = saved.givenUp;
     return s;
   }

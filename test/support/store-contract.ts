@@ -171,6 +171,20 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       const restored = new HostTable({ policyFor: () => policy }).restore('a', loaded[0]![1]);
       for (const now of [1_500, 7_000, 8_000, 62_000]) expect(restored.limiter.readyAt(now)).toBe(host.limiter.readyAt(now));
       expect(JSON.parse(JSON.stringify(loaded))).toEqual(loaded); // plain data
+      // A host that failed but was never throttled: its "last throttle event" is never, and stays never.
+      const failing = table.get('b');
+      failing.feedback = { factor: 1, ceiling: 1, successes: 0, lastEventAt: -Infinity, events: 0, eventsInRow: 0, failures: 3 };
+      await store.saveHost('b', table.save('b')!);
+      const back = new Map(await store.loadHosts());
+      expect(JSON.parse(JSON.stringify(back.get('b')))).toEqual(back.get('b'));
+      expect(new HostTable({ policyFor: () => policy }).restore('b', back.get('b')!).feedback).toEqual(failing.feedback);
+      if (fixture!.reopen) {
+        // A durable store gives the same records to the next process.
+        await store.close();
+        fixture!.store = await fixture!.reopen();
+        await fixture!.store.open(meta);
+        expect(new Map(await fixture!.store.loadHosts())).toEqual(back);
+      }
     });
 
     it('keeps what robots.txt said per origin, as plain data', async () => {

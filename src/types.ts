@@ -68,7 +68,8 @@ export interface CrawlSettings {
   scope: Scope;
   include: RegExp[];
   exclude: RegExp[];
-  timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+  /** connect, headers and body are idle limits; totalMs is a deadline on the whole response (connect to last body byte). */
+  timeouts: { connectMs: number; headersMs: number; bodyMs: number; totalMs: number };
   maxBodyBytes: number;
   maxUrlLength: number;
   maxRedirects: number;
@@ -84,6 +85,12 @@ export interface CrawlSettings {
   respectNofollow: boolean;
   emitSkipped: boolean;
   emitLinks: boolean;
+  /**
+   * The SSRF guard (fetch/address-guard.ts): special-purpose addresses are
+   * refused except on the seeds' own hosts, unless `allowPrivate`, or the
+   * address is in one of `allowNetworks` (normalised CIDRs).
+   */
+  network: { allowPrivate: boolean; allowNetworks: string[] };
   /** Resolves the policy for a host (lowercased hostname, port dropped). */
   policyFor(hostname: string): HostPolicy;
 }
@@ -100,7 +107,8 @@ export type SkipReason =
   | 'url-too-long'
   | 'unsupported-scheme'
   | 'host-failed'         // its host kept failing and was given up for this crawl
-  | 'interrupted';        // still queued when the crawl was stopped
+  | 'interrupted'         // still queued when the crawl was stopped
+  | 'private-address';    // its host is (or resolved to) a loopback/private/link-local/… address; detail names it
 
 /** Stable error codes in records; group by these, never by message. */
 export type ErrorCode =
@@ -108,7 +116,8 @@ export type ErrorCode =
   | 'CONNECTION_RESET'
   | 'CONNECT_TIMEOUT'
   | 'HEADERS_TIMEOUT'
-  | 'BODY_TIMEOUT'
+  | 'BODY_TIMEOUT'        // the body went silent for longer than the body timeout
+  | 'TOTAL_TIMEOUT'       // the response was not complete within the total deadline (a drip-fed body)
   | 'DNS_FAILURE'
   | 'TLS_ERROR'
   | 'INVALID_RESPONSE'
@@ -117,6 +126,7 @@ export type ErrorCode =
   | 'REDIRECT_INVALID'
   | 'ABORTED'
   | 'THROTTLED'           // still throttled (429/503) after the throttle retry budget
+  | 'LOCAL_RESOURCE'      // our side ran out of something (EMFILE, ENFILE, ENOBUFS, …): not the server's fault
   | 'FETCH_FAILED';
 
 export interface PageRecord {
@@ -126,6 +136,7 @@ export interface PageRecord {
   depth: number;
   parent: string | null;
   contentType: string | null;
+  /** Decoded body bytes read and kept; 0 when the body was not read (not HTML), whatever Content-Length claimed. */
   bytes: number;
   /** The body was cut at --max-body; links come from the part that was read. */
   truncated?: boolean;

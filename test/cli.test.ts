@@ -54,6 +54,7 @@ describe('argv → flags', () => {
     [['-c', '8', '--rate', '2/s', 'http://a/', 'http://b/'], { concurrency: '8', rate: '2/s' }, ['http://a/', 'http://b/']],
     [['--include', 'x', '--include', 'y', '--exclude', 'z', 'http://a/'], { include: ['x', 'y'], exclude: ['z'] }, ['http://a/']],
     [['--no-robots', '--emit-skipped', '--links', '-q', 'http://a/'], { robots: false, emitSkipped: true, links: true, quiet: true }, ['http://a/']],
+    [['--allow-private', 'http://a/'], { allowPrivate: true }, ['http://a/']],
     [['--max-depth', '2', '--max-pages', '10', '--scope', 'domain', '-o', 'out.jsonl', 'http://a/'], { maxDepth: '2', maxPages: '10', scope: 'domain', output: 'out.jsonl' }, ['http://a/']],
     [['--seeds-file', '-', '--host-concurrency', '3', '--timeout', '5s', '--max-body', '1MiB', '--user-agent', 'Bot/1'], { seedsFile: '-', hostConcurrency: '3', timeout: '5s', maxBody: '1MiB', userAgent: 'Bot/1' }, []],
   ];
@@ -130,6 +131,19 @@ describe('crawl check', () => {
     expect(ok.out()).toContain('would be fetched');
   });
 
+  it('says when the SSRF guard would refuse the host, naming the address, and exits 1', async () => {
+    web = await startWeb({ sites: { 'shop.localhost': { pages: { '/': 'home' } }, 'evil.localhost': { pages: { '/x': 'x' } } } });
+    const io = memoryIo();
+    const code = await main(['check', '--no-robots', '--scope', 'any', '--seed', web.url('shop.localhost', '/'), web.url('evil.localhost', '/x')], io);
+    expect(code).toBe(1);
+    expect(io.out()).toMatch(/^network: refused: evil\.localhost resolves to 127\.0\.0\.1 \(loopback, 127\.0\.0\.0\/8\), a special-purpose address; --allow-private or allowNetworks lifts it$/m);
+    expect(io.out()).toContain('would be skipped');
+    const seed = memoryIo();
+    expect(await main(['check', '--no-robots', web.url('shop.localhost', '/')], seed)).toBe(0);
+    expect(seed.out()).toMatch(/^network: not checked: a seed's host \(host and port\) is exempt$/m);
+    expect(web.requests()).toEqual([]);
+  });
+
   it('tests a local robots file and an out-of-scope URL without any request', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-check-'));
     await writeFile(join(dir, 'robots.txt'), 'User-agent: crawl\nAllow: /\n\nUser-agent: *\nDisallow: /\n');
@@ -138,6 +152,22 @@ describe('crawl check', () => {
     expect(code).toBe(1);
     expect(io.out()).toMatch(/scope: +out of scope: host b\.example/);
     expect(io.out()).toMatch(/robots: +allowed by "Allow: \/"/);
+  });
+});
+
+describe('crawl --allow-private', () => {
+  it('lifts the SSRF guard: a link to another local host is refused without it and fetched with it', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': '<a href="{{origin:b.localhost}}/">b</a>' } }, 'b.localhost': { pages: { '/': 'b' } } } });
+    const args = ['-q', '--scope', 'any', '--rate', 'unlimited', '--emit-skipped', web.url('a.localhost', '/')];
+    const guarded = memoryIo();
+    expect(await main(args, guarded)).toBe(0);
+    const refused = guarded.out().trim().split('\n').map((l) => JSON.parse(l) as { url: string; reason?: string; detail?: string });
+    expect(refused).toContainEqual(expect.objectContaining({ url: web.url('b.localhost', '/'), reason: 'private-address', detail: '127.0.0.1 (loopback, 127.0.0.0/8)' }));
+    expect(web.count('b.localhost')).toBe(0);
+    const open = memoryIo();
+    expect(await main(['--allow-private', ...args], open)).toBe(0);
+    expect(open.out()).not.toContain('private-address');
+    expect(web.count('b.localhost', '/')).toBe(1);
   });
 });
 

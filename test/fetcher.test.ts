@@ -278,7 +278,8 @@ describe('content encodings and the body cap', () => {
       write();
     });
     const result = await fetcher().fetch(server.url('/manual.pdf'), { read: 'html' });
-    expect(result).toMatchObject({ status: 200, contentType: 'application/pdf', body: null, charset: null, bytes: total });
+    // bytes counts what was read (nothing), not what Content-Length claimed.
+    expect(result).toMatchObject({ status: 200, contentType: 'application/pdf', body: null, charset: null, bytes: 0 });
     await closed;
     expect(written).toBeLessThan(total / 2);
   });
@@ -582,5 +583,104 @@ describe('connections', () => {
     expect(() => createFetcher({ ...base, maxBodyBytes: 1.5 })).toThrow('Expected `maxBodyBytes` to be an integer from 0 and up, got 1.5');
     expect(() => createFetcher({ ...base, userAgent: ' ' })).toThrow('`userAgent`');
     expect(() => createFetcher({ ...base, connectionsPerOrigin: 0 })).toThrow('`connectionsPerOrigin`');
+  });
+});
+
+// ---------------------------------------------------------------- hostile servers (issue 10)
+
+/** Sends headers, then one byte every `everyMs` until the client hangs up; never silent for long. */
+function drip(opts: { everyMs: number; contentLength?: number; type?: string }): http.RequestListener {
+  return (_req, res) => {
+    const headers: Record<string, string> = { 'content-type': opts.type ?? 'text/html' };
+    if (opts.contentLength !== undefined) headers['content-length'] = String(opts.contentLength);
+    res.writeHead(200, headers);
+    const timer = setInterval(() => res.write('x'), opts.everyMs);
+    res.on('close', () => clearInterval(timer));
+  };
+}
+
+describe('total deadline', () => {
+  const timeouts = { connectMs: 1000, headersMs: 1000, bodyMs: 1000, totalMs: 300 };
+
+  it.each([
+    ['without Content-Length', {}],
+    ['with Content-Length', { contentLength: 1_000_000 }],
+  ])('cuts off a body dripped a byte at a time (%s) with TOTAL_TIMEOUT, not BODY_TIMEOUT', async (_name, extra) => {
+    const server = await serve(drip({ everyMs: 20, ...extra }));
+    const started = Date.now();
+    const err = await failure(fetcher({ timeouts }).fetch(server.url(), { read: 'html' }));
+    expect(err.code).toBe('TOTAL_TIMEOUT');
+    expect(err.message).toContain('300 ms');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - started).toBeLessThan(900); // the body timeout (1 s) never fired: the drip is never silent
+  });
+
+  it('cuts off a dripped body that is skipped (not HTML) and one that is compressed', async () => {
+    const skipped = await serve(drip({ everyMs: 20, contentLength: 1000, type: 'application/pdf' }));
+    expect((await failure(fetcher({ timeouts }).fetch(skipped.url(), { read: 'html' }))).code).toBe('TOTAL_TIMEOUT');
+    const gz = zlib.gzipSync(Buffer.from('<p>' + 'a'.repeat(5000) + '</p>'));
+    const compressed = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+      let i = 0;
+      const timer = setInterval(() => (i < gz.length ? res.write(gz.subarray(i, ++i)) : res.end()), 20);
+      res.on('close', () => clearInterval(timer));
+    });
+    expect((await failure(fetcher({ timeouts }).fetch(compressed.url(), { read: 'html' }))).code).toBe('TOTAL_TIMEOUT');
+  });
+
+  it('takes a per-request deadline over the fetcher one (robots.txt gets its own)', async () => {
+    const server = await serve(drip({ everyMs: 20 }));
+    const started = Date.now();
+    const err = await failure(fetcher({ timeouts: { ...timeouts, totalMs: 60_000 } }).fetch(server.url('/robots.txt'), { read: 'text', totalMs: 200 }));
+    expect(err.code).toBe('TOTAL_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(800);
+  });
+
+  it('leaves a response that completes in time alone', async () => {
+    const server = await serve(html('<p>quick</p>'));
+    expect((await fetcher({ timeouts }).fetch(server.url(), { read: 'html' })).body).toBe('<p>quick</p>');
+  });
+});
+
+describe('small hostile answers', () => {
+  it('reports INVALID_RESPONSE for a status line "HTTP/1.1 000", not FETCH_FAILED with undici\'s assertion text', async () => {
+    for (const line of ['HTTP/1.1 000 Zero', 'HTTP/1.1 099 Low']) {
+      const url = await serveRaw((socket) => socket.once('data', () => socket.end(`${line}\r\nContent-Length: 2\r\n\r\nhi`)));
+      const err = await failure(fetcher().fetch(url, { read: 'html' }));
+      expect(err.code, line).toBe('INVALID_RESPONSE');
+      expect(err.message).not.toMatch(/assert|falsy/i);
+    }
+  });
+
+  it('counts only bytes read: a non-HTML body claiming 200 MB that is never downloaded is 0 bytes', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(200 * 1024 * 1024) });
+      res.write(Buffer.alloc(1024)); // and then nothing: the crawler must not wait for, or count, the rest
+    });
+    const result = await fetcher().fetch(server.url('/film.mp4'), { read: 'html' });
+    expect(result).toMatchObject({ status: 200, body: null, bytes: 0 });
+  });
+
+  it('blames our own shortage (EMFILE, ENFILE) on us: LOCAL_RESOURCE, naming the errno', async () => {
+    const emfile: import('node:net').LookupFunction = (_host, _opts, callback) =>
+      process.nextTick(() => callback(Object.assign(new Error('getaddrinfo EMFILE'), { code: 'EMFILE', syscall: 'getaddrinfo' }), '', 0));
+    const err = await failure(fetcher({ lookup: emfile }).fetch('http://busy.test:8/', { read: 'html' }));
+    expect(err.code).toBe('LOCAL_RESOURCE');
+    expect(err.message).toContain('EMFILE');
+    const coded = (code: string) => Object.assign(new Error('x'), { code });
+    expect(classifyError(coded('ENFILE'))).toBe('LOCAL_RESOURCE');
+    expect(classifyError(coded('EADDRNOTAVAIL'))).toBe('LOCAL_RESOURCE');
+    // One address refused, one failed on our side: the server is not to blame.
+    expect(classifyError(new AggregateError([coded('ECONNREFUSED'), coded('EMFILE')]))).toBe('LOCAL_RESOURCE');
+  });
+
+  it('never repeats URL credentials in an error message', async () => {
+    const probe = net.createServer();
+    const port = await listen(probe);
+    await new Promise((resolve) => probe.close(resolve));
+    const err = await failure(fetcher().fetch(`http://user:secret@127.0.0.1:${port}/x`, { read: 'html' }));
+    expect(err.code).toBe('CONNECTION_REFUSED');
+    expect(err.message).not.toContain('secret');
+    expect(err.message).toContain(`http://***@127.0.0.1:${port}/x`);
   });
 });

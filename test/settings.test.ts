@@ -79,7 +79,7 @@ describe('validateConfig', () => {
       defaults: { rate: '500ms', limits: ['100/min'], jitter: '1.5s' },
       domains: { 'Bücher.de': { rate: '2/s' }, '*.Example.com': { concurrency: 3 }, $comment: 'not a host' },
     });
-    expect(config.timeout).toEqual({ connectMs: 5000, headersMs: 5000, bodyMs: 5000 });
+    expect(config.timeout).toEqual({ connectMs: 5000, headersMs: 5000, bodyMs: 5000, totalMs: 180_000 });
     expect(config.maxBody).toBe(1_000_000);
     expect(config.include[0]).toBeInstanceOf(RegExp);
     expect(config.include[0]!.test('https://example.com/docs/a')).toBe(true);
@@ -92,7 +92,38 @@ describe('validateConfig', () => {
   });
 
   it('fills unset timeout phases from their defaults', () => {
-    expect(validateConfig({ timeout: { connect: '2s' } }).timeout).toEqual({ connectMs: 2000, headersMs: 30_000, bodyMs: 30_000 });
+    expect(validateConfig({ timeout: { connect: '2s' } }).timeout).toEqual({ connectMs: 2000, headersMs: 30_000, bodyMs: 30_000, totalMs: 180_000 });
+  });
+
+  it('has a total deadline: "3m" by default, its own field, raised to a single duration that is longer', () => {
+    expect(validateConfig({}).timeout.totalMs).toBe(180_000);
+    expect(validateConfig({ timeout: { total: '300ms' } }).timeout).toEqual({ connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, totalMs: 300 });
+    expect(validateConfig({ timeout: '10m' }).timeout).toEqual({ connectMs: 600_000, headersMs: 600_000, bodyMs: 600_000, totalMs: 600_000 });
+    expect(problemsOf(() => validateConfig({ timeout: { total: '0s' } }, 'c.json'))).toEqual(['c.json: timeout.total: expected a duration greater than zero, got "0s"']);
+  });
+
+  it('guards the network by default; allowPrivate and allowNetworks (normalised CIDRs) lift it', () => {
+    expect(validateConfig({})).toMatchObject({ allowPrivate: false, allowNetworks: [] });
+    const config = validateConfig({ allowPrivate: true, allowNetworks: ['10.0.0.0/8', ' fd00::/8', '192.168.1.20', '::ffff:10.1.0.0/112'] });
+    expect(config.allowPrivate).toBe(true);
+    expect(config.allowNetworks).toEqual(['10.0.0.0/8', 'fd00::/8', '192.168.1.20/32', '10.1.0.0/16']);
+    expect(buildSettings(config, {}).network).toEqual({ allowPrivate: true, allowNetworks: config.allowNetworks });
+    expect(buildSettings(undefined, { allowPrivate: true }).network).toEqual({ allowPrivate: true, allowNetworks: [] });
+    expect(buildSettings(undefined, {}).network).toEqual({ allowPrivate: false, allowNetworks: [] });
+  });
+
+  it('names every bad network in allowNetworks, at its index', () => {
+    expect(problemsOf(() => validateConfig({ allowNetworks: ['10.0.0.1/8', 'localhost', '10.0.0.0/33', 'fd00::/129', 7], allowPrivate: 'yes' }, 'c.json')).sort()).toEqual(
+      [
+        'c.json: allowNetworks[0]: "10.0.0.1/8" has host bits set after /8; did you mean "10.0.0.0/8"?',
+        'c.json: allowNetworks[1]: expected a network like "10.0.0.0/8" or "fd00::/8", or one IP address, got "localhost"',
+        'c.json: allowNetworks[2]: prefix length must be 0-32 for IPv4, got "10.0.0.0/33"',
+        'c.json: allowNetworks[3]: prefix length must be 0-128 for IPv6, got "fd00::/129"',
+        'c.json: allowNetworks[4]: expected a network like "10.0.0.0/8" as a string, got 7',
+        'c.json: allowPrivate: expected true or false, got "yes"',
+      ].sort(),
+    );
+    expect(problemsOf(() => validateConfig({ allowNetworks: '10.0.0.0/8' }, 'c.json'))).toEqual(['c.json: allowNetworks: expected a list of networks like ["10.0.0.0/8"], got "10.0.0.0/8"']);
   });
 
   it('reports every problem in one pass, each at its path', () => {
@@ -181,7 +212,7 @@ describe('validateConfig', () => {
     ['{}', 'c.json: expected a JSON object at the top level, got "{}"'],
     [{ defaults: [] }, 'c.json: defaults: expected an object, got an array'],
     [{ include: 'x' }, 'c.json: include: expected a list of regular expressions, got "x"'],
-    [{ timeout: true }, 'c.json: timeout: expected a duration like "30s" or an object with connect/headers/body, got true'],
+    [{ timeout: true }, 'c.json: timeout: expected a duration like "30s" or an object with connect/headers/body/total, got true'],
     [{ timeout: 'abc' }, 'c.json: timeout: expected a duration like "30s" or "500ms", got "abc"'],
     [{ userAgent: 'bad\nagent' }, 'c.json: userAgent: expected printable ASCII starting with a product token like "mybot/1.0", got "bad\\nagent"'],
     [{ maxPages: 0 }, 'c.json: maxPages: expected an integer >= 1, got 0'],
@@ -318,6 +349,7 @@ describe('buildSettings', () => {
       robots: false,
       emitSkipped: true,
       links: true,
+      allowPrivate: true,
     };
     const settings = buildSettings(file, cli);
     expect(settings).toMatchObject({
@@ -327,12 +359,17 @@ describe('buildSettings', () => {
       maxPages: 7,
       scope: 'any',
       exclude: [],
-      timeouts: { connectMs: 9000, headersMs: 9000, bodyMs: 9000 },
+      timeouts: { connectMs: 9000, headersMs: 9000, bodyMs: 9000, totalMs: 180_000 },
       maxBodyBytes: 2048,
       robots: { enabled: false },
       emitSkipped: true,
       emitLinks: true,
+      network: { allowPrivate: true },
     });
+    // --timeout says nothing about the total deadline: the file's stays, unless shorter than the flag.
+    const long = validateConfig({ timeout: { total: '10m' } });
+    expect(buildSettings(long, { timeout: '9s' }).timeouts.totalMs).toBe(600_000);
+    expect(buildSettings(long, { timeout: '20m' }).timeouts.totalMs).toBe(1_200_000);
     expect(settings.include.map(String)).toEqual(['/cli-include/']);
   });
 
@@ -440,6 +477,9 @@ describe('crawler.config.example.json', () => {
     });
     // The demo web has about 60 pages; the caps must not cut it short.
     expect(settings.maxPages).toBeGreaterThanOrEqual(200);
+    // Its hosts all resolve to 127.0.0.1 and the demo seeds only two of them: the guard must let loopback through.
+    expect(settings.network).toEqual({ allowPrivate: false, allowNetworks: ['127.0.0.0/8', '::1/128'] });
+    expect(settings.timeouts.totalMs).toBe(180_000);
   });
 
   it('points editors at the committed schema, whose key pattern accepts its domain keys', async () => {

@@ -1,15 +1,22 @@
 /**
  * `explain(url)`: what a crawl would do with one URL, and why — the scope
  * verdict, the host policy and the config entry it came from, the robots.txt
- * verdict with its deciding rule, line and group, and the Crawl-delay. It
+ * verdict with its deciding rule, line and group, the Crawl-delay, and
+ * whether the SSRF guard lets the crawl connect to the host's address. It
  * fetches nothing but the URL's robots.txt (and not even that when given
- * `robotsTxt` or when robots.txt is disabled).
+ * `robotsTxt` or when robots.txt is disabled); for the guard it resolves the
+ * host name, unless the host is exempt or the URL out of scope.
  *
  * `crawl check` prints this result; the wording lives there.
  */
+import type { LookupAddress } from 'node:dns';
+import net, { type LookupFunction } from 'node:net';
 import { systemClock, type Clock } from '../clock.js';
 import { checkSeeds } from '../config/seeds.js';
-import { createFetcher } from '../fetch/fetcher.js';
+import { ROBOTS_TIMEOUT_MS } from '../crawl/crawler.js';
+import { createAddressGuard, type AddressGuard } from '../fetch/address-guard.js';
+import { describeRefusal, parseNetwork, refusalFor } from '../fetch/address-ranges.js';
+import { createFetcher, lookupWithLocalhost } from '../fetch/fetcher.js';
 import { createScope, explainScope, type ScopeRejection } from '../parse/scope.js';
 import { hostKeyOf, originOf } from '../parse/url.js';
 import { capRobotsText, parseRobots, RobotsCache, type RobotsState } from '../robots/index.js';
@@ -43,6 +50,18 @@ export type RobotsResult =
   /** 5xx, timeout or network failure: a crawl treats the whole host as disallowed until it answers. */
   | { checked: true; kind: 'unavailable'; allowed: false; reason: string };
 
+/** Whether a crawl may connect to the URL's host: the SSRF guard's verdict. */
+export interface NetworkResult {
+  /** False when the guard refuses every address the host resolves to (a crawl records a `private-address` skip). */
+  allowed: boolean;
+  /** Whether the host was looked up: not for a seed's host, with `allowPrivate`, or for a URL out of scope. */
+  checked: boolean;
+  /** The addresses the host resolved to (an IP literal: itself); empty when not checked or not resolvable. */
+  addresses: string[];
+  /** The verdict in words, naming the refused address and its block, e.g. "127.0.0.1 (loopback, 127.0.0.0/8)". */
+  explanation: string;
+}
+
 export interface CheckResult {
   /** The URL in canonical form. */
   url: string;
@@ -56,7 +75,8 @@ export interface CheckResult {
   robots: RobotsResult;
   /** robots.txt Crawl-delay for our group, in ms; null when absent or not checked. */
   crawlDelayMs: number | null;
-  /** In scope and allowed by robots.txt. */
+  network: NetworkResult;
+  /** In scope, allowed by robots.txt, and on an address the crawl may connect to. */
   wouldFetch: boolean;
 }
 
@@ -70,6 +90,8 @@ export interface ExplainInput {
   robotsTxt?: string;
   /** @default systemClock */
   clock?: Clock;
+  /** Resolves host names, for the guard's verdict and the robots.txt request. @default lookupWithLocalhost */
+  lookup?: LookupFunction;
 }
 
 /**
@@ -96,20 +118,70 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
   const hostKey = hostKeyOf(url, settings.hostKey);
   const policy = settings.policyFor(hostKey);
 
+  const lookup = input.lookup ?? lookupWithLocalhost;
+  const guard = createAddressGuard({ ...settings.network, allowUrls: seeds });
   const robots: RobotsResult = settings.robots.enabled
-    ? robotsResult(await robotsFor(url, settings, input.robotsTxt, input.clock ?? systemClock), url)
+    ? robotsResult(await robotsFor(url, settings, input.robotsTxt, input.clock ?? systemClock, guard, lookup), url)
     : { checked: false, allowed: true };
   const crawlDelayMs = robots.checked && robots.kind === 'rules' ? robots.crawlDelayMs : null;
-  return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, wouldFetch: scope.inScope && robots.allowed };
+  const network = await networkFor(url, settings, guard, scope.inScope, lookup);
+  return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, network, wouldFetch: scope.inScope && robots.allowed && network.allowed };
 }
 
-async function robotsFor(url: string, settings: CrawlSettings, text: string | undefined, clock: Clock): Promise<RobotsState> {
+/** The guard's verdict on the URL's host, as the connect step would reach it. */
+async function networkFor(url: string, settings: CrawlSettings, guard: AddressGuard, inScope: boolean, lookup: LookupFunction): Promise<NetworkResult> {
+  const notChecked = (explanation: string): NetworkResult => ({ allowed: true, checked: false, addresses: [], explanation });
+  if (guard.off) return notChecked('not checked: allowPrivate lifts the guard');
+  const target = new URL(url);
+  const hostname = target.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = target.port === '' ? (target.protocol === 'https:' ? 443 : 80) : Number(target.port);
+  if (guard.exempts(hostname, port)) return notChecked("not checked: a seed's host (host and port) is exempt");
+  if (!inScope) return notChecked('not checked: out of scope');
+  let addresses: string[];
+  if (net.isIP(hostname) !== 0) {
+    addresses = [hostname];
+  } else {
+    try {
+      addresses = await resolveAll(lookup, hostname);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      return { allowed: true, checked: true, addresses: [], explanation: `${hostname} could not be resolved (${typeof code === 'string' ? code : String(err)}): a crawl would record DNS_FAILURE` };
+    }
+  }
+  if (addresses.length === 0) return { allowed: true, checked: true, addresses, explanation: `${hostname} resolves to no address: a crawl would record DNS_FAILURE` };
+  const refused = addresses.map((a) => guard.refusal(a)).filter((r) => r !== null);
+  if (refused.length === addresses.length) {
+    const via = net.isIP(hostname) !== 0 ? '' : `${hostname} resolves to `;
+    return { allowed: false, checked: true, addresses, explanation: `refused: ${via}${refused.map(describeRefusal).join(', ')}, a special-purpose address; --allow-private or allowNetworks lifts it` };
+  }
+  // The connect step drops refused answers and uses the rest.
+  const allowNetworks = settings.network.allowNetworks.map(parseNetwork);
+  const describeAllowed = (a: string) => {
+    if (refusalFor(a) === null) return a;
+    const by = allowNetworks.find((n) => refusalFor(a, [n]) === null);
+    return `${a} (special-purpose, allowed by allowNetworks ${by?.cidr})`;
+  };
+  const kept = addresses.filter((a) => guard.refusal(a) === null).map(describeAllowed);
+  const dropped = refused.length > 0 ? `; not ${refused.map(describeRefusal).join(', ')}` : '';
+  return { allowed: true, checked: true, addresses, explanation: `allowed: ${kept.join(', ')}${dropped}` };
+}
+
+function resolveAll(lookup: LookupFunction, hostname: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    lookup(hostname, { all: true }, (err, answer) => {
+      if (err) reject(err);
+      else resolve((answer as unknown as LookupAddress[]).map((a) => a.address));
+    });
+  });
+}
+
+async function robotsFor(url: string, settings: CrawlSettings, text: string | undefined, clock: Clock, guard: AddressGuard, lookup: LookupFunction): Promise<RobotsState> {
   if (text !== undefined) {
     // Read exactly as much of the file as a crawl would.
     const capped = capRobotsText(text, settings.robots.maxBytes).text;
     return parseRobots(`${originOf(url)}/robots.txt`, capped, settings.userAgent, clock.now(), settings.robots.cacheTtlMs);
   }
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.robots.maxBytes, clock });
+  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.robots.maxBytes, clock, lookup });
   try {
     const cache = new RobotsCache({
       clock,
@@ -119,7 +191,15 @@ async function robotsFor(url: string, settings: CrawlSettings, text: string | un
       // One look is the answer: a check reports "unavailable" rather than wait for retries.
       unavailableRetries: 0,
       unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
-      fetchOne: (u) => fetcher.fetch(u, { read: 'text', maxBodyBytes: settings.robots.maxBytes }),
+      // As a crawl fetches it: through the guard, and within robots.txt's own limits.
+      fetchOne: (u) =>
+        fetcher.fetch(u, {
+          read: 'text',
+          maxBodyBytes: settings.robots.maxBytes,
+          guard,
+          timeoutMs: Math.min(ROBOTS_TIMEOUT_MS, settings.timeouts.headersMs),
+          totalMs: Math.min(ROBOTS_TIMEOUT_MS, settings.timeouts.totalMs),
+        }),
     });
     return await cache.load(originOf(url));
   } finally {

@@ -1,7 +1,8 @@
 /**
  * `crawl check <url>`: prints what explainWith() (src/api/check.ts) finds —
- * scope, the host policy and which config entry decided it, and the
- * robots.txt verdict with its deciding rule — fetching nothing but robots.txt.
+ * scope, the host policy and which config entry decided it, the robots.txt
+ * verdict with its deciding rule, and whether the SSRF guard lets the crawl
+ * connect to the host — fetching nothing but robots.txt.
  * This file only gathers the flags and words the result.
  */
 import { readFile } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { buildSettings } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
 import { checkSeeds, UsageError } from '../config/seeds.js';
 import { explainWith, type CheckResult, type RobotsResult } from '../api/check.js';
+import { redactCredentials } from '../fetch/redact.js';
 import type { HostPolicy } from '../types.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {
@@ -42,13 +44,14 @@ async function readRobotsFile(file: string, cwd: string): Promise<string> {
 
 /** The report `crawl check` prints, one aligned line per aspect. */
 export function formatCheck(r: CheckResult): string {
-  const out: string[] = [`url:     ${r.url}`];
+  const out: string[] = [`url:     ${redactCredentials(r.url)}`];
   out.push(`scope:   ${r.scope.explanation}`);
   out.push(`policy:  ${describePolicy(r.hostKey, r.policy)}`);
   out.push(`robots:  ${describeRobots(r.robots)}`);
   if (r.robots.checked && r.robots.kind === 'rules' && r.robots.crawlDelayMs !== null) {
     out.push(`         Crawl-delay ${r.robots.crawlDelayMs / 1000}s (a floor on the gap unless the policy ignores it)`);
   }
+  out.push(`network: ${r.network.explanation}`);
   out.push(`verdict: ${r.wouldFetch ? 'would be fetched' : 'would be skipped'}`);
   return out.join('\n') + '\n';
 }

@@ -63,6 +63,7 @@ export function buildProgram(
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
     .option('--links', 'include the list of extracted links in each record')
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
+    .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .addHelpText('after', EXAMPLES)
     .showSuggestionAfterError(true)

@@ -132,6 +132,7 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     robots: f.robots === false ? false : undefined,
     emitSkipped: f.emitSkipped,
     links: f.links,
+    allowPrivate: f.allowPrivate,
   };
 }
 

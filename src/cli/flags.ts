@@ -23,6 +23,7 @@ export interface CrawlFlags {
   seedsFile?: string;
   emitSkipped?: boolean;
   links?: boolean;
+  allowPrivate?: boolean;
   robots?: boolean;
   quiet?: boolean;
   state?: string;

@@ -8,6 +8,7 @@
  * about where they are used; file-schema.ts assembles them into the file.
  */
 import { z } from 'zod';
+import { NetworkSyntaxError, parseNetwork } from '../fetch/address-ranges.js';
 import { RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from './rate.js';
 import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize, showValue } from './units.js';
 
@@ -151,6 +152,24 @@ function userAgent() {
   });
 }
 
+/**
+ * A list of IP networks ("10.0.0.0/8", "fd00::/8", or one address) → their
+ * normalised CIDRs. Each bad entry is reported at its own index; a network
+ * with host bits set is refused with the one it probably meant.
+ */
+function networkList() {
+  const item = z.string({ error: (i) => `expected a network like "10.0.0.0/8" as a string, got ${showValue(i.input)}` }).transform((text, ctx) => {
+    try {
+      return parseNetwork(text.trim()).cidr;
+    } catch (error) {
+      if (!(error instanceof NetworkSyntaxError)) throw error;
+      ctx.addIssue({ code: 'custom', message: error.message, input: text });
+      return z.NEVER;
+    }
+  });
+  return z.array(item, { error: (i) => `expected a list of networks like ["10.0.0.0/8"], got ${showValue(i.input)}` });
+}
+
 /** `$comment`, accepted in every object so an example file can explain itself. */
 export const comment = () => z.string().optional().describe('Free text for humans; ignored.');
 
@@ -158,7 +177,7 @@ export const comment = () => z.string().optional().describe('Free text for human
  * The field kinds, shared by the file schema and by callers (the CLI flags)
  * that must accept and reject values exactly as the file does.
  */
-export const fieldSchemas = { duration, size, rate, windows, integer, statusList, oneOf, regexList, userAgent, boolean };
+export const fieldSchemas = { duration, size, rate, windows, integer, statusList, oneOf, regexList, userAgent, boolean, networkList };
 
 /**
  * Messages for the issues the schema does not word itself (mostly "wrong

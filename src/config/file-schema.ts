@@ -24,10 +24,17 @@ import { VERSION } from '../version.js';
 export { describeIssue, fieldSchemas } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
 
-const { duration, size, integer, boolean, oneOf, regexList, userAgent } = fieldSchemas;
+const { duration, size, integer, boolean, oneOf, regexList, userAgent, networkList } = fieldSchemas;
 
 /** Used when neither the file nor `--user-agent` sets one. */
 export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`;
+
+/**
+ * The total deadline on one response when the config sets none: long enough
+ * for a 10 MiB page on a slow link, short enough that a server dripping a
+ * body one byte a second cannot keep a request (and its socket) for hours.
+ */
+export const DEFAULT_TOTAL_TIMEOUT_MS = 180_000;
 
 /** Robots.txt may be cached for at most this long (RFC 9309 §2.4). */
 export const MAX_ROBOTS_CACHE_TTL_MS = 86_400_000;
@@ -40,18 +47,26 @@ const timeoutObjectSchema = z.strictObject({
   connect: duration({ positive: true }).prefault('10s').describe('TCP + TLS connection setup. Default "10s".'),
   headers: duration({ positive: true }).prefault('30s').describe('From request sent to response headers received. Default "30s".'),
   body: duration({ positive: true }).prefault('30s').describe('Longest silence while reading the body. Default "30s".'),
+  total: duration({ positive: true })
+    .prefault('3m')
+    .describe('Deadline for a whole response, from the request\'s start to its last body byte, however steadily the bytes trickle in (error TOTAL_TIMEOUT). The same for every host. Default "3m".'),
 });
+
+/** `timeout: "30s"`: the three idle limits; the total deadline keeps its default unless that is shorter. */
+export function timeoutsFromOne(ms: number): { connectMs: number; headersMs: number; bodyMs: number; totalMs: number } {
+  return { connectMs: ms, headersMs: ms, bodyMs: ms, totalMs: Math.max(ms, DEFAULT_TOTAL_TIMEOUT_MS) };
+}
 
 const timeoutSchema = z
   .union([z.string().meta({ pattern: DURATION_PATTERN }), z.number().min(0, { error: messageFrom(parseDuration) }), timeoutObjectSchema], {
-    error: (i) => `expected a duration like "30s" or an object with connect/headers/body, got ${showValue(i.input)}`,
+    error: (i) => `expected a duration like "30s" or an object with connect/headers/body/total, got ${showValue(i.input)}`,
   })
   .transform((value, ctx) => {
-    if (typeof value === 'object') return { connectMs: value.connect, headersMs: value.headers, bodyMs: value.body };
+    if (typeof value === 'object') return { connectMs: value.connect, headersMs: value.headers, bodyMs: value.body, totalMs: value.total };
     try {
       const ms = parseDuration(value);
       if (ms === 0) throw new UnitError(`expected a duration greater than zero, got ${showValue(value)}`, value);
-      return { connectMs: ms, headersMs: ms, bodyMs: ms };
+      return timeoutsFromOne(ms);
     } catch (error) {
       if (!(error instanceof UnitError)) throw error;
       ctx.addIssue({ code: 'custom', message: error.message, input: value });
@@ -92,8 +107,11 @@ export const configFileSchema = z
     include: regexList().prefault([]).describe('If set, only URLs matching at least one of these JavaScript regexes (tested against the absolute URL) are crawled. Default none.'),
     exclude: regexList().prefault([]).describe('URLs matching any of these JavaScript regexes are skipped. Default none.'),
     timeout: timeoutSchema
-      .prefault({ connect: '10s', headers: '30s', body: '30s' })
-      .describe('One duration for all three phases, or an object per phase. Default {"connect": "10s", "headers": "30s", "body": "30s"}.'),
+      .prefault({ connect: '10s', headers: '30s', body: '30s', total: '3m' })
+      .describe(
+        'One duration for connect, headers and body (the total deadline then stays "3m", or that duration if longer), or an object per phase. ' +
+          'Default {"connect": "10s", "headers": "30s", "body": "30s", "total": "3m"}.',
+      ),
     maxBody: size().prefault('10MiB').describe('Decompressed body bytes read per response; longer bodies are truncated. Default "10MiB".'),
     maxRedirects: integer(0, 100).prefault(10).describe('Redirect hops followed per chain (0-100). Default 10.'),
     maxUrlLength: integer(16, 1_000_000).prefault(2048).describe('Longer URLs are skipped. Default 2048.'),
@@ -101,6 +119,17 @@ export const configFileSchema = z
       .prefault(true)
       .describe('Honour rel="nofollow", <meta name="robots" content="nofollow"> and X-Robots-Tag: nofollow. Default true.'),
     robots: robotsSchema.prefault({}).describe('robots.txt handling.'),
+    allowPrivate: boolean()
+      .prefault(false)
+      .describe(
+        'Connect to special-purpose addresses (loopback, private, CGNAT, link-local and cloud metadata, unique-local, multicast, reserved) on any host. ' +
+          'Without it they are refused (skip reason "private-address") except on the exact hosts the seeds name. Default false.',
+      ),
+    allowNetworks: networkList()
+      .prefault([])
+      .describe(
+        'Special-purpose networks that may be connected to anyway, as CIDRs ("10.0.0.0/8", "fd00::/8") or single addresses; checked against the address connected to. Default none.',
+      ),
     defaults: policyDefaultsSchema.prefault({}),
     domains: domainsSchema.prefault({}),
   })

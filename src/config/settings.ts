@@ -174,7 +174,7 @@ export interface CliOverrides {
   include?: string[];
   /** `--exclude` (repeatable): replaces the file's list. */
   exclude?: string[];
-  /** `--timeout`: one duration for connect, headers and body. */
+  /** `--timeout`: one duration for connect, headers and body (the total deadline is raised to it if shorter). */
   timeout?: string;
   /** `--max-body`: cap on decompressed body bytes. */
   maxBody?: string;
@@ -184,6 +184,8 @@ export interface CliOverrides {
   emitSkipped?: boolean;
   /** `--links`: include each page's link list. Default false. */
   links?: boolean;
+  /** `--allow-private`: lift the SSRF guard (replaces `allowPrivate`). */
+  allowPrivate?: boolean;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -201,6 +203,7 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   robots: '--robots',
   emitSkipped: '--emit-skipped',
   links: '--links',
+  allowPrivate: '--allow-private',
 };
 
 /** "16" → 16 so integer flags get the same range checks and messages as the file; "abc" stays "abc". */
@@ -224,6 +227,7 @@ const cliSchema = z.object({
   robots: fieldSchemas.boolean().optional(),
   emitSkipped: fieldSchemas.boolean().optional(),
   links: fieldSchemas.boolean().optional(),
+  allowPrivate: fieldSchemas.boolean().optional(),
 });
 
 function parseFlags(cli: CliOverrides) {
@@ -247,8 +251,11 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     ...(flags.rate !== undefined && { rate: flags.rate }),
     ...(flags.hostConcurrency !== undefined && { concurrency: flags.hostConcurrency }),
   };
+  // --timeout says nothing about the total deadline: the file's stays, raised to the flag if shorter.
   const timeouts =
-    flags.timeout !== undefined ? { connectMs: flags.timeout, headersMs: flags.timeout, bodyMs: flags.timeout } : { ...base.timeout };
+    flags.timeout !== undefined
+      ? { connectMs: flags.timeout, headersMs: flags.timeout, bodyMs: flags.timeout, totalMs: Math.max(flags.timeout, base.timeout.totalMs) }
+      : { ...base.timeout };
   return {
     userAgent: flags.userAgent ?? base.userAgent ?? DEFAULT_USER_AGENT,
     concurrency: flags.concurrency ?? base.concurrency,
@@ -272,6 +279,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     respectNofollow: base.respectNofollow,
     emitSkipped: flags.emitSkipped ?? false,
     emitLinks: flags.links ?? false,
+    network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },
     policyFor: createPolicyResolver(base.domains, defaults),
   };
 }

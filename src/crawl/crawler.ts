@@ -15,7 +15,10 @@ import type { Clock } from '../clock.js';
 import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { backoffDelay, HostFeedback, HostTable, type JobContext } from '../politeness/index.js';
 import { FetchError } from '../fetch/fetch-error.js';
-import { pageOutcome } from './page-outcome.js';
+import { AddressRefusedError, createAddressGuard, type AddressGuard } from '../fetch/address-guard.js';
+import { redactCredentials } from '../fetch/redact.js';
+import { pageOutcome, redactRecord } from './page-outcome.js';
+import { SlowRequests } from './slow-requests.js';
 import { RobotsCache, RobotsGate, productToken } from '../robots/index.js';
 import { Scheduler, type TakeResult } from './scheduler.js';
 import { DueTimer } from './due-timer.js';
@@ -39,10 +42,13 @@ export interface CrawlerOptions {
   /** Where the crawl's state lives. @default a new MemoryStore */
   store?: CrawlStore;
   random?: () => number;
+  /** A page request running this long gives its global slot back (slow-requests.ts). @default SLOW_AFTER_MS (10 s) */
+  slowAfterMs?: number;
 }
 
 /**
- * robots.txt is small: a server that cannot send it within this is treated as
+ * robots.txt is small: a server that cannot send it within this (in all, not
+ * per silence: a file sent a byte a second is cut off too) is treated as
  * unreachable (RFC 9309 §2.3.1.4) rather than holding up its host for a full
  * page timeout on every attempt.
  */
@@ -57,6 +63,9 @@ export class Crawler {
   private readonly scheduler: Scheduler<HostPolicy>;
   private readonly robots: RobotsGate;
   private inScope: ReturnType<typeof createScope>;
+  /** The SSRF guard every request carries: special-purpose addresses are refused except on the seeds' hosts. */
+  private guard: AddressGuard;
+  private readonly slow: SlowRequests;
   private readonly feedback: HostFeedback;
   /** Wakes the crawl when the store's earliest delayed entry (a retry) is due. */
   private readonly dueTimer: DueTimer;
@@ -92,6 +101,7 @@ export class Crawler {
     this.stats = createStats(opts.clock);
     this.token = productToken(this.settings.userAgent);
     this.inScope = this.scopeFor(opts.seeds);
+    this.guard = this.guardFor(opts.seeds);
     this.hosts = new HostTable({
       policyFor: (key) => this.settings.policyFor(key),
       random: opts.random,
@@ -126,9 +136,19 @@ export class Crawler {
       wake: (key) => this.scheduler.wake(key),
       settled: () => this.checkDone(),
       note: (key, message) => addNote(this.stats, message, key),
-      warn: (message) => this.opts.log?.warn(message),
+      // Its messages may quote a robots.txt redirect target, credentials and all.
+      warn: (message) => this.opts.log?.warn(redactCredentials(message)),
     });
     this.feedback = new HostFeedback({ clock: opts.clock, hosts: this.hosts, random: opts.random, note });
+    this.slow = new SlowRequests({
+      clock: opts.clock,
+      afterMs: opts.slowAfterMs,
+      max: this.settings.concurrency,
+      onEnd: (key) => {
+        this.scheduler.wake(key);
+        this.checkDone();
+      },
+    });
     this.dueTimer = new DueTimer(opts.clock, () => this.promoteDue());
     this.done = new Promise((resolve, reject) => {
       this.resolveDone = resolve;
@@ -151,6 +171,7 @@ export class Crawler {
       this.stats.resumed = 'resumed';
       // Scope follows every seed the crawl was ever given, not only this run's.
       this.inScope = this.scopeFor([...new Set([...opened.meta.seeds, ...this.opts.seeds])]);
+      this.guard = this.guardFor([...opened.meta.seeds, ...this.opts.seeds]);
     }
     if (store.durable) {
       const unclean = opened.uncleanUntil === undefined ? undefined : { until: opened.uncleanUntil, spanMs: opened.uncleanSpanMs ?? 0 };
@@ -192,7 +213,7 @@ export class Crawler {
     return {
       fetched: this.fetched,
       queued: this.store.queued() + this.held.size,
-      inFlight: this.scheduler.inFlight,
+      inFlight: this.scheduler.inFlight + this.slow.count,
       errors: this.errors,
       skipped: this.skipped,
       hostsWaiting: waiting,
@@ -205,6 +226,11 @@ export class Crawler {
   private scopeFor(seeds: string[]): ReturnType<typeof createScope> {
     const { scope, include, exclude, maxUrlLength } = this.settings;
     return createScope({ scope, seeds, include, exclude, maxUrlLength });
+  }
+
+  /** A user who typed a seed meant it: the seeds' own hosts are exempt from the SSRF guard. */
+  private guardFor(seeds: string[]): AddressGuard {
+    return createAddressGuard({ ...this.settings.network, allowUrls: seeds });
   }
 
   private capReached(): boolean {
@@ -269,6 +295,12 @@ export class Crawler {
   /** Picks the host's next request, skipping what robots.txt forbids. Never waits. */
   private take(key: string, now: number): TakeResult {
     if (this.stopping) return null;
+    // Slow requests gave their global slot back, not their host's: woken when one ends.
+    const slow = this.slow.holds(key);
+    if (slow > 0) {
+      const { limiter, policy } = this.hosts.get(key);
+      if (limiter.inFlight + slow >= policy.concurrency) return { notBefore: Infinity };
+    }
     for (;;) {
       if (this.capReached()) return null;
       let lease = this.held.get(key);
@@ -299,7 +331,7 @@ export class Crawler {
       }
       this.settle(this.store.addToCounter('started', 1));
       const taken = lease;
-      return (ctx) => this.fetchPage(taken, ctx);
+      return this.slow.wrap(key, (ctx) => this.fetchPage(taken, ctx));
     }
   }
 
@@ -332,6 +364,7 @@ export class Crawler {
             read: 'text',
             maxBodyBytes: this.settings.robots.maxBytes,
             timeoutMs: Math.min(ROBOTS_TIMEOUT_MS, this.settings.timeouts.headersMs),
+            totalMs: Math.min(ROBOTS_TIMEOUT_MS, this.settings.timeouts.totalMs),
           });
           // A 429/503 on robots.txt pauses the host like any other (RobotsCache
           // treats it as unavailable and retries after its own delay too).
@@ -349,10 +382,11 @@ export class Crawler {
    * to the limiter; `startedAt` is when it left, which tells a throttling
    * answer from one to a request already in flight.
    */
-  private async send(url: string, ctx: JobContext, req: Pick<FetchRequest, 'read' | 'maxBodyBytes' | 'timeoutMs'>): Promise<{ res: FetchResult; startedAt: number }> {
+  private async send(url: string, ctx: JobContext, req: Pick<FetchRequest, 'read' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs'>): Promise<{ res: FetchResult; startedAt: number }> {
     let startedAt = this.clock.now();
     const res = await this.opts.fetcher.fetch(url, {
       ...req,
+      guard: this.guard,
       signal: this.abortController.signal,
       onDispatched: (at) => {
         startedAt = at;
@@ -388,7 +422,10 @@ export class Crawler {
       record = this.follow(entry, res, base);
       if (action === 'throttle') record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
     } catch (err) {
+      if (err instanceof AddressRefusedError) return this.refused(lease, err);
       const code = errorCode(err);
+      // Our own shortage (EMFILE, …): try again later, without counting it against the host.
+      if (code === 'LOCAL_RESOURCE' && !this.stopping && this.retryLater(lease, policy)) return;
       if (code === 'ABORTED' && this.stopping && this.store.durable) {
         // Cut short by the stop: the resumed crawl fetches it again.
         this.settle(this.store.addToCounter('started', -1));
@@ -403,6 +440,18 @@ export class Crawler {
     this.emitPage(record, key);
     await this.writes;
     this.settle(this.store.complete(lease, record.error?.code ?? String(record.status)));
+  }
+
+  /**
+   * The SSRF guard refused the URL's address: a skip, not a fetch (it does not
+   * count towards maxPages) and not the host's failure. A seed's redirect
+   * target or any redirect target gets its record even without emitSkipped.
+   */
+  private refused(lease: Lease, err: AddressRefusedError): void {
+    const { entry } = lease;
+    this.settle(this.store.addToCounter('started', -1));
+    this.settle(this.store.complete(lease, 'private-address'));
+    this.skip(entry.url, 'private-address', entry.depth, entry.parent, err.detail, entry.hops > 0);
   }
 
   /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
@@ -467,11 +516,11 @@ export class Crawler {
     this.write(record);
   }
 
-  private skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string): void {
+  private skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false): void {
     this.skipped++;
     countSkip(this.stats, reason, this.hostKey(url));
     // A URL the user named (a seed, or where it redirects) is never dropped silently.
-    if (!this.settings.emitSkipped && depth > 0) return;
+    if (!this.settings.emitSkipped && depth > 0 && !named) return;
     const record: SkipRecord = { type: 'skipped', url, reason, depth, parent };
     if (detail) record.detail = detail;
     this.write(record);
@@ -480,14 +529,16 @@ export class Crawler {
   /** Writes in order; the chain is awaited by jobs, which is how a slow reader slows the crawl. */
   private write(record: PageRecord | SkipRecord): void {
     const sink = this.opts.sink;
-    this.writes = this.writes.then(() => (sink.broken ? undefined : sink.write(record)));
+    // Credentials in URLs (http://user:secret@host/) never leave the crawler.
+    const out = redactRecord(record);
+    this.writes = this.writes.then(() => (sink.broken ? undefined : sink.write(out)));
   }
 
   /** Termination is a predicate: nothing running, waiting, loading or still to fetch. */
   private checkDone(): void {
     if (this.finished || !this.seeded) return;
     if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robots.pending > 0) return;
-    if (this.pendingOps > 0 || this.claiming.size > 0) return;
+    if (this.pendingOps > 0 || this.claiming.size > 0 || this.slow.count > 0) return;
     if (!this.stopping && !this.capReached()) {
       const c = this.store.counts();
       if (c.queued > 0 || c.delayed > 0 || this.held.size > 0) return;
@@ -495,6 +546,7 @@ export class Crawler {
     this.finished = true;
     this.scheduler.stop();
     this.dueTimer.cancel();
+    this.slow.cancel();
     if (this.store.durable && (this.stopping || this.capReached())) {
       // A durable crawl goes on later (after a stop, or with a higher --max-pages):
       // what is left stays in the store, held leases go back.
@@ -526,6 +578,7 @@ export class Crawler {
     this.finished = true;
     this.scheduler.stop();
     this.dueTimer.cancel();
+    this.slow.cancel();
     this.abortController.abort();
     this.rejectDone(err);
   }

@@ -6,8 +6,9 @@
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { FrontierEntry } from '../store/crawl-store.js';
 import { extractPage } from '../parse/parser.js';
-import type { PageRecord } from '../types.js';
+import type { PageRecord, SkipRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';
+import { redactCredentials } from '../fetch/redact.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -58,4 +59,23 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     out.nofollow = page.nofollowLinks;
   }
   return out;
+}
+
+/**
+ * The record as it may be written: credentials in its URLs and messages
+ * (`http://user:secret@host/`) replaced by `***`. The same object when there
+ * are none, which is nearly always (one `includes('@')` per field).
+ */
+export function redactRecord<R extends PageRecord | SkipRecord>(record: R): R {
+  // The fields either kind may carry, as one loose shape.
+  type Fields = { url: string; parent: string | null; location?: string; detail?: string; error?: { message: string }; linkList?: string[] };
+  const r = record as unknown as Fields;
+  const hit = (v: string | null | undefined) => v != null && v !== redactCredentials(v);
+  if (!(hit(r.url) || hit(r.parent) || hit(r.location) || hit(r.detail) || hit(r.error?.message) || r.linkList?.some(hit))) return record;
+  const out: Fields = { ...r, url: redactCredentials(r.url), parent: r.parent === null ? null : redactCredentials(r.parent) };
+  if (r.location !== undefined) out.location = redactCredentials(r.location);
+  if (r.detail !== undefined) out.detail = redactCredentials(r.detail);
+  if (r.error) out.error = { ...r.error, message: redactCredentials(r.error.message) };
+  if (r.linkList) out.linkList = r.linkList.map(redactCredentials);
+  return out as unknown as R;
 }

@@ -72,6 +72,11 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.head.catch(() => {}); // a failure before anyone awaits is reported when they do
   }
 
+  /** The request was handed to a socket (written, or being written). */
+  get wasDispatched(): boolean {
+    return this.dispatched;
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.isStopped) {

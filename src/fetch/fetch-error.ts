@@ -13,12 +13,16 @@ import type { ErrorCode } from '../types.js';
 /** Error code used by body.ts for anything the content decoders reject. */
 export const CONTENT_DECODING_CODE = 'ERR_CONTENT_DECODING';
 
+/** Error code of the reason the fetcher abandons a response with when its total deadline passes. */
+export const TOTAL_TIMEOUT_CODE = 'ERR_CRAWL_TOTAL_TIMEOUT';
+
 const DESCRIPTIONS: Record<ErrorCode, string> = {
   CONNECTION_REFUSED: 'connection refused',
   CONNECTION_RESET: 'connection reset',
   CONNECT_TIMEOUT: 'connect timed out',
   HEADERS_TIMEOUT: 'timed out waiting for response headers',
   BODY_TIMEOUT: 'timed out waiting for response body',
+  TOTAL_TIMEOUT: 'response not complete within the total deadline',
   DNS_FAILURE: 'host name could not be resolved',
   TLS_ERROR: 'TLS handshake or certificate failure',
   INVALID_RESPONSE: 'invalid HTTP response',
@@ -27,6 +31,7 @@ const DESCRIPTIONS: Record<ErrorCode, string> = {
   REDIRECT_INVALID: 'invalid redirect target',
   ABORTED: 'aborted',
   THROTTLED: 'still throttled by the server after every retry',
+  LOCAL_RESOURCE: 'out of a local resource (file descriptors, buffers or ports), not a server failure',
   FETCH_FAILED: 'request failed',
 };
 
@@ -79,7 +84,16 @@ const BY_CODE: Record<string, ErrorCode> = {
   UND_ERR_RESPONSE: 'INVALID_RESPONSE',
   UND_ERR_NOT_SUPPORTED: 'INVALID_RESPONSE',
   [CONTENT_DECODING_CODE]: 'DECODE_ERROR',
+  [TOTAL_TIMEOUT_CODE]: 'TOTAL_TIMEOUT',
 };
+
+/**
+ * Our process or host ran out of something: per-process file descriptors
+ * (EMFILE), the system file table (ENFILE), buffers or memory, a local port
+ * to connect from (EADDRNOTAVAIL). The server is not to blame.
+ */
+export const LOCAL_RESOURCE_CODES: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE', 'ENOBUFS', 'ENOMEM', 'EADDRNOTAVAIL', 'EAI_MEMORY']);
+for (const code of LOCAL_RESOURCE_CODES) BY_CODE[code] = 'LOCAL_RESOURCE';
 
 /** Certificate and handshake failures: OpenSSL verify codes and Node's TLS/SSL error families. */
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|ERR_OSSL_)|_CERT(_|$)/;
@@ -104,25 +118,36 @@ function classifyCode(code: string): ErrorCode | undefined {
  * The stable code for a transport failure. Looks at the error itself, then its
  * `cause` chain and AggregateError members (Node's happy-eyeballs connect
  * reports one error per address), so wrapped errors classify by their origin.
+ * The first specific code found wins, except that LOCAL_RESOURCE anywhere
+ * wins over everything: when one address of a happy-eyeballs connect failed
+ * with EMFILE, the server may well be fine, and it must not be blamed.
  */
 export function classifyError(err: unknown): ErrorCode {
   const seen = new Set<unknown>();
   const queue: unknown[] = [err];
+  let first: ErrorCode | undefined;
   while (queue.length > 0 && seen.size < 16) {
     const current = queue.shift();
     if (typeof current !== 'object' || current === null || seen.has(current)) continue;
     seen.add(current);
-    const code = codeOf(current);
-    const found = code === undefined ? undefined : classifyCode(code);
-    if (found) return found;
-    // undici 7 leaves `code` undefined on llhttp failures (it looks the numeric
-    // error up in a name-to-number table), so the parser error is known by its class.
-    if (current instanceof errors.HTTPParserError) return 'INVALID_RESPONSE';
-    // DOMException('...', 'AbortError') from AbortSignal.abort() has a numeric code.
-    if ((current as { name?: unknown }).name === 'AbortError') return 'ABORTED';
+    const found = classifyOne(current);
+    if (found === 'LOCAL_RESOURCE') return found;
+    first ??= found;
     queue.push((current as { cause?: unknown }).cause);
     const members = (current as { errors?: unknown }).errors;
     if (Array.isArray(members)) queue.push(...members);
   }
-  return 'FETCH_FAILED';
+  return first ?? 'FETCH_FAILED';
+}
+
+function classifyOne(current: object): ErrorCode | undefined {
+  const code = codeOf(current);
+  const found = code === undefined ? undefined : classifyCode(code);
+  if (found) return found;
+  // undici 7 leaves `code` undefined on llhttp failures (it looks the numeric
+  // error up in a name-to-number table), so the parser error is known by its class.
+  if (current instanceof errors.HTTPParserError) return 'INVALID_RESPONSE';
+  // DOMException('...', 'AbortError') from AbortSignal.abort() has a numeric code.
+  if ((current as { name?: unknown }).name === 'AbortError') return 'ABORTED';
+  return undefined;
 }

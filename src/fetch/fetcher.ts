@@ -13,28 +13,43 @@
  * bench/ measured `request` at ~1.4x the CPU per request of `dispatch`, the
  * largest cost in the crawler after parsing. Compressed bodies still go
  * through a Readable into body.ts, whose decoders need one.
+ *
+ * Hostile servers are expected: every response has a total deadline besides
+ * the idle timeouts (a body sent at one byte a second never goes silent for
+ * long), and a request may carry an AddressGuard (address-guard.ts) that
+ * refuses special-purpose addresses at connect time. Requests under
+ * different guards never share a connection.
  */
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import { AbortFanout } from './abort-fanout.js';
+import { findRefusal, guardedConnector, type AddressGuard } from './address-guard.js';
 import { decodeBody, parseContentType } from './charset.js';
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../clock.js';
 import { Exchange, type IncomingHttpHeaders } from './exchange.js';
-import { classifyError, FetchError } from './fetch-error.js';
+import { classifyError, FetchError, LOCAL_RESOURCE_CODES, TOTAL_TIMEOUT_CODE } from './fetch-error.js';
+import { redactCredentials } from './redact.js';
 import type { ErrorCode } from '../types.js';
 
 export interface FetcherOptions {
   /** Sent as the User-Agent header on every request. */
   userAgent: string;
-  /** connectMs: TCP (+TLS) connect; headersMs: from request written to response headers; bodyMs: longest silence between body chunks. */
-  timeouts: { connectMs: number; headersMs: number; bodyMs: number };
+  /**
+   * connectMs: TCP (+TLS) connect; headersMs: from request written to response
+   * headers; bodyMs: longest silence between body chunks; totalMs: deadline
+   * from the fetch() call to the last body byte, however the bytes trickle in
+   * (TOTAL_TIMEOUT). @default totalMs: none
+   */
+  timeouts: { connectMs: number; headersMs: number; bodyMs: number; totalMs?: number };
   /** Cap on DECOMPRESSED body bytes kept per response; the rest is not read. */
   maxBodyBytes: number;
   /** Source of `elapsedMs` and `onDispatched` timestamps. */
   clock: Clock;
   /** Max sockets per origin in the keep-alive pool (the scheduler limits concurrency itself). @default 64 */
   connectionsPerOrigin?: number;
+  /** Resolves host names (tests map names to chosen addresses). @default lookupWithLocalhost */
+  lookup?: LookupFunction;
 }
 
 export interface FetchRequest {
@@ -49,6 +64,14 @@ export interface FetchRequest {
   onResponse?: (at: number) => void;
   /** Overrides the fetcher's headers and body timeouts for this request (robots.txt uses shorter ones). @default FetcherOptions.timeouts */
   timeoutMs?: number;
+  /** Overrides the total deadline for this request (robots.txt gets at most 10 s). @default FetcherOptions.timeouts.totalMs */
+  totalMs?: number;
+  /**
+   * Refuses special-purpose addresses at connect time; the fetch then rejects
+   * with AddressRefusedError instead of a FetchError. Requests under one
+   * guard share a connection pool. @default none: any address
+   */
+  guard?: AddressGuard;
 }
 
 export interface FetchResult {
@@ -62,7 +85,7 @@ export interface FetchResult {
   charset: string | null;
   /** Decoded text, or null when not read. */
   body: string | null;
-  /** Decoded body bytes read, or Content-Length when the body was skipped (0 if unknown). */
+  /** Decoded body bytes read and kept; 0 when the body was skipped (a non-HTML body on an html read), whatever Content-Length said. */
   bytes: number;
   /** The body was cut at the cap. */
   truncated: boolean;
@@ -73,6 +96,7 @@ export interface FetchResult {
 }
 
 export interface Fetcher {
+  /** Rejects with FetchError, or with AddressRefusedError when `req.guard` refused the address. */
   fetch(url: string, req: FetchRequest): Promise<FetchResult>;
   /** Closes the pool after in-flight requests finish. */
   close(): Promise<void>;
@@ -134,21 +158,44 @@ function validate(opts: FetcherOptions): void {
     const value = opts.timeouts?.[key];
     expect(Number.isFinite(value) && value > 0, `timeouts.${key}`, 'a positive number of milliseconds', value);
   }
+  const total = opts.timeouts?.totalMs;
+  expect(total === undefined || (Number.isFinite(total) && total > 0), 'timeouts.totalMs', 'a positive number of milliseconds', total);
   expect(Number.isSafeInteger(opts.maxBodyBytes) && opts.maxBodyBytes >= 0, 'maxBodyBytes', 'an integer from 0 and up', opts.maxBodyBytes);
   const perOrigin = opts.connectionsPerOrigin;
   expect(perOrigin === undefined || (Number.isSafeInteger(perOrigin) && perOrigin >= 1), 'connectionsPerOrigin', 'an integer from 1 and up', perOrigin);
 }
 
-/** Creates a fetcher with its own keep-alive pool. Options are validated here, once. */
+/**
+ * undici keeps an idle socket open for as long as the server's Keep-Alive
+ * hint says, up to 10 minutes by default. A broad crawl touches thousands of
+ * origins, and sockets parked for minutes add up to the process's file
+ * descriptor limit (EMFILE); a minute is plenty for the next request of a
+ * polite crawl.
+ */
+const KEEP_ALIVE_MAX_MS = 60_000;
+
+/** Creates a fetcher with its own keep-alive pool(s). Options are validated here, once. */
 export function createFetcher(opts: FetcherOptions): Fetcher {
   validate(opts);
   const { clock, timeouts } = opts;
-  const agent = new Agent({
-    connections: opts.connectionsPerOrigin ?? 64,
-    headersTimeout: timeouts.headersMs,
-    bodyTimeout: timeouts.bodyMs,
-    connect: { timeout: timeouts.connectMs, lookup: lookupWithLocalhost },
-  });
+  const lookup = opts.lookup ?? lookupWithLocalhost;
+  const newAgent = (guard: AddressGuard | undefined) =>
+    new Agent({
+      connections: opts.connectionsPerOrigin ?? 64,
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.bodyMs,
+      keepAliveMaxTimeout: KEEP_ALIVE_MAX_MS,
+      connect: guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup }) : { timeout: timeouts.connectMs, lookup },
+    });
+  const open = newAgent(undefined);
+  // One pool per guard, so a socket opened under a lenient guard never serves a stricter one. A crawl has one.
+  const guarded = new Map<AddressGuard, Agent>();
+  const agentFor = (guard: AddressGuard | undefined): Agent => {
+    if (guard === undefined || guard.off) return open;
+    let agent = guarded.get(guard);
+    if (agent === undefined) guarded.set(guard, (agent = newAgent(guard)));
+    return agent;
+  };
   // undici does not modify request headers, so each kind of read shares one object.
   const requestHeaders = {
     html: { 'user-agent': opts.userAgent, accept: ACCEPT.html, 'accept-encoding': 'gzip, deflate, br' },
@@ -156,11 +203,13 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
   };
   const aborts = new AbortFanout();
 
-  function describe(code: ErrorCode, err: unknown, timeoutMs?: number): string | undefined {
+  function describe(code: ErrorCode, err: unknown, req: FetchRequest): string | undefined {
     if (code === 'CONNECT_TIMEOUT') return `connect timed out (limit ${timeouts.connectMs} ms)`;
-    if (code === 'HEADERS_TIMEOUT') return `no response headers within ${timeoutMs ?? timeouts.headersMs} ms`;
-    if (code === 'BODY_TIMEOUT') return `response body stalled for ${timeoutMs ?? timeouts.bodyMs} ms`;
-    if ((code === 'DECODE_ERROR' || code === 'FETCH_FAILED') && err instanceof Error) return err.message;
+    if (code === 'HEADERS_TIMEOUT') return `no response headers within ${req.timeoutMs ?? timeouts.headersMs} ms`;
+    if (code === 'BODY_TIMEOUT') return `response body stalled for ${req.timeoutMs ?? timeouts.bodyMs} ms`;
+    if (code === 'TOTAL_TIMEOUT') return `response not complete within ${req.totalMs ?? timeouts.totalMs} ms (total deadline)`;
+    if (code === 'LOCAL_RESOURCE') return `${DESCRIBE_LOCAL} (${localCode(err) ?? 'resource exhausted'})`;
+    if ((code === 'DECODE_ERROR' || code === 'FETCH_FAILED') && err instanceof Error) return redactCredentials(err.message);
     return undefined;
   }
 
@@ -168,16 +217,19 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     const started = clock.now();
     const signal = req.signal;
     let exchange: Exchange | undefined;
+    let deadline: Timer | undefined;
     try {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const target = new URL(url);
       const { onDispatched, onResponse } = req;
-      exchange = new Exchange(req.maxBodyBytes ?? opts.maxBodyBytes, {
+      const current = (exchange = new Exchange(req.maxBodyBytes ?? opts.maxBodyBytes, {
         dispatched: onDispatched && (() => onDispatched(clock.now())),
         responded: onResponse && (() => onResponse(clock.now())),
-      });
-      if (signal) aborts.add(signal, exchange);
-      agent.dispatch(
+      }));
+      if (signal) aborts.add(signal, current);
+      const totalMs = req.totalMs ?? timeouts.totalMs;
+      if (totalMs !== undefined) deadline = clock.setTimer(() => current.abandon(totalTimeout(totalMs)), totalMs);
+      agentFor(req.guard).dispatch(
         {
           origin: target.origin,
           path: target.pathname + target.search,
@@ -185,9 +237,9 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
           headers: requestHeaders[req.read],
           ...(req.timeoutMs !== undefined && { headersTimeout: req.timeoutMs, bodyTimeout: req.timeoutMs }),
         },
-        exchange,
+        current,
       );
-      const head = await exchange.head;
+      const head = await current.head;
       const headers = flattenHeaders(head.headers);
       const type = parseContentType(headers['content-type']);
       const isHtml = type !== null && HTML_TYPES.has(type.mime);
@@ -197,22 +249,68 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       // Both results are built as literals with one property order (no spreads):
       // this runs for every page, and one object shape keeps readers monomorphic.
       if (req.read === 'html' && !isHtml) {
-        await exchange.skipBody(contentLengthOf(headers));
-        const bytes = contentLengthOf(headers);
-        return { url, status, headers, contentType, charset: null, body: null, bytes, truncated: false, location, elapsedMs: clock.now() - started };
+        // Not read, so not counted: a Content-Length is only a claim, and a hostile one can say 200 MB.
+        await current.skipBody(contentLengthOf(headers));
+        return { url, status, headers, contentType, charset: null, body: null, bytes: 0, truncated: false, location, elapsedMs: clock.now() - started };
       }
-      const { data, truncated } = await exchange.readBody(headers['content-encoding']);
+      const { data, truncated } = await current.readBody(headers['content-encoding']);
       const { text, charset } = decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml });
       return { url, status, headers, contentType, charset, body: text, bytes: data.length, truncated, location, elapsedMs: clock.now() - started };
     } catch (err) {
       exchange?.abandon(err);
+      // A refusal is the guard's decision, not a transport failure: the caller records it as such.
+      const refused = findRefusal(err);
+      if (refused) throw refused;
       // Whatever the abort surfaced as (the signal's reason can be any value), it was an abort.
       const code = signal?.aborted ? 'ABORTED' : classifyError(err);
-      throw new FetchError(code, { method: 'GET', url, cause: err, detail: describe(code, err, req.timeoutMs) });
+      // undici asserts on some responses it cannot parse (status line "HTTP/1.1 000"): the server's fault, not ours.
+      if (code === 'FETCH_FAILED' && exchange?.wasDispatched && isAssertion(err)) {
+        throw new FetchError('INVALID_RESPONSE', { method: 'GET', url: redactCredentials(url), cause: err, detail: 'invalid HTTP response (a status line or header undici rejects)' });
+      }
+      throw new FetchError(code, { method: 'GET', url: redactCredentials(url), cause: err, detail: describe(code, err, req) });
     } finally {
+      if (deadline) clock.clearTimer(deadline);
       if (signal && exchange) aborts.delete(signal, exchange);
     }
   }
 
-  return { fetch, close: () => agent.close() };
+  async function close(): Promise<void> {
+    await Promise.all([open.close(), ...[...guarded.values()].map((agent) => agent.close())]);
+  }
+
+  return { fetch, close };
+}
+
+const DESCRIBE_LOCAL = 'out of a local resource, not a server failure';
+
+function totalTimeout(ms: number): Error {
+  return Object.assign(new Error(`response not complete within ${ms} ms`), { code: TOTAL_TIMEOUT_CODE });
+}
+
+/** Whether `code` is on the error or anywhere in its cause chain. */
+function hasCode(err: unknown, code: string): boolean {
+  for (let current = err, depth = 0; current !== null && typeof current === 'object' && depth < 8; depth++) {
+    if ((current as { code?: unknown }).code === code) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The local errno (EMFILE, …) behind a LOCAL_RESOURCE failure, for its message. */
+function localCode(err: unknown): string | undefined {
+  const queue: unknown[] = [err];
+  for (let i = 0; i < queue.length && i < 16; i++) {
+    const current = queue[i];
+    if (current === null || typeof current !== 'object') continue;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && LOCAL_RESOURCE_CODES.has(code)) return code;
+    queue.push((current as { cause?: unknown }).cause);
+    const members = (current as { errors?: unknown }).errors;
+    if (Array.isArray(members)) queue.push(...members);
+  }
+  return undefined;
+}
+
+function isAssertion(err: unknown): boolean {
+  return hasCode(err, 'ERR_ASSERTION');
 }

@@ -16,6 +16,13 @@
  *   is disallowed (§2.3.1.4) and retried after `unavailableRetryDelayMs`,
  *   doubling, until `unavailableRetries` retries have failed; then given up
  *   (`retryAt: null`). Unreachable results are not cached for the TTL.
+ * - Failures on OUR side are not the server's answer: a local resource
+ *   shortage (`LOCAL_RESOURCE`: EMFILE and the like) waits
+ *   `unavailableRetryDelayMs` and tries again without counting an attempt,
+ *   so it never gives the host up; an address the SSRF guard refuses
+ *   (`PRIVATE_ADDRESS`) is not fetched at all and counts like an unusable
+ *   redirect (allow-all): the host's pages meet the same guard and are
+ *   skipped as `private-address`, so nothing is fetched from it either way.
  * Time comes from the injected clock only.
  *
  * With a `records` store (a durable or shared CrawlStore), an origin missing
@@ -220,7 +227,10 @@ export class RobotsCache {
       try {
         res = await this.opts.fetchOne(url);
       } catch (err) {
-        return { kind: 'unreachable', reason: `${where} could not be fetched: ${errorCode(err)}` };
+        const code = errorCode(err);
+        if (code === 'LOCAL_RESOURCE') return this.retryLocal(`${where} not fetched yet: out of a local resource (not the server's fault)`, entry);
+        if (code === 'PRIVATE_ADDRESS') return this.allowAll(`${where} not fetched: its address is refused (private-address)`);
+        return { kind: 'unreachable', reason: `${where} could not be fetched: ${code}` };
       }
       const { status } = res;
       if (status >= 200 && status < 300) return this.parse(url, res, entry);
@@ -241,6 +251,13 @@ export class RobotsCache {
     const { text } = capRobotsText(res.body ?? '', this.opts.maxBytes, res.truncated);
     entry.text = this.opts.records ? text : undefined;
     return parseRobots(url, text, this.opts.userAgent, this.opts.clock.now(), this.opts.cacheTtlMs);
+  }
+
+  /** Waits and retries without counting an attempt: the failure was ours, not the server's. */
+  private retryLocal(reason: string, entry: Entry): RobotsState {
+    // At least a second: with a delay of 0, a shortage that lasts would be retried in a tight loop.
+    const delay = Math.max(this.opts.unavailableRetryDelayMs, 1000);
+    return { kind: 'unavailable', reason, retryAt: this.opts.clock.now() + delay, attempts: entry.failures };
   }
 
   private allowAll(reason: string): RobotsState {

@@ -1,8 +1,9 @@
+import type { LookupFunction } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { systemClock } from '../../src/clock.js';
 import { buildSettings, validateConfig, type CliOverrides } from '../../src/config/settings.js';
 import { Crawler } from '../../src/crawl/crawler.js';
-import { createFetcher } from '../../src/fetch/fetcher.js';
+import { createFetcher, type Fetcher } from '../../src/fetch/fetcher.js';
 import { createJsonLinesSink } from '../../src/output/sink.js';
 import type { CrawlStats } from '../../src/output/summary.js';
 import type { OutputRecord, PageRecord, SkipRecord } from '../../src/types.js';
@@ -17,15 +18,26 @@ export interface CrawlRun {
   wallMs: number;
 }
 
+export interface CrawlHooks {
+  onCrawler?: (c: Crawler) => void;
+  /** Resolves host names in place of the fetcher's own (map names to chosen addresses). */
+  lookup?: LookupFunction;
+  /** The crawler's slow-request threshold (default 10 s). */
+  slowAfterMs?: number;
+  /** Wraps the real fetcher (to record or alter what the crawler asks of it). */
+  wrapFetcher?: (fetcher: Fetcher) => Fetcher;
+}
+
 /** Runs a real crawl in-process (real fetcher, real clock) and collects the JSON lines it writes. */
-export async function crawl(seeds: string[], config: Record<string, unknown> = {}, flags: CliOverrides = {}, hooks: { onCrawler?: (c: Crawler) => void } = {}): Promise<CrawlRun> {
+export async function crawl(seeds: string[], config: Record<string, unknown> = {}, flags: CliOverrides = {}, hooks: CrawlHooks = {}): Promise<CrawlRun> {
   const settings = buildSettings(validateConfig(config, 'test config'), { emitSkipped: true, ...flags });
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const sink = createJsonLinesSink(stream);
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock: systemClock });
-  const crawler = new Crawler({ settings, seeds, clock: systemClock, fetcher, sink });
+  const real = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock: systemClock, lookup: hooks.lookup });
+  const fetcher = hooks.wrapFetcher ? hooks.wrapFetcher(real) : real;
+  const crawler = new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, slowAfterMs: hooks.slowAfterMs });
   hooks.onCrawler?.(crawler);
   const t0 = performance.now();
   const stats = await crawler.run();

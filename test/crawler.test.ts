@@ -5,6 +5,7 @@ import type { Fetcher } from '../src/fetch/fetcher.js';
 import type { RecordSink } from '../src/output/sink.js';
 import type { OutputRecord } from '../src/types.js';
 import { FakeClock } from './support/fake-clock.js';
+import { MemoryStore } from '../src/store/memory-store.js';
 
 describe('isoTimeFormatter', () => {
   const reference = (ms: number) => new Date(ms).toISOString();
@@ -61,5 +62,20 @@ describe('Crawler', () => {
     const stats = await running;
     expect(records).toEqual(seeds.map((url) => ({ type: 'skipped', url, reason: 'interrupted', depth: 0, parent: null })));
     expect(stats.interrupted).toBe(true);
+  });
+
+  // Regression: a store call that failed while the crawl was finishing (drain, finish)
+  // was dropped because the crawl had already begun to end: run() never settled.
+  it('rejects with the store error when the store fails while the crawl finishes', async () => {
+    class FailingStore extends MemoryStore {
+      override finish(): Promise<void> {
+        return Promise.reject(new Error('disk gone'));
+      }
+    }
+    const settings = buildSettings(undefined, {});
+    const sink: RecordSink = { write: async () => {}, close: async () => {}, broken: false, written: 0 };
+    const fetcher: Fetcher = { fetch: async () => Promise.reject(new Error('unused')), close: async () => {} };
+    const crawler = new Crawler({ settings, seeds: [], clock: new FakeClock(), fetcher, sink, store: new FailingStore() });
+    await expect(crawler.run()).rejects.toThrow('disk gone');
   });
 });

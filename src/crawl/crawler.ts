@@ -28,7 +28,7 @@ import { hostKeyOf } from '../parse/url.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, type CrawlStats } from '../output/summary.js';
-import { MemoryStore, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/index.js';
+import { MemoryStore, type ClaimWait, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/index.js';
 import { settingsFingerprint } from './fingerprint.js';
 
 export interface CrawlerOptions {
@@ -77,6 +77,8 @@ export class Crawler {
   private readonly held = new Map<string, Lease>();
   /** Hosts with an asynchronous claim under way. */
   private readonly claiming = new Set<string>();
+  /** Hosts whose last asynchronous claim answered "not before": the store's (shared) politeness says wait until then. */
+  private readonly claimWaits = new Map<string, number>();
   /** Asynchronous store calls not settled yet (a sync store never has any). */
   private pendingOps = 0;
   private readonly abortController = new AbortController();
@@ -88,6 +90,8 @@ export class Crawler {
   /** Seeds are in the store: until then the crawl cannot end, even when stopped (every seed gets a record). */
   private seeded = false;
   private finished = false;
+  /** run()'s promise has resolved or rejected. */
+  private doneSettled = false;
   private resolveDone!: () => void;
   private rejectDone!: (err: unknown) => void;
   private readonly done: Promise<void>;
@@ -151,8 +155,14 @@ export class Crawler {
     });
     this.dueTimer = new DueTimer(opts.clock, () => this.promoteDue());
     this.done = new Promise((resolve, reject) => {
-      this.resolveDone = resolve;
-      this.rejectDone = reject;
+      this.resolveDone = () => {
+        this.doneSettled = true;
+        resolve();
+      };
+      this.rejectDone = (err) => {
+        this.doneSettled = true;
+        reject(err);
+      };
     });
   }
 
@@ -308,12 +318,19 @@ export class Crawler {
         this.held.delete(key);
       } else {
         if (this.claiming.has(key)) return { notBefore: Infinity };
+        const wait = this.claimWaits.get(key);
+        if (wait !== undefined) {
+          if (wait > now) return { notBefore: wait };
+          this.claimWaits.delete(key);
+        }
         const claimed = this.store.claim(key, now);
         if (claimed instanceof Promise) {
           this.claimLater(key, claimed);
           return { notBefore: Infinity }; // woken when the lease arrives
         }
         if (!claimed) return null;
+        // A shared store's politeness (other workers' starts, a pause one of them saw) says not yet.
+        if (!('entry' in claimed)) return { notBefore: claimed.notBefore };
         lease = claimed;
       }
       const { entry } = lease;
@@ -335,12 +352,14 @@ export class Crawler {
     }
   }
 
-  private claimLater(key: string, claim: Promise<Lease | undefined>): void {
+  private claimLater(key: string, claim: Promise<Lease | ClaimWait | undefined>): void {
     this.claiming.add(key);
-    this.settle(claim, (lease) => {
+    this.settle(claim, (answer) => {
       this.claiming.delete(key);
-      if (!lease) return;
-      this.held.set(key, lease);
+      if (!answer) return;
+      // A wait is kept until its time: the next take hands it to the scheduler, which sleeps the host until then.
+      if ('entry' in answer) this.held.set(key, answer);
+      else this.claimWaits.set(key, answer.notBefore);
       this.scheduler.wake(key);
     });
   }
@@ -572,9 +591,9 @@ export class Crawler {
     });
   }
 
-  /** A store call failed: nothing can be trusted any more; stop and report it. */
+  /** A store call failed: nothing can be trusted any more; stop and report it (also when it failed while finishing). */
   private fail(err: unknown): void {
-    if (this.finished) return;
+    if (this.doneSettled) return;
     this.finished = true;
     this.scheduler.stop();
     this.dueTimer.cancel();

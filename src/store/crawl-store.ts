@@ -12,7 +12,14 @@
  *   leased URL belongs to the store until `complete` (it is done) or `release`
  *   (back to the head of its host's queue now, or delayed until `dueAt`). A
  *   lease is never handed out twice; a crash never loses it (a durable store
- *   gives leases of a dead process back on open).
+ *   gives leases of a dead process back on open; a shared store gives them
+ *   back when they expire, and `renew` keeps a live one from expiring).
+ * - **Shared politeness.** A store shared by several processes may decide a
+ *   host's pace itself: its `claim` may answer `{ notBefore }` (this clock)
+ *   when the host's shared gap, windows, concurrency or pause do not allow a
+ *   start yet, however ready the caller's own limiter thinks it is. The
+ *   caller asks again at that time. The memory and SQLite stores never
+ *   answer it (the caller's limiter is the only one).
  * - **Delayed entries** (retries waiting out a backoff) are not claimable
  *   before `promoteDue(now)` moves them, due, to the head of their host's
  *   queue; `nextDueAt` tells the caller when to ask. Per host, queued URLs
@@ -97,6 +104,11 @@ export interface StoreCounts {
 
 export type CounterName = 'started';
 
+/** `claim`'s answer when the store's own politeness forbids a start before `notBefore` (the caller's clock). */
+export interface ClaimWait {
+  readonly notBefore: number;
+}
+
 export interface CrawlStore {
   /** Short name for messages: "memory", "sqlite", "redis". */
   readonly kind: string;
@@ -117,12 +129,22 @@ export interface CrawlStore {
   add(url: string, key: string, entry: FrontierEntry | null): MaybePromise<boolean>;
   /** Cheap hint: true means seen; false may be wrong for a remote store. */
   isSeen(url: string): boolean;
-  /** The head of `key`'s queue as a lease, or undefined when nothing of it is due. */
-  claim(key: string, now: number): MaybePromise<Lease | undefined>;
+  /**
+   * The head of `key`'s queue as a lease, or undefined when nothing of it is
+   * due, or (a shared store only) `{ notBefore }` when the host may not start
+   * a request before then: ask again at that time.
+   */
+  claim(key: string, now: number): MaybePromise<Lease | ClaimWait | undefined>;
   /** The URL is done; `outcome` ("200", an error code, a skip reason) is kept by stores that report on it. */
   complete(lease: Lease, outcome?: string): MaybePromise<void>;
   /** Gives a leased URL back with `entry` (its updated counts): at the head of its queue, or delayed until `dueAt`. */
   release(lease: Lease, entry: FrontierEntry, dueAt?: number): MaybePromise<void>;
+  /**
+   * Keeps a lease from expiring (stores whose leases expire: a shared store
+   * hands the URL of a lease nobody renews to another worker). Optional; a
+   * store that renews its own live leases needs no call.
+   */
+  renew?(lease: Lease): MaybePromise<void>;
   /** Moves delayed entries due at `now` to the head of their queues; returns their host keys. */
   promoteDue(now: number): MaybePromise<string[]>;
   /** When the earliest delayed entry is due (Infinity: none). */

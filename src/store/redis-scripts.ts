@@ -1,0 +1,400 @@
+/**
+ * The Lua side of the Redis store: every change to a shared crawl is one of
+ * these scripts, so each runs atomically on the server (no other worker's
+ * command runs in between) and a worker that dies mid-call leaves either all
+ * of a change or none of it.
+ *
+ * Layout (P is the crawl's prefix, `crawl:{ID}:`; the braces are a Redis
+ * Cluster hash tag, so every key of a crawl lives in one slot and scripts may
+ * build keys from P):
+ *   P meta       hash   fingerprint, created, finished, finished_at
+ *   P seeds      list   every seed ever given, first-given first; P seedset dedupes it
+ *   P seen       set    every canonical URL ever accepted (queued or only seen)
+ *   P q:HOST     list   HOST's queue, head on the left; entries are FrontierEntry JSON
+ *   P work       set    hosts whose queue is not empty
+ *   P delayed    zset   "HOST\nENTRY" by due time (the releasing worker's clock)
+ *   P leases     hash   ID:o owner, ID:k host, ID:e entry, per lease
+ *   P lexp       zset   lease ids by expiry (Redis time, ms)
+ *   P seq        string last lease id
+ *   P n          hash   queued, delayed, leased, seen: the totals every answer carries
+ *   P counters   hash   started, …
+ *   P h:HOST     hash   the host's shared politeness (Redis time, ms): last
+ *                       start, inflight, pause, factor, cdelay, sgap, suntil,
+ *                       givenup, failures; and the last saver's HostSaved JSON
+ *                       (saved) with that saver's clock offset (off)
+ *   P h:HOST:w:MS list  starts in the host's window of MS ms, newest first
+ *   P hosts      set    hosts with a saved record
+ *   P robots     hash   origin → RobotsRecord JSON
+ *   P dropped    list   entries queued for a host after it was given up
+ *
+ * Every script takes P as ARGV[1] and declares P meta as its one key (so a
+ * cluster client routes it to the crawl's slot). Most answers start with the
+ * VIEW: queued, delayed, leased, seen, the earliest due time ('' for none)
+ * and the `started` counter — what the worker's synchronous views show.
+ *
+ * Numbers leave Lua as strings: Redis truncates a Lua number to an integer
+ * in a reply, and times here have fractions of a millisecond.
+ */
+
+const PRELUDE = `
+local P = ARGV[1]
+local function fmt(x) return string.format('%.17g', x) end
+local function redis_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+local function view(extra)
+  local c = redis.call('HMGET', P .. 'n', 'queued', 'delayed', 'leased', 'seen')
+  local d = redis.call('ZRANGE', P .. 'delayed', 0, 0, 'WITHSCORES')
+  local out = { c[1] or '0', c[2] or '0', c[3] or '0', c[4] or '0', d[2] or '', redis.call('HGET', P .. 'counters', 'started') or '0' }
+  for i = 1, #extra do out[#out + 1] = extra[i] end
+  return out
+end
+local function bump(field, by)
+  -- (HINCRBY refuses '-0')
+  if by ~= 0 then redis.call('HINCRBY', P .. 'n', field, by) end
+end
+local function qkey(host) return P .. 'q:' .. host end
+local function split(member)
+  local nl = string.find(member, '\\n', 1, true)
+  return string.sub(member, 1, nl - 1), string.sub(member, nl + 1)
+end
+local function requeue_head(host, entry)
+  redis.call('LPUSH', qkey(host), entry)
+  redis.call('SADD', P .. 'work', host)
+  bump('queued', 1)
+end
+local function end_in_flight(host)
+  local h = P .. 'h:' .. host
+  if (tonumber(redis.call('HGET', h, 'inflight')) or 0) > 0 then redis.call('HINCRBY', h, 'inflight', -1) end
+end
+local function end_lease(id)
+  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
+  redis.call('ZREM', P .. 'lexp', id)
+  bump('leased', -1)
+end
+`;
+
+/**
+ * OPEN(P, fingerprint, seed...) → VIEW, existed 0|1, fingerprint, finished
+ * 0|1, seed count, the seeds before this open. Creates the crawl or joins
+ * it; appends seeds never given before.
+ */
+const OPEN = `
+local m = P .. 'meta'
+local fp = redis.call('HGET', m, 'fingerprint')
+local finished = redis.call('HGET', m, 'finished') or '0'
+local before = redis.call('LRANGE', P .. 'seeds', 0, -1)
+if not fp then redis.call('HSET', m, 'fingerprint', ARGV[2], 'created', fmt(redis_now())) end
+for i = 3, #ARGV do
+  if redis.call('SADD', P .. 'seedset', ARGV[i]) == 1 then redis.call('RPUSH', P .. 'seeds', ARGV[i]) end
+end
+local out = { fp and 1 or 0, fp or ARGV[2], finished, #before }
+for i = 1, #before do out[#out + 1] = before[i] end
+return view(out)
+`;
+
+/** PEEK(P) → exists 0|1, fingerprint, finished 0|1, the seeds. Changes nothing. */
+const PEEK = `
+local m = P .. 'meta'
+local out = { redis.call('HEXISTS', m, 'fingerprint'), redis.call('HGET', m, 'fingerprint') or '', redis.call('HGET', m, 'finished') or '0' }
+for _, seed in ipairs(redis.call('LRANGE', P .. 'seeds', 0, -1)) do out[#out + 1] = seed end
+return out
+`;
+
+/** QUEUES(P) → VIEW, then host, queue length pairs for every host with work. */
+const QUEUES = `
+local out = {}
+for _, host in ipairs(redis.call('SMEMBERS', P .. 'work')) do
+  out[#out + 1] = host
+  out[#out + 1] = redis.call('LLEN', qkey(host))
+end
+return view(out)
+`;
+
+/**
+ * ADD(P, url, host, entry JSON or '') → VIEW, new 0|1, host, its queue
+ * length. A URL already in the seen set is not new; a host given up takes
+ * nothing more (the URL is only marked seen).
+ */
+const ADD = `
+if redis.call('SADD', P .. 'seen', ARGV[2]) == 0 then return view({ 0 }) end
+bump('seen', 1)
+local host = ARGV[3]
+if ARGV[4] == '' then return view({ 1 }) end
+if redis.call('HGET', P .. 'h:' .. host, 'givenup') ~= '1' then
+  redis.call('RPUSH', qkey(host), ARGV[4])
+  redis.call('SADD', P .. 'work', host)
+  bump('queued', 1)
+end
+return view({ 1, host, redis.call('LLEN', qkey(host)) })
+`;
+
+/**
+ * CLAIM(P, host, owner, leaseMs, intervalMs, concurrency (0: none), busyMs,
+ * gap ratio, gap ms, gap ms ratio, window ratio, window ms, window count,
+ * then count, windowMs per window) → VIEW, then one of
+ *   0, now, queue length            nothing queued (or the host is given up)
+ *   1, now, notBefore               not before then (Redis time)
+ *   2, now, lease id, entry, queue length
+ *
+ * readyAt is host-limiter.ts's, on the shared state and Redis's clock: the
+ * pause; the gap (interval / rate factor, Crawl-delay and a RateLimit pace
+ * as floors) plus its margin after the last start; each window's oldest of
+ * its last `count` starts plus the window and its margin; and a host at its
+ * concurrency waits `busyMs` (no release of another worker wakes this one).
+ * A start reserved here counts at once: last start = now, pushed to every
+ * window log, one more in flight, until the lease is completed, released or
+ * expires.
+ */
+const CLAIM = `
+local host = ARGV[2]
+local q = qkey(host)
+local now = redis_now()
+if redis.call('LLEN', q) == 0 then return view({ 0, fmt(now), 0 }) end
+local h = P .. 'h:' .. host
+local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil', 'givenup')
+if f[8] == '1' then
+  local left = redis.call('LRANGE', q, 0, -1)
+  for i = 1, #left do redis.call('RPUSH', P .. 'dropped', left[i]) end
+  redis.call('DEL', q)
+  redis.call('SREM', P .. 'work', host)
+  bump('queued', -#left)
+  return view({ 0, fmt(now), 0 })
+end
+local at = tonumber(f[3]) or -math.huge
+local conc = tonumber(ARGV[6])
+if conc > 0 and (tonumber(f[2]) or 0) >= conc then at = math.max(at, now + tonumber(ARGV[7])) end
+local gap = math.max(tonumber(ARGV[5]) / (tonumber(f[4]) or 1), tonumber(f[5]) or 0)
+local suntil = tonumber(f[7])
+if suntil and now < suntil then gap = math.max(gap, tonumber(f[6]) or 0) end
+local last = tonumber(f[1])
+if gap > 0 and last then
+  at = math.max(at, last + gap + gap * tonumber(ARGV[8]) + math.min(tonumber(ARGV[9]), gap * tonumber(ARGV[10])))
+end
+local wratio, wms, nw = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+for i = 0, nw - 1 do
+  local count, w = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
+  local starts = redis.call('LRANGE', h .. ':w:' .. ARGV[15 + 2 * i], 0, count - 1)
+  if #starts >= count then
+    local oldest = math.huge
+    for _, s in ipairs(starts) do oldest = math.min(oldest, tonumber(s)) end
+    at = math.max(at, oldest + w + w * wratio + wms)
+  end
+end
+if at > now then return view({ 1, fmt(now), fmt(at) }) end
+redis.call('HSET', h, 'last', fmt(math.max(last or now, now)))
+redis.call('HINCRBY', h, 'inflight', 1)
+for i = 0, nw - 1 do
+  local count, w = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
+  local log = h .. ':w:' .. ARGV[15 + 2 * i]
+  redis.call('LPUSH', log, fmt(now))
+  redis.call('LTRIM', log, 0, count - 1)
+  redis.call('PEXPIRE', log, math.ceil(w + w * wratio + wms) + 1000)
+end
+local entry = redis.call('LPOP', q)
+local left = redis.call('LLEN', q)
+if left == 0 then redis.call('SREM', P .. 'work', host) end
+local id = redis.call('INCR', P .. 'seq')
+redis.call('HSET', P .. 'leases', id .. ':o', ARGV[3], id .. ':k', host, id .. ':e', entry)
+redis.call('ZADD', P .. 'lexp', fmt(now + tonumber(ARGV[4])), id)
+bump('queued', -1)
+bump('leased', 1)
+return view({ 2, fmt(now), id, entry, left })
+`;
+
+/** COMPLETE(P, id, owner) → VIEW, held 1 | lost 0 (expired and given back, maybe claimed by another worker). */
+const COMPLETE = `
+local id = ARGV[2]
+if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
+end_in_flight(redis.call('HGET', P .. 'leases', id .. ':k'))
+end_lease(id)
+return view({ 1 })
+`;
+
+/**
+ * RELEASE(P, id, owner, entry JSON, due or '') → VIEW, held 1 | lost 0,
+ * host, its queue length. Back to the head of the host's queue, or delayed.
+ */
+const RELEASE = `
+local id = ARGV[2]
+if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
+local host = redis.call('HGET', P .. 'leases', id .. ':k')
+end_in_flight(host)
+end_lease(id)
+if ARGV[5] == '' then
+  requeue_head(host, ARGV[4])
+else
+  redis.call('ZADD', P .. 'delayed', ARGV[5], host .. '\\n' .. ARGV[4])
+  bump('delayed', 1)
+end
+return view({ 1, host, redis.call('LLEN', qkey(host)) })
+`;
+
+/**
+ * PROMOTE(P, now) → VIEW, n, n hosts (one per entry, in due order), then
+ * host, queue length pairs. Due entries go to the heads of their queues in
+ * due order, so the latest due ends up first (as the memory store does).
+ */
+const PROMOTE = `
+local due = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', ARGV[2])
+local out = { #due }
+local touched = {}
+for _, member in ipairs(due) do
+  local host, entry = split(member)
+  redis.call('LPUSH', qkey(host), entry)
+  redis.call('SADD', P .. 'work', host)
+  out[#out + 1] = host
+  touched[host] = true
+end
+if #due > 0 then
+  redis.call('ZREMRANGEBYSCORE', P .. 'delayed', '-inf', ARGV[2])
+  bump('delayed', -#due)
+  bump('queued', #due)
+end
+for host in pairs(touched) do
+  out[#out + 1] = host
+  out[#out + 1] = redis.call('LLEN', qkey(host))
+end
+return view(out)
+`;
+
+/** DRAIN(P, host or '' for all) → VIEW, then every entry removed (queued first, then delayed). Leases stay. */
+const DRAIN = `
+local only = ARGV[2]
+local out = {}
+local hosts = only == '' and redis.call('SMEMBERS', P .. 'work') or { only }
+local queued = 0
+for _, host in ipairs(hosts) do
+  local entries = redis.call('LRANGE', qkey(host), 0, -1)
+  for i = 1, #entries do out[#out + 1] = entries[i] end
+  queued = queued + #entries
+  redis.call('DEL', qkey(host))
+  redis.call('SREM', P .. 'work', host)
+end
+bump('queued', -queued)
+local delayed = 0
+for _, member in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
+  local host, entry = split(member)
+  if only == '' or host == only then
+    out[#out + 1] = entry
+    redis.call('ZREM', P .. 'delayed', member)
+    delayed = delayed + 1
+  end
+end
+bump('delayed', -delayed)
+return view(out)
+`;
+
+/**
+ * REAP(P, limit) → VIEW, now, number given back. Leases past their expiry
+ * (their worker died, or stopped renewing) go back to the heads of their
+ * queues, and their hosts' in-flight counts drop.
+ */
+const REAP = `
+local now = redis_now()
+local ids = redis.call('ZRANGEBYSCORE', P .. 'lexp', '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(ids) do
+  local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e')
+  if f[1] then
+    end_in_flight(f[1])
+    end_lease(id)
+    requeue_head(f[1], f[2])
+  else
+    redis.call('ZREM', P .. 'lexp', id)
+  end
+end
+return view({ fmt(now), #ids })
+`;
+
+/** RENEW(P, owner, leaseMs, id...) → VIEW, now, then the ids no longer this owner's. */
+const RENEW = `
+local now = redis_now()
+local out = { fmt(now) }
+local expiry = fmt(now + tonumber(ARGV[3]))
+for i = 4, #ARGV do
+  if redis.call('HGET', P .. 'leases', ARGV[i] .. ':o') == ARGV[2] then
+    redis.call('ZADD', P .. 'lexp', 'XX', expiry, ARGV[i])
+  else
+    out[#out + 1] = ARGV[i]
+  end
+end
+return view(out)
+`;
+
+/**
+ * SAVE_HOST(P, host, saved JSON, saver's offset, last start or '', pause
+ * until or '', then field, value pairs) → VIEW. The last start and the
+ * pause (Redis time) only ever move later; the other fields (rate factor,
+ * Crawl-delay, RateLimit pace, given-up, failures) are the saver's changes.
+ */
+const SAVE_HOST = `
+local h = P .. 'h:' .. ARGV[2]
+redis.call('HSET', h, 'saved', ARGV[3], 'off', ARGV[4])
+for i, field in ipairs({ 'last', 'pause' }) do
+  local v = tonumber(ARGV[4 + i])
+  if v and v > (tonumber(redis.call('HGET', h, field)) or -math.huge) then redis.call('HSET', h, field, ARGV[4 + i]) end
+end
+for i = 7, #ARGV, 2 do redis.call('HSET', h, ARGV[i], ARGV[i + 1]) end
+redis.call('SADD', P .. 'hosts', ARGV[2])
+return view({})
+`;
+
+/** LOAD_HOSTS(P) → host, saved JSON, saver's offset, for every saved host. */
+const LOAD_HOSTS = `
+local out = {}
+for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
+  local f = redis.call('HMGET', P .. 'h:' .. host, 'saved', 'off')
+  if f[1] then
+    out[#out + 1] = host
+    out[#out + 1] = f[1]
+    out[#out + 1] = f[2] or '0'
+  end
+end
+return out
+`;
+
+/** COUNTER(P, name, by) → VIEW, the new value. */
+const COUNTER = `
+local v = redis.call('HINCRBY', P .. 'counters', ARGV[2], tonumber(ARGV[3]))
+return view({ v })
+`;
+
+/**
+ * FINISH(P) → VIEW, 1 if marked finished, 0 if another worker still has
+ * work queued, delayed or leased (the crawl is not over for everyone).
+ */
+const FINISH = `
+local c = redis.call('HMGET', P .. 'n', 'queued', 'delayed', 'leased')
+if (tonumber(c[1]) or 0) + (tonumber(c[2]) or 0) + (tonumber(c[3]) or 0) > 0 then return view({ 0 }) end
+redis.call('HSET', P .. 'meta', 'finished', '1', 'finished_at', fmt(redis_now()))
+return view({ 1 })
+`;
+
+export const SCRIPTS = {
+  open: OPEN,
+  peek: PEEK,
+  queues: QUEUES,
+  add: ADD,
+  claim: CLAIM,
+  complete: COMPLETE,
+  release: RELEASE,
+  promote: PROMOTE,
+  drain: DRAIN,
+  reap: REAP,
+  renew: RENEW,
+  saveHost: SAVE_HOST,
+  loadHosts: LOAD_HOSTS,
+  counter: COUNTER,
+  finish: FINISH,
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+/** The script as sent to Redis: the shared helpers, then its body. */
+export function scriptSource(name: ScriptName): string {
+  return PRELUDE + SCRIPTS[name];
+}
+
+/** How many leading elements of most answers are the VIEW. */
+export const VIEW_LENGTH = 6;

@@ -1,0 +1,546 @@
+/**
+ * The shared store: one crawl in Redis (`--redis URL --crawl-id ID`), so any
+ * number of processes on any number of machines crawl it together and every
+ * server sees ONE polite crawler.
+ *
+ * Contract (beyond CrawlStore's):
+ * - Every change is one Lua script (redis-scripts.ts), atomic on the server.
+ *   Keys live under `crawl:{ID}:`; the braces are a Cluster hash tag.
+ * - **Claiming enforces the host's shared politeness.** The claim script
+ *   reads the host's shared state (last start, window logs, in-flight count,
+ *   pause, rate factor, Crawl-delay, RateLimit pace, given-up), computes
+ *   readyAt with host-limiter.ts's margins on Redis's own clock (`TIME`,
+ *   never a worker's), and either reserves the start and hands out a lease,
+ *   or answers `{ notBefore }`. The policy numbers come from this worker's
+ *   `policyFor` (workers of one crawl are meant to share one config).
+ *   Times are converted between Redis's clock and this worker's by an offset
+ *   measured at open and refreshed with each timed answer (the sample with
+ *   the shortest round trip wins; its uncertainty grows 1 ms per second of
+ *   age). Politeness never depends on that offset: the script decides with
+ *   Redis's clock, and a worker that asks early is only told to wait again.
+ * - **Leases expire.** A lease lasts `leaseMs` past its last renewal. This
+ *   store renews every lease it holds on its own timer (so a long download
+ *   keeps its lease without the crawl loop's help, and `renew` is there for
+ *   callers that want it explicit); a worker that dies stops renewing, and
+ *   any worker's timer (and `open`) gives its expired leases back to the
+ *   heads of their queues and releases their in-flight counts. A lease lost
+ *   that way (this worker stalled past its expiry) is not an error when it is
+ *   completed or released: its URL is already back in the queue or another
+ *   worker's, so the call only drops it here (counted in `lostLeases`).
+ * - **Shared feedback.** `saveHost` writes what every worker must honour into
+ *   the host's hash: the last start and any pause only ever move later; the
+ *   rate factor, Crawl-delay, RateLimit pace, given-up flag and failure count
+ *   are written when this worker changed them (last change wins, so one
+ *   worker's recovery is not undone by another's stale copy). A given-up
+ *   host takes no new URLs, and a claim drops whatever is still queued for
+ *   it (to `dropped`, without a skip record).
+ * - **Synchronous views are a local copy**: `counts`, `queued`, `nextDueAt`,
+ *   `hostsWithWork`, `counter` show what the answers of this worker's last
+ *   calls said (every script answers with the totals; per-host queue lengths
+ *   come with the calls that touch a host, and for all hosts at `open`), and
+ *   the timer refreshes the totals every `tickMs`. Another worker's changes
+ *   show up only then, so a view may be that stale. The crawl loop stays
+ *   correct because it decides nothing from a view alone: `add` is the
+ *   authority for dedupe (`isSeen` is a hint: this worker's own URLs), and
+ *   `claim` the authority for work (a stale "has work" costs one empty
+ *   claim; a stale "no work" leaves that host to the workers that added it).
+ * - Delayed entries (retry backoffs) are due on the releasing worker's
+ *   clock; clocks of machines differ by their skew only, and a backoff is not
+ *   a politeness bound (the claim is). robots.txt records keep the fetching
+ *   worker's times for the same reason.
+ * - Memory: the seen set holds full canonical URLs (the URL plus Redis's
+ *   per-member overhead). A set of 64-bit fingerprints (or a Bloom filter,
+ *   RedisBloom's BF.ADD) would bring that to a few bytes per URL at a tiny
+ *   collision risk; not measured yet.
+ *
+ * Not shared yet (the claim is the only cross-worker gate): a lease's start
+ * is reserved when it is claimed, and the crawl loop may hold it while
+ * robots.txt loads, so the page can leave later than reserved (its dispatch
+ * time, sent by `saveHost`, then moves the shared last start later);
+ * robots.txt requests pass only the fetching worker's own limiter (their
+ * starts reach the shared last start through `saveHost`, not the window
+ * logs); the shared gap has no jitter; and a worker's local host record
+ * learns other workers' feedback only at `open` (the claim enforces it
+ * meanwhile, so a worker that does not know just gets more "not before").
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { HostSaved } from '../politeness/host-state.js';
+import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
+import type { RobotsRecord } from '../robots/types.js';
+import type { ClaimWait, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import { SCRIPTS, scriptSource, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
+import { SeenSet } from './seen-set.js';
+
+/** A lease nobody renews for this long goes back to its queue. */
+export const DEFAULT_LEASE_MS = 60_000;
+/**
+ * A host at its concurrency across workers: other workers ask again after
+ * this (no release by another worker wakes them).
+ */
+export const BUSY_RETRY_MS = 50;
+/** Expired leases given back per timer tick. */
+const REAP_BATCH = 200;
+
+/** A lease from this store: also when its start was reserved. */
+export interface RedisLease extends Lease {
+  /** Redis time (ms) the claim reserved this request's start at. */
+  readonly reservedAt: number;
+}
+
+/** The part of a host policy the claim script enforces. */
+export type SharedPolicy = Pick<LimiterPolicy, 'intervalMs' | 'windows' | 'concurrency'>;
+
+/** No limits: the store hands out work as fast as it is claimed (the contract suite's case). */
+const UNLIMITED: SharedPolicy = { intervalMs: 0, windows: [], concurrency: Infinity };
+
+/** The few commands this store sends; node-redis's client has them all. */
+export interface RedisConnection {
+  readonly isOpen: boolean;
+  connect(): Promise<unknown>;
+  close(): Promise<void>;
+  destroy(): void;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  scriptLoad(script: string): Promise<string>;
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  time(): Promise<unknown>;
+  hGet(key: string, field: string): Promise<unknown>;
+  hSet(key: string, field: string, value: string): Promise<unknown>;
+}
+
+export interface RedisStoreOptions {
+  /** `redis://host:port/db`; ignored when `client` is given. @default redis://127.0.0.1:6379 */
+  url?: string;
+  /** A client to use instead of connecting to `url` (connected on open if not yet; never closed by this store). */
+  client?: RedisConnection;
+  /** Names the crawl: every worker with the same id crawls the same crawl. */
+  crawlId: string;
+  /** The crawl's clock (clock.now()). @default systemClock's scale: performance.timeOrigin + performance.now() */
+  now?: () => number;
+  /** Each host's gap, windows and concurrency, enforced across workers. @default no limits */
+  policyFor?: (key: string) => SharedPolicy;
+  /** How long a lease lasts past its last renewal. @default DEFAULT_LEASE_MS (60 s) */
+  leaseMs?: number;
+  /** How often this store renews its leases, gives back expired ones and refreshes its views. @default min(leaseMs / 4, 5 s) */
+  tickMs?: number;
+  /** How long to fail trying to reach Redis at open before giving up. @default 5 s */
+  connectTimeoutMs?: number;
+  /** Connection errors and failed timer ticks (the store goes on; node-redis reconnects). @default ignored */
+  onError?: (err: Error) => void;
+}
+
+/** Redis could not be reached, or answered something this store cannot use. */
+export class RedisStoreError extends Error {
+  readonly code = 'REDIS_UNAVAILABLE';
+}
+
+/** The shared fields saveHost writes only when this worker changed them. */
+type SharedFields = Record<'factor' | 'cdelay' | 'sgap' | 'suntil' | 'givenup' | 'failures', string>;
+
+const defaultNow = (): number => performance.timeOrigin + performance.now();
+
+export class RedisStore implements CrawlStore {
+  readonly kind = 'redis';
+  readonly durable = true;
+  /** Names this worker in lease records. */
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** Leases this worker held that expired and were given back before it completed or released them. */
+  lostLeases = 0;
+  private readonly prefix: string;
+  private readonly metaKey: string;
+  private readonly now: () => number;
+  private readonly policyFor: (key: string) => SharedPolicy;
+  private readonly leaseMs: number;
+  private readonly tickMs: number;
+  private client: RedisConnection | null;
+  private readonly ownsClient: boolean;
+  private readonly shas = new Map<ScriptName, string>();
+  private readonly held = new Map<number, Lease>();
+  private readonly seen = new SeenSet();
+  private readonly perHost = new Map<string, number>();
+  private readonly sent = new Map<string, SharedFields>();
+  private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
+  private nextDue = Infinity;
+  private started = 0;
+  /** Redis time minus this worker's clock, from the sample with the shortest round trip. */
+  private offset = 0;
+  private best: { offset: number; rtt: number; at: number } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private ticking = false;
+  private connected = false;
+  private closed = false;
+
+  constructor(private readonly opts: RedisStoreOptions) {
+    if (!/^[^\s{}]+$/.test(opts.crawlId)) throw new TypeError(`Expected \`crawlId\` to be a non-empty name without spaces or braces, got ${JSON.stringify(opts.crawlId)}`);
+    this.prefix = `crawl:{${opts.crawlId}}:`;
+    this.metaKey = `${this.prefix}meta`;
+    this.now = opts.now ?? defaultNow;
+    this.policyFor = opts.policyFor ?? (() => UNLIMITED);
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!(this.leaseMs > 0)) throw new TypeError(`Expected \`leaseMs\` to be a positive number, got ${this.leaseMs}`);
+    this.tickMs = opts.tickMs ?? Math.min(this.leaseMs / 4, 5_000);
+    this.client = opts.client ?? null;
+    this.ownsClient = !opts.client;
+  }
+
+  /** The crawl's name. */
+  get crawlId(): string {
+    return this.opts.crawlId;
+  }
+
+  /** The crawl's key prefix, `crawl:{ID}:`. */
+  get keyPrefix(): string {
+    return this.prefix;
+  }
+
+  /** What Redis holds under this crawl id before `open`: nothing yet, or a crawl (finished or not). Connects. */
+  async peekMeta(): Promise<(CrawlMeta & { finished: boolean }) | undefined> {
+    await this.connect();
+    const [exists, fingerprint, finished, ...seeds] = (await this.run('peek', [])).map(String);
+    if (exists !== '1') return undefined;
+    return { seeds, configFingerprint: fingerprint, finished: finished === '1' };
+  }
+
+  async open(meta: CrawlMeta): Promise<OpenResult> {
+    await this.connect();
+    const rest = this.applyView(await this.run('open', [meta.configFingerprint, ...meta.seeds]));
+    const existed = Number(rest[0]) === 1;
+    const before = rest.slice(4, 4 + Number(rest[3])).map(String);
+    await this.reap();
+    this.applyQueues(this.applyView(await this.run('queues', [])));
+    this.timer = setInterval(() => void this.tick(), this.tickMs);
+    this.timer.unref();
+    if (!existed) return { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } };
+    return { resumed: true, finished: String(rest[2]) === '1', meta: { seeds: before, configFingerprint: String(rest[1]) } };
+  }
+
+  /** Marks the crawl finished, unless another worker still has work queued, delayed or leased (then it is not over for everyone). */
+  async finish(): Promise<void> {
+    this.applyView(await this.run('finish', []));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    const client = this.client;
+    if (!client || !this.ownsClient || !client.isOpen) return;
+    // Leases still held stay in Redis and expire: what a crash leaves, and what the crawl released already after a stop.
+    let timeout: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), 2_000)));
+    const done = await Promise.race([client.close().then(() => 'closed' as const, () => 'failed' as const), gaveUp]);
+    clearTimeout(timeout);
+    if (done !== 'closed') client.destroy();
+  }
+
+  async add(url: string, key: string, entry: FrontierEntry | null): Promise<boolean> {
+    this.seen.add(url); // either way it is seen once this answers
+    const rest = this.applyView(await this.run('add', [url, key, entry ? JSON.stringify(entry) : '']));
+    if (rest.length > 1) this.setQueued(String(rest[1]), Number(rest[2]));
+    return Number(rest[0]) === 1;
+  }
+
+  isSeen(url: string): boolean {
+    return this.seen.has(url);
+  }
+
+  /** `now` is not used: the script decides on Redis's clock. */
+  async claim(key: string, _now?: number): Promise<RedisLease | ClaimWait | undefined> {
+    const policy = this.policyFor(key);
+    const args = [
+      key, this.owner, String(this.leaseMs), String(policy.intervalMs),
+      String(Number.isFinite(policy.concurrency) ? policy.concurrency : 0), String(BUSY_RETRY_MS),
+      String(GAP_MARGIN.ratio), String(GAP_MARGIN.ms), String(GAP_MARGIN.msRatio),
+      String(WINDOW_MARGIN.ratio), String(WINDOW_MARGIN.ms), String(policy.windows.length),
+    ];
+    for (const w of policy.windows) args.push(String(w.count), String(w.windowMs));
+    const t0 = this.now();
+    const rest = this.applyView(await this.run('claim', args));
+    this.sample(Number(rest[1]), t0, this.now());
+    const kind = Number(rest[0]);
+    if (kind === 1) return { notBefore: this.toLocal(Number(rest[2])) };
+    if (kind === 0) {
+      this.setQueued(key, Number(rest[2]));
+      return undefined;
+    }
+    const lease: RedisLease = { id: Number(rest[2]), key, entry: JSON.parse(String(rest[3])) as FrontierEntry, reservedAt: Number(rest[1]) };
+    this.setQueued(key, Number(rest[4]));
+    this.held.set(lease.id, lease);
+    return lease;
+  }
+
+  async complete(lease: Lease, _outcome?: string): Promise<void> {
+    this.take(lease);
+    const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner]));
+    if (Number(rest[0]) === 0) this.lostLeases++;
+  }
+
+  async release(lease: Lease, entry: FrontierEntry, dueAt?: number): Promise<void> {
+    this.take(lease);
+    const rest = this.applyView(await this.run('release', [String(lease.id), this.owner, JSON.stringify(entry), dueAt === undefined ? '' : String(dueAt)]));
+    if (Number(rest[0]) === 0) this.lostLeases++;
+    else this.setQueued(String(rest[1]), Number(rest[2]));
+  }
+
+  /** Extends one lease by `leaseMs` from now (the timer does this for every held lease anyway). */
+  async renew(lease: Lease): Promise<void> {
+    if (!this.held.has(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
+    await this.renewIds([lease.id]);
+  }
+
+  async promoteDue(now: number): Promise<string[]> {
+    const rest = this.applyView(await this.run('promote', [String(now)]));
+    const n = Number(rest[0]);
+    const keys = rest.slice(1, 1 + n).map(String);
+    for (let i = 1 + n; i + 1 < rest.length; i += 2) this.setQueued(String(rest[i]), Number(rest[i + 1]));
+    return keys;
+  }
+
+  nextDueAt(): number {
+    return this.nextDue;
+  }
+
+  async drain(key?: string): Promise<FrontierEntry[]> {
+    const rest = this.applyView(await this.run('drain', [key ?? '']));
+    if (key === undefined) this.perHost.clear();
+    else this.perHost.delete(key);
+    return rest.map((e) => JSON.parse(String(e)) as FrontierEntry);
+  }
+
+  queued(key?: string): number {
+    return key === undefined ? this.totals.queued : this.perHost.get(key) ?? 0;
+  }
+
+  hostsWithWork(): Iterable<string> {
+    return [...this.perHost.keys()];
+  }
+
+  counts(): StoreCounts {
+    return { ...this.totals };
+  }
+
+  async saveHost(key: string, saved: HostSaved): Promise<void> {
+    const shared = sharedFields(saved);
+    const before = this.sent.get(key);
+    const changed: string[] = [];
+    for (const field of Object.keys(shared) as Array<keyof SharedFields>) {
+      if (before && before[field] === shared[field]) continue;
+      const value = shared[field];
+      changed.push(field, field === 'suntil' && value !== '' ? String(this.toRedis(Number(value))) : value);
+    }
+    this.sent.set(key, shared);
+    const { limiter } = saved;
+    const last = limiter.lastStart === null ? '' : String(this.toRedis(limiter.lastStart));
+    const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
+    this.applyView(await this.run('saveHost', [key, JSON.stringify(saved), String(this.offset), last, pause, ...changed]));
+  }
+
+  async loadHosts(): Promise<Array<[string, HostSaved]>> {
+    const flat = (await this.run('loadHosts', [])) as unknown[];
+    const out: Array<[string, HostSaved]> = [];
+    for (let i = 0; i + 2 < flat.length; i += 3) {
+      const key = String(flat[i]);
+      // The saver's times are on its clock: move them onto ours (whole ms: a
+      // record saved and loaded by one worker comes back exactly as it was).
+      const delta = Math.round(Number(flat[i + 2]) - this.offset);
+      const saved = shiftSaved(parseSaved(String(flat[i + 1])), delta);
+      out.push([key, saved]);
+      // What the crawl restores is what it already agrees with: only its later changes are written.
+      this.sent.set(key, sharedFields(saved));
+    }
+    return out;
+  }
+
+  async putRobots(origin: string, record: RobotsRecord): Promise<void> {
+    await this.connection().hSet(`${this.prefix}robots`, origin, JSON.stringify(record));
+  }
+
+  async getRobots(origin: string): Promise<RobotsRecord | undefined> {
+    const json = await this.connection().hGet(`${this.prefix}robots`, origin);
+    return json === null || json === undefined ? undefined : (JSON.parse(String(json)) as RobotsRecord);
+  }
+
+  counter(name: CounterName): number {
+    return name === 'started' ? this.started : 0;
+  }
+
+  async addToCounter(name: CounterName, by: number): Promise<number> {
+    const rest = this.applyView(await this.run('counter', [name, String(by)]));
+    return Number(rest[0]);
+  }
+
+  /** Gives back leases past their expiry (any worker's); returns how many. Runs on open and on every tick. */
+  async reap(): Promise<number> {
+    const t0 = this.now();
+    const rest = this.applyView(await this.run('reap', [String(REAP_BATCH)]));
+    this.sample(Number(rest[0]), t0, this.now());
+    return Number(rest[1]);
+  }
+
+  /** This worker's clock time for a Redis time, erring late by half the best round trip (so an answer "not before T" is not asked again too early). */
+  toLocal(redisMs: number): number {
+    return redisMs - this.offset + (this.best ? this.best.rtt / 2 : 0);
+  }
+
+  /** The Redis time for a time on this worker's clock. */
+  toRedis(localMs: number): number {
+    return localMs + this.offset;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.connected) return;
+    if (!this.client) {
+      const { createClient } = await import('redis');
+      let ready = false;
+      const client = createClient({
+        url: this.opts.url ?? 'redis://127.0.0.1:6379',
+        socket: {
+          connectTimeout: this.opts.connectTimeoutMs ?? 5_000,
+          // Unreachable at open: fail at once. Lost later: retry with backoff (commands wait meanwhile).
+          reconnectStrategy: (retries: number, cause: Error) => (ready ? Math.min(50 * 2 ** retries, 2_000) : cause),
+        },
+      });
+      client.on('ready', () => (ready = true));
+      this.client = client as unknown as RedisConnection;
+    }
+    const client = this.client;
+    client.on('error', (err) => this.opts.onError?.(err));
+    try {
+      if (!client.isOpen) await client.connect();
+      for (const name of Object.keys(SCRIPTS) as ScriptName[]) this.shas.set(name, await client.scriptLoad(scriptSource(name)));
+      // The clock offset: the best of a few samples.
+      for (let i = 0; i < 5; i++) {
+        const t0 = this.now();
+        const [sec, usec] = (await client.time()) as [string, string];
+        this.sample(Number(sec) * 1000 + Number(usec) / 1000, t0, this.now());
+      }
+      this.connected = true;
+    } catch (err) {
+      if (this.ownsClient) client.destroy();
+      throw new RedisStoreError(`cannot use Redis at ${redactUrl(this.opts.url ?? 'redis://127.0.0.1:6379')}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  private connection(): RedisConnection {
+    if (!this.client) throw new RedisStoreError('the Redis store is not open');
+    return this.client;
+  }
+
+  /** Runs a script by its hash, loading it again if Redis forgot it (restarted, SCRIPT FLUSH). */
+  private async run(name: ScriptName, args: string[]): Promise<unknown[]> {
+    const client = this.connection();
+    const options = { keys: [this.metaKey], arguments: [this.prefix, ...args] };
+    try {
+      return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
+    } catch (err) {
+      if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+      this.shas.set(name, await client.scriptLoad(scriptSource(name)));
+      return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
+    }
+  }
+
+  /** Takes the VIEW off an answer into the local views; returns the rest. */
+  private applyView(reply: unknown[]): unknown[] {
+    if (!Array.isArray(reply) || reply.length < VIEW_LENGTH) throw new RedisStoreError(`unexpected answer from Redis: ${JSON.stringify(reply)}`);
+    this.totals = { queued: Number(reply[0]), delayed: Number(reply[1]), leased: Number(reply[2]), seen: Number(reply[3]) };
+    this.nextDue = reply[4] === '' ? Infinity : Number(reply[4]);
+    this.started = Number(reply[5]);
+    return reply.slice(VIEW_LENGTH);
+  }
+
+  private applyQueues(pairs: unknown[]): void {
+    this.perHost.clear();
+    for (let i = 0; i + 1 < pairs.length; i += 2) this.setQueued(String(pairs[i]), Number(pairs[i + 1]));
+  }
+
+  private setQueued(key: string, n: number): void {
+    if (n > 0) this.perHost.set(key, n);
+    else this.perHost.delete(key);
+  }
+
+  /** One clock sample: Redis said `redisMs` between t0 and t1 on this worker's clock. */
+  private sample(redisMs: number, t0: number, t1: number): void {
+    if (!Number.isFinite(redisMs)) return;
+    const rtt = Math.max(0, t1 - t0);
+    const best = this.best;
+    if (!best || rtt <= best.rtt + (t1 - best.at) / 1_000) {
+      this.best = { offset: redisMs - (t0 + t1) / 2, rtt, at: t1 };
+      this.offset = this.best.offset;
+    }
+  }
+
+  private take(lease: Lease): void {
+    if (!this.held.delete(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
+  }
+
+  private async renewIds(ids: number[]): Promise<void> {
+    const t0 = this.now();
+    const rest = this.applyView(await this.run('renew', [this.owner, String(this.leaseMs), ...ids.map(String)]));
+    this.sample(Number(rest[0]), t0, this.now());
+    // Not ours any more: expired and given back while this worker stalled.
+    for (const id of rest.slice(1)) {
+      if (this.held.delete(Number(id))) this.lostLeases++;
+    }
+  }
+
+  /** Renews this worker's leases, gives back expired ones, refreshes the views. Never throws. */
+  private async tick(): Promise<void> {
+    if (this.ticking || this.closed) return;
+    this.ticking = true;
+    try {
+      if (this.held.size > 0) await this.renewIds([...this.held.keys()]);
+      await this.reap();
+    } catch (err) {
+      this.opts.onError?.(err as Error);
+    } finally {
+      this.ticking = false;
+    }
+  }
+}
+
+/** The shared fields of a saved record, on the saver's clock ('' for "never"). */
+function sharedFields(saved: HostSaved): SharedFields {
+  const { limiter } = saved;
+  return {
+    factor: String(limiter.rateFactor),
+    cdelay: String(limiter.crawlDelayMs),
+    sgap: String(limiter.serverGapMs),
+    suntil: limiter.serverGapUntil === null ? '' : String(limiter.serverGapUntil),
+    givenup: saved.givenUp ? '1' : '0',
+    failures: String(saved.feedback?.failures ?? 0),
+  };
+}
+
+/** HostSaved is JSON-safe (host-state.ts writes null for "never"). */
+function parseSaved(json: string): HostSaved {
+  return JSON.parse(json) as HostSaved;
+}
+
+/** Moves every clock time of a saved record by `delta` ms (durations stay). */
+function shiftSaved(saved: HostSaved, delta: number): HostSaved {
+  if (delta === 0) return saved;
+  const at = (t: number | null): number | null => (t === null || !Number.isFinite(t) ? t : t + delta);
+  const l = saved.limiter;
+  return {
+    ...saved,
+    limiter: {
+      ...l,
+      lastStart: at(l.lastStart),
+      pausedUntil: at(l.pausedUntil),
+      serverGapUntil: at(l.serverGapUntil),
+      windows: l.windows.map((w) => ({ windowMs: w.windowMs, starts: w.starts.map((t) => t + delta) })),
+    },
+    feedback: saved.feedback && { ...saved.feedback, lastEventAt: at(saved.feedback.lastEventAt)! },
+  };
+}
+
+/** A Redis URL without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the given URL';
+  }
+}

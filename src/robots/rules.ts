@@ -5,17 +5,23 @@
  *
  * Where robots-parser deviates from the RFC we rewrite the text before handing
  * it over, line for line so its line numbers stay ours:
+ * - byte-order mark: a whole or partial UTF-8 BOM at the start of the file is
+ *   skipped, however the body was decoded; anywhere else U+FEFF is an ordinary
+ *   character (RFC 9309 §2.2: WS is only space and tab), so a line it starts
+ *   is not a record (google/robotstxt reads BOMs the same way).
  * - user-agent values: it keeps "Googlebot Images" whole and only strips a
- *   "/version"; we reduce both sides to the same product token, so only an
- *   exact, case-insensitive token match picks a group ("crawl-extended" never
- *   matches "crawl").
- * - other records (Sitemap, Host, unknown keys): it lets them end a run of
- *   user-agent lines; §2.2.4 says they MUST NOT terminate a group, so they are
- *   blanked out.
- * - percent-encoding: it only upper-cases hex digits; §2.2.2 wants encoded
- *   unreserved octets decoded and everything else encoded. Patterns and paths
- *   both go through `canonicalPath`, whose output is left unchanged by
- *   robots-parser's own encoding step and by WHATWG URL parsing.
+ *   "/version". We decide per line whether it names our product token
+ *   (`namesToken`), and hand robots-parser one of three keys: ours, "*", or
+ *   "someone else".
+ * - other records (Sitemap, Host, unknown keys, lines without a colon, HTML):
+ *   it lets them end a run of user-agent lines; §2.2.4 says they MUST NOT
+ *   terminate a group, so they are blanked out.
+ * - a group without rules (the last one of a file, §2.1): it falls back to
+ *   "*"; the RFC says it allows everything.
+ * - percent-encoding: it only upper-cases hex digits; §2.2.2 wants the same
+ *   octets compared on both sides. Patterns and paths both go through
+ *   `canonicalPath`, whose output is left unchanged by robots-parser's own
+ *   encoding step and by WHATWG URL parsing.
  * - `/robots.txt` itself is always allowed (§2.2.2); robots-parser does not know.
  * - Crawl-delay: it accepts `Number()` forms ("", "0x10", "-1"); we parse it.
  * Matching itself is left to robots-parser.
@@ -76,49 +82,158 @@ function dropPartialLine(text: string): string {
   return cut === -1 ? '' : text.slice(0, cut + 1);
 }
 
-const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
-// Left literal: unreserved and reserved characters that neither encodeURI
-// (robots-parser's pattern step) nor WHATWG URL serialisation would touch.
-// "'" is not among them: WHATWG encodes it in queries.
-const LITERAL = /^[A-Za-z0-9\-._~!$&()*+,/:;=?@]$/;
+// ---------------------------------------------------------------- paths (§2.2.2, §2.2.3)
+
+const HEX = '0123456789ABCDEF';
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 1 for the ASCII characters in `literal`, 0 for the rest. */
+function asciiSet(literal: string): Uint8Array {
+  const set = new Uint8Array(128);
+  for (const char of literal) set[char.charCodeAt(0)] = 1;
+  return set;
+}
+
+const UNRESERVED = asciiSet(`${ALNUM}-._~`);
+// Written as themselves (everything else is percent-encoded): the unreserved
+// characters, the reserved ones that delimit ("/" in the path; the
+// sub-delimiters, which applications use to split path parameters and query
+// fields), minus "'" (WHATWG encodes it in queries) and "*" and "$" (special
+// in patterns; in URLs they SHOULD be encoded, §2.2.3). So ":" and "@" in a
+// path, and ":", "/", "?" and "@" in a query, are compared encoded: there they
+// are data, and RFC 9309 §2.2.2 has reserved characters percent-encoded
+// before comparison (Figure 4: "/foo/bar?baz=https://foo.bar" matches as
+// "/foo/bar?baz=https%3A%2F%2Ffoo.bar"), while the delimiters stay (the same
+// row keeps "/", "?" and "=").
+const IN_PATH = asciiSet(`${ALNUM}-._~!&()+,;=/`);
+const IN_QUERY = asciiSet(`${ALNUM}-._~!&()+,;=`);
+const ESCAPED = Array.from({ length: 256 }, (_, byte) => `%${HEX[byte >> 4]}${HEX[byte & 15]}`);
+
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
+/** A non-ASCII code point as percent-encoded UTF-8; a lone surrogate as U+FFFD, as WHATWG URL parsing does. */
+function utf8Escaped(cp: number): string {
+  const code = cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp;
+  const tail = (shift: number) => ESCAPED[0x80 | ((code >> shift) & 63)]!;
+  if (code < 0x800) return ESCAPED[0xc0 | (code >> 6)]! + tail(0);
+  if (code < 0x10000) return ESCAPED[0xe0 | (code >> 12)]! + tail(6) + tail(0);
+  return ESCAPED[0xf0 | (code >> 18)]! + tail(12) + tail(6) + tail(0);
+}
 
 /**
- * One canonical form for rule patterns and URL paths (RFC 9309 §2.2.2):
- * `%xx` of an unreserved character is decoded, other `%xx` kept with upper-case
- * hex, a stray `%` becomes `%25`, and any character outside LITERAL is UTF-8
- * percent-encoded. `*` and `$` stay literal, so patterns keep their wildcards.
+ * One canonical form for rule patterns and URL paths, so that equal octets
+ * compare equal (RFC 9309 §2.2.2): `%xx` of an unreserved character is decoded
+ * (RFC 3986 §2.3: equivalent; Figure 4 row 5), other `%xx` kept with
+ * upper-case hex, a stray `%` becomes `%25`, non-ASCII characters become
+ * percent-encoded UTF-8, and ASCII characters outside the delimiters above
+ * are percent-encoded. The first "?" starts the query. In a pattern `*` and
+ * a final `$` stay special and any other `$` is a literal ("%24"); in a URL
+ * both are literals (§2.2.3 Figure 6: "%2A" in a pattern matches "*" in a
+ * URL). Returns `input` itself when nothing changes.
  */
-export function canonicalPath(input: string): string {
+export function canonicalPath(input: string, kind: 'pattern' | 'url' = 'pattern'): string {
+  const pattern = kind === 'pattern';
   let out = '';
+  let copied = 0; // input[copied, i) goes to the output unchanged
+  let allowed = IN_PATH;
+  const last = input.length - 1;
   for (let i = 0; i < input.length; ) {
-    if (input[i] === '%') {
-      const hex = input.slice(i + 1, i + 3);
-      if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
-        const decoded = String.fromCharCode(parseInt(hex, 16));
-        out += UNRESERVED.test(decoded) ? decoded : `%${hex.toUpperCase()}`;
-        i += 3;
+    const c = input.charCodeAt(i);
+    let replacement: string;
+    let width = 1;
+    if (c === 0x25) {
+      const hi = hexValue(input.charCodeAt(i + 1));
+      const lo = hexValue(input.charCodeAt(i + 2));
+      if (hi < 0 || lo < 0) {
+        replacement = '%25';
       } else {
-        out += '%25';
-        i += 1;
+        const octet = hi * 16 + lo;
+        width = 3;
+        replacement = octet < 128 && UNRESERVED[octet] === 1 ? String.fromCharCode(octet) : ESCAPED[octet]!;
+        if (replacement === input.slice(i, i + 3)) {
+          i += 3;
+          continue;
+        }
       }
-      continue;
+    } else if (c < 0x80) {
+      if (allowed[c] === 1) {
+        i++;
+        continue;
+      }
+      if (c === 0x3f && allowed === IN_PATH) {
+        allowed = IN_QUERY;
+        i++;
+        continue;
+      }
+      if (pattern && (c === 0x2a || (c === 0x24 && i === last))) {
+        i++;
+        continue;
+      }
+      replacement = ESCAPED[c]!;
+    } else {
+      const cp = input.codePointAt(i)!;
+      width = cp > 0xffff ? 2 : 1;
+      replacement = utf8Escaped(cp);
     }
-    const char = String.fromCodePoint(input.codePointAt(i)!);
-    out += LITERAL.test(char) ? char : percentEncode(char);
-    i += char.length;
+    out += input.slice(copied, i) + replacement;
+    i += width;
+    copied = i;
   }
-  return out;
+  return copied === 0 ? input : out + input.slice(copied);
 }
 
-function percentEncode(char: string): string {
-  let out = '';
-  for (const byte of Buffer.from(char, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  return out;
+// ---------------------------------------------------------------- lines and groups (§2.1, §2.2.1)
+
+// A whole or partial UTF-8 byte-order mark (EF BB BF) at the start of the
+// file, as each decoding leaves it: U+FEFF when kept (`readFile(…, 'utf8')`),
+// one U+FFFD for its first one or two bytes decoded as UTF-8, "ï»¿" / "ï»" /
+// "ï" decoded as windows-1252 (a server's "charset=iso-8859-1").
+const LEADING_BOM = /^(?:\uFEFF|\uFFFD|\u00EF\u00BB\u00BF?|\u00EF)/;
+// Whitespace around keys and values. JavaScript's trim() also removes U+FEFF,
+// which is not whitespace (Unicode White_Space) and, past the start of the
+// file, not a BOM either.
+const EDGE_WHITESPACE = /^[^\S\uFEFF]+|[^\S\uFEFF]+$/g;
+
+/** robots-parser's key for groups that name our token, for those that name another, and the "*" group. */
+type AgentKey = 'self' | 'other' | '*';
+
+/** [A-Za-z0-9_-]: RFC 9309's product-token characters (§2.2: [A-Za-z_-]), plus digits. */
+function isTokenChar(code: number): boolean {
+  const lower = code | 0x20;
+  return (lower >= 97 && lower <= 122) || (code >= 48 && code <= 57) || code === 45 || code === 95;
 }
 
-/** A user-agent line: the token it names and the line as written (for explanations). */
+/**
+ * Whether a user-agent line's value names `token` (our product token,
+ * lowercase): it starts with the token, case-insensitively, and the next
+ * character cannot continue a token. So "MyBot/1.0", "mybot images",
+ * "mybot*" and "mybot<br />" name "mybot"; "mybot-news" and "mybot2" do not.
+ *
+ * RFC 9309 §2.2's identifier has no digits, and google/robotstxt cuts a value
+ * at its first digit ("bot2000" names "bot"). Crawlers and the files naming
+ * them do use digits (MJ12bot, 360Spider), so here digits are token
+ * characters: "bot2000" names bot2000 only, and a token with digits of our
+ * own is matched whole.
+ */
+function namesToken(value: string, token: string): boolean {
+  if (token === '' || value.length < token.length) return false;
+  if (value.length > token.length && isTokenChar(value.charCodeAt(token.length))) return false;
+  return value.slice(0, token.length).toLowerCase() === token;
+}
+
+/** "*" (also "* whatever", "*<br />"; not "*bot"), our token, or someone else's. */
+function agentKey(value: string, token: string): AgentKey {
+  if (value.charCodeAt(0) === 42 && (value.length === 1 || !isTokenChar(value.charCodeAt(1)))) return '*';
+  return namesToken(value, token) ? 'self' : 'other';
+}
+
+/** A user-agent line: the key it maps to and the line as written (for explanations). */
 interface AgentLine {
-  token: string;
+  key: AgentKey;
   text: string;
 }
 
@@ -135,54 +250,56 @@ interface PreparedText {
   /** Allow/Disallow lines by 1-based line number. */
   rules: Map<number, RuleLine>;
   delays: { value: string; agents: AgentLine[] }[];
-  /** First user-agent line of each token that has a group (robots-parser's `_rules` keys). */
-  groups: Map<string, AgentLine>;
-}
-
-/** A user-agent line's value as a token: "*" (also "* whatever") or the product token. */
-function agentToken(value: string): string {
-  return /^\*(\s|$)/.test(value) ? '*' : productToken(value);
+  /** First user-agent line of each key that has a group; every user-agent line opens or joins one. */
+  groups: Map<AgentKey, AgentLine>;
+  /** Keys whose groups hold at least one Allow/Disallow with a pattern. */
+  withRules: Set<AgentKey>;
 }
 
 /**
  * Rewrites the text for robots-parser and mirrors its grouping state machine
- * (a user-agent line after any other record starts a new group; the same token
- * in several groups merges) to know which group decided a line.
+ * (a user-agent line after an Allow, Disallow or Crawl-delay starts a new
+ * group; the same key in several groups merges) to know which group decided
+ * a line. Every other line is blanked, so it cannot end a group (§2.2.4).
  */
-function prepare(source: string): PreparedText {
-  const lines = source.split(LINE_BREAK);
+function prepare(source: string, token: string): PreparedText {
+  const lines = source.replace(LEADING_BOM, '').split(LINE_BREAK);
   const rules = new Map<number, RuleLine>();
   const delays: PreparedText['delays'] = [];
-  const groups = new Map<string, AgentLine>();
+  const groups = new Map<AgentKey, AgentLine>();
+  const withRules = new Set<AgentKey>();
   let agents: AgentLine[] = [];
   let inAgentRun = false;
   const out = lines.map((raw, index) => {
     const line = raw.split('#', 1)[0]!;
     const colon = line.indexOf(':');
     if (colon === -1) return '';
-    const key = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
+    const key = line.slice(0, colon).replace(EDGE_WHITESPACE, '').toLowerCase();
+    const value = line.slice(colon + 1).replace(EDGE_WHITESPACE, '');
     if (key === 'user-agent') {
       if (!inAgentRun) agents = [];
       inAgentRun = true;
-      const token = agentToken(value);
-      if (token === '') return 'user-agent:';
-      agents.push({ token, text: line.trim() });
-      return `user-agent: ${token}`;
+      if (value === '') return 'user-agent:';
+      const agent: AgentLine = { key: agentKey(value, token), text: line.trim() };
+      agents.push(agent);
+      if (!groups.has(agent.key)) groups.set(agent.key, agent);
+      return `user-agent: ${agent.key}`;
     }
     if (key !== 'allow' && key !== 'disallow' && key !== 'crawl-delay') return '';
     inAgentRun = false;
     const current = agents;
-    for (const agent of current) if (!groups.has(agent.token)) groups.set(agent.token, agent);
     if (key === 'crawl-delay') {
       delays.push({ value, agents: current });
-      return `crawl-delay: ${value}`;
+      return 'crawl-delay:';
     }
     const pattern = canonicalPath(value);
-    if (pattern !== '') rules.set(index + 1, { directive: key === 'allow' ? 'Allow' : 'Disallow', value, agents: current });
+    if (pattern !== '') {
+      rules.set(index + 1, { directive: key === 'allow' ? 'Allow' : 'Disallow', value, agents: current });
+      for (const agent of current) withRules.add(agent.key);
+    }
     return `${key}: ${pattern}`;
   });
-  return { text: out.join('\n'), rules, delays, groups };
+  return { text: out.join('\n'), rules, delays, groups, withRules };
 }
 
 /** Seconds as digits with an optional fraction ("10", "0.5", ".5"); anything else is invalid. */
@@ -200,8 +317,8 @@ function pathOf(url: string): { path: string; isRobotsFile: boolean } | null {
   } catch {
     return null;
   }
-  const pathname = canonicalPath(parsed.pathname);
-  return { path: pathname + canonicalPath(parsed.search), isRobotsFile: pathname === '/robots.txt' && parsed.search === '' };
+  const path = canonicalPath(parsed.pathname + parsed.search, 'url');
+  return { path, isRobotsFile: path === '/robots.txt' };
 }
 
 /**
@@ -216,16 +333,18 @@ export function parseRobots(
   now: number,
   ttlMs: number,
 ): RobotsState & { kind: 'rules' } {
-  const prepared = prepare(text);
+  const prepared = prepare(text, productToken(userAgent));
   const robot = robotsParser(`${BASE}/robots.txt`, prepared.text);
-  const token = productToken(userAgent);
-  // Same choice robots-parser makes: the token's (merged) group, else "*", else none.
-  const key = prepared.groups.has(token) ? token : prepared.groups.has('*') ? '*' : null;
+  // Same choice robots-parser makes: our token's (merged) group, else "*", else none.
+  const key: AgentKey | null = prepared.groups.has('self') ? 'self' : prepared.groups.has('*') ? '*' : null;
   const groupLine = key === null ? null : prepared.groups.get(key)!.text;
+  // A group without rules allows everything (§2.1); robots-parser, not knowing
+  // it, would fall back to "*".
+  const hasRules = key !== null && prepared.withRules.has(key);
 
   let crawlDelayMs: number | null = null;
   for (const delay of prepared.delays) {
-    if (key === null || !delay.agents.some((a) => a.token === key)) continue;
+    if (key === null || !delay.agents.some((a) => a.key === key)) continue;
     const ms = parseCrawlDelayMs(delay.value);
     // Merged groups may disagree; the politest (largest) value wins.
     if (ms !== null && (crawlDelayMs === null || ms > crawlDelayMs)) crawlDelayMs = ms;
@@ -236,15 +355,15 @@ export function parseRobots(
     // A URL we cannot even parse is not fetched either; refuse rather than guess.
     if (target === null) return { allowed: false, rule: null, line: null, group: null };
     if (target.isRobotsFile) return { allowed: true, rule: IMPLICIT_RULE, line: null, group: null };
-    if (key === null) return { allowed: true, rule: null, line: null, group: null };
-    const line = robot.getMatchingLineNumber(BASE + target.path, key);
+    if (!hasRules) return { allowed: true, rule: null, line: null, group: groupLine };
+    const line = robot.getMatchingLineNumber(BASE + target.path, key!);
     const rule = line > 0 ? prepared.rules.get(line) : undefined;
     if (!rule) return { allowed: true, rule: null, line: null, group: groupLine };
     return {
       allowed: rule.directive === 'Allow',
       rule: `${rule.directive}: ${rule.value}`,
       line,
-      group: rule.agents.find((a) => a.token === key)?.text ?? groupLine,
+      group: rule.agents.find((a) => a.key === key)?.text ?? groupLine,
     };
   };
 

@@ -63,6 +63,22 @@ describe('canonicalize', () => {
     }
   });
 
+  // Found by test/properties/url.test.ts: decoding "%41" to "A" right after a
+  // stray "%a" made "/%aA", a new escape (the byte 0xAA) that the next
+  // canonicalize decoded again, so the canonical form named another resource
+  // and was not its own canonical form.
+  it.each([
+    ['http://x.test/%a%41', 'http://x.test/%a%41'],
+    ['http://x.test/%%41%42', 'http://x.test/%%41B'],
+    ['http://x.test/%2%35', 'http://x.test/%2%35'],
+    ['http://x.test/?q=%e%31&r=%%46', 'http://x.test/?q=%e%31&r=%%46'],
+    ['http://x.test/%a%7e', 'http://x.test/%a~'],
+    ['http://x.test/100%%41', 'http://x.test/100%%41'],
+  ])('regression: an escape decoded after a stray "%" does not form a new escape (%s)', (input, expected) => {
+    expect(canonicalize(input)).toBe(expected);
+    expect(canonicalize(expected)).toBe(expected);
+  });
+
   it('accepts a URL object without mutating it', () => {
     const url = new URL('http://Example.com/%7e#f');
     expect(canonicalize(url)).toBe('http://example.com/~');
@@ -129,6 +145,19 @@ describe('registrableDomain', () => {
 
   it.each(cases)('%s → %s', (hostname, expected) => {
     expect(registrableDomain(hostname)).toBe(expected);
+  });
+
+  // Found by test/properties/url.test.ts: "http://a.0../" parses, and its
+  // domain key was "a.0", which is no hostname ("http://a.0/" throws), so the
+  // key named no host a URL could be built on.
+  it.each([
+    ['a.0..', 'a.0..'],
+    ['b.a.0x1f..', 'b.a.0x1f..'],
+    ['x.a.1e..', 'a.1e'],
+  ])('regression: a domain ending in a number is not a key, the hostname is (%s → %s)', (hostname, expected) => {
+    expect(registrableDomain(hostname)).toBe(expected);
+    expect(new URL(`http://${expected}/`).hostname).toBe(expected);
+    expect(hostKeyOf(`http://${hostname}:8080/`, 'domain')).toBe(`${expected}:8080`);
   });
 });
 

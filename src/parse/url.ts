@@ -32,16 +32,33 @@ const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g;
 // RFC 3986 §2.3: decoding these never changes what the URL means.
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
+function isHexDigit(code: number): boolean {
+  return (code >= 48 && code <= 57) || ((code | 0x20) >= 97 && (code | 0x20) <= 102);
+}
+
+/** `text` has a stray "%" (WHATWG leaves it as is) right before `end`, or one followed by a hex digit. */
+function endsInOpenEscape(text: string, end: number): boolean {
+  return text.charCodeAt(end - 1) === 37 || (text.charCodeAt(end - 2) === 37 && isHexDigit(text.charCodeAt(end - 1)));
+}
+
 /**
  * Decodes escapes of unreserved characters and uppercases the hex of the rest
  * (RFC 3986 §6.2.2). Reserved escapes such as `%2F` stay encoded: `/a%2Fb` and
- * `/a/b` are different resources to most servers.
+ * `/a/b` are different resources to most servers. An escape of a hex digit
+ * right after a stray "%" stays encoded too: decoding `%41` in `/%a%41` would
+ * make `/%aA`, which a server reads as the byte 0xAA.
  */
 function normalizePercentEncoding(part: string): string {
   if (!part.includes('%')) return part;
-  return part.replace(PERCENT_ESCAPE, (_escape, hex: string) => {
-    const char = String.fromCharCode(parseInt(hex, 16));
-    return UNRESERVED.test(char) ? char : `%${hex.toUpperCase()}`;
+  return part.replace(PERCENT_ESCAPE, (escape, hex: string, offset: number, whole: string) => {
+    const code = parseInt(hex, 16);
+    const char = String.fromCharCode(code);
+    if (!UNRESERVED.test(char)) return `%${hex.toUpperCase()}`;
+    // Looking at the input is enough: the output so far ends in "%" or "%" +
+    // one hex digit exactly when the input does, as a decoded escape is never
+    // "%" and one right after a stray "%" is kept.
+    if (isHexDigit(code) && endsInOpenEscape(whole, offset)) return escape.toUpperCase();
+    return char;
   });
 }
 
@@ -101,6 +118,9 @@ function toUrl(url: URL | string, httpOnly: boolean): URL {
   return parsed;
 }
 
+/** A last label the WHATWG host parser takes for an IPv4 number: decimal, or "0x" hex. */
+const ENDS_IN_NUMBER = /(?:^|\.)(?:\d+|0x[0-9a-f]*)$/;
+
 /**
  * The registrable domain ("eTLD+1") of a hostname, used to group
  * `a.example.co.uk` and `b.example.co.uk`.
@@ -122,6 +142,10 @@ export function registrableDomain(hostname: string): string {
   }
   const info = parseDomain(host, { allowPrivateDomains: true, extractHostname: false });
   if (info.isIp || info.domain === null) return host;
+  // "a.0.." is a valid URL host but "a.0", the domain the list gives, is not
+  // (WHATWG reads a name ending in a number as an IPv4 address and fails):
+  // a key must stay a hostname.
+  if (ENDS_IN_NUMBER.test(info.domain)) return host;
   return info.domain;
 }
 

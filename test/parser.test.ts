@@ -95,6 +95,18 @@ describe('extractPage: <base href>', () => {
   it('reports the canonical page URL as base when there is none', () => {
     expect(extractPage('<a href="a">a</a>', 'HTTP://Example.COM/dir/page.html#x', FOLLOW).baseUrl).toBe(PAGE);
   });
+
+  // Found by test/properties/parser.test.ts: against a page URL that is not a
+  // canonical http(s) URL, linkResolver's string shortcuts built links such as
+  // "ftp://x.test/x", "not a ur/x" or, for href="", the page URL itself.
+  it.each(['ftp://x.test/dir/', 'not a url', '://a.aa:0', '/relative/page'])('regression: a page URL that is no http(s) URL yields only absolute http(s) links (%j)', (pageUrl) => {
+    const html = '<a href="">self</a><a href="/x">root</a><a href="y?q">relative</a><a href="#f">fragment</a><a href="HTTP://Other.test/a">absolute</a>';
+    expect(links(html, FOLLOW, pageUrl)).toEqual(['http://other.test/a']);
+  });
+
+  it('regression: a usable <base href> still resolves relative links on such a page', () => {
+    expect(links('<base href="https://cdn.test/v2/"><a href="a">a</a><a href="">self</a>', FOLLOW, 'not a url')).toEqual(['https://cdn.test/v2/a', 'https://cdn.test/v2/']);
+  });
 });
 
 describe('extractPage: rel=nofollow', () => {

@@ -64,6 +64,9 @@ export interface RobotsDirectives {
 
 const TITLE_MAX_LENGTH = 1000;
 
+/** The base of a document without a URL (HTML's about:blank): only absolute URLs resolve against it. */
+const NO_BASE = 'about:blank';
+
 // htmlparser2 in HTML mode (tag and attribute names lowercased, entities
 // decoded): the options cheerio passed it when this module used cheerio.load.
 const PARSE_OPTIONS = { xmlMode: false, decodeEntities: true } as const;
@@ -155,8 +158,11 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions)
     if (isMetaForUs(meta[i], token)) mergeDirectives(robots, meta[i + 1]!.split(/[\s,]+/));
   }
 
-  const baseUrl = resolveBase(events.baseHref, pageUrl);
-  const resolve = linkResolver(baseUrl);
+  const { baseUrl, canonical } = resolveBase(events.baseHref, pageUrl);
+  // linkResolver's shortcuts trust a canonical http(s) base. Without one (a
+  // page URL the crawler never holds, but a library caller might pass), hrefs
+  // resolve as in a document that has no URL: only absolute ones.
+  const resolve = canonical ? linkResolver(baseUrl) : (href: string) => resolveLink(href, NO_BASE);
   const followed = new Set<string>();
   const withheld = new Set<string>();
   const dropAll = opts.respectNofollow && robots.nofollow;
@@ -255,12 +261,17 @@ function relHasNofollow(rel: string | undefined): boolean {
 /**
  * HTML's "frozen base URL": the first `<base href>` resolved against the page
  * URL. A base that is not http(s) (e.g. `javascript:`) would make every
- * relative link unfetchable, so it is ignored instead.
+ * relative link unfetchable, so it is ignored instead. `canonical`: the base
+ * is a canonical http(s) URL (false only when the page URL is not one and no
+ * `<base href>` is usable).
  */
-function resolveBase(baseHref: string | undefined, pageUrl: string): string {
-  const page = canonicalize(pageUrl) ?? pageUrl;
-  if (baseHref === undefined) return page;
-  return resolveLink(baseHref, page) ?? page;
+function resolveBase(baseHref: string | undefined, pageUrl: string): { baseUrl: string; canonical: boolean } {
+  const page = canonicalize(pageUrl);
+  // Against a page URL that is no http(s) URL, a relative base href could only
+  // make another URL that is not http(s) either.
+  const base = baseHref === undefined ? null : resolveLink(baseHref, page ?? NO_BASE);
+  if (base !== null) return { baseUrl: base, canonical: true };
+  return page === null ? { baseUrl: pageUrl, canonical: false } : { baseUrl: page, canonical: true };
 }
 
 function cleanTitle(text: string): string | null {

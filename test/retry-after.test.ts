@@ -188,5 +188,27 @@ describe('parseHttpDate', () => {
       expect(parseHttpDate('Monday, 29-Feb-23 00:00:00 GMT', NOW)).toBeNull();
       expect(parseHttpDate('Thursday, 29-Feb-24 00:00:00 GMT', NOW)).toBe(Date.UTC(2024, 1, 29));
     });
+
+    // Found by test/properties/retry-after.test.ts: "29-Feb-00" seen in May
+    // 2050 is in 2100 (not more than 50 years ahead), which has no 29 Feb; the
+    // century was chosen by the date's instant, there was none, and it fell
+    // back to 2000, more than 50 years in the past.
+    it('regression: 29 Feb of a two-digit year whose century lacks one is null, not a date a century earlier', () => {
+      const may2050 = Date.UTC(2050, 4, 15);
+      expect(parseHttpDate('Tuesday, 29-Feb-00 00:00:00 GMT', may2050)).toBeNull();
+      expect(parseRetryAfter('Tuesday, 29-Feb-00 00:00:00 GMT', { now: may2050 })).toBeNull();
+      expect(parseHttpDate('Monday, 01-Mar-00 00:00:00 GMT', may2050)).toBe(Date.UTC(2100, 2, 1));
+      // Seen in 2030, "00" is 2000, which has a 29 Feb.
+      expect(parseHttpDate('Tuesday, 29-Feb-00 00:00:00 GMT', Date.UTC(2030, 0, 1))).toBe(Date.UTC(2000, 1, 29));
+    });
+
+    // Found by test/properties/retry-after.test.ts: a `now` past Date's range
+    // (±8.64e15 ms) is finite but has no year, so the century came out NaN
+    // and so did the date, and Retry-After answered { delayMs: NaN }.
+    it.each([8.64e15 + 1, -8.64e15 - 1, Number.MAX_VALUE, NaN, Infinity])('regression: a two-digit year seen at a `now` outside Date range (%d) is null, not NaN', (now) => {
+      expect(parseHttpDate('Sunday, 01-Jan-00 00:00:00 GMT', now)).toBeNull();
+      expect(parseRetryAfter('Sunday, 01-Jan-00 00:00:00 GMT', { now })).toBeNull();
+      expect(parseRetryAfter('5', { now })).toEqual({ delayMs: 5000, form: 'seconds' });
+    });
   });
 });

@@ -80,7 +80,9 @@ export function parseHttpDate(value: string, now: number): number | null {
   m = RFC850_RE.exec(text);
   if (m) {
     const [, day, month, yy, hh, mm, ss] = m;
-    return withTwoDigitYear(Number(yy), now, (year) => toEpoch(year, month, Number(day), hh, mm, ss));
+    const when = [MONTHS.indexOf(month.toLowerCase()), Number(day), Number(hh), Number(mm), Number(ss)];
+    const year = fullYear(Number(yy), when, now);
+    return year === null ? null : toEpoch(year, month, Number(day), hh, mm, ss);
   }
   return null;
 }
@@ -89,17 +91,24 @@ export function parseHttpDate(value: string, now: number): number | null {
  * RFC 9110 §5.6.7: a two-digit year that "appears to be more than 50 years in
  * the future" is the most recent past year with those digits. So: take the
  * most recent year up to this one that ends in `yy`; the same date a century
- * later wins only if it is at most 50 years after `now`.
+ * later wins only if it is at most 50 years after `now`. `when` is the rest
+ * of the date as [month (0-11), day, hour, minute, second]; the dates are
+ * compared field by field, so a 29 February is placed by its place in the
+ * calendar even in a year without one (which then rejects it), never moved
+ * to the other century.
  */
-function withTwoDigitYear(yy: number, now: number, at: (year: number) => number | null): number | null {
-  if (!Number.isFinite(now)) return null;
-  const nowYear = new Date(now).getUTCFullYear();
-  const past = nowYear - ((((nowYear - yy) % 100) + 100) % 100);
+function fullYear(yy: number, when: readonly number[], now: number): number | null {
   const limit = new Date(now);
+  const nowYear = limit.getUTCFullYear();
+  // NaN, ±Infinity and anything beyond ±8.64e15 ms (Date's range) have no
+  // year: there is no century to read the two digits in.
+  if (Number.isNaN(nowYear)) return null;
+  const past = nowYear - ((((nowYear - yy) % 100) + 100) % 100);
   limit.setUTCFullYear(nowYear + 50);
-  const later = at(past + 100);
-  if (later !== null && later <= limit.getTime()) return later;
-  return at(past);
+  const latest = [limit.getUTCFullYear(), limit.getUTCMonth(), limit.getUTCDate(), limit.getUTCHours(), limit.getUTCMinutes(), limit.getUTCSeconds()];
+  const later = [past + 100, ...when];
+  const i = later.findIndex((field, k) => field !== latest[k]);
+  return i === -1 || later[i]! < latest[i]! ? past + 100 : past;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

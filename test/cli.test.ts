@@ -224,6 +224,25 @@ describe('the real binary', () => {
     expect(web.count('a.localhost')).toBeLessThan(301);
   });
 
+  it('writes the summary as JSON with --stats and an HTML report with --report when the crawl ends', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 6, linksPerPage: 2 }, pages: { '/gone': { status: 404 } } } } });
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
+    const r = await run(['--rate', '100/s', '-q', '--stats', join(dir, 'stats.json'), '--report', join(dir, 'report.html'), web.url('a.localhost', '/'), web.url('a.localhost', '/gone')]);
+    expect(r.code).toBe(0);
+    const stats = JSON.parse(await readFile(join(dir, 'stats.json'), 'utf8'));
+    expect(stats).toMatchObject({ interrupted: false, resumed: null, pages: 8, pagesByStatus: { '200': 7, '404': 1 } });
+    expect(stats.hosts).toEqual([expect.objectContaining({ host: `a.localhost:${web.port}`, fetched: 8, errors: 0, robotsRequests: 1 })]);
+    expect(Number.isNaN(Date.parse(stats.startedAt))).toBe(false);
+    const html = await readFile(join(dir, 'report.html'), 'utf8');
+    expect(html.startsWith('<!doctype html>') || html.startsWith('<!DOCTYPE html>')).toBe(true);
+    expect(html).toContain('a.localhost');
+    expect(r.stdout.trim().split('\n')).toHaveLength(8); // the records still go to stdout
+    // A bad path is found before anything is crawled.
+    const bad = await run(['-q', '--stats', join(dir, 'no', 'such', 'stats.json'), web.url('a.localhost', '/')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^crawl: cannot write --stats .*: directory does not exist\n$/);
+  });
+
   it('leaves FILE.partial when stopped by SIGINT, so an incomplete output is recognisable', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
     const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));

@@ -5,7 +5,9 @@
  * a `.partial` file as the sink, a broken pipe ending quietly, SIGINT/SIGTERM
  * with a grace period, progress, the summary and the exit code.
  */
-import { resolve } from 'node:path';
+import { access, rename, stat, writeFile } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { EXIT, type CrawlFlags, type Io } from './flags.js';
 import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
@@ -18,7 +20,9 @@ import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { SqliteStore } from '../store/sqlite-store.js';
 import type { CrawlSettings } from '../types.js';
 import type { Logger } from '../output/logger.js';
-import { formatSummary } from '../output/summary.js';
+import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
+import { createReportTap } from '../report/report-tap.js';
+import { OutputError } from '../output/sink.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
 const STOP_GRACE_MS = 5_000;
@@ -55,6 +59,9 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
     log.info(`${flags.state}: this crawl already finished; nothing to do (--fresh starts it over)`);
     return EXIT.ok;
   }
+  // Where the report and the stats go is checked now: a typo should not cost a whole crawl.
+  const reportPath = flags.report === undefined ? undefined : await writablePath(flags.report, io.cwd, '--report');
+  const statsPath = flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats');
   const stdoutTarget = flags.output === undefined || flags.output === '-';
   let started: CrawlSession | undefined; // set right after the sink exists
   let brokenPipe = false;
@@ -73,7 +80,8 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
       started?.abort();
     },
   });
-  const session = (started = createCrawlSession({ settings, seeds, sink, clock, log, store }));
+  const tap = reportPath === undefined ? undefined : createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
+  const session = (started = createCrawlSession({ settings, seeds, sink: tap ? tap.wrap(sink) : sink, clock, log, store }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
@@ -103,6 +111,12 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
     const stats = await session.run();
     progress.stop();
     if (!brokenPipe) log.block(formatSummary(stats));
+    if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', flags.stats!);
+    if (reportPath && tap) {
+      const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl');
+      await writeWhole(reportPath, html, flags.report!);
+      log.info(`wrote the report to ${flags.report} (${formatBytes(Buffer.byteLength(html))})`);
+    }
     const partialNote = flags.output && flags.output !== '-' ? `records so far in ${flags.output}.partial` : '';
     if (signalled > 0 && store) log.warn(`stopped; the crawl is kept in ${flags.state}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
     else if (signalled > 0 && partialNote) log.warn(`stopped before the end: ${partialNote} (the name says it is incomplete)`);
@@ -138,4 +152,27 @@ function toOverrides(f: CrawlFlags): CliOverrides {
 
 function describeDefaults(p: { rateLabel: string; concurrency: number }): string {
   return `${p.rateLabel} and ${p.concurrency} at once per host`;
+}
+
+/** The absolute path for a file written when the crawl ends, once it is known that it can be. */
+async function writablePath(file: string, cwd: string, flag: string): Promise<string> {
+  const path = resolve(cwd, file);
+  const unwritable = (why: string) => new OutputError('OUTPUT_UNWRITABLE', `cannot write ${flag} ${file}: ${why}`);
+  if ((await stat(path).catch(() => undefined))?.isDirectory()) throw unwritable('is a directory');
+  try {
+    await access(dirname(path), fsConstants.W_OK);
+  } catch (err) {
+    throw unwritable((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'directory does not exist' : 'permission denied');
+  }
+  return path;
+}
+
+/** Writes a whole file or nothing: a reader never sees half of it. */
+async function writeWhole(path: string, text: string, name: string): Promise<void> {
+  try {
+    await writeFile(`${path}.partial`, text);
+    await rename(`${path}.partial`, path);
+  } catch (err) {
+    throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+  }
 }

@@ -28,6 +28,8 @@ export interface CrawlFlags {
   quiet?: boolean;
   state?: string;
   fresh?: boolean;
+  report?: string;
+  stats?: string;
 }
 
 export interface StatusFlags {

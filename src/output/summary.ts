@@ -196,3 +196,42 @@ export function formatSummary(stats: CrawlStats): string {
   if (notes.length) out.push('  notes', ...notes.map((n) => `    ${n}`));
   return out.join('\n') + '\n';
 }
+
+/** The end-of-crawl summary as plain JSON (`--stats FILE`), for scripts. Times are the crawl clock's epoch milliseconds, as ISO dates. */
+export interface StatsJson {
+  startedAt: string;
+  endedAt: string;
+  elapsedMs: number;
+  interrupted: boolean;
+  resumed: 'resumed' | 'finished' | null;
+  pages: number;
+  pagesPerSecond: number;
+  bytes: number;
+  pagesByStatus: Record<string, number>;
+  errorsByCode: Record<string, number>;
+  skippedByReason: Record<string, number>;
+  hosts: Array<{ host: string } & HostStats>;
+  notes: string[];
+}
+
+export function statsToJson(stats: CrawlStats): StatsJson {
+  let pages = 0;
+  for (const n of stats.pagesByStatus.values()) pages += n;
+  const elapsedMs = Math.max(0, stats.endedAt - stats.startedAt);
+  const iso = (ms: number) => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms));
+  return {
+    startedAt: iso(stats.startedAt),
+    endedAt: iso(stats.endedAt),
+    elapsedMs: Math.round(elapsedMs),
+    interrupted: stats.interrupted,
+    resumed: stats.resumed ?? null,
+    pages,
+    pagesPerSecond: elapsedMs > 0 ? Math.round((pages / elapsedMs) * 1000 * 100) / 100 : 0,
+    bytes: stats.bytes,
+    pagesByStatus: Object.fromEntries([...stats.pagesByStatus].map(([k, v]) => [String(k), v])),
+    errorsByCode: Object.fromEntries(stats.errorsByCode),
+    skippedByReason: Object.fromEntries(stats.skippedByReason),
+    hosts: [...stats.perHost].map(([host, h]) => ({ host, ...h, notes: [...h.notes] })).sort((a, b) => b.fetched - a.fetched || a.host.localeCompare(b.host)),
+    notes: [...stats.notes],
+  };
+}

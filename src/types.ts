@@ -52,6 +52,10 @@ export interface HostPolicy {
   hostFailurePause: number;
   /** Consecutive failures after which the host is given up for this crawl. */
   hostFailureGiveUp: number;
+
+  // Trap defence.
+  /** URLs of this host key accepted into the crawl (seeds and redirect targets included) before the rest are skipped as `max-pages-per-host`. */
+  maxPagesPerHost: number;
 }
 
 export type Scope = 'host' | 'domain' | 'any';
@@ -65,6 +69,17 @@ export interface CrawlSettings {
   hostKey: HostKeyMode;
   maxDepth: number; // Infinity = unlimited
   maxPages: number; // Infinity = unlimited
+  /** URLs waiting in the queue (all hosts) before new ones are skipped as `queue-full`: bounded memory. */
+  maxQueued: number;
+  /** Defences against URL spaces that never end (crawl/trap-guard.ts); each refusal is a skip reason. */
+  traps: {
+    /** Most times one segment may appear in a URL's path (`repeated-path`). */
+    maxPathRepeats: number;
+    /** Most query parameters in one URL (`query-explosion`). */
+    maxQueryParams: number;
+    /** Most distinct query strings accepted for one scheme, host and path (`query-explosion`). */
+    maxQueryVariants: number;
+  };
   scope: Scope;
   include: RegExp[];
   exclude: RegExp[];
@@ -108,7 +123,11 @@ export type SkipReason =
   | 'unsupported-scheme'
   | 'host-failed'         // its host kept failing and was given up for this crawl
   | 'interrupted'         // still queued when the crawl was stopped
-  | 'private-address';    // its host is (or resolved to) a loopback/private/link-local/… address; detail names it
+  | 'private-address'     // its host is (or resolved to) a loopback/private/link-local/… address; detail names it
+  | 'queue-full'          // found while maxQueued URLs were waiting (not remembered: found again later, it may be queued then)
+  | 'max-pages-per-host'  // its host key had maxPagesPerHost URLs accepted already (not remembered either)
+  | 'repeated-path'       // a path segment repeated more than traps.maxPathRepeats times (/a/b/a/b/a/b/a/b/)
+  | 'query-explosion';    // more than traps.maxQueryParams parameters, or its path had traps.maxQueryVariants query strings already
 
 /** Stable error codes in records; group by these, never by message. */
 export type ErrorCode =
@@ -129,6 +148,12 @@ export type ErrorCode =
   | 'LOCAL_RESOURCE'      // our side ran out of something (EMFILE, ENFILE, ENOBUFS, …): not the server's fault
   | 'FETCH_FAILED';
 
+/**
+ * Error codes a record may carry: a failed request's (ErrorCode), or what the
+ * crawl concluded about an answer that arrived (a redirect back into its own chain).
+ */
+export type RecordErrorCode = ErrorCode | 'REDIRECT_LOOP';
+
 export interface PageRecord {
   type: 'page';
   url: string;
@@ -148,7 +173,7 @@ export interface PageRecord {
   elapsedMs: number;
   /** Fetch attempts, when more than one (retries after failures or throttling). */
   attempts?: number;
-  error?: { code: ErrorCode; message: string };
+  error?: { code: RecordErrorCode; message: string };
 }
 
 export interface SkipRecord {

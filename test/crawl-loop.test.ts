@@ -611,6 +611,36 @@ describe('exact server feedback (only fake time can check these)', () => {
     expect(run.stats.perHost.get('burst.test')!.rate).toBe('100/s, throttled 1× (now 90/s)');
   });
 
+  // Regression (issue 10): a challenge wall refuses the first requests of every page whatever the
+  // pace; each refusal halved the rate, down to the floor (20/s → 38/min), and 16 pages took > 2 min.
+  it('a challenge wall (429 to the first three requests of every page, whatever the rate) pauses the host for each Retry-After but does not drive its rate to the floor', async () => {
+    const run = await fakeCrawl({
+      sites: {
+        'wall.test': {
+          pages: { '/': linksTo(15) },
+          generate: { pages: 15, linksPerPage: 0 },
+          handler: (req, next) => (req.nth <= 3 ? { status: 429, headers: { 'retry-after': '1' } } : next()),
+        },
+      },
+      seeds: ['http://wall.test/'],
+      config: { domains: { 'wall.test': { rate: '20/s' } } },
+    });
+    expect(run.pages).toHaveLength(16);
+    expect(run.pages.every((p) => p.status === 200 && p.attempts === 4)).toBe(true);
+    const log = run.fetcher.requests('wall.test');
+    // Never inside an announced pause: every refusal's Retry-After (plus its margin) was waited out.
+    for (const refused of log.filter((r) => r.status === 429)) {
+      expect(firstArrivalAfter(run, 'wall.test', refused.endedAt!)!.at).toBeGreaterThanOrEqual(announcedPauseEnd(refused) - EPS);
+    }
+    // The refusals came whatever the pace: the rate ends at least at half the configured one, far from the floor (20/s × 1/32).
+    const rate = run.stats.perHost.get('wall.test')!.rate;
+    const now = /\(now ([\d.]+)\/(s|min)\)/.exec(rate);
+    const perSecond = now === null ? 20 : Number(now[1]) / (now[2] === 'min' ? 60 : 1);
+    expect(perSecond, rate).toBeGreaterThanOrEqual(10);
+    // 48 refusals, each a pause of 1 s + 10 ms: bounded by the pauses, not by a crawl slowed to the floor.
+    expect(run.wallMs).toBeLessThan(60_000);
+  });
+
   it('cuts a Retry-After longer than maxRetryAfter, and says so', async () => {
     const run = await fakeCrawl({
       sites: { 'long.test': { pages: { '/': '<a href="/a">a</a>', '/a': 'a' }, handler: (req, next) => (req.path === '/a' && req.nth === 1 ? { status: 429, headers: { 'retry-after': '3600' } } : next()) } },

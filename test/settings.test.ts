@@ -64,8 +64,12 @@ describe('validateConfig', () => {
       adaptive: true,
       hostFailurePause: 5,
       hostFailureGiveUp: 15,
+      maxPagesPerHost: 100_000,
     });
-    expect(config.maxDepth).toBeUndefined();
+    // Every crawl ends by itself: a depth no real site needs, but a calendar trap reaches; a queue cap; trap defences.
+    expect(config.maxDepth).toBe(100);
+    expect(config.maxQueued).toBe(1_000_000);
+    expect(config.traps).toEqual({ maxPathRepeats: 3, maxQueryParams: 32, maxQueryVariants: 10_000 });
     expect(config.maxPages).toBeUndefined();
     expect(config.userAgent).toBeUndefined();
   });
@@ -217,8 +221,55 @@ describe('validateConfig', () => {
     [{ userAgent: 'bad\nagent' }, 'c.json: userAgent: expected printable ASCII starting with a product token like "mybot/1.0", got "bad\\nagent"'],
     [{ maxPages: 0 }, 'c.json: maxPages: expected an integer >= 1, got 0'],
     [{ maxDepth: -1 }, 'c.json: maxDepth: expected an integer >= 0, got -1'],
+    [{ maxQueued: 0 }, 'c.json: maxQueued: expected an integer >= 1, got 0'],
+    [{ traps: { maxPathRepeats: 0 } }, 'c.json: traps.maxPathRepeats: expected an integer >= 1, got 0'],
+    [{ traps: { maxQueryVariant: 5 } }, 'c.json: traps.maxQueryVariant: unknown key (did you mean "maxQueryVariants"?)'],
+    [{ defaults: { maxPagesPerHost: 0 } }, 'c.json: defaults.maxPagesPerHost: expected an integer >= 1, got 0'],
+    [{ domains: { 'a.com': { maxPagesPerHost: 'lots' } } }, 'c.json: domains["a.com"].maxPagesPerHost: expected an integer >= 1, got "lots"'],
   ])('rejects %j', (raw, problem) => {
     expect(problemsOf(() => validateConfig(raw, 'c.json'))).toEqual([problem]);
+  });
+});
+
+describe('regular expressions in include and exclude (checked at start-up, not on the first link)', () => {
+  it('refuses one longer than 1,000 characters in one short line, from a file or a flag', () => {
+    const huge = 'a'.repeat(120 * 1024);
+    const [problem, ...rest] = problemsOf(() => validateConfig({ include: ['ok', huge] }, 'c.json'));
+    expect(rest).toEqual([]);
+    expect(problem).toBe(`c.json: include[1]: a regular expression of 122,880 characters, over the limit of 1,000 ("${'a'.repeat(40)}…"); split it into several patterns`);
+    expect(problemsOf(() => buildSettings(undefined, { exclude: [huge] }))).toEqual([
+      `--exclude: a regular expression of 122,880 characters, over the limit of 1,000 ("${'a'.repeat(40)}…"); split it into several patterns`,
+    ]);
+    expect(() => validateConfig({ include: ['x'.repeat(1000)] })).not.toThrow();
+  });
+
+  it.each([
+    ['(a+)+$', '(a+)+'],
+    ['^(?:\\w+\\s?)*$', '(?:\\w+\\s?)*'],
+    ['(.*a){20}', '(.*a){20}'],
+    ['/(.*/)*x', '(.*/)*'],
+    ['^((a|b)*b)+$', '((a|b)*b)+'],
+    ['(?<n>[a-z]+-?)+\\.html', '(?<n>[a-z]+-?)+'],
+  ])('refuses %s: a repetition inside a repetition can take exponential time', (source, part) => {
+    expect(problemsOf(() => validateConfig({ exclude: [source] }, 'c.json'))).toEqual([
+      `c.json: exclude[0]: ${JSON.stringify(source)} repeats a repetition (${part}), which can take exponential time on some URLs (catastrophic backtracking); rewrite it so that each repeated part ends in a character its inner repetition cannot match`,
+    ]);
+  });
+
+  it.each([
+    '\\.(?:zip|tar\\.gz|iso|dmg)$',
+    '[?&](?:sessionid|sid)=',
+    '^https://example\\.com/docs/',
+    '^https://example\\.com/(?:[a-z0-9-]+/)*$',
+    '(?:[^/]+/){2,}index\\.html$',
+    '(?:\\d+\\.)+\\d+',
+    '/page/\\d+$',
+    'a{2,5}b*c+',
+    '[(+*]+\\(x\\)',
+    '(?:a|b)*c',
+    '^((ab)*c)+$',
+  ])('accepts %s', (source) => {
+    expect(() => validateConfig({ include: [source] })).not.toThrow();
   });
 });
 
@@ -287,8 +338,10 @@ describe('buildSettings', () => {
       userAgent: `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`,
       concurrency: 16,
       hostKey: 'host',
-      maxDepth: Infinity,
+      maxDepth: 100,
       maxPages: Infinity,
+      maxQueued: 1_000_000,
+      traps: { maxPathRepeats: 3, maxQueryParams: 32, maxQueryVariants: 10_000 },
       scope: 'host',
       timeouts: { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 },
       maxBodyBytes: 10 * 1024 * 1024,
@@ -299,7 +352,25 @@ describe('buildSettings', () => {
       emitSkipped: false,
       emitLinks: false,
     });
-    expect(settings.policyFor('example.com')).toMatchObject({ matched: 'defaults', intervalMs: 1000, concurrency: 2 });
+    expect(settings.policyFor('example.com')).toMatchObject({ matched: 'defaults', intervalMs: 1000, concurrency: 2, maxPagesPerHost: 100_000 });
+  });
+
+  it('takes maxQueued and maxPagesPerHost from the file, and from flags over it (--max-queued, --max-pages-per-host)', () => {
+    const file = validateConfig({ maxQueued: 5000, defaults: { maxPagesPerHost: 300 }, domains: { 'big.test': { maxPagesPerHost: 50_000 }, 'other.test': { rate: '2/s' } } });
+    const fromFile = buildSettings(file, {});
+    expect(fromFile.maxQueued).toBe(5000);
+    expect(fromFile.policyFor('x.test').maxPagesPerHost).toBe(300);
+    expect(fromFile.policyFor('big.test').maxPagesPerHost).toBe(50_000);
+    const flagged = buildSettings(file, { maxQueued: '70', maxPagesPerHost: '9' });
+    expect(flagged.maxQueued).toBe(70);
+    // Like --rate: the flag replaces defaults, so an entry's own value still wins.
+    expect(flagged.policyFor('x.test').maxPagesPerHost).toBe(9);
+    expect(flagged.policyFor('other.test').maxPagesPerHost).toBe(9);
+    expect(flagged.policyFor('big.test').maxPagesPerHost).toBe(50_000);
+    expect(problemsOf(() => buildSettings(file, { maxQueued: '0', maxPagesPerHost: 'x' })).sort()).toEqual([
+      '--max-pages-per-host: expected an integer >= 1, got "x"',
+      '--max-queued: expected an integer >= 1, got 0',
+    ]);
   });
 
   const file = validateConfig({

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { NetworkSyntaxError, parseNetwork } from '../fetch/address-ranges.js';
 import { RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from './rate.js';
 import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize, showValue } from './units.js';
+import { MAX_PATTERN_LENGTH, patternProblem } from './regex-check.js';
 
 /** Runs a unit parser as a transform, turning its UnitError into an issue at the field's path. */
 function parsedBy<I, T>(input: z.ZodType<I>, parse: (value: I) => T) {
@@ -126,16 +127,36 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, { error: (i) => `expected one of ${list}, got ${showValue(i.input)}` });
 }
 
-/** A JavaScript RegExp source (no flags) → compiled RegExp. */
+/**
+ * A JavaScript RegExp source (no flags) → compiled RegExp. A URL filter runs
+ * on every URL found, so one that is too long, or that can backtrack
+ * catastrophically, is refused here (regex-check.ts), as is one V8 cannot run.
+ */
 function regexList() {
   const item = z.string({ error: (i) => `expected a regular expression string, got ${showValue(i.input)}` }).transform((source, ctx) => {
+    const refuse = (message: string) => {
+      ctx.addIssue({ code: 'custom', message, input: source });
+      return z.NEVER;
+    };
+    const tooLong = source.length > MAX_PATTERN_LENGTH ? patternProblem(source) : undefined;
+    if (tooLong) return refuse(tooLong);
+    let re: RegExp;
     try {
-      return new RegExp(source);
+      re = new RegExp(source);
     } catch (error) {
       const why = (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
-      ctx.addIssue({ code: 'custom', message: `invalid regular expression ${JSON.stringify(source)}: ${why}`, input: source });
-      return z.NEVER;
+      return refuse(`invalid regular expression ${JSON.stringify(source)}: ${why}`);
     }
+    const problem = patternProblem(source);
+    if (problem) return refuse(problem);
+    try {
+      // V8 compiles a pattern on its first use, and only then says "Regular expression too large".
+      re.test('http://example.com/');
+    } catch (error) {
+      const why = (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
+      return refuse(`regular expression ${JSON.stringify(source)} cannot be run: ${why}`);
+    }
+    return re;
   });
   return z.array(item, { error: (i) => `expected a list of regular expressions, got ${showValue(i.input)}` });
 }

@@ -36,6 +36,22 @@ export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://github.com/crawl-c
  */
 export const DEFAULT_TOTAL_TIMEOUT_MS = 180_000;
 
+/**
+ * Link depth from the seeds when the config sets none. Real sites put every
+ * page within a few clicks of the home page (a long "older posts" chain is the
+ * deepest thing a real site has); a calendar or a generated URL space that
+ * links each page to the next reaches it after 100 pages, and ends there.
+ */
+export const DEFAULT_MAX_DEPTH = 100;
+
+/**
+ * Queued URLs when the config sets none: about 150 MB of queue in memory
+ * (store/memory-frontier.ts, ≤ 150 B a URL). With `--state` the queue is on
+ * disk, but the seen set and a resume's reading of the queue are not, so the
+ * same default holds there; raise it when you have the memory.
+ */
+export const DEFAULT_MAX_QUEUED = 1_000_000;
+
 /** Robots.txt may be cached for at most this long (RFC 9309 §2.4). */
 export const MAX_ROBOTS_CACHE_TTL_MS = 86_400_000;
 
@@ -87,6 +103,19 @@ const robotsSchema = z.strictObject({
   unavailableRetryDelay: duration().prefault('5s').describe('Wait before each such re-fetch. Default "5s".'),
 });
 
+const trapsSchema = z.strictObject({
+  $comment: comment(),
+  maxPathRepeats: integer(1)
+    .prefault(3)
+    .describe('Most times one segment may appear in a URL\'s path; a URL with more is skipped as "repeated-path" (a relative link that keeps adding itself: /a/b/a/b/a/b/a/b/). Default 3.'),
+  maxQueryParams: integer(1).prefault(32).describe('Most query parameters in one URL; a URL with more is skipped as "query-explosion". Default 32.'),
+  maxQueryVariants: integer(1)
+    .prefault(10_000)
+    .describe(
+      'Most distinct query strings accepted for one scheme, host and path (/cal?d=1, /cal?d=2, …); past it, new ones are skipped as "query-explosion". Default 10000.',
+    ),
+});
+
 /** The config file schema. Parse output is {@link FileConfig}. */
 export const configFileSchema = z
   .strictObject({
@@ -99,8 +128,21 @@ export const configFileSchema = z
     hostKey: oneOf(['host', 'domain'])
       .prefault('host')
       .describe('What shares one politeness budget: "host" (each hostname) or "domain" (all subdomains of a registrable domain). Default "host".'),
-    maxDepth: integer(0).optional().describe('Links followed from a seed (seeds are depth 0). Default unlimited.'),
+    maxDepth: integer(0)
+      .prefault(DEFAULT_MAX_DEPTH)
+      .describe(
+        'Links followed from a seed (seeds are depth 0; a redirect keeps its depth). Deeper URLs are skipped as "max-depth". Default 100: deeper than real sites go, so a calendar trap ends.',
+      ),
     maxPages: integer(1).optional().describe('Stop after fetching this many pages. Default unlimited.'),
+    maxQueued: integer(1)
+      .prefault(DEFAULT_MAX_QUEUED)
+      .describe(
+        'URLs waiting in the queue, all hosts together; a URL found while it is full is skipped as "queue-full" and not remembered (found again later, it is queued if there is room then). ' +
+          'Bounds the memory a site with endless links can take (about 150 B a queued URL in memory). Default 1000000.',
+      ),
+    traps: trapsSchema
+      .prefault({})
+      .describe('Defences against URL spaces that never end (calendars, relative links that keep growing, query strings that multiply); each refused URL is skipped with its own reason.'),
     scope: oneOf(['host', 'domain', 'any'])
       .prefault('host')
       .describe('Which links are followed: "host" (the seeds\' hosts), "domain" (the seeds\' registrable domains) or "any". Default "host".'),
@@ -158,6 +200,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 0) return Object.keys(configFileSchema.shape);
   if (path.length === 1 && first === 'robots') return Object.keys(robotsSchema.shape);
   if (path.length === 1 && first === 'timeout') return Object.keys(timeoutObjectSchema.shape);
+  if (path.length === 1 && first === 'traps') return Object.keys(trapsSchema.shape);
   // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.
   const policyDepth = first === 'defaults' ? 1 : first === 'domains' && typeof second === 'string' ? 2 : undefined;
   if (policyDepth === undefined) return [];

@@ -43,6 +43,7 @@ export interface PolicyFields {
   adaptive: boolean;
   hostFailurePause: number;
   hostFailureGiveUp: number;
+  maxPagesPerHost: number;
 }
 
 /** A `domains` entry: any subset of the fields; the rest come from defaults. */
@@ -157,6 +158,7 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     adaptive: entry.adaptive ?? defaults.adaptive,
     hostFailurePause: entry.hostFailurePause ?? defaults.hostFailurePause,
     hostFailureGiveUp: entry.hostFailureGiveUp ?? defaults.hostFailureGiveUp,
+    maxPagesPerHost: entry.maxPagesPerHost ?? defaults.maxPagesPerHost,
   });
 }
 

@@ -12,6 +12,13 @@ import { showValue } from './units.js';
 
 const { duration, rate, windows, integer, statusList, boolean, oneOf } = fieldSchemas;
 
+/**
+ * A host's page budget when the config sets none: more than a polite crawl
+ * gets through in a day at 1/s, far less than a site that generates pages
+ * without end would hand out. Raise it in `domains` for a site crawled whole.
+ */
+export const DEFAULT_MAX_PAGES_PER_HOST = 100_000;
+
 /** The highest `maxRetryAfter` accepted: no server gets to park a host for more than a day. */
 export const MAX_RETRY_AFTER_LIMIT_MS = 86_400_000;
 
@@ -41,6 +48,7 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     adaptive: v.adaptive,
     hostFailurePause: v.hostFailures?.pause,
     hostFailureGiveUp: v.hostFailures?.giveUp,
+    maxPagesPerHost: v.maxPagesPerHost,
   };
   // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as PolicyOverride;
@@ -73,6 +81,9 @@ const TEXT = {
     'after `giveUp` its remaining URLs are skipped as "host-failed" (1 <= pause <= giveUp).',
   pause: 'Consecutive failures that pause the host.',
   giveUp: 'Consecutive failures that give the host up for this crawl.',
+  maxPagesPerHost:
+    'URLs of one host key accepted into the crawl (seeds and redirect targets included); past it, new ones are skipped as "max-pages-per-host" ' +
+    '(a trap defence: a site that generates pages without end cannot keep the crawl going). Counted per run.',
 } as const;
 
 /** `"Default 2."` for defaults, `"Falls back to defaults.x."` for an entry's field. */
@@ -112,6 +123,7 @@ export const policyDefaultsSchema = z
       })
       .prefault({ pause: 5, giveUp: 15 })
       .describe(inDefaults('hostFailures', '{"pause": 5, "giveUp": 15}')),
+    maxPagesPerHost: integer(1).prefault(DEFAULT_MAX_PAGES_PER_HOST).describe(inDefaults('maxPagesPerHost', '100000')),
   })
   // Every field has a prefault, so the override is complete; the test of an
   // empty file's defaults pins that (a cast cannot).
@@ -150,6 +162,7 @@ const domainEntryObject = z.strictObject({
     })
     .optional()
     .describe(`${TEXT.hostFailures} Each sub-field falls back to defaults.hostFailures on its own.`),
+  maxPagesPerHost: integer(1).optional().describe(inEntry('maxPagesPerHost', 'maxPagesPerHost')),
 });
 
 const domainEntrySchema = domainEntryObject.transform(toPolicyOverride);

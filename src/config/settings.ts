@@ -186,6 +186,10 @@ export interface CliOverrides {
   links?: boolean;
   /** `--allow-private`: lift the SSRF guard (replaces `allowPrivate`). */
   allowPrivate?: boolean;
+  /** `--max-queued` (>= 1): replaces `maxQueued`. */
+  maxQueued?: string | number;
+  /** `--max-pages-per-host` (>= 1): replaces `defaults.maxPagesPerHost`, so a domain entry's own value still wins. */
+  maxPagesPerHost?: string | number;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -204,6 +208,8 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   emitSkipped: '--emit-skipped',
   links: '--links',
   allowPrivate: '--allow-private',
+  maxQueued: '--max-queued',
+  maxPagesPerHost: '--max-pages-per-host',
 };
 
 /** "16" → 16 so integer flags get the same range checks and messages as the file; "abc" stays "abc". */
@@ -228,6 +234,8 @@ const cliSchema = z.object({
   emitSkipped: fieldSchemas.boolean().optional(),
   links: fieldSchemas.boolean().optional(),
   allowPrivate: fieldSchemas.boolean().optional(),
+  maxQueued: intFlag(1),
+  maxPagesPerHost: intFlag(1),
 });
 
 function parseFlags(cli: CliOverrides) {
@@ -250,6 +258,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     ...base.defaults,
     ...(flags.rate !== undefined && { rate: flags.rate }),
     ...(flags.hostConcurrency !== undefined && { concurrency: flags.hostConcurrency }),
+    ...(flags.maxPagesPerHost !== undefined && { maxPagesPerHost: flags.maxPagesPerHost }),
   };
   // --timeout says nothing about the total deadline: the file's stays, raised to the flag if shorter.
   const timeouts =
@@ -260,8 +269,10 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     userAgent: flags.userAgent ?? base.userAgent ?? DEFAULT_USER_AGENT,
     concurrency: flags.concurrency ?? base.concurrency,
     hostKey: base.hostKey,
-    maxDepth: flags.maxDepth ?? base.maxDepth ?? Infinity,
+    maxDepth: flags.maxDepth ?? base.maxDepth,
     maxPages: flags.maxPages ?? base.maxPages ?? Infinity,
+    maxQueued: flags.maxQueued ?? base.maxQueued,
+    traps: { maxPathRepeats: base.traps.maxPathRepeats, maxQueryParams: base.traps.maxQueryParams, maxQueryVariants: base.traps.maxQueryVariants },
     scope: flags.scope ?? base.scope,
     include: flags.include ?? base.include,
     exclude: flags.exclude ?? base.exclude,

@@ -1,6 +1,7 @@
 /**
- * The crawl loop: decides WHAT to fetch (scope, depth, robots.txt, caps,
- * dedupe) and turns responses into records and new store entries. WHEN a
+ * The crawl loop: decides WHAT to fetch (scope, robots.txt, dedupe, and the
+ * trap defences and caps of admission.ts) and turns responses into records
+ * and new store entries. WHEN a
  * request starts is the scheduler's business; every request, robots.txt and
  * redirect hops included, goes through it. The crawl's state lives in a
  * CrawlStore (store/crawl-store.ts): URLs are claimed from it as leases and
@@ -27,9 +28,12 @@ import type { CrawlSettings, ErrorCode, HostPolicy, PageRecord, SkipReason, Skip
 import { hostKeyOf } from '../parse/url.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
-import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, type CrawlStats } from '../output/summary.js';
-import { MemoryStore, type ClaimWait, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/index.js';
+import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, hostStats, type CrawlStats } from '../output/summary.js';
+import { MemoryStore, type ClaimWait, type Cleared, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/index.js';
+import type { HostState } from '../politeness/host-state.js';
 import { settingsFingerprint } from './fingerprint.js';
+import { Admission } from './admission.js';
+import { RedirectChains } from './redirect-chains.js';
 
 export interface CrawlerOptions {
   settings: CrawlSettings;
@@ -54,6 +58,9 @@ export interface CrawlerOptions {
  */
 export const ROBOTS_TIMEOUT_MS = 10_000;
 
+/** What a robots.txt hop answers with when it would leave the crawl's scope (robots/cache.ts reads it as unavailable). */
+export const OUT_OF_SCOPE_CODE = 'OUT_OF_SCOPE';
+
 export class Crawler {
   readonly stats: CrawlStats;
   private readonly settings: CrawlSettings;
@@ -63,6 +70,13 @@ export class Crawler {
   private readonly scheduler: Scheduler<HostPolicy>;
   private readonly robots: RobotsGate;
   private inScope: ReturnType<typeof createScope>;
+  /** Scope without the include/exclude filters (they are about pages): where a robots.txt redirect may go. */
+  private robotsScope: ReturnType<typeof createScope>;
+  /** Trap defences and caps on what joins the queue. */
+  private readonly admission: Admission;
+  private readonly redirects = new RedirectChains();
+  /** When each host record's latest request left: how quiet the host was before the next one (a refusal after a long quiet is not about the pace). */
+  private readonly lastSent = new WeakMap<HostState, number>();
   /** The SSRF guard every request carries: special-purpose addresses are refused except on the seeds' hosts. */
   private guard: AddressGuard;
   private readonly slow: SlowRequests;
@@ -105,7 +119,9 @@ export class Crawler {
     this.stats = createStats(opts.clock);
     this.token = productToken(this.settings.userAgent);
     this.inScope = this.scopeFor(opts.seeds);
+    this.robotsScope = this.scopeFor(opts.seeds, false);
     this.guard = this.guardFor(opts.seeds);
+    this.admission = new Admission(this.settings, () => this.store.queued());
     this.hosts = new HostTable({
       policyFor: (key) => this.settings.policyFor(key),
       random: opts.random,
@@ -131,7 +147,7 @@ export class Crawler {
         cacheTtlMs: this.settings.robots.cacheTtlMs,
         unavailableRetries: this.settings.robots.unavailableRetries,
         unavailableRetryDelayMs: this.settings.robots.unavailableRetryDelayMs,
-        fetchOne: (url) => this.fetchRobotsHop(url),
+        fetchOne: (url, origin) => this.fetchRobotsHop(url, origin),
         records: this.store.durable ? this.store : undefined,
         onRecordError: (err) => this.fail(err),
       }),
@@ -180,7 +196,9 @@ export class Crawler {
     if (opened.resumed) {
       this.stats.resumed = 'resumed';
       // Scope follows every seed the crawl was ever given, not only this run's.
-      this.inScope = this.scopeFor([...new Set([...opened.meta.seeds, ...this.opts.seeds])]);
+      const seeds = [...new Set([...opened.meta.seeds, ...this.opts.seeds])];
+      this.inScope = this.scopeFor(seeds);
+      this.robotsScope = this.scopeFor(seeds, false);
       this.guard = this.guardFor([...opened.meta.seeds, ...this.opts.seeds]);
     }
     if (store.durable) {
@@ -233,9 +251,9 @@ export class Crawler {
     };
   }
 
-  private scopeFor(seeds: string[]): ReturnType<typeof createScope> {
+  private scopeFor(seeds: string[], filters = true): ReturnType<typeof createScope> {
     const { scope, include, exclude, maxUrlLength } = this.settings;
-    return createScope({ scope, seeds, include, exclude, maxUrlLength });
+    return filters ? createScope({ scope, seeds, include, exclude, maxUrlLength }) : createScope({ scope, seeds });
   }
 
   /** A user who typed a seed meant it: the seeds' own hosts are exempt from the SSRF guard. */
@@ -279,27 +297,54 @@ export class Crawler {
     );
   }
 
-  /** Accepts a canonical URL into the store, or records why not. */
-  private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false): void {
+  /**
+   * Accepts a canonical URL into the store, or records why not; true when it
+   * went to the store (which may still find it a repeat).
+   */
+  private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false): boolean {
     // Most links are repeats: drop them before any URL parsing (every branch below ignores a seen URL).
-    if (this.store.isSeen(url)) return;
+    if (this.store.isSeen(url)) return false;
     if (!isSeed) {
       const verdict = this.inScope(url);
       if (!verdict.ok) return this.skipOnce(url, verdict.reason, depth, parent, verdict.detail);
-      if (depth > this.settings.maxDepth) return this.skipOnce(url, 'max-depth', depth, parent);
+      const trap = this.admission.check(url, depth);
+      if (trap) return this.skipOnce(url, trap.reason, depth, parent, trap.detail);
+    } else if (url.length > this.settings.maxUrlLength) {
+      // Links meet this in the scope check; a seed meets it here (a 5 MB seed is not requested).
+      return this.skipOnce(url, 'url-too-long', depth, parent, `${url.length} characters, over the limit of ${this.settings.maxUrlLength}`);
     }
     const key = this.hostKey(url);
     if (this.hosts.isGivenUp(key)) return this.skipOnce(url, 'host-failed', depth, parent);
-    this.settle(this.store.add(url, key, { url, depth, parent, hops, attempt: 0 }), (isNew) => {
-      if (isNew) this.scheduler.wake(key);
+    const full = this.admission.reserve(url, key, isSeed);
+    if (full) {
+      // Not remembered (admission.ts): counted, and recorded with emitSkipped, each time it is found.
+      this.skip(url, full.reason, depth, parent, full.detail);
+      return false;
+    }
+    this.settle(this.add(url, key, { url, depth, parent, hops, attempt: 0 }), (isNew) => {
+      if (isNew) return this.scheduler.wake(key);
+      this.admission.release(url, key);
+      if (hops > 0) this.redirects.done(url); // a store that answers later found it a repeat after all
     });
+    return true;
   }
 
   /** Marks a URL seen and writes its skip record, the first time only. */
-  private skipOnce(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string): void {
-    this.settle(this.store.add(url, '', null), (isNew) => {
+  private skipOnce(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string): false {
+    this.settle(this.add(url, '', null), (isNew) => {
       if (isNew) this.skip(url, reason, depth, parent, detail);
     });
+    return false;
+  }
+
+  /** The store's add; a synchronous failure ends the crawl as an asynchronous one does (never a page's error). */
+  private add(url: string, key: string, entry: FrontierEntry | null): MaybePromise<boolean> {
+    try {
+      return this.store.add(url, key, entry);
+    } catch (err) {
+      this.fail(err);
+      return false;
+    }
   }
 
   /** Picks the host's next request, skipping what robots.txt forbids. Never waits. */
@@ -372,14 +417,26 @@ export class Crawler {
     });
   }
 
-  /** One robots.txt request, run as the next request of that URL's host. */
-  private fetchRobotsHop(url: string): Promise<FetchResult> {
+  /**
+   * One robots.txt request for `origin`'s file, run as the next request of
+   * that URL's host. A redirect hop out of the crawl's scope is not made: it
+   * rejects with OUT_OF_SCOPE, which the cache reads as "unavailable" (allow
+   * all, RFC 9309 §2.3.1.2–3, as for a redirect chain too long to follow).
+   */
+  private fetchRobotsHop(url: string, origin?: string): Promise<FetchResult> {
     const key = this.hostKey(url);
+    if (!this.robotsScope(url).ok) {
+      const message = `robots.txt redirects out of scope to ${url}: not followed; read as unavailable (all allowed, RFC 9309 §2.3.1.2)`;
+      const from = origin === undefined ? key : this.hostKey(origin);
+      addNote(this.stats, message, from);
+      this.opts.log?.warn(redactCredentials(`${from}: ${message}`));
+      return Promise.reject(Object.assign(new Error(message), { code: OUT_OF_SCOPE_CODE }));
+    }
     return new Promise((resolve, reject) => {
       this.scheduler.submit(key, async (ctx) => {
         countRobotsRequest(this.stats, key);
         try {
-          const { res, startedAt } = await this.send(url, ctx, {
+          const { res, startedAt, sinceLastMs } = await this.send(url, key, ctx, {
             read: 'text',
             maxBodyBytes: this.settings.robots.maxBytes,
             timeoutMs: Math.min(ROBOTS_TIMEOUT_MS, this.settings.timeouts.headersMs),
@@ -387,7 +444,7 @@ export class Crawler {
           });
           // A 429/503 on robots.txt pauses the host like any other (RobotsCache
           // treats it as unavailable and retries after its own delay too).
-          if (this.hosts.get(key).policy.throttleStatuses.includes(res.status)) this.feedback.throttled(key, res, startedAt);
+          if (this.hosts.get(key).policy.throttleStatuses.includes(res.status)) this.feedback.throttled(key, res, startedAt, sinceLastMs);
           resolve(res);
         } catch (err) {
           reject(err);
@@ -399,21 +456,34 @@ export class Crawler {
   /**
    * Performs the job's one request, reporting its real send and response times
    * to the limiter; `startedAt` is when it left, which tells a throttling
-   * answer from one to a request already in flight.
+   * answer from one to a request already in flight, and `sinceLastMs` how
+   * long after the host's previous request (Infinity: none), which tells a
+   * refusal of our pace from one that comes whatever the pace.
    */
-  private async send(url: string, ctx: JobContext, req: Pick<FetchRequest, 'read' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs'>): Promise<{ res: FetchResult; startedAt: number }> {
+  private async send(
+    url: string,
+    key: string,
+    ctx: JobContext,
+    req: Pick<FetchRequest, 'read' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs'>,
+  ): Promise<{ res: FetchResult; startedAt: number; sinceLastMs: number }> {
     let startedAt = this.clock.now();
+    let sinceLastMs = Infinity;
     const res = await this.opts.fetcher.fetch(url, {
       ...req,
       guard: this.guard,
       signal: this.abortController.signal,
       onDispatched: (at) => {
         startedAt = at;
+        // Keyed by the record: a host swept for being idle comes back as a new one, rightly quiet.
+        const host = this.hosts.get(key);
+        const last = this.lastSent.get(host);
+        if (last !== undefined) sinceLastMs = at - last;
+        if (last === undefined || at > last) this.lastSent.set(host, at);
         ctx.onDispatched(at);
       },
       onResponse: ctx.onResponse,
     });
-    return { res, startedAt };
+    return { res, startedAt, sinceLastMs };
   }
 
   /**
@@ -433,8 +503,8 @@ export class Crawler {
     if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
     let record: PageRecord;
     try {
-      const { res, startedAt } = await this.send(entry.url, ctx, { read: 'html' });
-      const action = this.feedback.answered(key, res, startedAt, !this.stopping);
+      const { res, startedAt, sinceLastMs } = await this.send(entry.url, key, ctx, { read: 'html' });
+      const action = this.feedback.answered(key, res, startedAt, !this.stopping, sinceLastMs);
       if (action === 'throttle' && this.requeueThrottled(lease, policy)) return;
       if (action === 'retry' && this.retryLater(lease, policy)) return;
       if (action === 'give-up') this.giveUpHost(key, policy);
@@ -457,6 +527,7 @@ export class Crawler {
       record = { ...base, elapsedMs: Math.round(this.clock.now() - t0), error: { code, message: errorMessage(err) } };
     }
     this.emitPage(record, key);
+    if (entry.hops > 0) this.redirects.done(entry.url);
     await this.writes;
     this.settle(this.store.complete(lease, record.error?.code ?? String(record.status)));
   }
@@ -501,31 +572,85 @@ export class Crawler {
       this.settle(this.store.complete(held, 'host-failed'));
       this.skip(held.entry.url, 'host-failed', held.entry.depth, held.entry.parent);
     }
-    this.settle(this.store.drain(key), (queued) => {
-      for (const e of queued) this.skip(e.url, 'host-failed', e.depth, e.parent);
-      const count = queued.length + (held ? 1 : 0);
+    this.skipLeft('host-failed', key, (left) => {
+      const count = left + (held ? 1 : 0);
       const message = `gave up after ${policy.hostFailureGiveUp} failures in a row; ${count} queued URL(s) skipped`;
       addNote(this.stats, message, key);
       this.opts.log?.warn(`${key}: ${message}`);
     });
   }
 
-  /** Builds the record and feeds the URLs it leads to back into the store. */
-  private follow(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
-    const out = pageOutcome(entry, res, base, {
-      maxRedirects: this.settings.maxRedirects,
-      respectNofollow: this.settings.respectNofollow,
-      emitLinks: this.settings.emitLinks,
-      userAgentToken: this.token,
+  /**
+   * Empties the store (or one host key's part of it), each URL left counting
+   * as skipped for `reason`. Per-URL records are built only when they will be
+   * written (emitSkipped, or depth 0); the rest is counted in bulk, so this
+   * costs the same whatever the size of the queue. `then` gets the number skipped.
+   */
+  private skipLeft(reason: SkipReason, key: string | undefined, then: (left: number) => void): void {
+    if (this.settings.emitSkipped) {
+      this.settle(this.store.drain(key), (left) => {
+        for (const e of left) this.skip(e.url, reason, e.depth, e.parent);
+        then(left.length);
+      });
+      return;
+    }
+    this.settle(this.store.clear(key), (cleared: Cleared) => {
+      let left = cleared.depthZero.length;
+      for (const e of cleared.depthZero) this.skip(e.url, reason, e.depth, e.parent);
+      for (const [host, n] of cleared.counts) {
+        this.skipped += n;
+        left += n;
+        hostStats(this.stats, host).skipped += n;
+        this.stats.skippedByReason.set(reason, (this.stats.skippedByReason.get(reason) ?? 0) + n);
+      }
+      then(left);
     });
+  }
+
+  /**
+   * Builds the record and feeds the URLs it leads to back into the store.
+   * Never throws: a failure in link handling is ours, not the page's, so the
+   * record stays what was fetched and the failure is reported as a note.
+   */
+  private follow(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
+    const chain = this.redirects.before(entry);
+    let out: ReturnType<typeof pageOutcome>;
+    try {
+      out = pageOutcome(entry, res, base, {
+        maxRedirects: this.settings.maxRedirects,
+        respectNofollow: this.settings.respectNofollow,
+        emitLinks: this.settings.emitLinks,
+        userAgentToken: this.token,
+        chain,
+      });
+    } catch (err) {
+      this.linksFailed(entry.url, err);
+      return { ...base, status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) };
+    }
     if (!this.stopping) {
-      for (const next of out.next) this.enqueue(next.url, next.depth, entry.url, next.hops);
-      // Not marked seen: a followed link to the same URL elsewhere still counts.
-      for (const link of out.nofollow) {
-        if (!this.store.isSeen(link)) this.skip(link, 'nofollow', entry.depth + 1, entry.url);
+      try {
+        for (const next of out.next) {
+          if (this.enqueue(next.url, next.depth, entry.url, next.hops) && next.hops > 0) this.redirects.queued(next.url, chain, entry.url);
+        }
+        // Not marked seen: a followed link to the same URL elsewhere still counts.
+        for (const link of out.nofollow) {
+          if (!this.store.isSeen(link)) this.skip(link, 'nofollow', entry.depth + 1, entry.url);
+        }
+      } catch (err) {
+        this.linksFailed(entry.url, err);
       }
     }
     return out.record;
+  }
+
+  /** Link handling threw (a bug, or a filter V8 cannot run): said once per kind of failure, never a fetch error. */
+  private linksFailed(url: string, err: unknown): void {
+    let why = errorMessage(err).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, 'invalid regular expression: ');
+    if (why.length > 200) why = `${why.slice(0, 200)}…`;
+    const note = `links not followed (our failure, not the site's): ${why}`;
+    if (this.stats.notes.includes(note)) return;
+    addNote(this.stats, note);
+    this.opts.log?.warn(redactCredentials(`${note}; first at ${url}`));
   }
 
   private emitPage(record: PageRecord, key: string): void {
@@ -537,6 +662,7 @@ export class Crawler {
 
   private skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false): void {
     this.skipped++;
+    if (this.redirects.size > 0) this.redirects.done(url);
     countSkip(this.stats, reason, this.hostKey(url));
     // A URL the user named (a seed, or where it redirects) is never dropped silently.
     if (!this.settings.emitSkipped && depth > 0 && !named) return;
@@ -582,8 +708,7 @@ export class Crawler {
       this.skip(lease.entry.url, reason, lease.entry.depth, lease.entry.parent);
     }
     this.held.clear();
-    this.settle(this.store.drain(), (left) => {
-      for (const e of left) this.skip(e.url, reason, e.depth, e.parent);
+    this.skipLeft(reason, undefined, () => {
       for (const [key, row] of this.stats.perHost) row.rate = this.feedback.describe(key, this.settings.policyFor(key));
       finishStats(this.stats, this.clock, { interrupted: this.stopping });
       if (this.stopping) this.resolveDone();

@@ -1,9 +1,10 @@
 /**
  * A short digest of the settings that decide WHICH URLs a crawl visits
- * (scope, filters, depth, host key, robots, user agent). A store keeps it with
- * the crawl so a resume or another worker can tell it runs under a different
- * crawl definition. Rates and timeouts are left out on purpose: slowing a host
- * down on resume is a normal thing to do.
+ * (scope, filters, depth, trap defences, host key, robots, user agent). A
+ * store keeps it with the crawl so a resume or another worker can tell it
+ * runs under a different crawl definition. Rates, timeouts and caps (maxPages, maxQueued,
+ * maxPagesPerHost) are left out on purpose: slowing a host down or raising a
+ * cap on resume is a normal thing to do.
  */
 import { createHash } from 'node:crypto';
 import type { CrawlSettings } from '../types.js';
@@ -16,6 +17,7 @@ export function settingsFingerprint(s: CrawlSettings): string {
     include: s.include.map(String),
     exclude: s.exclude.map(String),
     maxDepth: s.maxDepth === Infinity ? null : s.maxDepth,
+    traps: s.traps,
     maxUrlLength: s.maxUrlLength,
     maxRedirects: s.maxRedirects,
     robots: s.robots.enabled,

@@ -18,6 +18,8 @@ export interface OutcomeOptions {
   emitLinks: boolean;
   /** Our robots product token, for `<meta name="TOKEN">` and `X-Robots-Tag: TOKEN: …`. */
   userAgentToken: string;
+  /** The URLs of the redirect chain that led to this one, first hop first: a redirect back to one of them (or to itself) is a loop. @default none */
+  chain?: readonly string[];
 }
 
 export interface PageOutcome {
@@ -37,6 +39,10 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     if (target === null) {
       record.location = res.location;
       record.error = { code: 'REDIRECT_INVALID', message: `unusable redirect target ${JSON.stringify(res.location)}` };
+    } else if (target === entry.url || (opts.chain !== undefined && opts.chain.includes(target))) {
+      // Seen already, and by this very chain: following it would end quietly at the dedupe.
+      record.location = target;
+      record.error = { code: 'REDIRECT_LOOP', message: `redirects back to ${target}, already in its own redirect chain` };
     } else if (entry.hops + 1 > opts.maxRedirects) {
       record.location = target;
       record.error = { code: 'REDIRECT_LIMIT', message: `more than ${opts.maxRedirects} redirects in a row` };

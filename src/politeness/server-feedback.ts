@@ -16,7 +16,7 @@
  */
 import type { Clock } from '../clock.js';
 import { backoffDelay } from './backoff.js';
-import { describeRate, initialFeedback, onFailure, onSuccess, onThrottle } from './adaptive-rate.js';
+import { describeRate, initialFeedback, isQuiet, onFailure, onSuccess, onThrottle } from './adaptive-rate.js';
 import type { HostTable } from './host-state.js';
 import { paceForBudget, parseRateLimit } from './rate-limit-headers.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -54,14 +54,15 @@ export class HostFeedback {
   }
 
   /**
-   * An answer to a page request started at `startedAt`: classifies it and
-   * feeds it into the host's state. With `retrying` false (the crawl is
-   * stopping) a failure is final and not counted against the host.
+   * An answer to a page request started at `startedAt`, `sinceLastMs` after
+   * the host's previous request (Infinity: none): classifies it and feeds it
+   * into the host's state. With `retrying` false (the crawl is stopping) a
+   * failure is final and not counted against the host.
    */
-  answered(key: string, res: ResponseLike, startedAt: number, retrying = true): Action {
+  answered(key: string, res: ResponseLike, startedAt: number, retrying = true, sinceLastMs = 0): Action {
     const { policy } = this.opts.hosts.get(key);
     if (policy.throttleStatuses.includes(res.status)) {
-      this.throttled(key, res, startedAt);
+      this.throttled(key, res, startedAt, sinceLastMs);
       return 'throttle';
     }
     if (policy.retryStatuses.includes(res.status)) return retrying ? this.failure(key) : 'final';
@@ -86,17 +87,21 @@ export class HostFeedback {
 
   /**
    * A throttling answer (a status in `throttleStatuses`) to a request started
-   * at `startedAt`: pause the host until Retry-After (capped) or a backoff,
-   * and lower its rate once per burst. Returns the pause in ms.
+   * at `startedAt`, `sinceLastMs` after the host's previous request: pause
+   * the host until Retry-After (capped) or a backoff, and lower its rate once
+   * per burst, unless the refusal came whatever the pace (adaptive-rate.ts).
+   * Returns the pause in ms.
    */
-  throttled(key: string, res: ResponseLike, startedAt: number): number {
+  throttled(key: string, res: ResponseLike, startedAt: number, sinceLastMs = 0): number {
     const { clock } = this.opts;
     const now = clock.now();
     const host = this.opts.hosts.get(key);
     const { policy, limiter } = host;
-    const { state, newEvent } = onThrottle(host.feedback ?? initialFeedback(), now, startedAt, policy.adaptive);
+    const quiet = isQuiet(sinceLastMs, limiter.effectiveIntervalMs(startedAt));
+    const { state, newEvent } = onThrottle(host.feedback ?? initialFeedback(), now, startedAt, policy.adaptive, quiet);
     host.feedback = state;
     if (newEvent) limiter.setRateFactor(state.factor);
+    if (newEvent && quiet) this.opts.note(key, `answered ${res.status} to a request sent after a long quiet: refusals that come whatever the pace pause the host but do not lower its rate`);
     const announced = parseRetryAfter(res.headers['retry-after'], { now: clock.wallNow(), date: res.headers['date'] ?? null });
     let pauseMs: number;
     if (announced) {

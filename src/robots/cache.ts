@@ -23,6 +23,13 @@
  *   (`PRIVATE_ADDRESS`) is not fetched at all and counts like an unusable
  *   redirect (allow-all): the host's pages meet the same guard and are
  *   skipped as `private-address`, so nothing is fetched from it either way.
+ * - A redirect hop the crawl will not make because it leaves the crawl's
+ *   scope (`OUT_OF_SCOPE`, refused by `fetchOne`): RFC 9309 §2.3.1.2 asks
+ *   crawlers to follow robots.txt redirects "even across authorities", but
+ *   as a SHOULD; a crawl told to stay on its hosts does not send requests to
+ *   others for them. The file was not reached, which the RFC lets us read as
+ *   "unavailable" (§2.3.1.2 says so of a chain too long to follow; §2.3.1.3:
+ *   then any resource may be accessed), as for an unusable Location.
  * Time comes from the injected clock only.
  *
  * With a `records` store (a durable or shared CrawlStore), an origin missing
@@ -48,8 +55,13 @@ export interface RobotsCacheOptions {
   unavailableRetries: number;
   /** Delay before the first retry in ms; each further retry waits twice as long. */
   unavailableRetryDelayMs: number;
-  /** Performs ONE request for a robots.txt URL (no redirect following) through that URL's host limits. May reject with an Error carrying a string `code`. */
-  fetchOne(url: string): Promise<RobotsResponse>;
+  /**
+   * Performs ONE request for a robots.txt URL (no redirect following) through
+   * that URL's host limits; `origin` is the origin whose robots.txt it is (the
+   * URL differs after a redirect). May reject with an Error carrying a string
+   * `code` (LOCAL_RESOURCE, PRIVATE_ADDRESS, OUT_OF_SCOPE are read specially).
+   */
+  fetchOne(url: string, origin: string): Promise<RobotsResponse>;
   /** Keeps outcomes beyond this process. @default none (memory only) */
   records?: RobotsRecordStore;
   /** Called when the records store fails to keep an outcome (the crawl cannot trust its store then). @default ignored */
@@ -225,11 +237,12 @@ export class RobotsCache {
       const where = url === first ? 'robots.txt' : `robots.txt (via redirect to ${url})`;
       let res: RobotsResponse;
       try {
-        res = await this.opts.fetchOne(url);
+        res = await this.opts.fetchOne(url, origin);
       } catch (err) {
         const code = errorCode(err);
         if (code === 'LOCAL_RESOURCE') return this.retryLocal(`${where} not fetched yet: out of a local resource (not the server's fault)`, entry);
         if (code === 'PRIVATE_ADDRESS') return this.allowAll(`${where} not fetched: its address is refused (private-address)`);
+        if (code === 'OUT_OF_SCOPE') return this.allowAll(`${where} not fetched: out of the crawl's scope (read as unavailable, RFC 9309 §2.3.1.2)`);
         return { kind: 'unreachable', reason: `${where} could not be fetched: ${code}` };
       }
       const { status } = res;

@@ -104,6 +104,14 @@ export interface StoreCounts {
 
 export type CounterName = 'started';
 
+/** What `clear` removed: counts, and only the entries whose records are always written. */
+export interface Cleared {
+  /** Entries removed per host key, not counting those in `depthZero`; hosts with none are left out. */
+  counts: Array<[key: string, removed: number]>;
+  /** The removed entries of depth 0 (seeds, and where they redirect): a crawl writes their records whatever its settings. */
+  depthZero: FrontierEntry[];
+}
+
 /** `claim`'s answer when the store's own politeness forbids a start before `notBefore` (the caller's clock). */
 export interface ClaimWait {
   readonly notBefore: number;
@@ -151,6 +159,13 @@ export interface CrawlStore {
   nextDueAt(): number;
   /** Removes and returns every queued and delayed entry of one host, or of all hosts. Leases stay. */
   drain(key?: string): MaybePromise<FrontierEntry[]>;
+  /**
+   * Removes what `drain` would, but answers with counts per host and only the
+   * depth-0 entries: what a stop or a given-up host costs must not grow with
+   * the queue (no object per entry removed). Leases stay; what was removed
+   * stays seen.
+   */
+  clear(key?: string): MaybePromise<Cleared>;
   /** Due entries queued for one host, or for all. */
   queued(key?: string): number;
   /** Host keys with due entries queued (a resumed crawl wakes them). */

@@ -39,6 +39,9 @@ function pack(e: FrontierEntry): number {
   return ((e.depth * SMALL + e.hops) * SMALL + e.attempt) * SMALL + throttles;
 }
 
+/** Packed numbers below this have depth 0 (depth is the highest field). */
+const DEPTH_ONE = SMALL * SMALL * SMALL;
+
 function isSmall(n: number): boolean {
   return Number.isInteger(n) && n >= 0 && n < SMALL;
 }
@@ -80,6 +83,12 @@ class Chunk {
     return typeof stored === 'string' ? unpack(stored, this.parents[i]!, this.meta[i]!) : { ...stored };
   }
 
+  /** Whether the entry in slot `i` has depth 0, without rebuilding it. */
+  isDepthZero(i: number): boolean {
+    const packed = this.meta[i]!;
+    return packed === -1 ? (this.urls[i] as FrontierEntry).depth === 0 : packed < DEPTH_ONE;
+  }
+
   clear(i: number): void {
     this.urls[i] = undefined;
     this.parents[i] = null;
@@ -94,8 +103,11 @@ class EntryQueue {
   private headIndex = 0;
   private tailIndex = 0;
   length = 0;
+  /** Entries of depth 0 queued (seeds and where they redirect): clearing a queue without them touches none of its entries. */
+  private zeroDepth = 0;
 
   push(e: FrontierEntry): void {
+    if (e.depth === 0) this.zeroDepth++;
     if (this.tailIndex === this.tail.size) {
       const chunk = new Chunk(Math.min(this.tail.size * 2, MAX_CHUNK));
       this.tail.next = chunk;
@@ -107,6 +119,7 @@ class EntryQueue {
   }
 
   unshift(e: FrontierEntry): void {
+    if (e.depth === 0) this.zeroDepth++;
     if (this.headIndex === 0) {
       const chunk = new Chunk(MIN_CHUNK);
       chunk.next = this.head;
@@ -126,6 +139,7 @@ class EntryQueue {
     const e = this.head.get(this.headIndex);
     this.head.clear(this.headIndex++);
     this.length--;
+    if (e.depth === 0) this.zeroDepth--;
     // A queue that runs dry is dropped by its frontier, never refilled, so
     // an exhausted last chunk needs no reset.
     if (this.headIndex === this.head.size && this.head.next !== null) {
@@ -138,6 +152,22 @@ class EntryQueue {
   drain(): FrontierEntry[] {
     const out: FrontierEntry[] = [];
     while (this.length > 0) out.push(this.shift()!);
+    return out;
+  }
+
+  /** The depth-0 entries, in queue order; the others are neither rebuilt nor visited once all of these are found. */
+  depthZero(): FrontierEntry[] {
+    const out: FrontierEntry[] = [];
+    let chunk = this.head;
+    let i = this.headIndex;
+    for (let left = this.length; left > 0 && out.length < this.zeroDepth; left--) {
+      if (i === chunk.size) {
+        chunk = chunk.next!;
+        i = 0;
+      }
+      if (chunk.isDepthZero(i)) out.push(chunk.get(i));
+      i++;
+    }
     return out;
   }
 }
@@ -194,6 +224,15 @@ export class MemoryFrontier {
     const out = q.drain();
     this.total -= out.length;
     return out;
+  }
+
+  /** Empties one host's queue at once: how many entries it held, and those of depth 0. */
+  clear(hostKey: string): { removed: number; depthZero: FrontierEntry[] } {
+    const q = this.queues.get(hostKey);
+    if (!q) return { removed: 0, depthZero: [] };
+    this.queues.delete(hostKey);
+    this.total -= q.length;
+    return { removed: q.length, depthZero: q.depthZero() };
   }
 
   seenCount(): number {

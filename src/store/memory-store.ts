@@ -8,7 +8,7 @@
  */
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
 import { MemoryFrontier } from './memory-frontier.js';
 import { TimeHeap } from './time-heap.js';
 
@@ -86,9 +86,29 @@ export class MemoryStore implements CrawlStore {
       return out;
     }
     const out: FrontierEntry[] = [];
-    for (const k of [...this.frontier.hosts()]) out.push(...this.frontier.drain(k));
+    // One push per entry: push(...queue) passes one argument per URL and overflows the stack on a big queue.
+    for (const k of [...this.frontier.hosts()]) for (const e of this.frontier.drain(k)) out.push(e);
     for (const d of this.delayed.drain()) out.push(d.entry);
     return out;
+  }
+
+  /** Drops whole queues: a time per host (and per delayed entry), not per queued URL, unless the queue holds depth-0 entries. */
+  clear(key?: string): Cleared {
+    const counts = new Map<string, number>();
+    const depthZero: FrontierEntry[] = [];
+    for (const k of key === undefined ? [...this.frontier.hosts()] : [key]) {
+      const cleared = this.frontier.clear(k);
+      if (cleared.removed > cleared.depthZero.length) counts.set(k, cleared.removed - cleared.depthZero.length);
+      for (const e of cleared.depthZero) depthZero.push(e);
+    }
+    if (this.delayed.size > 0) {
+      const removed = key === undefined ? this.delayed.drain() : this.delayed.removeWhere((d) => d.key === key);
+      for (const d of removed) {
+        if (d.entry.depth === 0) depthZero.push(d.entry);
+        else counts.set(d.key, (counts.get(d.key) ?? 0) + 1);
+      }
+    }
+    return { counts: [...counts], depthZero };
   }
 
   queued(key?: string): number {

@@ -287,6 +287,57 @@ return view(out)
 `;
 
 /**
+ * CLEAR(P, host or '' for all) → VIEW, n, then n host, count pairs, then the
+ * entries of depth 0. Removes what DRAIN would, but sends back counts (per
+ * host, depth-0 entries not counted) and only the depth-0 entries (seeds and
+ * where they redirect), read in slices so no reply grows with the queue.
+ */
+const CLEAR = `
+local only = ARGV[2]
+local counts, zero = {}, {}
+local function is_zero(entry) return string.find(entry, '"depth":0[,}]') ~= nil end
+local hosts = only == '' and redis.call('SMEMBERS', P .. 'work') or { only }
+local queued = 0
+for _, host in ipairs(hosts) do
+  local q = qkey(host)
+  local n = redis.call('LLEN', q)
+  local kept = 0
+  for from = 0, n - 1, 1000 do
+    for _, entry in ipairs(redis.call('LRANGE', q, from, from + 999)) do
+      if is_zero(entry) then
+        zero[#zero + 1] = entry
+        kept = kept + 1
+      end
+    end
+  end
+  if n > kept then counts[host] = (counts[host] or 0) + n - kept end
+  queued = queued + n
+  redis.call('DEL', q)
+  redis.call('SREM', P .. 'work', host)
+end
+bump('queued', -queued)
+local delayed = 0
+for _, member in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
+  local host, entry = split(member)
+  if only == '' or host == only then
+    if is_zero(entry) then zero[#zero + 1] = entry else counts[host] = (counts[host] or 0) + 1 end
+    redis.call('ZREM', P .. 'delayed', member)
+    delayed = delayed + 1
+  end
+end
+bump('delayed', -delayed)
+local pairs_out = {}
+for host, n in pairs(counts) do
+  pairs_out[#pairs_out + 1] = host
+  pairs_out[#pairs_out + 1] = n
+end
+local out = { #pairs_out / 2 }
+for i = 1, #pairs_out do out[#out + 1] = pairs_out[i] end
+for i = 1, #zero do out[#out + 1] = zero[i] end
+return view(out)
+`;
+
+/**
  * REAP(P, limit) → VIEW, now, number given back. Leases past their expiry
  * (their worker died, or stopped renewing) go back to the heads of their
  * queues, and their hosts' in-flight counts drop.
@@ -381,6 +432,7 @@ export const SCRIPTS = {
   release: RELEASE,
   promote: PROMOTE,
   drain: DRAIN,
+  clear: CLEAR,
   reap: REAP,
   renew: RENEW,
   saveHost: SAVE_HOST,

@@ -68,7 +68,7 @@ import { randomUUID } from 'node:crypto';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { ClaimWait, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
 import { SCRIPTS, scriptSource, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { SeenSet } from './seen-set.js';
 
@@ -305,6 +305,16 @@ export class RedisStore implements CrawlStore {
     if (key === undefined) this.perHost.clear();
     else this.perHost.delete(key);
     return rest.map((e) => JSON.parse(String(e)) as FrontierEntry);
+  }
+
+  async clear(key?: string): Promise<Cleared> {
+    const rest = this.applyView(await this.run('clear', [key ?? '']));
+    if (key === undefined) this.perHost.clear();
+    else this.perHost.delete(key);
+    const n = Number(rest[0]);
+    const counts: Array<[string, number]> = [];
+    for (let i = 0; i < n; i++) counts.push([String(rest[1 + 2 * i]), Number(rest[2 + 2 * i])]);
+    return { counts, depthZero: rest.slice(1 + 2 * n).map((e) => JSON.parse(String(e)) as FrontierEntry) };
   }
 
   queued(key?: string): number {

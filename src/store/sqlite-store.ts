@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
 
 /** Bumped when the file layout changes; a file with another version is refused. */
@@ -190,6 +190,10 @@ export class SqliteStore implements CrawlStore {
       drainHost: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles FROM urls WHERE host = ? AND state IN (1, 2) ORDER BY state, pos, due'),
       drainAll: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles FROM urls WHERE state IN (1, 2) ORDER BY host, state, pos, due'),
       markDone: p('UPDATE urls SET state = 4 WHERE host = ? AND state IN (1, 2)'),
+      countHost: p('SELECT host, state, count(*) AS n, sum(depth = 0) AS zero FROM urls WHERE host = ? AND state IN (1, 2) GROUP BY state'),
+      countAll: p('SELECT host, state, count(*) AS n, sum(depth = 0) AS zero FROM urls WHERE state IN (1, 2) GROUP BY host, state'),
+      zeroHost: p('SELECT id, url, host, depth, parent, hops, attempt, throttles FROM urls WHERE host = ? AND state IN (1, 2) AND depth = 0 ORDER BY state, pos, due'),
+      zeroAll: p('SELECT id, url, host, depth, parent, hops, attempt, throttles FROM urls WHERE state IN (1, 2) AND depth = 0 ORDER BY host, state, pos, due'),
       markAllDone: p('UPDATE urls SET state = 4 WHERE state IN (1, 2)'),
       putHost: p('INSERT INTO hosts (key, saved) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET saved = excluded.saved'),
       putRobots: p('INSERT INTO robots (origin, record) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET record = excluded.record'),
@@ -359,6 +363,23 @@ export class SqliteStore implements CrawlStore {
     this.refreshNextDue();
     this.touch();
     return rows.map(toEntry);
+  }
+
+  /** Counts in SQL and marks the rows done; only depth-0 rows are read out. */
+  clear(key?: string): Cleared {
+    const groups = (key === undefined ? this.q.countAll!.all() : this.q.countHost!.all(key)) as Array<{ host: string; state: number; n: number; zero: number }>;
+    const depthZero = ((key === undefined ? this.q.zeroAll!.all() : this.q.zeroHost!.all(key)) as UrlRow[]).map(toEntry);
+    if (key === undefined) this.q.markAllDone!.run();
+    else this.q.markDone!.run(key);
+    const counts = new Map<string, number>();
+    for (const { host, state, n, zero } of groups) {
+      if (state === UrlState.Queued) this.bump(host, -n);
+      else this.totals.delayed -= n;
+      if (n > zero) counts.set(host, (counts.get(host) ?? 0) + n - zero);
+    }
+    this.refreshNextDue();
+    this.touch();
+    return { counts: [...counts], depthZero };
   }
 
   queued(key?: string): number {

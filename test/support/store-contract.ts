@@ -143,6 +143,51 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       await store.complete(leased);
     });
 
+    it('clears one host (queued and delayed) or everything, answering with counts and only the depth-0 entries; leases stay', async () => {
+      const store = await open();
+      const add = (url: string, key: string, extra: Partial<FrontierEntry> = {}) => store.add(url, key, entry(url, extra));
+      await add('http://a.example/0', 'a', { depth: 0, parent: null });
+      await add('http://a.example/1', 'a');
+      await add('http://a.example/2', 'a');
+      await add('http://a.example/3', 'a', { depth: 0, parent: null });
+      await add('http://b.example/0', 'b', { depth: 0, hops: 1, parent: 'http://a.example/0' });
+      await add('http://b.example/1', 'b', { depth: 2 });
+      await add('http://b.example/2', 'b');
+      const leased = (await store.claim('a', 0))!; // a/0, a seed: a lease stays
+      const bDelayed = (await store.claim('b', 0))!;
+      await store.release(bDelayed, { ...bDelayed.entry, attempt: 1 }, 9_000);
+      const aDelayed = (await store.claim('a', 0))!;
+      await store.release(aDelayed, aDelayed.entry, 8_000);
+      expect(store.counts()).toEqual({ queued: 4, delayed: 2, leased: 1, seen: 7 });
+
+      const a = await store.clear('a');
+      expect(a.counts).toEqual([['a', 2]]); // a/1 (delayed) and a/2
+      expect(a.depthZero).toEqual([entry('http://a.example/3', { depth: 0, parent: null })]);
+      expect(store.counts()).toEqual({ queued: 2, delayed: 1, leased: 1, seen: 7 });
+      expect(store.queued('a')).toBe(0);
+      expect(store.nextDueAt()).toBe(9_000);
+
+      const all = await store.clear();
+      expect(all.counts).toEqual([['b', 2]]);
+      expect(all.depthZero).toEqual([entry('http://b.example/0', { depth: 0, hops: 1, attempt: 1, parent: 'http://a.example/0' })]);
+      expect(store.counts()).toEqual({ queued: 0, delayed: 0, leased: 1, seen: 7 });
+      expect(store.nextDueAt()).toBe(Infinity);
+      expect([...store.hostsWithWork()]).toEqual([]);
+      expect(await store.claim('b', 0)).toBeUndefined();
+      expect(await store.add('http://b.example/1', 'b', entry('http://b.example/1'))).toBe(false); // cleared stays seen
+      await store.complete(leased);
+      expect(await store.clear()).toEqual({ counts: [], depthZero: [] });
+    });
+
+    it('clears many entries as counts alone', async () => {
+      const store = await open();
+      for (let i = 0; i < 300; i++) await store.add(`http://c.example/${i}`, i % 3 === 0 ? 'c' : 'd', entry(`http://c.example/${i}`, { depth: 1 + (i % 5) }));
+      const cleared = await store.clear();
+      expect(cleared.depthZero).toEqual([]);
+      expect([...cleared.counts].sort()).toEqual([['c', 100], ['d', 200]]);
+      expect(store.counts()).toMatchObject({ queued: 0, delayed: 0 });
+    });
+
     it('counts what caps depend on', async () => {
       const store = await open();
       expect(store.counter('started')).toBe(0);

@@ -12,12 +12,24 @@
  * fetches, which go first), and the `WorkSource` (the crawl loop, which
  * claims from its store), asked for a job only at the moment the host can
  * start one. Per-host state lives in the shared HostTable.
+ *
+ * Cost per decision, with H hosts known: `wake` and taking the next ready
+ * host are O(1) (a ring-buffer queue, never `Array#shift`, which copies a
+ * large array and made one pass over 100,000 seeded hosts quadratic);
+ * filing a host under its wake time and popping the earliest are O(log H)
+ * (TimeHeap); `pendingJobs` is a counter, O(1). A pass visits at most
+ * MAX_VISITS_PER_PASS hosts, hosts with an internal job first, so the first
+ * requests of a broad crawl leave after O(1) work, not after one visit to
+ * every seeded host. Only `hostsSnapshot`
+ * (progress, a few times a second) and the sweep (at most every 30 s) walk
+ * every host.
  */
 import type { Clock } from '../clock.js';
 import { DueTimer } from './due-timer.js';
 import type { HostLimiter, LimiterPolicy, StartTicket } from '../politeness/host-limiter.js';
 import { HostTable, type HostState, type Job, type JobContext } from '../politeness/host-state.js';
 import { TimeHeap } from '../store/time-heap.js';
+import { KeyQueue } from './key-queue.js';
 
 export type { Job, JobContext } from '../politeness/host-state.js';
 
@@ -51,11 +63,19 @@ export interface SchedulerOptions<P extends LimiterPolicy = LimiterPolicy> {
 type HostSlot = HostState<LimiterPolicy>;
 
 const SWEEP_EVERY_MS = 30_000;
+/** Hosts one pump pass visits at most before yielding to the event loop. */
+const MAX_VISITS_PER_PASS = 1_024;
 
 export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   private readonly hosts: HostTable<P>;
   private readonly heap = new TimeHeap<string>();
-  private readonly ready: string[] = [];
+  private readonly ready = new KeyQueue();
+  /** Hosts with an internal job (robots.txt) submitted: visited before `ready`, so a broad start-up's robots.txt requests do not wait behind every other seeded host. */
+  private readonly urgent = new KeyQueue();
+  private readonly urgentSet = new Set<string>();
+  private immediateQueued = false;
+  /** Internal jobs submitted and not started yet, across all hosts. */
+  private queuedJobs = 0;
   private readonly readySet = new Set<string>();
   /** Jobs running: the global slots in use. A job starts only when one is free, so nothing ever waits for a slot. */
   private running = 0;
@@ -79,15 +99,17 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
 
   /** Internal jobs waiting for their host. */
   get pendingJobs(): number {
-    let n = 0;
-    for (const slot of this.hosts.values()) n += slot.jobs.length;
-    return n;
+    return this.queuedJobs;
   }
 
   /** Runs `job` as the next request to `key`, through that host's limits. */
   submit(key: string, job: Job): void {
     this.hosts.get(key).jobs.push(job);
-    this.wake(key);
+    this.queuedJobs++;
+    if (this.stopped || this.urgentSet.has(key)) return;
+    this.urgentSet.add(key);
+    this.urgent.push(key);
+    this.schedulePump();
   }
 
   /** The host may have new work or changed state: re-check it soon. */
@@ -136,6 +158,15 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     });
   }
 
+  private scheduleImmediatePump(): void {
+    if (this.immediateQueued || this.stopped) return;
+    this.immediateQueued = true;
+    setImmediate(() => {
+      this.immediateQueued = false;
+      this.pump();
+    });
+  }
+
   private pump(): void {
     if (this.stopped) return;
     const { clock } = this.opts;
@@ -149,14 +180,25 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
         this.ready.push(key);
       }
     }
+    while (this.urgent.length > 0 && this.running < this.opts.concurrency) {
+      const key = this.urgent.shift();
+      this.urgentSet.delete(key);
+      this.visit(key, now);
+    }
     // Each ready host gets at most one start per pass; hosts still ready go to the back (round-robin).
-    let budget = this.ready.length;
+    // A pass visits at most MAX_VISITS_PER_PASS hosts, then lets I/O and the robots.txt loads it began
+    // run: a pass over 100,000 seeded hosts took a second before the first request could leave.
+    const capped = this.ready.length > MAX_VISITS_PER_PASS;
+    let budget = capped ? MAX_VISITS_PER_PASS : this.ready.length;
     while (budget-- > 0 && this.running < this.opts.concurrency && this.ready.length > 0) {
-      const key = this.ready.shift()!;
+      const key = this.ready.shift();
       this.readySet.delete(key);
       this.visit(key, now);
     }
-    if (this.ready.length > 0 && this.running < this.opts.concurrency) this.schedulePump();
+    if (this.running < this.opts.concurrency) {
+      if (this.urgent.length > 0 || (this.ready.length > 0 && !capped)) this.schedulePump();
+      else if (this.ready.length > 0) this.scheduleImmediatePump();
+    }
     if (now - this.lastSweep > SWEEP_EVERY_MS) this.sweep(now);
     this.timer.armAt(this.heap.peekTime());
     this.opts.onSettle?.();
@@ -170,15 +212,21 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
       if (readyAt !== Infinity && (slot.jobs.length > 0 || this.opts.source.hasWork(key))) this.sleepUntil(key, slot, readyAt);
       return; // Infinity: a running request's release will wake it
     }
-    let job: Job | undefined = slot.jobs.shift();
-    if (!job) {
+    let job: Job | undefined = slot.jobs.length > 0 ? slot.jobs.shift() : undefined;
+    if (job) this.queuedJobs--;
+    else {
       const taken = this.opts.source.take(key, now);
-      if (taken === null) return;
-      if (typeof taken !== 'function') {
-        if (taken.notBefore !== Infinity) this.sleepUntil(key, slot, Math.max(taken.notBefore, now + 1));
+      if (typeof taken === 'function') job = taken;
+      else if (slot.jobs.length > 0) {
+        // Taking submitted an internal job for this host (its robots.txt): run it now,
+        // as the host's next visit would. Nothing has started since readyAt said go.
+        // Otherwise a broad start-up visited every seeded host once before its first request.
+        job = slot.jobs.shift()!;
+        this.queuedJobs--;
+      } else {
+        if (taken !== null && taken.notBefore !== Infinity) this.sleepUntil(key, slot, Math.max(taken.notBefore, now + 1));
         return;
       }
-      job = taken;
     }
     this.start(key, slot, job, now);
     // Back of the round-robin: the next pass starts another request if the

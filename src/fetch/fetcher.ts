@@ -28,6 +28,7 @@ import { findRefusal, guardedConnector, type AddressGuard } from './address-guar
 import { decodeBody, parseContentType } from './charset.js';
 import type { Clock, Timer } from '../clock.js';
 import { Exchange, type IncomingHttpHeaders } from './exchange.js';
+import { cachedLookup, DNS_CACHE_DEFAULTS, type DnsCacheOptions } from './dns-cache.js';
 import { classifyError, FetchError, LOCAL_RESOURCE_CODES, TOTAL_TIMEOUT_CODE } from './fetch-error.js';
 import { redactCredentials } from './redact.js';
 import type { ErrorCode } from '../types.js';
@@ -48,8 +49,12 @@ export interface FetcherOptions {
   clock: Clock;
   /** Max sockets per origin in the keep-alive pool (the scheduler limits concurrency itself). @default 64 */
   connectionsPerOrigin?: number;
-  /** Resolves host names (tests map names to chosen addresses). @default lookupWithLocalhost */
+  /** Resolves host names (tests map names to chosen addresses). @default lookupWithLocalhost, its answers cached (dns-cache.ts) */
   lookup?: LookupFunction;
+  /** Idle keep-alive sockets, and with them the origin's pool, close after this long. @default IDLE_ORIGIN_MS (4 s) */
+  idleOriginMs?: number;
+  /** How long resolved addresses (and failures) are reused; `false`: ask the resolver at every connect. @default DNS_CACHE_DEFAULTS with the default resolver; `false` when `lookup` is given */
+  dnsCache?: Partial<DnsCacheOptions> | false;
 }
 
 export interface FetchRequest {
@@ -163,28 +168,43 @@ function validate(opts: FetcherOptions): void {
   expect(Number.isSafeInteger(opts.maxBodyBytes) && opts.maxBodyBytes >= 0, 'maxBodyBytes', 'an integer from 0 and up', opts.maxBodyBytes);
   const perOrigin = opts.connectionsPerOrigin;
   expect(perOrigin === undefined || (Number.isSafeInteger(perOrigin) && perOrigin >= 1), 'connectionsPerOrigin', 'an integer from 1 and up', perOrigin);
+  const idle = opts.idleOriginMs;
+  expect(idle === undefined || (Number.isFinite(idle) && idle > 0), 'idleOriginMs', 'a positive number of milliseconds', idle);
 }
 
 /**
- * undici keeps an idle socket open for as long as the server's Keep-Alive
- * hint says, up to 10 minutes by default. A broad crawl touches thousands of
- * origins, and sockets parked for minutes add up to the process's file
- * descriptor limit (EMFILE); a minute is plenty for the next request of a
- * polite crawl.
+ * How long an origin with nothing in flight keeps its keep-alive sockets,
+ * whatever the server's Keep-Alive hint says (undici would keep them up to
+ * 10 minutes). undici's Agent keeps one Pool per origin and drops it when
+ * its last socket closes, so this is also how long an idle origin's pool
+ * lives: ~30 KB of heap and a file descriptor per origin while open
+ * (bench/host-memory-probe.js), nothing after. A broad crawl touches
+ * thousands of origins; pools kept for a minute held most of the memory of
+ * the hosts it had finished with. 4 s spans the next request of any host
+ * at 1/s or faster (the default rate); slower hosts reconnect.
  */
-const KEEP_ALIVE_MAX_MS = 60_000;
+export const IDLE_ORIGIN_MS = 4_000;
 
 /** Creates a fetcher with its own keep-alive pool(s). Options are validated here, once. */
 export function createFetcher(opts: FetcherOptions): Fetcher {
   validate(opts);
   const { clock, timeouts } = opts;
-  const lookup = opts.lookup ?? lookupWithLocalhost;
+  // One cache for every pool: resolved once per host for the crawl, under
+  // the guard, which still judges every address of every connect.
+  // A resolver passed in is asked at every connect unless `dnsCache` says otherwise (tests rebind names between requests).
+  const caching = opts.dnsCache !== undefined ? opts.dnsCache !== false : opts.lookup === undefined;
+  const base = opts.lookup ?? lookupWithLocalhost;
+  const lookup = caching ? cachedLookup(base, { now: () => clock.now(), ...DNS_CACHE_DEFAULTS, ...(opts.dnsCache || {}) }) : base;
+  const idleMs = opts.idleOriginMs ?? IDLE_ORIGIN_MS;
   const newAgent = (guard: AddressGuard | undefined) =>
     new Agent({
       connections: opts.connectionsPerOrigin ?? 64,
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
-      keepAliveMaxTimeout: KEEP_ALIVE_MAX_MS,
+      keepAliveTimeout: idleMs,
+      keepAliveMaxTimeout: idleMs,
+      // Server hints are shortened by this much (a socket the server is about to close is not reused); undici's 2 s would leave nothing of a 4 s cap.
+      keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
       connect: guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup }) : { timeout: timeouts.connectMs, lookup },
     });
   const open = newAgent(undefined);

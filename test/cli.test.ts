@@ -55,6 +55,8 @@ describe('argv → flags', () => {
     [['--include', 'x', '--include', 'y', '--exclude', 'z', 'http://a/'], { include: ['x', 'y'], exclude: ['z'] }, ['http://a/']],
     [['--no-robots', '--emit-skipped', '--links', '-q', 'http://a/'], { robots: false, emitSkipped: true, links: true, quiet: true }, ['http://a/']],
     [['--allow-private', 'http://a/'], { allowPrivate: true }, ['http://a/']],
+    [['--max-pages-per-host', '50', '--max-queued', '1000', 'http://a/'], { maxPagesPerHost: '50', maxQueued: '1000' }, ['http://a/']],
+    [['--state', 's.db', '--fresh', '--report', 'r.html', '--stats', 's.json'], { state: 's.db', fresh: true, report: 'r.html', stats: 's.json' }, []],
     [['--max-depth', '2', '--max-pages', '10', '--scope', 'domain', '-o', 'out.jsonl', 'http://a/'], { maxDepth: '2', maxPages: '10', scope: 'domain', output: 'out.jsonl' }, ['http://a/']],
     [['--seeds-file', '-', '--host-concurrency', '3', '--timeout', '5s', '--max-body', '1MiB', '--user-agent', 'Bot/1'], { seedsFile: '-', hostConcurrency: '3', timeout: '5s', maxBody: '1MiB', userAgent: 'Bot/1' }, []],
   ];
@@ -80,6 +82,8 @@ describe('bad input: one line, exit 2, nothing on stdout', () => {
     ['no seed', [], /^crawl: no seed URL given/],
     ['bad rate', ['--rate', 'fast', 'http://a/'], /^crawl: --rate: expected a rate like/],
     ['bad number', ['--max-pages', 'ten', 'http://a/'], /^crawl: --max-pages: expected an integer/],
+    ['bad queue cap', ['--max-queued', '0', 'http://a/'], /^crawl: --max-queued: /],
+    ['bad host budget', ['--max-pages-per-host', 'many', 'http://a/'], /^crawl: --max-pages-per-host: /],
     ['bad scope', ['--scope', 'planet', 'http://a/'], /^crawl: option '--scope <scope>' argument 'planet' is invalid/],
     ['missing config', ['--config', 'missing.json', 'http://a/'], /^crawl: .*missing\.json: cannot read config/],
     ['bad regex', ['--include', '(', 'http://a/'], /^crawl: --include: invalid regular expression "\("/],

@@ -33,7 +33,8 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   const rawSeeds = [...args];
   if (flags.seedsFile !== undefined) {
     const path = flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile);
-    rawSeeds.push(...(await readSeedsFile(path, io.stdin)));
+    // No spread: a seeds file of 150,000+ lines would overflow the call stack.
+    for (const seed of await readSeedsFile(path, io.stdin)) rawSeeds.push(seed);
   }
   if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE');
   // With --state, no seeds means: resume what the file holds.
@@ -138,6 +139,8 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     hostConcurrency: f.hostConcurrency,
     maxDepth: f.maxDepth,
     maxPages: f.maxPages,
+    maxPagesPerHost: f.maxPagesPerHost,
+    maxQueued: f.maxQueued,
     scope: f.scope,
     include: f.include,
     exclude: f.exclude,

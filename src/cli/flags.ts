@@ -13,6 +13,8 @@ export interface CrawlFlags {
   hostConcurrency?: string;
   maxDepth?: string;
   maxPages?: string;
+  maxPagesPerHost?: string;
+  maxQueued?: string;
   scope?: string;
   include?: string[];
   exclude?: string[];

@@ -157,6 +157,8 @@ export type RecordErrorCode = ErrorCode | 'REDIRECT_LOOP';
 export interface PageRecord {
   type: 'page';
   url: string;
+  /** The host key whose limits paced the request: host[:port], or the registrable domain with `hostKey: "domain"`. */
+  host: string;
   status: number | null;
   depth: number;
   parent: string | null;
@@ -170,6 +172,12 @@ export interface PageRecord {
   linkList?: string[];
   location?: string;
   fetchedAt: string;
+  /**
+   * Epoch milliseconds when the request was written to the socket: the
+   * moment the host's limiter counts (and a report measures gaps by).
+   * Absent when no answer came (a transport error).
+   */
+  startedAt?: number;
   elapsedMs: number;
   /** Fetch attempts, when more than one (retries after failures or throttling). */
   attempts?: number;

@@ -47,7 +47,7 @@ async function collect(options: CrawlOptions): Promise<OutputRecord[]> {
 
 /** Records without their timings, in a stable order: what two runs of one crawl must agree on. */
 const comparable = (records: OutputRecord[]) =>
-  records.map((r) => JSON.stringify({ ...r, fetchedAt: undefined, elapsedMs: undefined })).sort();
+  records.map((r) => JSON.stringify({ ...r, fetchedAt: undefined, startedAt: undefined, elapsedMs: undefined })).sort();
 
 /** A site that never runs dry, to watch a crawl being held back or stopped. */
 const endless = (sockets?: Set<Socket>) => ({

@@ -50,7 +50,10 @@ describe('crawl: coverage and dedupe', () => {
     expect(urls.length).toBe(4 + 21);
     expect(run.lines.every((l) => typeof JSON.parse(l) === 'object')).toBe(true);
     const home = run.pages.find((p) => p.url === web!.url('a.localhost', '/'))!;
-    expect(home).toMatchObject({ status: 200, depth: 0, parent: null, title: 'Home', contentType: 'text/html' });
+    expect(home).toMatchObject({ status: 200, depth: 0, parent: null, title: 'Home', contentType: 'text/html', host: `a.localhost:${web.port}` });
+    // startedAt: when the request went out, as the server saw it arrive (within the few ms of loopback).
+    const arrival = web.requests('a.localhost').find((r) => r.path === '/')!.at;
+    expect(Math.abs(home.startedAt! - arrival)).toBeLessThan(50);
     expect(run.skipped).toContainEqual(expect.objectContaining({ url: web.url('a.localhost', '/private/p'), reason: 'robots', detail: 'Disallow: /private' }));
   });
 

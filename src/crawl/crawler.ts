@@ -497,7 +497,7 @@ export class Crawler {
     const fetchedAt = this.isoTime(this.clock.wallNow());
     const t0 = this.clock.now();
     const base: PageRecord = {
-      type: 'page', url: entry.url, status: null, depth: entry.depth, parent: entry.parent,
+      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent,
       contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
     };
     if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
@@ -508,6 +508,7 @@ export class Crawler {
       if (action === 'throttle' && this.requeueThrottled(lease, policy)) return;
       if (action === 'retry' && this.retryLater(lease, policy)) return;
       if (action === 'give-up') this.giveUpHost(key, policy);
+      base.startedAt = Math.round(startedAt);
       record = this.follow(entry, res, base);
       if (action === 'throttle') record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
     } catch (err) {

@@ -809,3 +809,30 @@ describe('politeness holes found under fake time', () => {
     expect(minGap(arrivals)).toBeGreaterThanOrEqual(gap(100) - EPS);
   });
 });
+
+describe('progress as the crawl loop reports it', () => {
+  it('lists a host paused by Retry-After with the time left, and the --max-pages bound', async () => {
+    const snapshots: Array<ReturnType<FakeCrawlRun['crawler']['progress']>> = [];
+    const run = await fakeCrawl({
+      sites: {
+        'p.test': {
+          pages: { '/': '<a href="/a">a</a>', '/a': 'a' },
+          handler: (req, next) => (req.path === '/a' && req.nth === 1 ? { status: 429, headers: { 'retry-after': '5' } } : next()),
+        },
+      },
+      seeds: ['http://p.test/'],
+      config: { defaults: { rate: '10/s' }, maxPages: 10 },
+      onCrawler: (c, clock) => {
+        clock.setTimer(() => snapshots.push(c.progress()), 2_000);
+      },
+    });
+    expect(run.pages.filter((p) => p.status === 200)).toHaveLength(2);
+    const refused = run.fetcher.requests('p.test').find((r) => r.status === 429)!;
+    const [during] = snapshots;
+    expect(during!.limit).toBe(10);
+    expect(during!.paused).toHaveLength(1);
+    expect(during!.paused![0]!.host).toBe('p.test');
+    // Paused until the 429's answer + 5 s + the 10 ms margin; the snapshot was taken 2 s after the crawl began.
+    expect(during!.paused![0]!.leftMs).toBeCloseTo(refused.endedAt! + 5_000 + PAUSE_MARGIN_MS - (run.startedAt + 2_000), 6);
+  });
+});

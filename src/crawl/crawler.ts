@@ -57,6 +57,8 @@ export interface CrawlerOptions {
  * page timeout on every attempt.
  */
 export const ROBOTS_TIMEOUT_MS = 10_000;
+/** Paused hosts listed on the progress line, at most. */
+const PROGRESS_PAUSED_HOSTS = 5;
 
 /** What a robots.txt hop answers with when it would leave the crawl's scope (robots/cache.ts reads it as unavailable). */
 export const OUT_OF_SCOPE_CODE = 'OUT_OF_SCOPE';
@@ -234,10 +236,14 @@ export class Crawler {
   progress(): ProgressSnapshot {
     let waiting = 0;
     let active = 0;
+    const now = this.clock.now();
+    const paused: Array<{ host: string; leftMs: number }> = [];
     for (const h of this.scheduler.hostsSnapshot()) {
       if (h.inFlight > 0) active++;
       else if (h.waiting) waiting++;
+      if (h.pausedUntil > now && paused.length < PROGRESS_PAUSED_HOSTS) paused.push({ host: h.key, leftMs: h.pausedUntil - now });
     }
+    const { maxPages } = this.settings;
     return {
       fetched: this.fetched,
       queued: this.store.queued() + this.held.size,
@@ -248,6 +254,8 @@ export class Crawler {
       hostsActive: active,
       elapsedMs: this.clock.now() - this.stats.startedAt,
       throttled: this.feedback.slowed(),
+      paused,
+      ...(Number.isFinite(maxPages) && { limit: maxPages }),
     };
   }
 

@@ -25,6 +25,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { duplicates, startWeb } from '../fixtures/web.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
+import { runLoop, serverSpan } from './lib/loop.js';
 import { MB, max, median, round } from './lib/stats.js';
 
 const CONCURRENCY = 256;
@@ -85,7 +86,7 @@ async function broadRun(n, rounds, log) {
     const loops = [];
     const crawls = [];
     for (let r = 0; r < rounds; r++) {
-      loops.push(await runLoop(web, scratch, total));
+      loops.push(await runLoop(web, scratch, total, CONCURRENCY, PAGE_PATH));
       log(`  ${n} hosts, round ${r + 1}: loop ${round(loops.at(-1).pagesPerSec)} req/s, ${round(loops.at(-1).cpuUsPerPage)} µs/page, peak RSS ${round(loops.at(-1).maxRssBytes / MB)} MB`);
       crawls.push(await runCrawl(web, scratch, n, total));
       const c = crawls.at(-1);
@@ -118,17 +119,6 @@ async function broadRun(n, rounds, log) {
   }
 }
 
-/** Pages per second over the span between the first and last page request the server saw. */
-function serverSpan(web) {
-  const times = web.requests().filter((e) => PAGE_PATH.test(e.path)).map((e) => e.at);
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const t of times) {
-    lo = Math.min(lo, t);
-    hi = Math.max(hi, t);
-  }
-  return { pages: times.length, spanMs: hi - lo };
-}
 
 function firstArrival(web) {
   let first = Infinity;
@@ -136,15 +126,6 @@ function firstArrival(web) {
   return first;
 }
 
-async function runLoop(web, scratch, total) {
-  web.reset();
-  const outFile = scratch.file('loop.json');
-  const result = expectSuccess('request loop', await runNode(['bench/request-loop.js', scratch.file('urls.txt'), String(CONCURRENCY)], { stdoutFile: outFile }));
-  const summary = JSON.parse(readFileSync(outFile, 'utf8'));
-  if (summary.ok !== total) throw new Error(`request loop: ${summary.ok} of ${total} answered 200`);
-  const { pages, spanMs } = serverSpan(web);
-  return { pagesPerSec: (pages / spanMs) * 1000, cpuUsPerPage: (result.cpuMs * 1000) / pages, maxRssBytes: result.maxRssBytes };
-}
 
 /** Every page 200 exactly once, as the server saw it and as the records say. */
 function checkPages(web, outFile, expected) {
@@ -172,7 +153,7 @@ async function runCrawl(web, scratch, n, total) {
   const result = expectSuccess('crawl', await runNode(args, { stdoutFile: outFile, nodeArgs: profileArgs(`broad-${n}`) }));
   const { robots } = checkPages(web, outFile, total);
   if (robots !== n) throw new Error(`crawl: ${robots} robots.txt requests for ${n} hosts`);
-  const { pages, spanMs } = serverSpan(web);
+  const { pages, spanMs } = serverSpan(web, PAGE_PATH);
   return { pagesPerSec: (pages / spanMs) * 1000, cpuUsPerPage: (result.cpuMs * 1000) / pages, maxRssBytes: result.maxRssBytes, startupMs: firstArrival(web) - spawnedAt, robots };
 }
 

@@ -15,6 +15,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { duplicates, startWeb } from '../fixtures/web.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
+import { runLoop, serverSpan } from './lib/loop.js';
 import { MB, max, median, round } from './lib/stats.js';
 
 const HOSTS = ['h1', 'h2', 'h3', 'h4', 'h5'].map((h) => `${h}.localhost`);
@@ -42,7 +43,7 @@ export async function run(opts = {}) {
     const loops = [];
     const crawls = [];
     for (let r = 0; r < rounds; r++) {
-      loops.push(await runLoop(web, scratch, total));
+      loops.push(await runLoop(web, scratch, total, CONCURRENCY, PAGE_PATH));
       log(`  round ${r + 1}: request loop ${round(loops.at(-1).pagesPerSec)} req/s`);
       crawls.push(await runCrawl(web, scratch, total));
       log(`  round ${r + 1}: crawl ${round(crawls.at(-1).pagesPerSec)} pages/s, peak RSS ${round(crawls.at(-1).maxRssBytes / MB)} MB`);
@@ -68,21 +69,7 @@ export async function run(opts = {}) {
   }
 }
 
-/** Pages per second over the span between the first and last page request the server saw. */
-function serverSpan(web) {
-  const times = web.requests().filter((e) => PAGE_PATH.test(e.path)).map((e) => e.at);
-  return { pages: times.length, spanMs: max(times) - Math.min(...times) };
-}
 
-async function runLoop(web, scratch, total) {
-  web.reset();
-  const outFile = scratch.file('loop.json');
-  const result = expectSuccess('request loop', await runNode(['bench/request-loop.js', scratch.file('urls.txt'), String(CONCURRENCY)], { stdoutFile: outFile }));
-  const summary = JSON.parse(readFileSync(outFile, 'utf8'));
-  if (summary.ok !== total) throw new Error(`request loop: ${summary.ok} of ${total} answered 200`);
-  const { pages, spanMs } = serverSpan(web);
-  return { pagesPerSec: (pages / spanMs) * 1000, cpuUsPerPage: (result.cpuMs * 1000) / pages, maxRssBytes: result.maxRssBytes };
-}
 
 async function runCrawl(web, scratch, total) {
   web.reset();
@@ -98,7 +85,7 @@ async function runCrawl(web, scratch, total) {
   if (ok !== total) throw new Error(`crawl: ${ok} of ${total} pages fetched with status 200`);
   const dupes = duplicates(web.requests());
   if (dupes.length > 0) throw new Error(`crawl fetched ${dupes.length} URLs more than once, e.g. ${JSON.stringify(dupes[0])}`);
-  const { pages, spanMs } = serverSpan(web);
+  const { pages, spanMs } = serverSpan(web, PAGE_PATH);
   return { pagesPerSec: (pages / spanMs) * 1000, cpuUsPerPage: (result.cpuMs * 1000) / pages, maxRssBytes: result.maxRssBytes };
 }
 

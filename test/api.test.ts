@@ -5,17 +5,16 @@
  * releases its connections, and explain() returns the `crawl check` verdicts
  * as data.
  */
-import { EventEmitter } from 'node:events';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
 import { main } from '../src/cli/cli.js';
 import { ConfigError, UsageError, crawl, explain, type CrawlOptions, type OutputRecord } from '../src/index.js';
+import { memoryIo } from './support/memory-io.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -29,13 +28,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs the CLI in-process; stdout lines parsed, stderr lines as printed. */
 async function runCli(argv: string[], cwd = root) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(argv, { stdout, stderr, stdin: new PassThrough(), signals: new EventEmitter(), cwd });
+  const io = memoryIo(cwd);
+  const code = await main(argv, io);
+  const out = io.out();
+  const err = io.err();
   return { code, records: out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as OutputRecord), errLines: err.trim().split('\n') };
 }
 

@@ -5,14 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { EventEmitter } from 'node:events';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
+import { memoryIo as sharedMemoryIo } from './support/memory-io.js';
 import { buildProgram, main, type CheckFlags, type CrawlFlags, type Io } from '../src/cli/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -38,15 +37,7 @@ function parse(argv: string[]) {
   return program.parseAsync(argv, { from: 'user' }).then(() => seen);
 }
 
-function memoryIo(cwd = root): Io & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return { stdout, stderr, stdin: new PassThrough(), signals: new EventEmitter(), cwd, out: () => out, err: () => err };
-}
+const memoryIo = (cwd = root) => sharedMemoryIo(cwd);
 
 describe('argv → flags', () => {
   const table: Array<[string[], Partial<CrawlFlags>, string[]]> = [

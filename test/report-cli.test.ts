@@ -1,5 +1,4 @@
 /** `crawl report`, called in-process through main() with a fake Io. */
-import { EventEmitter } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main, type Io } from '../src/cli/cli.js';
 import { defaultOutput } from '../src/cli/report-command.js';
+import { memoryIo as sharedMemoryIo } from './support/memory-io.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -21,15 +21,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-function memoryIo(): Io & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return { stdout, stderr, stdin: new PassThrough(), signals: new EventEmitter(), cwd: dir, out: () => out, err: () => err };
-}
+const memoryIo = () => sharedMemoryIo(dir);
 
 describe('crawl report', () => {
   it('writes the HTML file and says so on stderr, nothing on stdout', async () => {

@@ -75,6 +75,7 @@ describe('bad input: one line, exit 2, nothing on stdout', () => {
     ['bad number', ['--max-pages', 'ten', 'http://a/'], /^crawl: --max-pages: expected an integer/],
     ['bad queue cap', ['--max-queued', '0', 'http://a/'], /^crawl: --max-queued: /],
     ['bad host budget', ['--max-pages-per-host', 'many', 'http://a/'], /^crawl: --max-pages-per-host: /],
+    ['bad max time', ['--max-time', 'soon', 'http://a/'], /^crawl: --max-time: expected a duration/],
     ['bad scope', ['--scope', 'planet', 'http://a/'], /^crawl: option '--scope <scope>' argument 'planet' is invalid/],
     ['missing config', ['--config', 'missing.json', 'http://a/'], /^crawl: .*missing\.json: cannot read config/],
     ['bad regex', ['--include', '(', 'http://a/'], /^crawl: --include: invalid regular expression "\("/],
@@ -236,6 +237,22 @@ describe('the real binary', () => {
     const bad = await run(['-q', '--stats', join(dir, 'no', 'such', 'stats.json'), web.url('a.localhost', '/')]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^crawl: cannot write --stats .*: directory does not exist\n$/);
+  });
+
+  it('ends cleanly at --max-time: whole records, the summary, exit 0, and an output named as incomplete', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
+    const out = join(dir, 'pages.jsonl');
+    const started = performance.now();
+    const r = await run(['--rate', '20/s', '--max-time', '800ms', '-o', out, web.url('a.localhost', '/')]);
+    expect(r.code).toBe(0);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(r.stderr).toMatch(/--max-time 800ms reached: stopping/);
+    expect(r.stderr).toMatch(/interrupted after/);
+    const lines = (await readFile(`${out}.partial`, 'utf8')).trim().split('\n');
+    for (const l of lines) JSON.parse(l);
+    expect(lines.length).toBeGreaterThan(3);
+    expect(web.count('a.localhost')).toBeLessThan(60);
   });
 
   it('leaves FILE.partial when stopped by SIGINT, so an incomplete output is recognisable', async () => {

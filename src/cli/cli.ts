@@ -62,6 +62,7 @@ export function buildProgram(
     .option('--seeds-file <file>', 'read seed URLs, one per line ("-" = stdin)')
     .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
     .option('--fresh', 'with --state: discard what the file holds and start over')
+    .option('--max-time <duration>', 'stop cleanly after this long, e.g. "30m" (records flushed, summary printed, exit 0)')
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')

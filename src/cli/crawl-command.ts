@@ -18,6 +18,7 @@ import { openOutput } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { SqliteStore } from '../store/sqlite-store.js';
+import { parseDuration } from '../config/units.js';
 import type { CrawlSettings } from '../types.js';
 import type { Logger } from '../output/logger.js';
 import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
@@ -37,6 +38,7 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     for (const seed of await readSeedsFile(path, io.stdin)) rawSeeds.push(seed);
   }
   if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE');
+  const maxTimeMs = flags.maxTime === undefined ? undefined : maxTime(flags.maxTime);
   // With --state, no seeds means: resume what the file holds.
   const seeds = rawSeeds.length === 0 && flags.state !== undefined ? [] : checkSeeds(rawSeeds);
   const file = await loadConfig(flags.config, io.cwd);
@@ -46,13 +48,13 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   }
   const store = flags.state === undefined ? undefined : new SqliteStore(resolve(io.cwd, flags.state), { fresh: flags.fresh, now: () => clock.now() });
   try {
-    return await crawlInto(seeds, settings, store, flags, io, log);
+    return await crawlInto(seeds, settings, store, flags, io, log, maxTimeMs);
   } finally {
     store?.close();
   }
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, store: SqliteStore | undefined, flags: CrawlFlags, io: Io, log: Logger): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, store: SqliteStore | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
   const clock = systemClock;
   const held = store?.peekMeta();
   if (store && held === undefined && seeds.length === 0) throw new UsageError(`no seed URL given, and ${flags.state} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
@@ -67,13 +69,14 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
   let started: CrawlSession | undefined; // set right after the sink exists
   let brokenPipe = false;
   let signalled = 0;
+  let timedOut = false;
   const sink = await openOutput(stdoutTarget ? '-' : resolve(io.cwd, flags.output!), {
     stdout: io.stdout,
     // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
     append: held !== undefined,
     onRepair: (message) => log.warn(message),
     // An interrupted crawl's output is incomplete, and says so by its name.
-    keepPartial: () => signalled > 0,
+    keepPartial: () => signalled > 0 || timedOut,
     onBrokenPipe: () => {
       // `crawl … | head -1`: the reader is gone; end quietly and successfully.
       brokenPipe = true;
@@ -107,6 +110,17 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
   if (held) log.info(`resuming the crawl in ${flags.state}${seeds.length > 0 ? ` (${seeds.length} seed(s) given; new ones are added)` : ''} (${limits})`);
   else log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${store ? `, state in ${flags.state}` : ''} (${limits})`);
   progress.start();
+  // --max-time: a clean stop like Ctrl-C's, but an expected end (exit 0); with --state the crawl stays resumable.
+  const maxTimer =
+    maxTimeMs === undefined
+      ? undefined
+      : clock.setTimer(() => {
+          timedOut = true;
+          log.warn(`--max-time ${flags.maxTime} reached: stopping — letting ${session.progress().inFlight} request(s) in flight finish`);
+          session.stop();
+          graceTimer ??= setTimeout(() => session.abort(), STOP_GRACE_MS);
+          graceTimer.unref();
+        }, maxTimeMs);
   try {
     // Resolves once the sink is closed (the file renamed into place) and the fetcher released.
     const stats = await session.run();
@@ -122,9 +136,11 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
     if (signalled > 0 && store) log.warn(`stopped; the crawl is kept in ${flags.state}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
     else if (signalled > 0 && partialNote) log.warn(`stopped before the end: ${partialNote} (the name says it is incomplete)`);
     if (signalled > 0) return EXIT.interrupted;
+    if (timedOut) log.info(`stopped at --max-time ${flags.maxTime}${store ? `; run the same command again to go on (state in ${flags.state})` : ''}`);
     return EXIT.ok;
   } finally {
     progress.stop();
+    if (maxTimer) clock.clearTimer(maxTimer);
     if (graceTimer) clearTimeout(graceTimer);
     io.signals.off('SIGINT', onInt);
     io.signals.off('SIGTERM', onTerm);
@@ -178,4 +194,16 @@ async function writeWhole(path: string, text: string, name: string): Promise<voi
   } catch (err) {
     throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
   }
+}
+
+/** `--max-time`: a duration from 1 ms up (the system clock waits out even very long ones in steps). */
+function maxTime(text: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    throw new UsageError(`--max-time: ${(err as Error).message}`);
+  }
+  if (!(ms >= 1)) throw new UsageError(`--max-time: expected a duration of at least 1ms, got ${JSON.stringify(text)}`);
+  return ms;
 }

@@ -32,6 +32,7 @@ export interface CrawlFlags {
   fresh?: boolean;
   report?: string;
   stats?: string;
+  maxTime?: string;
 }
 
 export interface StatusFlags {

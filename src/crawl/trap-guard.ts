@@ -11,6 +11,7 @@
  * count: one 12-byte slot per distinct path with a query, at a load of at
  * most 3/4, in typed arrays (no Map: no per-entry objects, no size limit).
  */
+import { rangeHash } from '../store/seen-set.js';
 
 // What pathBounds found, in module variables rather than a returned object: these run once per new URL.
 let pathStart = 0;
@@ -28,23 +29,6 @@ function pathBounds(url: string): void {
   queryStart = q < 0 || q > limit ? -1 : q;
   pathStart = start;
   pathEnd = queryStart < 0 ? limit : queryStart;
-}
-
-/** cyrb53 (as store/seen-set.ts) over `s[start, end)`: a 53-bit hash, never 0. */
-export function rangeHash(s: string, start: number, end: number): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = start; i < end; i++) {
-    const ch = s.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
-  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
-  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  const h = 4294967296 * (2097151 & h2) + (h1 >>> 0);
-  return h === 0 ? 1 : h;
 }
 
 let hashes = new Float64Array(64);

@@ -12,11 +12,11 @@
  * with 53 bits that is ~1 in 10^4 at a million URLs, in exchange for bounded memory.
  */
 
-/** cyrb53: a fast, well-mixed 53-bit string hash (public domain, bryc). */
-export function fingerprint(s: string): number {
+/** cyrb53 (public domain, bryc): a fast, well-mixed 53-bit hash of `s[start, end)`, never 0 (0 marks an empty slot). */
+export function rangeHash(s: string, start: number, end: number): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
-  for (let i = 0; i < s.length; i++) {
+  for (let i = start; i < end; i++) {
     const ch = s.charCodeAt(i);
     h1 = Math.imul(h1 ^ ch, 2654435761);
     h2 = Math.imul(h2 ^ ch, 1597334677);
@@ -25,8 +25,13 @@ export function fingerprint(s: string): number {
   h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
   h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  const fp = 4294967296 * (2097151 & h2) + (h1 >>> 0);
-  return fp === 0 ? 1 : fp; // 0 marks an empty slot
+  const h = 4294967296 * (2097151 & h2) + (h1 >>> 0);
+  return h === 0 ? 1 : h;
+}
+
+/** The 53-bit fingerprint of a whole string. */
+export function fingerprint(s: string): number {
+  return rangeHash(s, 0, s.length);
 }
 
 const MAX_LOAD = 0.75;

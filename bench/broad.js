@@ -60,11 +60,11 @@ export async function run(opts = {}) {
   if (seedCount > 0) {
     const s = await startupRun(seedCount, log);
     startups.push({ n: seedCount, ms: s.startupMs });
-    rows.push({ bench: `8. Broad (${seedCount.toLocaleString('en')} seeds)`, metric: 'seeds file to first request', value: round(s.startupMs / 1000, 2), unit: 's',
+    rows.push({ bench: `9. Broad (${seedCount.toLocaleString('en')} seeds)`, metric: 'seeds file to first request', value: round(s.startupMs / 1000, 2), unit: 's',
       target: { op: '<', value: 2 }, note: `spawn to the first request the server saw; peak RSS ${round(s.maxRssBytes / MB)} MB with ${seedCount.toLocaleString('en')} hosts known and queued (stopped at --max-pages ${s.maxPages})` });
   }
   if (startups.length > 1) {
-    rows.push({ bench: '8. Broad', metric: 'spawn to first request against hosts', value: startups.map((s) => `${round(s.ms / 1000, 2)} s`).join(' / '),
+    rows.push({ bench: '9. Broad', metric: 'spawn to first request against hosts', value: startups.map((s) => `${round(s.ms / 1000, 2)} s`).join(' / '),
       note: startups.map((s) => `${s.n.toLocaleString('en')} hosts`).join(' / ') });
   }
   return rows;
@@ -92,7 +92,7 @@ async function broadRun(n, rounds, log) {
       const c = crawls.at(-1);
       log(`  ${n} hosts, round ${r + 1}: crawl ${round(c.pagesPerSec)} pages/s, ${round(c.cpuUsPerPage)} µs/page, peak RSS ${round(c.maxRssBytes / MB)} MB, first request ${round(c.startupMs)} ms after spawn, robots.txt ${c.robots}`);
     }
-    const bench = `8. Broad (${n.toLocaleString('en')} hosts × 10 pages)`;
+    const bench = `9. Broad (${n.toLocaleString('en')} hosts × 10 pages)`;
     const crawlRate = median(crawls.map((c) => c.pagesPerSec));
     const loopRate = median(loops.map((l) => l.pagesPerSec));
     const crawlCpu = median(crawls.map((c) => c.cpuUsPerPage));

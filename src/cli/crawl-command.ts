@@ -23,7 +23,7 @@ import type { CrawlSettings } from '../types.js';
 import type { Logger } from '../output/logger.js';
 import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
 import { createReportTap } from '../report/report-tap.js';
-import { OutputError } from '../output/sink.js';
+import { describeFsError, OutputError } from '../output/sink.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
 const STOP_GRACE_MS = 5_000;
@@ -181,7 +181,7 @@ async function writablePath(file: string, cwd: string, flag: string): Promise<st
   try {
     await access(dirname(path), fsConstants.W_OK);
   } catch (err) {
-    throw unwritable((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'directory does not exist' : 'permission denied');
+    throw unwritable(describeFsError(err));
   }
   return path;
 }
@@ -192,7 +192,7 @@ async function writeWhole(path: string, text: string, name: string): Promise<voi
     await writeFile(`${path}.partial`, text);
     await rename(`${path}.partial`, path);
   } catch (err) {
-    throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name}: ${describeFsError(err)}`, { cause: err });
   }
 }
 

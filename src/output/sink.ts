@@ -259,7 +259,7 @@ async function repairTornTail(partial: string, torn: string): Promise<number> {
 }
 
 /** Why a path cannot be written, in words; the code stays in `cause`. */
-function describeFsError(err: unknown): string {
+export function describeFsError(err: unknown): string {
   switch (errorCode(err)) {
     case 'ENOENT':
       return 'directory does not exist';

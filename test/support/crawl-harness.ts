@@ -45,14 +45,16 @@ export async function crawl(seeds: string[], config: Record<string, unknown> = {
   await sink.close();
   await fetcher.close();
   const lines = text.split('\n').filter((l) => l !== '');
+  return { ...parseRecords(lines), lines, stats, wallMs };
+}
+
+/** JSON lines as records, and split by type. */
+export function parseRecords(lines: readonly string[]): { records: OutputRecord[]; pages: PageRecord[]; skipped: SkipRecord[] } {
   const records = lines.map((l) => JSON.parse(l) as OutputRecord);
   return {
     records,
     pages: records.filter((r): r is PageRecord => r.type === 'page'),
     skipped: records.filter((r): r is SkipRecord => r.type === 'skipped'),
-    lines,
-    stats,
-    wallMs,
   };
 }
 

@@ -13,6 +13,7 @@ import type { OutputRecord, PageRecord, SkipRecord } from '../../src/types.js';
 import { FakeClock, type RunLimits } from './fake-clock.js';
 import { createScriptedFetcher, type ScriptedFetcher, type ScriptedSite } from './scripted-fetcher.js';
 import { seededRandom } from './seeded-random.js';
+import { parseRecords } from './crawl-harness.js';
 
 export interface FakeCrawlOptions {
   /** The scripted web, by hostname. Seeds and links use these hosts on the default port. */
@@ -82,11 +83,8 @@ export async function fakeCrawl(opts: FakeCrawlOptions): Promise<FakeCrawlRun> {
     describe: () => `progress ${JSON.stringify(crawler.progress())}, ${fetcher.pending} fetch(es) pending`,
   });
   const wallMs = clock.now() - startedAt;
-  const records = lines.map((l) => JSON.parse(l) as OutputRecord);
   return {
-    records,
-    pages: records.filter((r): r is PageRecord => r.type === 'page'),
-    skipped: records.filter((r): r is SkipRecord => r.type === 'skipped'),
+    ...parseRecords(lines),
     stats,
     wallMs,
     startedAt,

@@ -58,6 +58,17 @@ export interface FrontierEntry {
   attempt: number;
   /** Times the server throttled this URL (a budget separate from `attempt`). */
   throttles?: number;
+  /**
+   * Rarer per-URL facts, JSON-safe, kept whole by every store (the memory
+   * store stores such an entry unpacked; SQLite and Redis as JSON). Features
+   * add their own optional fields to EntryExtra instead of to every store.
+   */
+  extra?: EntryExtra;
+}
+
+/** Optional per-URL data that travels with a frontier entry: JSON-safe values only. */
+export interface EntryExtra {
+  [field: string]: unknown;
 }
 
 /** One claimed URL. Opaque to the caller but for `key` and `entry`. */

@@ -20,7 +20,7 @@ export type { FrontierEntry } from './crawl-store.js';
 // never get back the object they pushed, only an equal one.
 
 /** Fields the columns hold. Adding a field to FrontierEntry fails to compile here until it is stored too. */
-type StoredField = 'url' | 'parent' | 'depth' | 'hops' | 'attempt' | 'throttles';
+type StoredField = 'url' | 'parent' | 'depth' | 'hops' | 'attempt' | 'throttles' | 'extra';
 type AssertTrue<T extends true> = T;
 export type FrontierEntryFullyStored = AssertTrue<Exclude<keyof FrontierEntry, StoredField> extends never ? true : false>;
 
@@ -32,6 +32,7 @@ const SMALL = 256;
 const MAX_PACKED_DEPTH = 2 ** 28;
 
 function pack(e: FrontierEntry): number {
+  if (e.extra !== undefined) return -1; // rare: kept whole
   const throttles = e.throttles === undefined ? 0 : e.throttles + 1; // 0 keeps "absent" apart from 0
   if (!(isSmall(e.hops) && isSmall(e.attempt) && isSmall(throttles) && Number.isInteger(e.depth) && e.depth >= 0 && e.depth < MAX_PACKED_DEPTH)) {
     return -1; // does not fit: the entry is kept whole

@@ -26,11 +26,11 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
 
 /** Bumped when the file layout changes; a file with another version is refused. */
-export const STATE_SCHEMA_VERSION = 1;
+export const STATE_SCHEMA_VERSION = 2;
 const APP_ID = 'polite-crawler state';
 /** Longest time between commits while crawling, and the crash bound's slack. */
 export const COMMIT_INTERVAL_MS = 50;
@@ -64,6 +64,7 @@ interface UrlRow {
   hops: number;
   attempt: number;
   throttles: number | null;
+  extra: string | null;
 }
 
 function loadDriver(): typeof BetterSqlite3 {
@@ -88,6 +89,7 @@ CREATE TABLE urls (
   hops INTEGER NOT NULL DEFAULT 0,
   attempt INTEGER NOT NULL DEFAULT 0,
   throttles INTEGER,
+  extra TEXT,
   outcome TEXT,
   done_at REAL
 );
@@ -169,6 +171,11 @@ export class SqliteStore implements CrawlStore {
     const app = tables.some((t) => t.name === 'meta') ? (this.db.prepare("SELECT value FROM meta WHERE key = 'app'").get() as { value: string } | undefined) : undefined;
     if (app?.value !== APP_ID) throw new StateFileError(`${this.path} is not a crawl state file (it holds other tables)`);
     const schema = (this.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)?.value;
+    if (schema === '1') {
+      // Format 1 lacked the per-URL `extra` column; adding it keeps a file from the previous release resumable.
+      this.db.exec("ALTER TABLE urls ADD COLUMN extra TEXT; UPDATE meta SET value = '2' WHERE key = 'schema';");
+      return;
+    }
     if (schema !== String(STATE_SCHEMA_VERSION)) {
       throw new StateFileError(`${this.path} was written by an incompatible version (state format ${schema}, this version reads ${STATE_SCHEMA_VERSION}); use --fresh to start over`);
     }
@@ -179,21 +186,21 @@ export class SqliteStore implements CrawlStore {
     return {
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
       putMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-      insert: p('INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
-      head: p('SELECT id, url, host, depth, parent, hops, attempt, throttles FROM urls WHERE host = ? AND state = 1 ORDER BY pos LIMIT 1'),
+      insert: p('INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
+      head: p('SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state = 1 ORDER BY pos LIMIT 1'),
       setState: p('UPDATE urls SET state = ? WHERE id = ?'),
       done: p('UPDATE urls SET state = 4, outcome = ?, done_at = ? WHERE id = ?'),
-      requeue: p('UPDATE urls SET state = ?, pos = ?, due = ?, depth = ?, parent = ?, hops = ?, attempt = ?, throttles = ? WHERE id = ?'),
+      requeue: p('UPDATE urls SET state = ?, pos = ?, due = ?, depth = ?, parent = ?, hops = ?, attempt = ?, throttles = ?, extra = ? WHERE id = ?'),
       dueRows: p('SELECT id, host FROM urls WHERE state = 2 AND due <= ? ORDER BY due'),
       promote: p('UPDATE urls SET state = 1, pos = ?, due = NULL WHERE id = ?'),
       minDue: p('SELECT min(due) AS due FROM urls WHERE state = 2'),
-      drainHost: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles FROM urls WHERE host = ? AND state IN (1, 2) ORDER BY state, pos, due'),
-      drainAll: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles FROM urls WHERE state IN (1, 2) ORDER BY host, state, pos, due'),
+      drainHost: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state IN (1, 2) ORDER BY state, pos, due'),
+      drainAll: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles, extra FROM urls WHERE state IN (1, 2) ORDER BY host, state, pos, due'),
       markDone: p('UPDATE urls SET state = 4 WHERE host = ? AND state IN (1, 2)'),
       countHost: p('SELECT host, state, count(*) AS n, sum(depth = 0) AS zero FROM urls WHERE host = ? AND state IN (1, 2) GROUP BY state'),
       countAll: p('SELECT host, state, count(*) AS n, sum(depth = 0) AS zero FROM urls WHERE state IN (1, 2) GROUP BY host, state'),
-      zeroHost: p('SELECT id, url, host, depth, parent, hops, attempt, throttles FROM urls WHERE host = ? AND state IN (1, 2) AND depth = 0 ORDER BY state, pos, due'),
-      zeroAll: p('SELECT id, url, host, depth, parent, hops, attempt, throttles FROM urls WHERE state IN (1, 2) AND depth = 0 ORDER BY host, state, pos, due'),
+      zeroHost: p('SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state IN (1, 2) AND depth = 0 ORDER BY state, pos, due'),
+      zeroAll: p('SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE state IN (1, 2) AND depth = 0 ORDER BY host, state, pos, due'),
       markAllDone: p('UPDATE urls SET state = 4 WHERE state IN (1, 2)'),
       putHost: p('INSERT INTO hosts (key, saved) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET saved = excluded.saved'),
       putRobots: p('INSERT INTO robots (origin, record) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET record = excluded.record'),
@@ -290,7 +297,7 @@ export class SqliteStore implements CrawlStore {
     if (this.seen.has(url)) return false;
     const e: Omit<FrontierEntry, 'url'> = entry ?? { depth: 0, parent: null, hops: 0, attempt: 0 };
     const state = entry ? UrlState.Queued : UrlState.Seen;
-    const info = this.q.insert!.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null);
+    const info = this.q.insert!.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null, e.extra === undefined ? null : JSON.stringify(e.extra));
     this.seen.add(url);
     if (info.changes === 0) return false; // a fingerprint the seen set had missed: the table decides
     this.totals.seen++;
@@ -324,7 +331,7 @@ export class SqliteStore implements CrawlStore {
   release(lease: Lease, entry: FrontierEntry, dueAt?: number): void {
     this.take(lease);
     const delayed = dueAt !== undefined;
-    this.q.requeue!.run(delayed ? UrlState.Delayed : UrlState.Queued, delayed ? 0 : --this.headPos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, lease.id);
+    this.q.requeue!.run(delayed ? UrlState.Delayed : UrlState.Queued, delayed ? 0 : --this.headPos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, entry.extra === undefined ? null : JSON.stringify(entry.extra), lease.id);
     if (delayed) {
       this.totals.delayed++;
       this.nextDue = Math.min(this.nextDue, dueAt);
@@ -507,5 +514,6 @@ function mustNotBeLost(before: HostSaved, after: HostSaved): boolean {
 function toEntry(row: UrlRow): FrontierEntry {
   const entry: FrontierEntry = { url: row.url, depth: row.depth, parent: row.parent, hops: row.hops, attempt: row.attempt };
   if (row.throttles !== null) entry.throttles = row.throttles;
+  if (row.extra !== null) entry.extra = JSON.parse(row.extra) as EntryExtra;
   return entry;
 }

@@ -74,10 +74,12 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       await store.add('http://b.example/1', 'b', entry('http://b.example/1'));
       await store.add('http://a.example/2', 'a', entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }));
       await store.add(odd.url, 'a', odd);
+      const rich = entry('http://a.example/rich', { extra: { kind: 'sitemap', lastmod: '2026-01-02', starts: [1, 2.5] } });
+      await store.add(rich.url, 'a', rich);
       expect([...store.hostsWithWork()].sort()).toEqual(['a', 'b']);
       const a = await claimAll(store, 'a');
       expect([...store.hostsWithWork()]).toEqual(['b']);
-      expect(a.map((l) => l.entry)).toEqual([entry('http://a.example/1'), entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }), odd]);
+      expect(a.map((l) => l.entry)).toEqual([entry('http://a.example/1'), entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }), odd, rich]);
       expect(a.every((l) => l.key === 'a')).toBe(true);
       expect((await claimAll(store, 'b')).map((l) => l.entry.url)).toEqual(['http://b.example/1']);
       expect(await store.claim('nobody', 0)).toBeUndefined();
@@ -93,10 +95,10 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       expect(second.entry.url).toBe('http://a.example/2');
       expect(second.id).not.toBe(first.id);
       expect(await store.claim('a', 0)).toBeUndefined(); // both leased: nothing to hand out
-      await store.release(first, { ...first.entry, throttles: 1 });
+      await store.release(first, { ...first.entry, throttles: 1, extra: { history: [{ at: 5 }] } });
       expect(store.counts()).toMatchObject({ queued: 1, leased: 1 });
       const again = (await store.claim('a', 0))!;
-      expect(again.entry).toEqual({ ...first.entry, throttles: 1 });
+      expect(again.entry).toEqual({ ...first.entry, throttles: 1, extra: { history: [{ at: 5 }] } });
       await store.complete(again);
       await store.complete(second);
       expect(store.counts()).toEqual({ queued: 0, delayed: 0, leased: 0, seen: 2 });

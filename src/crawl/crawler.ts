@@ -12,7 +12,7 @@
  * job queued, no robots.txt being loaded, no store call or claim pending,
  * and nothing queued, delayed or held that may still be fetched.
  */
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../clock.js';
 import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { backoffDelay, HostFeedback, HostTable, type JobContext } from '../politeness/index.js';
 import { FetchError } from '../fetch/fetch-error.js';
@@ -57,6 +57,12 @@ export interface CrawlerOptions {
  * page timeout on every attempt.
  */
 export const ROBOTS_TIMEOUT_MS = 10_000;
+/**
+ * With a shared store, how often a worker surveys the whole crawl: to take up
+ * hosts other workers queued, and, once its own part is done, to see whether
+ * the others' leases (which may still add links) have ended.
+ */
+export const SURVEY_INTERVAL_MS = 1_000;
 /** Paused hosts listed on the progress line, at most. */
 const PROGRESS_PAUSED_HOSTS = 5;
 
@@ -97,6 +103,11 @@ export class Crawler {
   private readonly claimWaits = new Map<string, number>();
   /** Asynchronous store calls not settled yet (a sync store never has any). */
   private pendingOps = 0;
+  /** A shared store's survey is under way. */
+  private surveying = false;
+  /** A shared store said nothing is left anywhere and marked the crawl finished. */
+  private sharedEnd = false;
+  private surveyTimer: Timer | null = null;
   private readonly abortController = new AbortController();
   private readonly token: string;
   private fetched = 0;
@@ -694,13 +705,20 @@ export class Crawler {
     if (this.scheduler.inFlight > 0 || this.scheduler.pendingJobs > 0 || this.robots.pending > 0) return;
     if (this.pendingOps > 0 || this.claiming.size > 0 || this.slow.count > 0) return;
     if (!this.stopping && !this.capReached()) {
-      const c = this.store.counts();
-      if (c.queued > 0 || c.delayed > 0 || this.held.size > 0) return;
+      if (this.held.size > 0) return;
+      if (this.store.survey) {
+        // Shared: this worker's view is not the crawl's. Done only when the store says so for everyone.
+        if (!this.sharedEnd) return this.survey();
+      } else {
+        const c = this.store.counts();
+        if (c.queued > 0 || c.delayed > 0) return;
+      }
     }
     this.finished = true;
     this.scheduler.stop();
     this.dueTimer.cancel();
     this.slow.cancel();
+    this.cancelSurvey();
     if (this.store.durable && (this.stopping || this.capReached())) {
       // A durable crawl goes on later (after a stop, or with a higher --max-pages):
       // what is left stays in the store, held leases go back.
@@ -708,6 +726,13 @@ export class Crawler {
       this.held.clear();
       for (const [key, row] of this.stats.perHost) row.rate = this.feedback.describe(key, this.settings.policyFor(key));
       finishStats(this.stats, this.clock, { interrupted: this.stopping });
+      this.resolveDone();
+      return;
+    }
+    if (this.sharedEnd) {
+      // Nothing left anywhere, and the store marked the crawl finished: no queue to clear (another worker's would be lost).
+      for (const [key, row] of this.stats.perHost) row.rate = this.feedback.describe(key, this.settings.policyFor(key));
+      finishStats(this.stats, this.clock, { interrupted: false });
       this.resolveDone();
       return;
     }
@@ -723,6 +748,54 @@ export class Crawler {
       if (this.stopping) this.resolveDone();
       else this.settle(this.store.finish(), () => this.resolveDone());
     });
+  }
+
+  /**
+   * Surveys a shared store: wakes the hosts with work (other workers' too),
+   * re-arms the due timer on the crawl's earliest retry, and when nothing is
+   * queued, delayed or leased anywhere, asks the store to finish the crawl
+   * (it refuses if another worker added work meanwhile: then the survey goes on).
+   */
+  private survey(): void {
+    if (this.surveying || this.finished || !this.store.survey) return;
+    this.surveying = true;
+    this.settle(this.store.survey(), (s) => {
+      this.surveying = false;
+      for (const [key] of s.hosts) this.scheduler.wake(key);
+      this.dueTimer.armAt(this.store.nextDueAt());
+      if (this.stopping || this.capReached() || s.queued + s.delayed + s.leased > 0 || !this.locallyIdle()) return;
+      this.pendingOps++; // the crawl cannot end under the finish call
+      Promise.resolve(this.store.finish()).then(
+        (done) => {
+          this.pendingOps--;
+          if (done !== false) this.sharedEnd = true;
+          this.checkDone();
+        },
+        (err: unknown) => {
+          this.pendingOps--;
+          this.fail(err);
+        },
+      );
+    });
+  }
+
+  /** Nothing of this worker's own is running, waiting or held. */
+  private locallyIdle(): boolean {
+    return this.scheduler.inFlight === 0 && this.scheduler.pendingJobs === 0 && this.robots.pending === 0 && this.claiming.size === 0 && this.slow.count === 0 && this.held.size === 0;
+  }
+
+  private armSurvey(): void {
+    this.surveyTimer = this.clock.setTimer(() => {
+      this.surveyTimer = null;
+      if (this.finished) return;
+      this.survey();
+      this.armSurvey();
+    }, SURVEY_INTERVAL_MS);
+  }
+
+  private cancelSurvey(): void {
+    if (this.surveyTimer) this.clock.clearTimer(this.surveyTimer);
+    this.surveyTimer = null;
   }
 
   /** A store call failed: nothing can be trusted any more; stop and report it (also when it failed while finishing). */

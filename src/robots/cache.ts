@@ -37,11 +37,15 @@
  * resumed crawl or another worker reuses the file instead of fetching it
  * again.
  */
-import type { Clock } from '../clock.js';
+import { sleep, type Clock } from '../clock.js';
 import type { RobotsRecord, RobotsRecordStore, RobotsResponse, RobotsState } from './types.js';
 import { capRobotsText, MAX_ROBOTS_REDIRECTS, MIN_ROBOTS_BYTES, parseRobots, productToken } from './rules.js';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+/** How long one worker of a shared crawl may take to fetch an origin's robots.txt before another may (its host may be paused meanwhile). */
+export const ROBOTS_LOCK_MS = 30_000;
+/** How often the other workers look for its record meanwhile. */
+export const ROBOTS_POLL_MS = 250;
 
 export interface RobotsCacheOptions {
   clock: Clock;
@@ -146,7 +150,7 @@ export class RobotsCache {
     if (entry.inflight) return entry.inflight;
     const settled = entry;
     settled.inflight = this.stored(key, settled)
-      .then((known) => known ?? this.fetchRobots(key, settled))
+      .then((known) => known ?? this.fetchOnce(key, settled))
       .catch((err: unknown): Outcome => ({ kind: 'unreachable', reason: `robots.txt handling failed: ${String(err)}` }))
       .then((outcome) => {
         const state = this.settle(key, settled, outcome);
@@ -161,6 +165,22 @@ export class RobotsCache {
     let count = 0;
     for (const entry of this.entries.values()) if (entry.state) count++;
     return count;
+  }
+
+  /**
+   * With a shared store, robots.txt is fetched once per crawl: the worker
+   * that takes the origin's lock fetches, the others read its record when it
+   * appears. A lock left by a worker that died expires, and the next asker fetches.
+   */
+  private async fetchOnce(origin: string, entry: Entry): Promise<Outcome> {
+    const { records, clock } = this.opts;
+    if (!records?.lockRobots) return this.fetchRobots(origin, entry);
+    for (;;) {
+      if (await records.lockRobots(origin, ROBOTS_LOCK_MS)) return this.fetchRobots(origin, entry);
+      await sleep(clock, ROBOTS_POLL_MS);
+      const known = await this.stored(origin, entry);
+      if (known) return known;
+    }
   }
 
   /** A still-valid record from the records store, restored into `entry`; undefined if none. */

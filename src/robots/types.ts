@@ -82,4 +82,6 @@ export type RobotsRecord =
 export interface RobotsRecordStore {
   getRobots(origin: string): RobotsRecord | undefined | Promise<RobotsRecord | undefined>;
   putRobots(origin: string, record: RobotsRecord): void | Promise<void>;
+  /** A shared store: the right to fetch `origin`'s robots.txt for `ttlMs` (false: another worker has it; wait for its record). */
+  lockRobots?(origin: string, ttlMs: number): Promise<boolean>;
 }

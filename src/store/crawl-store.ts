@@ -136,8 +136,12 @@ export interface CrawlStore {
 
   /** Opens (creating or resuming) the crawl. Called once, before anything else. */
   open(meta: CrawlMeta): MaybePromise<OpenResult>;
-  /** Marks the crawl finished: a later open reports `finished`. */
-  finish(): MaybePromise<void>;
+  /**
+   * Marks the crawl finished: a later open reports `finished`. A shared store
+   * answers false (and marks nothing) while any worker still has work queued,
+   * delayed or leased: the crawl is not over for everyone then.
+   */
+  finish(): MaybePromise<boolean | void>;
   close(): MaybePromise<void>;
 
   /**
@@ -191,4 +195,25 @@ export interface CrawlStore {
 
   counter(name: CounterName): number;
   addToCounter(name: CounterName, by: number): MaybePromise<number>;
+
+  /**
+   * A shared store only (several workers): the whole crawl's totals now, and
+   * the hosts with due work queued, which may include hosts this worker has
+   * never seen (another worker added their URLs). The crawl loop asks at an
+   * interval while it runs, and before it ends, since its synchronous views
+   * show only what its own calls saw.
+   */
+  survey?(): Promise<Survey>;
+  /**
+   * A shared store only: takes the right to fetch `origin`'s robots.txt for
+   * `ttlMs` (true), or answers false while another worker holds it; the
+   * others wait for its record (`getRobots`). Storing the record ends it.
+   */
+  lockRobots?(origin: string, ttlMs: number): Promise<boolean>;
+}
+
+/** What `survey` answers. */
+export interface Survey extends StoreCounts {
+  /** Host keys with due entries queued, each with how many. */
+  hosts: Array<[key: string, queued: number]>;
 }

@@ -9,7 +9,12 @@
  * build keys from P):
  *   P meta       hash   fingerprint, created, finished, finished_at
  *   P seeds      list   every seed ever given, first-given first; P seedset dedupes it
- *   P seen       set    every canonical URL ever accepted (queued or only seen)
+ *   P s:XXXX     set    the seen set: a 64-bit fingerprint of every canonical URL
+ *                       ever accepted (queued or only seen), bucketed by its
+ *                       first 16 bits (XXXX, hex); each bucket holds the other
+ *                       48 bits as integers, so Redis keeps it as an intset
+ *                       (8 bytes a member) up to set-max-intset-entries
+ *   P rlock:ORIGIN string the worker fetching ORIGIN's robots.txt (expires)
  *   P q:HOST     list   HOST's queue, head on the left; entries are FrontierEntry JSON
  *   P work       set    hosts whose queue is not empty
  *   P delayed    zset   "HOST\nENTRY" by due time (the releasing worker's clock)
@@ -26,6 +31,8 @@
  *   P hosts      set    hosts with a saved record
  *   P robots     hash   origin → RobotsRecord JSON
  *   P dropped    list   entries queued for a host after it was given up
+ *   P outcomes   hash   completed URLs by outcome (a status, an error code, a skip reason)
+ *   P recent     zset   lease ids completed in the last minute, by Redis time (for a rate)
  *
  * Every script takes P as ARGV[1] and declares P meta as its one key (so a
  * cluster client routes it to the crawl's slot). Most answers start with the
@@ -114,11 +121,15 @@ return view(out)
 
 /**
  * ADD(P, url, host, entry JSON or '') → VIEW, new 0|1, host, its queue
- * length. A URL already in the seen set is not new; a host given up takes
- * nothing more (the URL is only marked seen).
+ * length. A URL whose fingerprint is in the seen set is not new (two URLs
+ * share a 64-bit fingerprint with odds of about n²/2⁶⁵: 3 in a million at
+ * ten million URLs); a host given up takes nothing more (the URL is only
+ * marked seen).
  */
 const ADD = `
-if redis.call('SADD', P .. 'seen', ARGV[2]) == 0 then return view({ 0 }) end
+local fp = redis.sha1hex(ARGV[2])
+local member = string.format('%.0f', tonumber(string.sub(fp, 5, 16), 16))
+if redis.call('SADD', P .. 's:' .. string.sub(fp, 1, 4), member) == 0 then return view({ 0 }) end
 bump('seen', 1)
 local host = ARGV[3]
 if ARGV[4] == '' then return view({ 1 }) end
@@ -209,7 +220,64 @@ local id = ARGV[2]
 if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
 end_in_flight(redis.call('HGET', P .. 'leases', id .. ':k'))
 end_lease(id)
+if ARGV[4] and ARGV[4] ~= '' then
+  redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
+  local now = redis_now()
+  redis.call('ZADD', P .. 'recent', now, id)
+  redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000)
+end
 return view({ 1 })
+`;
+
+/**
+ * STATUS(P) → VIEW, then the meta (fingerprint, created, finished,
+ * finished_at, Redis now), then counted groups, each a count followed by its
+ * items: seeds; hosts with work (host, queue length); lease owners (owner,
+ * leases); host records (host, pause, factor, givenup); robots records
+ * (origin, JSON); outcomes (outcome, count); and the number of URLs completed in the
+ * last minute. Read-only but for trimming the recent-completions log.
+ */
+const STATUS = `
+local m = P .. 'meta'
+local now = redis_now()
+local out = { redis.call('HGET', m, 'fingerprint') or '', redis.call('HGET', m, 'created') or '', redis.call('HGET', m, 'finished') or '0', redis.call('HGET', m, 'finished_at') or '', fmt(now) }
+local function group(items)
+  out[#out + 1] = #items
+  for i = 1, #items do out[#out + 1] = items[i] end
+end
+group(redis.call('LRANGE', P .. 'seeds', 0, -1))
+local work = {}
+for _, host in ipairs(redis.call('SMEMBERS', P .. 'work')) do
+  work[#work + 1] = host
+  work[#work + 1] = redis.call('LLEN', qkey(host))
+end
+group(work)
+local owners, counts = {}, {}
+local leases = redis.call('HGETALL', P .. 'leases')
+for i = 1, #leases, 2 do
+  if string.sub(leases[i], -2) == ':o' then
+    local o = leases[i + 1]
+    if not counts[o] then counts[o] = 0; owners[#owners + 1] = o end
+    counts[o] = counts[o] + 1
+  end
+end
+local flat = {}
+for _, o in ipairs(owners) do flat[#flat + 1] = o; flat[#flat + 1] = counts[o] end
+group(flat)
+local hosts = {}
+for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do
+  local v = redis.call('HMGET', P .. 'h:' .. host, 'pause', 'factor', 'givenup')
+  hosts[#hosts + 1] = host
+  hosts[#hosts + 1] = v[1] or ''
+  hosts[#hosts + 1] = v[2] or '1'
+  hosts[#hosts + 1] = v[3] or '0'
+end
+group(hosts)
+group(redis.call('HGETALL', P .. 'robots'))
+group(redis.call('HGETALL', P .. 'outcomes'))
+redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000)
+out[#out + 1] = redis.call('ZCARD', P .. 'recent')
+return view(out)
 `;
 
 /**
@@ -439,6 +507,7 @@ export const SCRIPTS = {
   loadHosts: LOAD_HOSTS,
   counter: COUNTER,
   finish: FINISH,
+  status: STATUS,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

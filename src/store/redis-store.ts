@@ -48,10 +48,17 @@
  *   clock; clocks of machines differ by their skew only, and a backoff is not
  *   a politeness bound (the claim is). robots.txt records keep the fetching
  *   worker's times for the same reason.
- * - Memory: the seen set holds full canonical URLs (the URL plus Redis's
- *   per-member overhead). A set of 64-bit fingerprints (or a Bloom filter,
- *   RedisBloom's BF.ADD) would bring that to a few bytes per URL at a tiny
- *   collision risk; not measured yet.
+ * - Memory: the seen set holds 64-bit fingerprints, not URLs, in 65,536
+ *   intset buckets (redis-scripts.ts's layout): about 8 bytes per seen URL
+ *   while buckets stay under set-max-intset-entries (512 by default: 33
+ *   million URLs).
+ * - **Ending together.** The crawl loop surveys the whole crawl (`survey`)
+ *   before it ends and at an interval while it runs: a worker whose own view
+ *   is empty waits while any worker holds a lease (it may add links), takes
+ *   up hosts other workers queued, and `finish` marks the crawl done only
+ *   when nothing is queued, delayed or leased anywhere.
+ * - **robots.txt once per crawl**: `lockRobots` gives one worker the right
+ *   to fetch an origin's file; the others wait for its record.
  *
  * Not shared yet (the claim is the only cross-worker gate): a lease's start
  * is reserved when it is claimed, and the crawl loop may hold it while
@@ -68,7 +75,7 @@ import { randomUUID } from 'node:crypto';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts, Survey } from './crawl-store.js';
 import { SCRIPTS, scriptSource, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { SeenSet } from './seen-set.js';
 
@@ -79,8 +86,30 @@ export const DEFAULT_LEASE_MS = 60_000;
  * this (no release by another worker wakes them).
  */
 export const BUSY_RETRY_MS = 50;
+/** A script call unanswered this long is reported as Redis lost. */
+const SILENT_MS = 5_000;
 /** Expired leases given back per timer tick. */
 const REAP_BATCH = 200;
+
+/** What Redis holds about one crawl, read in one script (times on Redis's clock, epoch ms). */
+export interface RedisStatusData {
+  exists: boolean;
+  createdAt: number | null;
+  finished: boolean;
+  finishedAt: number | null;
+  now: number;
+  counts: StoreCounts;
+  started: number;
+  seeds: string[];
+  work: Array<{ host: string; queued: number }>;
+  /** Workers holding leases now (a worker between requests holds none). */
+  workers: Array<{ name: string; leases: number }>;
+  hosts: Array<{ host: string; pausedUntil: number | null; rateFactor: number; givenUp: boolean }>;
+  robots: Array<{ origin: string; record: RobotsRecord }>;
+  outcomes: Record<string, number>;
+  /** URLs completed in the last minute. */
+  recentPerMinute: number;
+}
 
 /** A lease from this store: also when its start was reserved. */
 export interface RedisLease extends Lease {
@@ -106,6 +135,8 @@ export interface RedisConnection {
   time(): Promise<unknown>;
   hGet(key: string, field: string): Promise<unknown>;
   hSet(key: string, field: string, value: string): Promise<unknown>;
+  set(key: string, value: string, options: { NX: true; PX: number }): Promise<unknown>;
+  del(key: string): Promise<unknown>;
 }
 
 export interface RedisStoreOptions {
@@ -127,6 +158,10 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /** Connection errors and failed timer ticks (the store goes on; node-redis reconnects). @default ignored */
   onError?: (err: Error) => void;
+  /** Redis stopped answering mid-crawl: calls wait and are retried with backoff. Called once per outage. */
+  onLost?: (err: Error) => void;
+  /** Redis answers again after an outage of `ms`. */
+  onReconnected?: (ms: number) => void;
 }
 
 /** Redis could not be reached, or answered something this store cannot use. */
@@ -159,6 +194,8 @@ export class RedisStore implements CrawlStore {
   private readonly seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
+  /** Per host, this worker's latest claim: its reserved start (Redis time) and when its call was sent (this worker's clock). */
+  private readonly lastClaim = new Map<string, { reservedAt: number; sentAt: number }>();
   private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
   private nextDue = Infinity;
   private started = 0;
@@ -166,6 +203,14 @@ export class RedisStore implements CrawlStore {
   private offset = 0;
   private best: { offset: number; rtt: number; at: number } | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Script calls waiting for an answer: call number → when sent (epoch ms), oldest first. */
+  private readonly calls = new Map<number, number>();
+  private callSeq = 0;
+  private watchdog: NodeJS.Timeout | null = null;
+  /** Since when (epoch ms) Redis has not answered; null while it does. */
+  private lostSince: number | null = null;
+  /** node-redis's class for errors Redis answered (as opposed to a lost connection). */
+  private replyError: (new (...args: never[]) => Error) | null = null;
   private ticking = false;
   private connected = false;
   private closed = false;
@@ -210,19 +255,34 @@ export class RedisStore implements CrawlStore {
     this.applyQueues(this.applyView(await this.run('queues', [])));
     this.timer = setInterval(() => void this.tick(), this.tickMs);
     this.timer.unref();
+    this.watchdog = setInterval(() => this.watch(), 1_000);
+    this.watchdog.unref();
     if (!existed) return { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } };
     return { resumed: true, finished: String(rest[2]) === '1', meta: { seeds: before, configFingerprint: String(rest[1]) } };
   }
 
   /** Marks the crawl finished, unless another worker still has work queued, delayed or leased (then it is not over for everyone). */
-  async finish(): Promise<void> {
-    this.applyView(await this.run('finish', []));
+  async finish(): Promise<boolean> {
+    return Number(this.applyView(await this.run('finish', []))[0]) === 1;
+  }
+
+  /** The whole crawl now: totals, and every host with due work (this worker's per-host view is replaced by it). */
+  async survey(): Promise<Survey> {
+    const pairs = this.applyView(await this.run('queues', []));
+    this.applyQueues(pairs);
+    return { ...this.totals, hosts: [...this.perHost] };
+  }
+
+  async lockRobots(origin: string, ttlMs: number): Promise<boolean> {
+    const answer = await this.connection().set(`${this.prefix}rlock:${origin}`, this.owner, { NX: true, PX: Math.max(1, Math.ceil(ttlMs)) });
+    return answer === 'OK';
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.watchdog) clearInterval(this.watchdog);
     const client = this.client;
     if (!client || !this.ownsClient || !client.isOpen) return;
     // Leases still held stay in Redis and expire: what a crash leaves, and what the crawl released already after a stop.
@@ -264,14 +324,15 @@ export class RedisStore implements CrawlStore {
       return undefined;
     }
     const lease: RedisLease = { id: Number(rest[2]), key, entry: JSON.parse(String(rest[3])) as FrontierEntry, reservedAt: Number(rest[1]) };
+    this.lastClaim.set(key, { reservedAt: lease.reservedAt, sentAt: t0 });
     this.setQueued(key, Number(rest[4]));
     this.held.set(lease.id, lease);
     return lease;
   }
 
-  async complete(lease: Lease, _outcome?: string): Promise<void> {
+  async complete(lease: Lease, outcome?: string): Promise<void> {
     this.take(lease);
-    const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner]));
+    const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '']));
     if (Number(rest[0]) === 0) this.lostLeases++;
   }
 
@@ -340,7 +401,7 @@ export class RedisStore implements CrawlStore {
     }
     this.sent.set(key, shared);
     const { limiter } = saved;
-    const last = limiter.lastStart === null ? '' : String(this.toRedis(limiter.lastStart));
+    const last = limiter.lastStart === null ? '' : String(this.startToRedis(key, limiter.lastStart));
     const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
     this.applyView(await this.run('saveHost', [key, JSON.stringify(saved), String(this.offset), last, pause, ...changed]));
   }
@@ -362,7 +423,10 @@ export class RedisStore implements CrawlStore {
   }
 
   async putRobots(origin: string, record: RobotsRecord): Promise<void> {
-    await this.connection().hSet(`${this.prefix}robots`, origin, JSON.stringify(record));
+    const client = this.connection();
+    await client.hSet(`${this.prefix}robots`, origin, JSON.stringify(record));
+    // The record is what the waiting workers wanted: the fetch right ends with it.
+    await client.del(`${this.prefix}rlock:${origin}`);
   }
 
   async getRobots(origin: string): Promise<RobotsRecord | undefined> {
@@ -379,6 +443,31 @@ export class RedisStore implements CrawlStore {
     return Number(rest[0]);
   }
 
+  /** How the shared crawl stands, for `crawl status --redis` (connects; needs no `open`). */
+  async status(): Promise<RedisStatusData> {
+    await this.connect();
+    const r = this.applyView(await this.run('status', [])).map(String);
+    let i = 5;
+    const group = (width: number): string[][] => {
+      const n = Number(r[i++]);
+      const items: string[][] = [];
+      for (let k = 0; k < n; k += width) items.push(r.slice(i + k, i + k + width));
+      i += n;
+      return items;
+    };
+    const seeds = group(1).map(([s]) => s!);
+    const work = group(2).map(([host, n]) => ({ host: host!, queued: Number(n) }));
+    const workers = group(2).map(([name, n]) => ({ name: name!, leases: Number(n) }));
+    const hosts = group(4).map(([host, pause, factor, givenup]) => ({ host: host!, pausedUntil: pause === '' ? null : Number(pause), rateFactor: Number(factor), givenUp: givenup === '1' }));
+    const robots = group(2).map(([origin, json]) => ({ origin: origin!, record: JSON.parse(json!) as RobotsRecord }));
+    const outcomes = Object.fromEntries(group(2).map(([k, n]) => [k!, Number(n)]));
+    const recent = Number(r[i]);
+    return {
+      exists: r[0] !== '', createdAt: r[1] === '' ? null : Number(r[1]), finished: r[2] === '1', finishedAt: r[3] === '' ? null : Number(r[3]), now: Number(r[4]),
+      counts: { ...this.totals }, started: this.started, seeds, work, workers, hosts, robots, outcomes, recentPerMinute: recent,
+    };
+  }
+
   /** Gives back leases past their expiry (any worker's); returns how many. Runs on open and on every tick. */
   async reap(): Promise<number> {
     const t0 = this.now();
@@ -392,6 +481,19 @@ export class RedisStore implements CrawlStore {
     return redisMs - this.offset + (this.best ? this.best.rtt / 2 : 0);
   }
 
+  /**
+   * A request start on this worker's clock as Redis time, never earlier than
+   * it really was: the claim script ran after its call was sent (`sentAt`),
+   * so a start `d` ms after sending is at most `reservedAt + d` on Redis's
+   * clock. Unlike the measured offset, this bound holds however slow the
+   * round trips were (an offset sampled under load may be off by half of one).
+   */
+  private startToRedis(key: string, localMs: number): number {
+    const claim = this.lastClaim.get(key);
+    if (claim && localMs >= claim.sentAt) return Math.max(claim.reservedAt + (localMs - claim.sentAt), this.toRedis(localMs));
+    return this.toRedis(localMs);
+  }
+
   /** The Redis time for a time on this worker's clock. */
   toRedis(localMs: number): number {
     return localMs + this.offset;
@@ -399,8 +501,10 @@ export class RedisStore implements CrawlStore {
 
   private async connect(): Promise<void> {
     if (this.connected) return;
+    const redis = await import('redis');
+    this.replyError = redis.ErrorReply as unknown as new (...args: never[]) => Error;
     if (!this.client) {
-      const { createClient } = await import('redis');
+      const { createClient } = redis;
       let ready = false;
       const client = createClient({
         url: this.opts.url ?? 'redis://127.0.0.1:6379',
@@ -415,7 +519,13 @@ export class RedisStore implements CrawlStore {
     }
     const client = this.client;
     client.on('error', (err) => this.opts.onError?.(err));
-    try {
+    const limitMs = this.opts.connectTimeoutMs ?? 5_000;
+    let timer: NodeJS.Timeout | undefined;
+    // A server that accepts the connection and never answers (stopped, overloaded) must not hang the start either.
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${limitMs / 1000}s`)), limitMs);
+    });
+    const setUp = async (): Promise<void> => {
       if (!client.isOpen) await client.connect();
       for (const name of Object.keys(SCRIPTS) as ScriptName[]) this.shas.set(name, await client.scriptLoad(scriptSource(name)));
       // The clock offset: the best of a few samples.
@@ -424,8 +534,13 @@ export class RedisStore implements CrawlStore {
         const [sec, usec] = (await client.time()) as [string, string];
         this.sample(Number(sec) * 1000 + Number(usec) / 1000, t0, this.now());
       }
+    };
+    try {
+      await Promise.race([setUp(), silent]);
+      clearTimeout(timer);
       this.connected = true;
     } catch (err) {
+      clearTimeout(timer);
       if (this.ownsClient) client.destroy();
       throw new RedisStoreError(`cannot use Redis at ${redactUrl(this.opts.url ?? 'redis://127.0.0.1:6379')}: ${(err as Error).message}`, { cause: err });
     }
@@ -436,17 +551,57 @@ export class RedisStore implements CrawlStore {
     return this.client;
   }
 
-  /** Runs a script by its hash, loading it again if Redis forgot it (restarted, SCRIPT FLUSH). */
+  /**
+   * Runs a script by its hash, loading it again if Redis forgot it (restarted,
+   * SCRIPT FLUSH). A lost connection is waited out: the call is sent again
+   * with backoff until Redis answers (node-redis reconnects meanwhile), so
+   * the crawl pauses instead of failing — every lease it could not renew
+   * meanwhile expires and goes back to the queue, which is what keeps other
+   * workers going. An error Redis itself answered is thrown.
+   */
   private async run(name: ScriptName, args: string[]): Promise<unknown[]> {
-    const client = this.connection();
     const options = { keys: [this.metaKey], arguments: [this.prefix, ...args] };
-    try {
-      return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
-    } catch (err) {
-      if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
-      this.shas.set(name, await client.scriptLoad(scriptSource(name)));
-      return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
+    for (let attempt = 0; ; attempt++) {
+      const client = this.connection();
+      this.calls.set(++this.callSeq, Date.now());
+      const call = this.callSeq;
+      try {
+        try {
+          const reply = (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
+          if (this.lostSince !== null) this.reconnected();
+          return reply;
+        } catch (err) {
+          if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+          this.shas.set(name, await client.scriptLoad(scriptSource(name)));
+          return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
+        }
+      } catch (err) {
+        if (this.closed || (this.replyError && err instanceof this.replyError)) throw err;
+        if (this.lostSince === null) {
+          this.lostSince = Date.now();
+          this.opts.onLost?.(err as Error);
+        }
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5_000)));
+      } finally {
+        this.calls.delete(call);
+      }
     }
+  }
+
+  /** A call unanswered for SILENT_MS means Redis is gone or stuck (a stopped server keeps its sockets open): said once. */
+  private watch(): void {
+    if (this.lostSince !== null) return;
+    const oldest = this.calls.values().next().value;
+    if (oldest !== undefined && Date.now() - oldest > SILENT_MS) {
+      this.lostSince = oldest;
+      this.opts.onLost?.(new Error(`no answer for ${Math.round((Date.now() - oldest) / 1000)}s`));
+    }
+  }
+
+  private reconnected(): void {
+    const ms = Date.now() - this.lostSince!;
+    this.lostSince = null;
+    this.opts.onReconnected?.(ms);
   }
 
   /** Takes the VIEW off an answer into the local views; returns the rest. */

@@ -14,6 +14,8 @@ export interface CrawlStatus {
   file: string;
   /** The process crawling in it now, if any. */
   heldBy: number | null;
+  /** A shared (Redis) crawl: the workers holding leases now, with how many. */
+  workers?: Array<{ name: string; leases: number }>;
   finished: boolean;
   seeds: string[];
   createdAt: string | null;
@@ -60,7 +62,8 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
       throw new StateFileError(`${path} is not a crawl state file (${why})`);
     }
     if (meta.get('app') !== 'polite-crawler state') throw new StateFileError(`${path} is not a crawl state file`);
-    if (meta.get('schema') !== String(STATE_SCHEMA_VERSION)) throw new StateFileError(`${path} was written by an incompatible version (state format ${meta.get('schema')}, this version reads ${STATE_SCHEMA_VERSION})`);
+    // Format 1 differs only by a column this reader does not use (the crawl adds it when it resumes the file).
+    if (meta.get('schema') !== String(STATE_SCHEMA_VERSION) && meta.get('schema') !== '1') throw new StateFileError(`${path} was written by an incompatible version (state format ${meta.get('schema')}, this version reads ${STATE_SCHEMA_VERSION})`);
     const pid = Number(meta.get('pid'));
     const live = meta.get('running') === '1' && processAlive(pid) && now - Number(meta.get('committed_wall') ?? 0) < HELD_WITHIN_MS;
     const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).pluck().get(...args) as number | null) ?? 0;

@@ -181,6 +181,8 @@ export interface PageRecord {
   elapsedMs: number;
   /** Fetch attempts, when more than one (retries after failures or throttling). */
   attempts?: number;
+  /** The worker that wrote the record, in a crawl shared through Redis (`--worker`, default host-pid). */
+  worker?: string;
   error?: { code: RecordErrorCode; message: string };
 }
 
@@ -191,6 +193,8 @@ export interface SkipRecord {
   depth: number;
   parent: string | null;
   detail?: string;
+  /** As in PageRecord. */
+  worker?: string;
 }
 
 export type OutputRecord = PageRecord | SkipRecord;

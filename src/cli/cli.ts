@@ -62,6 +62,10 @@ export function buildProgram(
     .option('--seeds-file <file>', 'read seed URLs, one per line ("-" = stdin)')
     .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
     .option('--fresh', 'with --state: discard what the file holds and start over')
+    .option('--redis <url>', 'share the crawl through Redis (redis://host:6379/0) with every worker given the same --crawl-id')
+    .option('--crawl-id <name>', 'with --redis: the shared crawl\'s name')
+    .option('--worker <name>', 'with --redis: this worker\'s name in records (default: host-pid)')
+    .option('--lease <duration>', 'with --redis: a dead worker\'s requests go back to the queue after this (default 60s)')
     .option('--max-time <duration>', 'stop cleanly after this long, e.g. "30m" (records flushed, summary printed, exit 0)')
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
@@ -80,8 +84,10 @@ export function buildProgram(
 
   program
     .command('status')
-    .description('show a crawl kept with --state: progress, queues, paused and given-up hosts, robots.txt')
-    .requiredOption('--state <file>', 'the state file')
+    .description('show a crawl kept with --state or --redis: progress, queues, paused and given-up hosts, robots.txt')
+    .option('--state <file>', 'the state file')
+    .option('--redis <url>', 'or a crawl shared through Redis (with --crawl-id)')
+    .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('--json', 'print one JSON object instead of text')
     .option('--top <n>', 'hosts to list per table', '10')
     .action(async (flags: StatusFlags) => {
@@ -160,7 +166,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
-    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID', 'REPORT_INPUT_INVALID'].includes(known.code)) {
+    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID'].includes(known.code)) {
       for (const line of String(known.message).split('\n')) errLine(line);
       return EXIT.usage;
     }

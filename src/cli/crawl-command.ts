@@ -17,7 +17,8 @@ import { createLogger } from '../output/logger.js';
 import { openOutput } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
-import { SqliteStore } from '../store/sqlite-store.js';
+import { checkStateFlags, openStateTarget, type StateTarget } from './state-target.js';
+import type { RecordSink } from '../output/sink.js';
 import { parseDuration } from '../config/units.js';
 import type { CrawlSettings } from '../types.js';
 import type { Logger } from '../output/logger.js';
@@ -37,29 +38,34 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     // No spread: a seeds file of 150,000+ lines would overflow the call stack.
     for (const seed of await readSeedsFile(path, io.stdin)) rawSeeds.push(seed);
   }
-  if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE');
+  checkStateFlags(flags);
   const maxTimeMs = flags.maxTime === undefined ? undefined : maxTime(flags.maxTime);
-  // With --state, no seeds means: resume what the file holds.
-  const seeds = rawSeeds.length === 0 && flags.state !== undefined ? [] : checkSeeds(rawSeeds);
+  // With --state or --redis, no seeds means: resume (or join) what it holds.
+  const seeds = rawSeeds.length === 0 && (flags.state !== undefined || flags.redis !== undefined) ? [] : checkSeeds(rawSeeds);
   const file = await loadConfig(flags.config, io.cwd);
   const settings = buildSettings(file, toOverrides(flags));
   if (!settings.robots.enabled) {
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
-  const store = flags.state === undefined ? undefined : new SqliteStore(resolve(io.cwd, flags.state), { fresh: flags.fresh, now: () => clock.now() });
+  const target = await openStateTarget(flags, io.cwd, settings, clock, log);
   try {
-    return await crawlInto(seeds, settings, store, flags, io, log, maxTimeMs);
+    return await crawlInto(seeds, settings, target, flags, io, log, maxTimeMs);
   } finally {
-    store?.close();
+    await target?.close();
   }
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, store: SqliteStore | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, target: StateTarget | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
   const clock = systemClock;
-  const held = store?.peekMeta();
-  if (store && held === undefined && seeds.length === 0) throw new UsageError(`no seed URL given, and ${flags.state} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
+  const store = target?.store;
+  const held = await target?.peek();
+  if (target && held === undefined && seeds.length === 0) {
+    throw new UsageError(target.shared
+      ? `no seed URL given, and ${target.label} does not exist yet (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`
+      : `no seed URL given, and ${target.label} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
+  }
   if (held?.finished) {
-    log.info(`${flags.state}: this crawl already finished; nothing to do (--fresh starts it over)`);
+    log.info(`${target!.label}: this crawl already finished; nothing to do (${target!.shared ? 'a new --crawl-id starts another' : '--fresh starts it over'})`);
     return EXIT.ok;
   }
   // Where the report and the stats go is checked now: a typo should not cost a whole crawl.
@@ -85,7 +91,8 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
     },
   });
   const tap = reportPath === undefined ? undefined : createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
-  const session = (started = createCrawlSession({ settings, seeds, sink: tap ? tap.wrap(sink) : sink, clock, log, store }));
+  const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
+  const session = (started = createCrawlSession({ settings, seeds, sink: tap ? tap.wrap(named) : named, clock, log, store }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
@@ -107,8 +114,9 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
   io.signals.on('SIGTERM', onTerm);
 
   const limits = `${settings.concurrency} at once; default ${describeDefaults(settings.policyFor('default.invalid'))}`;
-  if (held) log.info(`resuming the crawl in ${flags.state}${seeds.length > 0 ? ` (${seeds.length} seed(s) given; new ones are added)` : ''} (${limits})`);
-  else log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${store ? `, state in ${flags.state}` : ''} (${limits})`);
+  const as = target?.worker === undefined ? '' : ` as worker ${target.worker}`;
+  if (held) log.info(`${target!.shared ? 'joining' : 'resuming'} the crawl in ${target!.label}${as}${seeds.length > 0 ? ` (${seeds.length} seed(s) given; new ones are added)` : ''} (${limits})`);
+  else log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${target ? `, state in ${target.label}${as}` : ''} (${limits})`);
   progress.start();
   // --max-time: a clean stop like Ctrl-C's, but an expected end (exit 0); with --state the crawl stays resumable.
   const maxTimer =
@@ -133,10 +141,11 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
       log.info(`wrote the report to ${flags.report} (${formatBytes(Buffer.byteLength(html))})`);
     }
     const partialNote = flags.output && flags.output !== '-' ? `records so far in ${flags.output}.partial` : '';
-    if (signalled > 0 && store) log.warn(`stopped; the crawl is kept in ${flags.state}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
+    if (signalled > 0 && target?.shared) log.warn(`this worker stopped; the crawl goes on in ${target.label} with its other workers (run the same command again to rejoin)${partialNote ? ` (${partialNote})` : ''}`);
+    else if (signalled > 0 && target) log.warn(`stopped; the crawl is kept in ${target.label}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
     else if (signalled > 0 && partialNote) log.warn(`stopped before the end: ${partialNote} (the name says it is incomplete)`);
     if (signalled > 0) return EXIT.interrupted;
-    if (timedOut) log.info(`stopped at --max-time ${flags.maxTime}${store ? `; run the same command again to go on (state in ${flags.state})` : ''}`);
+    if (timedOut) log.info(`stopped at --max-time ${flags.maxTime}${target ? `; run the same command again to go on (state in ${target.label})` : ''}`);
     return EXIT.ok;
   } finally {
     progress.stop();
@@ -145,6 +154,20 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, store: Sqlite
     io.signals.off('SIGINT', onInt);
     io.signals.off('SIGTERM', onTerm);
   }
+}
+
+/** A shared crawl's records say which worker wrote them. */
+function nameWorker(sink: RecordSink, worker: string): RecordSink {
+  return {
+    write: (record) => sink.write({ ...record, worker }),
+    close: () => sink.close(),
+    get broken() {
+      return sink.broken;
+    },
+    get written() {
+      return sink.written;
+    },
+  };
 }
 
 function toOverrides(f: CrawlFlags): CliOverrides {

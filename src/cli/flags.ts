@@ -30,13 +30,19 @@ export interface CrawlFlags {
   quiet?: boolean;
   state?: string;
   fresh?: boolean;
+  redis?: string;
+  crawlId?: string;
+  worker?: string;
+  lease?: string;
   report?: string;
   stats?: string;
   maxTime?: string;
 }
 
 export interface StatusFlags {
-  state: string;
+  state?: string;
+  redis?: string;
+  crawlId?: string;
   json?: boolean;
   top?: string;
 }

@@ -6,20 +6,76 @@ import { resolve } from 'node:path';
 import { readCrawlStatus, type CrawlStatus } from '../store/sqlite-status.js';
 import { UsageError } from '../config/seeds.js';
 import { EXIT, type Io, type StatusFlags } from './flags.js';
+import type { RedisStatusData } from '../store/redis-store.js';
+import { redactRedisUrl } from './state-target.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
   const top = Number(flags.top ?? '10');
   if (!Number.isInteger(top) || top < 1) throw new UsageError(`--top expects a whole number from 1 up, got ${JSON.stringify(flags.top)}`);
-  const status = readCrawlStatus(resolve(io.cwd, flags.state), { top });
-  io.stdout.write(flags.json ? JSON.stringify({ ...status, file: flags.state }) + '\n' : formatStatus({ ...status, file: flags.state }));
+  if ((flags.state === undefined) === (flags.redis === undefined)) throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
+  if (flags.redis !== undefined) return redisStatus(flags, io, top);
+  const status = readCrawlStatus(resolve(io.cwd, flags.state!), { top });
+  io.stdout.write(flags.json ? JSON.stringify({ ...status, file: flags.state }) + '\n' : formatStatus({ ...status, file: flags.state! }));
   return EXIT.ok;
 }
 
+/** `crawl status --redis URL --crawl-id NAME`: the shared crawl as every worker sees it. */
+async function redisStatus(flags: StatusFlags, io: Io, top: number): Promise<number> {
+  if (flags.crawlId === undefined) throw new UsageError('--redis needs --crawl-id NAME');
+  const { RedisStore } = await import('../store/redis-store.js');
+  const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId });
+  try {
+    const data = await store.status();
+    if (!data.exists) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis!)}`);
+    const status = redisCrawlStatus(data, top, `Redis crawl "${flags.crawlId}"`);
+    io.stdout.write(flags.json ? JSON.stringify(status) + '\n' : formatStatus(status));
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The Redis crawl in the shape `crawl status --state` prints, plus the workers holding leases. */
+export function redisCrawlStatus(d: RedisStatusData, top: number, file: string): CrawlStatus {
+  const byKind: Record<string, number> = {};
+  for (const { record } of d.robots) byKind[record.kind] = (byKind[record.kind] ?? 0) + 1;
+  const doneTotal = Object.values(d.outcomes).reduce((a, b) => a + b, 0);
+  return {
+    file,
+    heldBy: null,
+    workers: d.workers,
+    finished: d.finished,
+    seeds: d.seeds,
+    createdAt: iso(d.createdAt),
+    lastCommitAt: null,
+    done: d.outcomes,
+    doneTotal,
+    recentRate: Math.round((d.recentPerMinute / 60) * 10) / 10,
+    queued: d.counts.queued,
+    delayed: d.counts.delayed,
+    leased: d.counts.leased,
+    topQueued: [...d.work].sort((a, b) => b.queued - a.queued || (a.host < b.host ? -1 : 1)).slice(0, top),
+    paused: d.hosts.filter((h) => h.pausedUntil !== null && h.pausedUntil > d.now).slice(0, top).map((h) => ({ host: h.host, until: iso(h.pausedUntil)! })),
+    throttled: d.hosts.filter((h) => h.rateFactor < 1).sort((a, b) => a.rateFactor - b.rateFactor).slice(0, top).map((h) => ({ host: h.host, rateFactor: h.rateFactor })),
+    givenUp: d.hosts.filter((h) => h.givenUp).map((h) => h.host),
+    robots: {
+      byKind,
+      unavailable: d.robots.flatMap(({ origin, record: r }) => (r.kind === 'unavailable' ? [{ origin, reason: r.reason, retryAt: iso(r.retryAt) }] : [])),
+    },
+  };
+}
+
+const iso = (ms: number | null): string | null => (ms === null || !Number.isFinite(ms) ? null : new Date(ms).toISOString());
+
 export function formatStatus(s: CrawlStatus): string {
   const lines: string[] = [];
-  const state = s.finished ? 'finished' : s.heldBy !== null ? `running (process ${s.heldBy})` : 'stopped (run the same crawl command to resume)';
+  const state = s.finished
+    ? 'finished'
+    : s.workers !== undefined
+      ? s.workers.length > 0 ? `running (${s.workers.length} worker(s) holding requests: ${s.workers.map((w) => `${w.name} ${w.leases}`).join(', ')})` : 'no worker holding a request now (workers may be waiting on a host\'s pace, or none is running)'
+      : s.heldBy !== null ? `running (process ${s.heldBy})` : 'stopped (run the same crawl command to resume)';
   lines.push(`${s.file}: ${state}`);
-  lines.push(`  started ${s.createdAt ?? '?'}, last written ${s.lastCommitAt ?? '?'}; ${s.seeds.length} seed(s)`);
+  lines.push(`  started ${s.createdAt ?? '?'}${s.lastCommitAt === null && s.workers !== undefined ? '' : `, last written ${s.lastCommitAt ?? '?'}`}; ${s.seeds.length} seed(s)`);
   const outcomes = Object.entries(s.done).map(([k, n]) => `${k} ${n}`).join(', ');
   lines.push(`  done:     ${s.doneTotal}${outcomes ? ` (${outcomes})` : ''}; ${s.recentRate}/s over the last minute`);
   lines.push(`  queued:   ${s.queued}, waiting to retry ${s.delayed}, claimed ${s.leased}${s.heldBy === null && s.leased > 0 ? ' (left by a stop or crash; back in the queue on resume)' : ''}`);

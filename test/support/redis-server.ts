@@ -19,6 +19,9 @@ export interface RedisServer {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /** Freezes the server (SIGSTOP): its sockets stay open, nothing answers — a hung or partitioned Redis. */
+  pause(): void;
+  resume(): void;
 }
 
 /** A port nobody listens on now: bind 127.0.0.1:0, note the port, close. */
@@ -81,6 +84,6 @@ export async function startRedisServer(timeoutMs = 5_000): Promise<RedisServer> 
       }
       await rm(dir, { recursive: true, force: true });
     };
-    return { url: `redis://127.0.0.1:${port}`, port, stop };
+    return { url: `redis://127.0.0.1:${port}`, port, stop, pause: () => child.kill('SIGSTOP'), resume: () => child.kill('SIGCONT') };
   }
 }

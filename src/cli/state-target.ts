@@ -1,0 +1,107 @@
+/**
+ * Where a command-line crawl keeps its state: nowhere (memory), a SQLite file
+ * (`--state FILE`, one process, resumable) or a Redis crawl (`--redis URL
+ * --crawl-id ID`, shared by any number of workers). One shape for the crawl
+ * command, so its messages and its resume logic do not care which.
+ */
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import type { Clock } from '../clock.js';
+import { UsageError } from '../config/seeds.js';
+import { parseDuration } from '../config/units.js';
+import type { Logger } from '../output/logger.js';
+import type { CrawlStore } from '../store/crawl-store.js';
+import type { CrawlSettings } from '../types.js';
+import type { CrawlFlags } from './flags.js';
+
+export interface StateTarget {
+  store: CrawlStore;
+  /** For messages: `crawl.db`, or `Redis crawl "shop"`. */
+  label: string;
+  /** Several workers crawl it together (Redis). */
+  shared: boolean;
+  /** This worker's name, written into each record of a shared crawl. */
+  worker?: string;
+  /** What the target holds before the crawl opens it: nothing yet, or a crawl (finished or not). */
+  peek(): Promise<{ finished: boolean } | undefined>;
+  close(): Promise<void>;
+}
+
+/** A crawl id: what Redis key names and the Cluster hash tag allow, and what a person types. */
+const CRAWL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** Checks the state flags together; opens nothing. */
+export function checkStateFlags(flags: CrawlFlags): void {
+  if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE (a Redis crawl starts over under a new --crawl-id)');
+  if (flags.redis !== undefined && flags.state !== undefined) throw new UsageError('--state and --redis are two places for one crawl\'s state: give one');
+  if (flags.redis !== undefined && flags.crawlId === undefined) throw new UsageError('--redis needs --crawl-id NAME: every worker of one crawl gives the same name');
+  if (flags.crawlId !== undefined && flags.redis === undefined) throw new UsageError('--crawl-id goes with --redis URL');
+  if (flags.worker !== undefined && flags.redis === undefined) throw new UsageError('--worker goes with --redis URL');
+  if (flags.lease !== undefined && flags.redis === undefined) throw new UsageError('--lease goes with --redis URL');
+  if (flags.lease !== undefined) leaseMs(flags.lease);
+  if (flags.redis !== undefined && !/^rediss?:\/\//i.test(flags.redis)) throw new UsageError(`--redis expects a URL like redis://host:6379/0, got ${JSON.stringify(flags.redis)}`);
+  if (flags.crawlId !== undefined && !CRAWL_ID.test(flags.crawlId)) {
+    throw new UsageError(`--crawl-id expects a name of letters, digits and . _ : - (up to 128, starting with a letter or digit), got ${JSON.stringify(flags.crawlId)}`);
+  }
+  if (flags.worker !== undefined && !/^[^\s"\\]{1,100}$/.test(flags.worker)) throw new UsageError(`--worker expects a name without spaces or quotes (up to 100 characters), got ${JSON.stringify(flags.worker)}`);
+}
+
+/** The target the flags name, or undefined for a crawl kept in memory. Redis is reached when `peek` is called. */
+export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: CrawlSettings, clock: Clock, log: Logger): Promise<StateTarget | undefined> {
+  if (flags.state !== undefined) {
+    const { SqliteStore } = await import('../store/sqlite-store.js');
+    const store = new SqliteStore(resolve(cwd, flags.state), { fresh: flags.fresh, now: () => clock.now() });
+    return {
+      store,
+      label: flags.state,
+      shared: false,
+      peek: async () => store.peekMeta(),
+      close: async () => store.close(),
+    };
+  }
+  if (flags.redis === undefined) return undefined;
+  const { RedisStore } = await import('../store/redis-store.js');
+  const url = flags.redis;
+  const worker = flags.worker ?? `${hostname()}-${process.pid}`;
+  const where = redactRedisUrl(url);
+  const store = new RedisStore({
+    url,
+    crawlId: flags.crawlId!,
+    leaseMs: flags.lease === undefined ? undefined : leaseMs(flags.lease),
+    now: () => clock.now(),
+    policyFor: (key) => settings.policyFor(key),
+    onLost: (err) => log.warn(`Redis at ${where} stopped answering (${err.message}): starting nothing new, retrying with backoff; requests already running finish`),
+    onReconnected: (ms) => log.info(`Redis at ${where} answers again after ${(ms / 1000).toFixed(1)}s; crawling on`),
+  });
+  return {
+    store,
+    label: `Redis crawl "${flags.crawlId}"`,
+    shared: true,
+    worker,
+    peek: () => store.peekMeta(),
+    close: () => store.close(),
+  };
+}
+
+/** `--lease`: long enough to renew a few times over a slow Redis round trip, short enough to matter. */
+function leaseMs(text: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    throw new UsageError(`--lease: ${(err as Error).message}`);
+  }
+  if (!(ms >= 1_000 && ms <= 24 * 3_600_000)) throw new UsageError(`--lease expects a duration from 1s to 24h, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+/** A Redis URL without its password, for messages. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the given URL';
+  }
+}

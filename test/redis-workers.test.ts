@@ -1,0 +1,212 @@
+/**
+ * `--redis URL --crawl-id ID`: several real worker processes (the real
+ * binary) crawl one crawl through a real redis-server, and the servers' own
+ * request logs show ONE polite visitor: each host's gap and concurrency held
+ * across the processes, no page fetched twice, every page fetched, a
+ * Retry-After seen by one worker honoured by all, a worker killed with -9
+ * costing only its in-flight requests.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { duplicates, minGap, startWeb, type Web } from '../fixtures/web.js';
+import { redisServerMissing, startRedisServer, type RedisServer } from './support/redis-server.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'crawl.js');
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+let redis: RedisServer | undefined;
+let web: Web | undefined;
+let dir = '';
+
+function start(args: string[]): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
+
+interface Rec {
+  type: string;
+  url: string;
+  status: number | null;
+  worker?: string;
+}
+const records = (text: string): Rec[] => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Rec);
+const pagesOf = (h: string, n: number) => [web!.url(h, '/'), ...Array.from({ length: n }, (_, i) => web!.url(h, `/p/${i}`))];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several crawl processes sharing one crawl through Redis', () => {
+  beforeAll(async () => {
+    await readFile(join(root, 'dist', 'cli', 'cli.js')).catch(() => {
+      throw new Error('dist/ is missing: run `npm run build` (npm test does it)');
+    });
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'crawl-workers-'));
+  });
+  afterEach(async () => {
+    await web?.close();
+    web = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const shared = (crawlId: string) => ['--redis', redis!.url, '--crawl-id', crawlId, '-q'];
+
+  it('3 workers: every page fetched exactly once, each host\'s gap and concurrency held across the processes, all end together', async () => {
+    const hosts = ['a.localhost', 'b.localhost', 'c.localhost', 'd.localhost'];
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 24, linksPerPage: 3 } }])) });
+    const seeds = hosts.map((h) => web!.url(h, '/'));
+    const crawlId = `three-${randomUUID()}`;
+    // 10/s per host (100 ms apart), one at a time: three processes must look like one.
+    const args = (i: number) => [...shared(crawlId), '--rate', '10/s', '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const pages = out.filter((r) => r.type === 'page');
+    const expected = hosts.flatMap((h) => pagesOf(h, 24)).sort();
+    expect(pages.map((r) => r.url).sort()).toEqual(expected); // every page, each once
+    expect(pages.every((r) => r.status === 200)).toBe(true);
+    // The work was shared, and every record names its worker.
+    const byWorker = new Map<string, number>();
+    for (const r of pages) byWorker.set(r.worker!, (byWorker.get(r.worker!) ?? 0) + 1);
+    expect([...byWorker.keys()].sort()).toEqual(['w0', 'w1', 'w2']);
+
+    // The servers' view: one polite visitor.
+    expect(duplicates(web.requests())).toEqual([]);
+    for (const h of hosts) {
+      const log = web.requests(h);
+      expect(log.filter((e) => e.path === '/robots.txt')).toHaveLength(1); // fetched once per crawl
+      expect(web.maxInFlight(h)).toBe(1);
+      // 100 ms + the limiter's margin between starts; arrivals may bunch by the loopback's jitter only.
+      expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(95);
+    }
+  }, 60_000);
+
+  it('a worker killed with -9 mid-crawl: the others fetch everything, repeating at most its in-flight requests', async () => {
+    const hosts = ['a.localhost', 'b.localhost', 'c.localhost'];
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { delayMs: 150, generate: { pages: 20, linksPerPage: 3 } }])) });
+    const seeds = hosts.map((h) => web!.url(h, '/'));
+    const crawlId = `kill-${randomUUID()}`;
+    const args = (i: number) => [...shared(crawlId), '--lease', '2s', '--rate', '20/s', '--host-concurrency', '2', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const victim = start(args(0));
+    const others = [1, 2].map((i) => start(args(i)));
+    await sleep(900);
+    victim.child.kill('SIGKILL');
+    expect((await victim.done).signal).toBe('SIGKILL');
+    const runs = await Promise.all(others.map((o) => o.done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+
+    const out = (await Promise.all([1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    // The victim's file is a .partial at best; whatever it had not completed, the others did.
+    const victimDone = records(await readFile(join(dir, 'w0.jsonl.partial'), 'utf8').catch(() => '')).filter((r) => r.type === 'page').map((r) => r.url);
+    const fetched = new Set([...out.filter((r) => r.type === 'page').map((r) => r.url), ...victimDone]);
+    expect([...fetched].sort()).toEqual(hosts.flatMap((h) => pagesOf(h, 20)).sort());
+    // Repeats: only what the victim had in flight (at most its host concurrency on each host).
+    const repeats = duplicates(web.requests()).filter((d) => d.path !== '/robots.txt');
+    expect(repeats.reduce((n, d) => n + d.count - 1, 0)).toBeLessThanOrEqual(hosts.length * 2);
+    for (const h of hosts) expect(web.maxInFlight(h)).toBeLessThanOrEqual(2);
+  }, 60_000);
+
+  it('a Retry-After seen by one worker holds every worker off the host', async () => {
+    // limited.localhost answers 429 + Retry-After: 1 when asked more than 4 times a second; the crawl asks faster.
+    web = await startWeb({
+      sites: {
+        'limited.localhost': { limit: { perSecond: 4, status: 429, retryAfter: '1', mode: 'gap' }, generate: { pages: 8, linksPerPage: 2 } },
+      },
+    });
+    const crawlId = `retry-${randomUUID()}`;
+    const args = (i: number) => [...shared(crawlId), '--rate', '20/s', '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('limited.localhost', '/')];
+    const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const log = web.requests('limited.localhost');
+    const throttled = log.filter((e) => e.status === 429);
+    expect(throttled.length).toBeGreaterThan(0); // the server did push back
+    for (const t of throttled) {
+      const next = log.find((e) => e.at > t.at);
+      // Nobody, in any process, asked again within the second the server asked for.
+      if (next) expect(next.at - t.at).toBeGreaterThanOrEqual(995);
+    }
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    expect(out.filter((r) => r.type === 'page' && r.status === 200).map((r) => r.url).sort()).toEqual(pagesOf('limited.localhost', 8).sort());
+  }, 60_000);
+
+  it('crawl status --redis shows the shared crawl; a finished crawl is not crawled again', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 5, linksPerPage: 2 } } } });
+    const crawlId = `status-${randomUUID()}`;
+    const first = await start([...shared(crawlId), '--rate', '50/s', '-o', 'out.jsonl', web.url('a.localhost', '/')]).done;
+    expect(first.code, first.stderr).toBe(0);
+    const status = await start(['status', '--redis', redis!.url, '--crawl-id', crawlId, '--json']).done;
+    expect(status.code, status.stderr).toBe(0);
+    const s = JSON.parse(status.stdout) as { finished: boolean; doneTotal: number; queued: number; leased: number; done: Record<string, number> };
+    expect(s).toMatchObject({ finished: true, doneTotal: 6, queued: 0, leased: 0, done: { '200': 6 } });
+    const text = await start(['status', '--redis', redis!.url, '--crawl-id', crawlId]).done;
+    expect(text.stdout).toMatch(/^Redis crawl "status-.*": finished/);
+    // Joining a finished crawl: nothing to do, said once, exit 0, no request made.
+    const before = web.requests().length;
+    const again = await start([...shared(crawlId).filter((a) => a !== '-q'), web.url('a.localhost', '/')]).done;
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/already finished/);
+    expect(web.requests()).toHaveLength(before);
+  }, 30_000);
+
+  it('bad Redis flags and an unreachable or silent Redis: one line naming the problem, exit 2', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--redis', 'redis://127.0.0.1:1', '--crawl-id', 'x', 'http://a.localhost/'], /^crawl: cannot use Redis at redis:\/\/127\.0\.0\.1:1.*\n$/],
+      [['--redis', 'redis://127.0.0.1:1', 'http://a.localhost/'], /^crawl: --redis needs --crawl-id NAME/],
+      [['--crawl-id', 'x', 'http://a.localhost/'], /^crawl: --crawl-id goes with --redis URL/],
+      [['--redis', 'localhost:6379', '--crawl-id', 'x', 'http://a.localhost/'], /^crawl: --redis expects a URL like redis:\/\/host:6379\/0/],
+      [['--redis', redis!.url, '--crawl-id', 'bad id', 'http://a.localhost/'], /^crawl: --crawl-id expects a name/],
+      [['--redis', redis!.url, '--crawl-id', 'x', '--state', 's.db', 'http://a.localhost/'], /^crawl: --state and --redis/],
+      [['--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`], /^crawl: no seed URL given, and Redis crawl ".*" does not exist yet/],
+      [['status', '--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`], /^crawl: Redis holds no crawl named/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await start(args).done;
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stdout).toBe('');
+    }
+  }, 30_000);
+
+  it('Redis stopping mid-crawl: the workers say so, wait, and finish the crawl when it answers again', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 30, linksPerPage: 2 } } } });
+    const crawlId = `outage-${randomUUID()}`;
+    const args = (i: number) => ['--redis', redis!.url, '--crawl-id', crawlId, '--rate', '10/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('a.localhost', '/')];
+    const workers = [0, 1].map((i) => start(args(i)));
+    // Paused mid-crawl: once both workers have joined and pages are being fetched.
+    while (web.requests().length < 8) await sleep(50);
+    redis!.pause();
+    await sleep(6_500);
+    redis!.resume();
+    const runs = await Promise.all(workers.map((w) => w.done));
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ stopped answering/);
+      expect(r.stderr).toMatch(/answers again after/);
+      expect(r.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
+    }
+    const out = (await Promise.all([0, 1].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    expect(new Set(out.filter((r) => r.type === 'page').map((r) => r.url))).toEqual(new Set(pagesOf('a.localhost', 30)));
+  }, 60_000);
+});

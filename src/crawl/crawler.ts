@@ -224,6 +224,7 @@ export class Crawler {
     if (opened.resumed) for (const key of store.hostsWithWork()) this.scheduler.wake(key);
     this.seeded = true;
     this.dueTimer.armAt(store.nextDueAt());
+    if (store.survey) this.armSurvey();
     this.checkDone();
     await this.done;
     await this.writes;
@@ -805,6 +806,7 @@ export class Crawler {
     this.scheduler.stop();
     this.dueTimer.cancel();
     this.slow.cancel();
+    this.cancelSurvey();
     this.abortController.abort();
     this.rejectDone(err);
   }

@@ -2,8 +2,8 @@
 /**
  * Benchmark 8: `crawl report` on a big records file. Writes a synthetic
  * crawl of a million records (hundreds of hosts at their own rates, the
- * usual mix of 200s, 404s, redirects, 5xx, 429s, transport errors and
- * skips) to a temporary file, runs `crawl report` on it in a fresh process,
+ * usual mix of 200s, 404s, redirects, 5xx, 429s with their Retry-After
+ * pauses, transport errors, skips and robots.txt requests) to a temporary file, runs `crawl report` on it in a fresh process,
  * and reports the HTML's size against the 5 MB budget and the process's
  * peak RSS (it must not grow with the input: the file is streamed).
  *
@@ -31,7 +31,25 @@ const SKIPS = ['robots', 'max-depth', 'scope', 'filtered'];
 const INTERVALS = [250, 500, 1000, 2000];
 
 /**
- * Writes `records` JSON lines to `file`: every host starts requests at its own
+ * `n` attempts each answered 429 after 25 ms with Retry-After `retryAfterMs`,
+ * the next one sent when the pause (plus the crawler's 10 ms margin) ends.
+ */
+function throttled(startMs, n, retryAfterMs) {
+  const starts = [];
+  const throttles = [];
+  let t = startMs;
+  for (let i = 0; i < n; i++) {
+    starts.push(t);
+    const at = t + 25;
+    const pausedUntil = at + retryAfterMs + 10;
+    throttles.push({ at, status: 429, retryAfterMs, pausedUntil });
+    t = pausedUntil + 1;
+  }
+  return { starts, throttles, next: t };
+}
+
+/**
+ * Writes `records` JSON lines (plus one robots.txt record per host) to `file`: every host starts requests at its own
  * interval (plus a little jitter), the host whose next start is earliest goes
  * next, so starts are in time order, as a crawl writes them (roughly).
  *
@@ -66,6 +84,11 @@ export async function writeSyntheticRecords(file, opts = {}) {
   const out = createWriteStream(file);
   let batch = '';
   let bytes = 0;
+  // Each host's robots.txt first, as a crawl with --emit-robots writes it.
+  for (const h of hosts) {
+    batch += JSON.stringify({ type: 'robots', url: `http://${h.host}/robots.txt`, host: h.host, status: 200, startedAt: h.next, elapsedMs: 30, bytes: 180 }) + '\n';
+    h.next += h.intervalMs + 3;
+  }
   for (let written = 0; written < total; written++) {
     const h = heap[0];
     const url = `http://${h.host}/section/${h.n % 37}/page-${h.n}.html`;
@@ -82,9 +105,17 @@ export async function writeSyntheticRecords(file, opts = {}) {
       // The target is the host's next URL, so most chains end in that page's record.
       else if (roll < 0.11) Object.assign(rec, { status: 301, bytes: 0, location: `http://${h.host}/section/${(h.n + 1) % 37}/page-${h.n + 1}.html` });
       else if (roll < 0.12) rec.status = 500;
-      else if (roll < 0.125) {
-        Object.assign(rec, { status: 429, attempts: 4, error: { code: 'THROTTLED', message: 'still answered 429 after 3 throttle retries' } });
-        h.next += 30_000; // the host's Retry-After pause
+      else if (roll < 0.1225) {
+        // Throttled until its budget ran out: four 429s, each pausing the host for its Retry-After.
+        const t = throttled(startMs, 4, 7_500);
+        const last = t.starts.pop();
+        Object.assign(rec, { status: 429, bytes: 0, startedAt: last, fetchedAt: new Date(last).toISOString(), attempts: 4, attemptStarts: t.starts, throttles: t.throttles, error: { code: 'THROTTLED', message: 'still answered 429 after 3 throttle retries' } });
+        h.next = t.next;
+      } else if (roll < 0.125) {
+        // One 429 with Retry-After: 30, then the page.
+        const t = throttled(startMs, 1, 30_000);
+        Object.assign(rec, { startedAt: t.next, fetchedAt: new Date(t.next).toISOString(), attempts: 2, attemptStarts: t.starts, throttles: t.throttles });
+        h.next = t.next;
       } else if (roll < 0.14) Object.assign(rec, { status: null, bytes: 0, contentType: null, title: null, links: 0, attempts: 3, error: { code: ERRORS[written % ERRORS.length], message: 'synthetic failure' } });
       line = rec;
       h.next += Math.round(h.intervalMs * (1.01 + rnd() * 0.1)) + 3;

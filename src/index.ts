@@ -17,7 +17,7 @@ export { ConfigError } from './config/settings.js';
 export { UsageError } from './config/seeds.js';
 
 // What the iteration yields and reports.
-export type { ErrorCode, HostPolicy, OutputRecord, PageRecord, RecordErrorCode, SkipReason, SkipRecord, WindowLimit } from './types.js';
+export type { ErrorCode, HostPolicy, OutputRecord, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent, WindowLimit } from './types.js';
 export type { ProgressSnapshot } from './output/progress.js';
 export type { CrawlStats, HostStats } from './output/summary.js';
 export type { ScopeRejection } from './parse/scope.js';

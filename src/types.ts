@@ -3,6 +3,7 @@
  * records the crawler writes. Validation lives in config/; these are the
  * already-checked forms.
  */
+import type { HeaderValue, Secret } from './fetch/secret.js';
 
 /** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */
 export interface WindowLimit {
@@ -56,12 +57,53 @@ export interface HostPolicy {
   // Trap defence.
   /** URLs of this host key accepted into the crawl (seeds and redirect targets included) before the rest are skipped as `max-pages-per-host`. */
   maxPagesPerHost: number;
+
+  // Requests (fetch/request-extras.ts): decided by the policy of the URL's exact host, whatever `hostKey` says.
+  /** Extra request headers (lowercased names); values read from the environment are Secrets. */
+  headers: Readonly<Record<string, HeaderValue>>;
+  /** Credentials sent to this host only (`domains` entries; never in `defaults`). */
+  auth: HostAuth | null;
+  /** The proxy URL; `false`: a direct connection; null: unset, so HTTP_PROXY/HTTPS_PROXY/NO_PROXY decide. */
+  proxy: string | false | null;
+}
+
+/** HTTP credentials of one `domains` entry; the secret parts print as `***`. */
+export type HostAuth = { kind: 'basic'; user: string; password: Secret } | { kind: 'bearer'; token: Secret };
+
+/** Cookies and TLS trust of a crawl (fetch/cookie-jar.ts, fetch/tls.ts). */
+export interface RequestSettings {
+  cookies: {
+    /** `--cookie name=value`: host-only cookies for the seeds' hosts. */
+    send: Array<{ name: string; value: string }>;
+    /** `--cookie-jar`: a Netscape cookies.txt read at the start, as written (relative to the working directory); null for none. */
+    jar: string | null;
+    /** Keep the cookies responses set and send them back (RFC 6265 rules). */
+    keep: boolean;
+  };
+  tls: {
+    /** `--insecure`: accept any certificate. */
+    insecure: boolean;
+    /** `--ca`: a PEM file of extra trusted CAs, as written; null for none. */
+    ca: string | null;
+  };
+  /** The config's secrets read from environment variables, with where each is written: a crawl does not start while one its seeds' hosts need is unset. */
+  secrets: Array<{ where: string; secret: Secret }>;
 }
 
 export type Scope = 'host' | 'domain' | 'any';
 export type HostKeyMode = 'host' | 'domain';
 
 /** Everything a crawl needs, after config file + CLI flags are merged and validated. */
+/** What one IP address may take, all hosts on it together (`perIp`, `--ip-rate`, `--ip-concurrency`). */
+export interface IpPolicy {
+  /** Minimum milliseconds between request starts to one address; 0 = no gap. */
+  intervalMs: number;
+  /** The rate as the user wrote it ("5/s", "unlimited"). */
+  rateLabel: string;
+  /** Requests in flight at once to one address. */
+  concurrency: number;
+}
+
 export interface CrawlSettings {
   userAgent: string;
   /** Global number of requests in flight. */
@@ -100,14 +142,49 @@ export interface CrawlSettings {
   respectNofollow: boolean;
   emitSkipped: boolean;
   emitLinks: boolean;
+  /** What `--content` and `--extract` add to page records (src/content/). */
+  content: ContentSettings;
+  /** `--follow-canonical`: a page's in-scope rel=canonical marks that URL seen (crawl/canonical.ts). */
+  followCanonical: boolean;
+  /** Sitemaps that seed the crawl (crawl/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
+  sitemaps: { urls: string[]; fromRobots: boolean };
+  /** Link-check mode (crawl/link-check.ts): out-of-scope links get one HEAD (then GET) request each, never parsed or followed. */
+  checkLinks: boolean;
   /**
    * The SSRF guard (fetch/address-guard.ts): special-purpose addresses are
    * refused except on the seeds' own hosts, unless `allowPrivate`, or the
    * address is in one of `allowNetworks` (normalised CIDRs).
    */
   network: { allowPrivate: boolean; allowNetworks: string[] };
+  /** Per-IP limits over all hosts on one address (politeness/ip-limits.ts); null or absent: off. */
+  perIp?: IpPolicy | null;
   /** Resolves the policy for a host (lowercased hostname, port dropped). */
   policyFor(hostname: string): HostPolicy;
+  /** Cookies and TLS trust (headers, credentials and proxies are per host, in the policy). */
+  requests: RequestSettings;
+}
+
+/** The form of a page record's `content`. */
+export type ContentFormat = 'text' | 'html' | 'markdown';
+
+/** One `--extract` field (src/content/extract.ts). */
+export interface ExtractRule {
+  /** The key in the record's `extract` object. */
+  name: string;
+  /** A CSS selector, as cheerio reads it. */
+  selector: string;
+  /** What of a matching element: its text, its outer HTML, or an attribute. */
+  take: 'text' | 'html' | { attr: string };
+  /** Every match as an array (`name[]=…`); otherwise the first match, or null. */
+  all: boolean;
+}
+
+export interface ContentSettings {
+  /** The main content in this form, or null for none. */
+  format: ContentFormat | null;
+  /** Cap on `content` (and on each extracted string), in UTF-8 bytes. */
+  maxBytes: number;
+  extract: ExtractRule[];
 }
 
 /** Why a URL was not fetched. Stable strings: scripts match on them. */
@@ -163,13 +240,41 @@ export interface PageRecord {
   depth: number;
   parent: string | null;
   contentType: string | null;
-  /** Decoded body bytes read and kept; 0 when the body was not read (not HTML), whatever Content-Length claimed. */
-  bytes: number;
+  /**
+   * Decoded body bytes read and kept; null when the body was not read (not
+   * HTML: the crawler does not download what it cannot parse), with the
+   * size the server declared in `contentLength`. 0 when no answer came.
+   */
+  bytes: number | null;
+  /** The response's Content-Length, when the body was not read and the server declared one. Only a claim: nothing checked it. */
+  contentLength?: number;
   /** The body was cut at --max-body; links come from the part that was read. */
   truncated?: boolean;
   title: string | null;
   links: number;
   linkList?: string[];
+  /**
+   * The page's rel=canonical URL (`<link rel="canonical">`, else a
+   * `Link: <…>; rel="canonical"` header), absolute and canonical; absent
+   * when the page names none (or none that is an http(s) URL).
+   */
+  canonical?: string;
+  /** With `--content`: the page's main content as text, HTML or Markdown (src/content/main-content.ts says which part). */
+  content?: string;
+  /** `content` was cut at `maxContent`. */
+  contentTruncated?: boolean;
+  /** With `--extract`: one key per rule; a string or null (first match), or an array (`name[]`). */
+  extract?: Record<string, string | null | string[]>;
+  /**
+   * What the request was, when not a page crawled as usual: `sitemap` (a
+   * sitemap file; `links` counts the URLs it lists) or `link-check` (an
+   * out-of-scope link checked with --check-links, not parsed or followed).
+   */
+  kind?: 'sitemap' | 'link-check';
+  /** A link check's method: the status is HEAD's, or GET's after HEAD was refused. */
+  method?: 'HEAD' | 'GET';
+  /** The `<lastmod>` of the sitemap entry this URL came from, as written there. */
+  lastmod?: string;
   location?: string;
   fetchedAt: string;
   /**
@@ -183,7 +288,30 @@ export interface PageRecord {
   attempts?: number;
   /** The worker that wrote the record, in a crawl shared through Redis (`--worker`, default host-pid). */
   worker?: string;
+  /**
+   * Epoch ms when this URL's earlier attempts were sent (or began, when one
+   * failed before it was sent), oldest first; the latest 10 only (crawl/attempt-history.ts;
+   * `attempts` counts them all). Absent for a first-attempt record.
+   */
+  attemptStarts?: number[];
+  /** The 429/503 answers this URL got (the latest 10), oldest first, each with the pause it caused its host. */
+  throttles?: ThrottleEvent[];
+  /** With --save-dir, a 2xx body's file, relative to that directory, "/"-separated (archive/url-path.ts). */
+  savedPath?: string;
+  /** With --warc, the byte offset of this page's response record (its gzip member) in the WARC file. */
+  warcOffset?: number;
   error?: { code: RecordErrorCode; message: string };
+}
+
+/** A throttling answer (a status in `throttleStatuses`) and the pause it caused. */
+export interface ThrottleEvent {
+  /** Epoch ms when the answer came: the host's pause began then. */
+  at: number;
+  status: number;
+  /** What Retry-After announced, ms (before maxRetryAfter capped it); absent when the server sent none (the pause is a backoff). */
+  retryAfterMs?: number;
+  /** Epoch ms until which the host was paused. */
+  pausedUntil: number;
 }
 
 export interface SkipRecord {
@@ -197,4 +325,29 @@ export interface SkipRecord {
   worker?: string;
 }
 
-export type OutputRecord = PageRecord | SkipRecord;
+/**
+ * One robots.txt request (each redirect hop is one), written with
+ * `--emit-robots` (and always kept for the report). It paced its host like a
+ * page request did.
+ */
+export interface RobotsFetchRecord {
+  type: 'robots';
+  url: string;
+  /** The host key whose limiter paced the request. */
+  host: string;
+  /** null when no answer came (then `error` says why). */
+  status: number | null;
+  /** Epoch ms when the request was sent (or began, when it failed before it was sent). */
+  startedAt: number;
+  elapsedMs: number;
+  /** Bytes of robots.txt read (at most robots.maxSize). */
+  bytes: number;
+  /** A 429/503 answer: epoch ms until which it paused the host, and what Retry-After announced. */
+  pausedUntil?: number;
+  retryAfterMs?: number;
+  error?: { code: string; message: string };
+  /** As in PageRecord. */
+  worker?: string;
+}
+
+export type OutputRecord = PageRecord | SkipRecord | RobotsFetchRecord;

@@ -278,3 +278,49 @@ describe('the real binary', () => {
     expect(r.stderr).toMatch(/interrupted/);
   });
 });
+
+describe('options before a subcommand, help', () => {
+  it('honours options written before `check` (they were silently ignored) and takes the policy flags on it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-check-'));
+    await writeFile(join(dir, 'c.json'), JSON.stringify({ userAgent: 'filebot/1.0', domains: { 'a.example': { rate: '5/s' } } }));
+    const before = memoryIo(dir);
+    expect(await main(['--config', 'c.json', '--host-concurrency', '3', 'check', '--no-robots', 'http://a.example/'], before)).toBe(0);
+    expect(before.out()).toMatch(/^policy: +host key a\.example: rate 5\/s, 3 at once.* — from config entry "a\.example"$/m);
+    const after = memoryIo(dir);
+    expect(await main(['--rate', '2/s', 'check', '--rate', '4/s', '--host-concurrency', '7', '--no-robots', 'http://b.example/'], after)).toBe(0);
+    expect(after.out()).toMatch(/^policy: +host key b\.example: rate 4\/s, 7 at once/m); // the option after `check` wins
+    const ua = memoryIo(dir);
+    await writeFile(join(dir, 'robots.txt'), 'User-agent: otherbot\nDisallow: /\n\nUser-agent: *\nAllow: /\n');
+    expect(await main(['--user-agent', 'otherbot/2', 'check', '--robots-file', 'robots.txt', 'http://b.example/'], ua)).toBe(1);
+    expect(ua.out()).toMatch(/robots: +disallowed by "Disallow: \/"/);
+  });
+
+  it('refuses a crawl-only option before `check` with one line and exit 2', async () => {
+    const io = memoryIo();
+    expect(await main(['--max-pages', '3', 'check', 'http://a.example/'], io)).toBe(2);
+    expect(io.out()).toBe('');
+    expect(io.err()).toBe('crawl: --max-pages does not apply to `crawl check` (see crawl check --help for the options it takes)\n');
+  });
+
+  it('`crawl help` and `crawl help check` print help with exit 0 (help was read as a seed URL)', async () => {
+    const top = memoryIo();
+    expect(await main(['help'], top)).toBe(0);
+    expect(top.out()).toMatch(/^Usage: crawl \[options\] \[command\] \[seed-url\.\.\.\]/);
+    expect(top.err()).toBe('');
+    const check = memoryIo();
+    expect(await main(['help', 'check'], check)).toBe(0);
+    expect(check.out()).toMatch(/^Usage: crawl check \[options\] <url>/);
+  });
+
+  it('--help shows defaults, `unlimited` for --rate, every exit code, within 80 columns', async () => {
+    const io = memoryIo();
+    expect(await main(['--help'], io)).toBe(0);
+    const text = io.out();
+    expect(text).toMatch(/--rate <rate> .*\n.*"unlimited" \(default 1\/s\)/);
+    expect(text).toMatch(/--concurrency <n> .*\(default 16\)/);
+    expect(text).toMatch(/--host-concurrency <n> .*\(default 2\)/);
+    expect(text).toMatch(/a bare number is\s+seconds/);
+    expect(text).toMatch(/Exit codes: 0 finished[^]*3 nothing could be reached[^]*130 SIGINT; 143 SIGTERM/);
+    for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+  });
+});

@@ -484,8 +484,10 @@ describe('robots.txt and failing hosts', () => {
     const byUrl = new Map(run.pages.map((p) => [p.url, p]));
     expect(byUrl.get('http://hang.test/')).toMatchObject({ status: null, attempts: 3, error: { code: 'HEADERS_TIMEOUT' } });
     // robots.txt of the refused host is unavailable, so the host is given up (no page request is ever made):
-    // two robots.txt attempts, the second exactly the retry delay after the first failed.
-    expect(run.skipped.find((s) => s.url === 'http://dead.test/')?.reason).toBe('robots-unavailable');
+    // two robots.txt attempts, the second exactly the retry delay after the first failed; the seed gets a
+    // page record with the connection's error (a dead link), not a robots-unavailable skip.
+    expect(byUrl.get('http://dead.test/')).toMatchObject({ status: null, error: { code: 'CONNECTION_REFUSED' } });
+    expect(run.skipped.find((s) => s.url === 'http://dead.test/')).toBeUndefined();
     const dead = run.fetcher.attempts('dead.test');
     expect(dead.map((a) => [a.path, a.outcome])).toEqual([
       ['/robots.txt', 'CONNECTION_REFUSED'],

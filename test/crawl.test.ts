@@ -174,8 +174,10 @@ describe('crawl: failures', () => {
     const byUrl = new Map(run.pages.map((p) => [p.url, p]));
     expect(byUrl.get(web.url('hang.localhost', '/'))!.error!.code).toBe('HEADERS_TIMEOUT');
     expect(web.count('hang.localhost', '/')).toBe(1);
-    // robots.txt of the refused host is unavailable, so the host is given up (no page request is ever made).
-    expect(run.skipped.find((s) => s.url.includes(`:${deadPort}`))).toMatchObject({ reason: 'robots-unavailable', detail: expect.stringContaining('CONNECTION_REFUSED') });
+    // robots.txt of the refused host is unavailable, so the host is given up (no page request is ever made);
+    // the seed is reported as the dead link it is: a page record with the connection's error, not a skip.
+    expect(run.pages.find((p) => p.url.includes(`:${deadPort}`))).toMatchObject({ status: null, error: { code: 'CONNECTION_REFUSED', message: expect.stringContaining('robots.txt') } });
+    expect(run.skipped.find((s) => s.url.includes(`:${deadPort}`))).toBeUndefined();
     expect(run.pages.filter((p) => p.url.includes('ok.localhost') && p.status === 200)).toHaveLength(6);
   });
 });

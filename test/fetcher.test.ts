@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '../src/clock.js';
 import { classifyError, FetchError } from '../src/fetch/fetch-error.js';
 import { createFetcher, lookupWithLocalhost, type Fetcher, type FetcherOptions } from '../src/fetch/fetcher.js';
 import { FakeClock } from './support/fake-clock.js';
+import { nextDeadline, PhaseDeadlines, type PhaseTimes } from '../src/fetch/phase-deadlines.js';
 
 // ---------------------------------------------------------------- harness
 
@@ -682,5 +683,68 @@ describe('small hostile answers', () => {
     expect(err.code).toBe('CONNECTION_REFUSED');
     expect(err.message).not.toContain('secret');
     expect(err.message).toContain(`http://***@127.0.0.1:${port}/x`);
+  });
+});
+
+describe('timeouts fire when they say (undici\'s own timers run on a ~500 ms tick)', () => {
+  it('pure: the next deadline by phase', () => {
+    const limits = { headersMs: 100, bodyMs: 50, totalMs: 1000 };
+    const table: Array<[PhaseTimes, { at: number; code: string } | null]> = [
+      [{ startedAt: 0 }, { at: 1000, code: 'TOTAL_TIMEOUT' }],
+      [{ startedAt: 0, dispatchedAt: 20 }, { at: 120, code: 'HEADERS_TIMEOUT' }],
+      [{ startedAt: 0, dispatchedAt: 20, respondedAt: 60 }, { at: 110, code: 'BODY_TIMEOUT' }],
+      [{ startedAt: 0, dispatchedAt: 20, respondedAt: 60, lastDataAt: 500 }, { at: 550, code: 'BODY_TIMEOUT' }],
+      [{ startedAt: 0, dispatchedAt: 20, respondedAt: 60, lastDataAt: 990 }, { at: 1000, code: 'TOTAL_TIMEOUT' }],
+    ];
+    for (const [times, want] of table) expect(nextDeadline(times, limits)).toMatchObject(want!);
+    expect(nextDeadline({ startedAt: 0 }, { headersMs: 1, bodyMs: 1 })).toBeNull();
+  });
+
+  it('keeps to the millisecond on the clock, re-arming as body chunks move the idle deadline', () => {
+    const clock = new FakeClock(0);
+    const fired: string[] = [];
+    const d = new PhaseDeadlines(clock, { headersMs: 1500, bodyMs: 200 }, (code, ms) => fired.push(`${code} ${ms} at ${clock.now()}`));
+    clock.advance(10);
+    d.dispatched();
+    clock.advance(1400);
+    d.responded();
+    for (let i = 0; i < 10; i++) {
+      clock.advance(150);
+      d.data();
+    }
+    expect(fired).toEqual([]);
+    clock.advance(199);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual(['BODY_TIMEOUT 200 at 3110']);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('a 1500 ms headers timeout fires before 1900 ms (it fired at ~2000 ms)', async () => {
+    const server = await serve(() => {}); // accepts, never answers
+    const started = performance.now();
+    const err = await failure(fetcher({ timeouts: { connectMs: 5000, headersMs: 1500, bodyMs: 5000 } }).fetch(server.url(), { read: 'html' }));
+    const took = performance.now() - started;
+    expect(err.code).toBe('HEADERS_TIMEOUT');
+    expect(took).toBeGreaterThanOrEqual(1495);
+    expect(took).toBeLessThan(1900);
+  });
+
+  it('keeps sub-second body and connect timeouts (they fired after ~1 s)', async () => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.write('<p>then silence');
+    });
+    let started = performance.now();
+    const body = await failure(fetcher({ timeouts: { connectMs: 5000, headersMs: 5000, bodyMs: 300 } }).fetch(server.url(), { read: 'html' }));
+    expect(body.code).toBe('BODY_TIMEOUT');
+    expect(performance.now() - started).toBeLessThan(700);
+    // A name lookup that never answers holds the connect phase open.
+    const hang: FetcherOptions['lookup'] = () => {};
+    started = performance.now();
+    const connect = await failure(fetcher({ lookup: hang, timeouts: { connectMs: 300, headersMs: 5000, bodyMs: 5000 } }).fetch('http://stalled.invalid/', { read: 'html' }));
+    expect(connect.code).toBe('CONNECT_TIMEOUT');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(295);
+    expect(performance.now() - started).toBeLessThan(700);
   });
 });

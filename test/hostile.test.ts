@@ -174,7 +174,7 @@ describe('what a record says', () => {
     });
     const run = await crawl([web.url('a.localhost', '/')], { defaults: { rate: 'unlimited' } });
     const film = run.pages.find((p) => p.url.endsWith('/film.mp4'))!;
-    expect(film).toMatchObject({ status: 200, contentType: 'video/mp4', bytes: 0 });
+    expect(film).toMatchObject({ status: 200, contentType: 'video/mp4', bytes: null, contentLength: 200 * 1024 * 1024 });
     const home = run.pages.find((p) => pathOf(p.url) === '/')!;
     expect(run.stats.bytes).toBe(home.bytes);
   });

@@ -30,7 +30,11 @@ const defaults: PolicyFields = {
   adaptive: true,
   hostFailurePause: 5,
   hostFailureGiveUp: 15,
+  headers: {},
 };
+
+/** What requests carry, resolved from `defaults` alone (no headers, credentials or proxy). */
+const requestDefaults = { headers: {}, auth: null, proxy: null };
 
 /** The server-feedback part of a policy resolved from `defaults` alone. */
 const feedbackDefaults = {
@@ -111,6 +115,7 @@ describe('resolveHostPolicy', () => {
       respectCrawlDelay: true,
       maxCrawlDelayMs: 30_000,
       ...feedbackDefaults,
+      ...requestDefaults,
     });
   });
 
@@ -125,6 +130,7 @@ describe('resolveHostPolicy', () => {
       respectCrawlDelay: true,
       maxCrawlDelayMs: 30_000,
       ...feedbackDefaults,
+      ...requestDefaults,
     });
     const staging = resolveHostPolicy(domains, defaults, 'example.com', '8080');
     expect(staging).toMatchObject({ intervalMs: 0, rateLabel: 'unlimited', respectCrawlDelay: false });
@@ -143,6 +149,7 @@ describe('resolveHostPolicy', () => {
       adaptive: false,
       hostFailurePause: 1,
       hostFailureGiveUp: 2,
+      ...requestDefaults,
     });
   });
 
@@ -167,6 +174,7 @@ describe('resolveHostPolicy', () => {
       adaptive: true,
       hostFailurePause: 5,
       hostFailureGiveUp: 40,
+      ...requestDefaults,
     });
   });
 

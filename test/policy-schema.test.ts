@@ -75,9 +75,12 @@ describe('validateConfig: defaults and domains', () => {
     [{ domains: { 'a.com': { hostFailures: { pause: 0 } } } }, 'c.json: domains["a.com"].hostFailures.pause: expected an integer >= 1, got 0'],
     // rules between two fields, within one object…
     [{ defaults: { backoff: { base: '5s', cap: '2s' } } }, 'c.json: defaults.backoff: base "5s" is longer than cap "2s"'],
-    [{ defaults: { backoff: { base: '2m' } } }, 'c.json: defaults.backoff: base "2m" is longer than cap "1m"'],
-    [{ defaults: { hostFailures: { pause: 20 } } }, `c.json: defaults.hostFailures: pause 20 is more than giveUp 15: ${WHY_FAILURES}`],
-    [{ defaults: { throttleStatuses: [429, 500] } }, `c.json: defaults.throttleStatuses: 500 is also in retryStatuses: ${WHY_STATUS}`],
+    [{ defaults: { backoff: { base: '2m' } } }, 'c.json: defaults.backoff: base "2m" is longer than cap "1m" (the default)'],
+    [{ defaults: { hostFailures: { pause: 20 } } }, `c.json: defaults.hostFailures: pause 20 is more than giveUp 15 (the default): ${WHY_FAILURES}`],
+    [{ defaults: { throttleStatuses: [429, 500] } }, `c.json: defaults.throttleStatuses: 500 is also in retryStatuses (the default): ${WHY_STATUS}`],
+    // blamed on the list the user wrote, not on the default it collides with (it blamed throttleStatuses)
+    [{ defaults: { retryStatuses: [429] } }, `c.json: defaults.retryStatuses: 429 is also in throttleStatuses (the default): ${WHY_STATUS}`],
+    [{ defaults: { retryStatuses: [503], throttleStatuses: [503] } }, `c.json: defaults.throttleStatuses: 503 is also in retryStatuses: ${WHY_STATUS}`],
     [{ domains: { 'a.com': { retryStatuses: [503], throttleStatuses: [503] } } }, `c.json: domains["a.com"].throttleStatuses: 503 is also in retryStatuses: ${WHY_STATUS}`],
     // …and across an entry and the defaults it falls back to
     [{ domains: { 'a.com': { retryStatuses: [500, 503] } } }, `c.json: domains["a.com"].retryStatuses: 503 is also in throttleStatuses (from defaults): ${WHY_STATUS}`],
@@ -108,7 +111,7 @@ describe('validateConfig: defaults and domains', () => {
           domains: {
             'Bücher.de': { retryStatuses: [503] },
             'ok.com': { hostFailures: { pause: 40 } },
-            // broken on its own: its two-field rules wait until it parses
+            // broken on its own: the fields that parse are still checked, in the same round
             'broken.com': { rate: 'fast', backoff: { base: '2h' } },
           },
         },
@@ -118,7 +121,8 @@ describe('validateConfig: defaults and domains', () => {
     expect(problems.sort()).toEqual(
       [
         'c.json: concurrency: expected an integer from 1 to 1000, got 0',
-        'c.json: defaults.backoff: base "2m" is longer than cap "1m"',
+        'c.json: defaults.backoff: base "2m" is longer than cap "1m" (the default)',
+        'c.json: domains["broken.com"].backoff: base "2h" is longer than cap "1m" (from defaults)',
         `c.json: domains["Bücher.de"].retryStatuses: 503 is also in throttleStatuses (from defaults): ${WHY_STATUS}`,
         `c.json: domains["ok.com"].hostFailures: pause 40 is more than giveUp 15 (from defaults): ${WHY_FAILURES}`,
         'c.json: domains["broken.com"].rate: expected a rate like "2/s", "30/min" or "500ms", got "fast"',
@@ -126,15 +130,17 @@ describe('validateConfig: defaults and domains', () => {
     );
   });
 
-  it('checks entries on their own when defaults are broken', () => {
+  it('checks entries against the fields of broken defaults that parse, and not against those that failed', () => {
     const problems = problemsOf(() =>
       validateConfig(
         {
-          defaults: { rate: 'fast', backoff: { cap: '1s' } },
+          defaults: { rate: 'fast', backoff: { cap: '1s' }, hostFailures: { giveUp: 'x' } },
           domains: {
-            // only wrong against defaults, which cannot be trusted yet: not reported
+            // wrong against defaults.backoff.cap, which parsed: reported with the rest (it waited for a second round)
             'a.com': { backoff: { base: '2s' } },
             'b.com': { backoff: { base: '3s', cap: '2s' } },
+            // against defaults.hostFailures.giveUp, which failed: not judged
+            'c.com': { hostFailures: { pause: 40 } },
           },
         },
         'c.json',
@@ -143,6 +149,8 @@ describe('validateConfig: defaults and domains', () => {
     expect(problems.sort()).toEqual(
       [
         'c.json: defaults.rate: expected a rate like "2/s", "30/min" or "500ms", got "fast"',
+        'c.json: defaults.hostFailures.giveUp: expected an integer >= 1, got "x"',
+        'c.json: domains["a.com"].backoff: base "2s" is longer than cap "1s" (from defaults)',
         'c.json: domains["b.com"].backoff: base "3s" is longer than cap "2s"',
       ].sort(),
     );

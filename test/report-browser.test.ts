@@ -80,6 +80,31 @@ describe.skipIf(!available)('the report in chromium', () => {
     expect(errors).toEqual([]);
   });
 
+  it('shades each host\'s 429 pauses and marks its robots.txt requests', async () => {
+    const marks = await page.$$eval('[id^="chart-host-"]', (els) =>
+      els.map((el) => {
+        const plot = (el as unknown as { __plot: { valToPos(v: number, s: string, c: boolean): number; bbox: { top: number; height: number }; ctx: CanvasRenderingContext2D } }).__plot;
+        const chart = (JSON.parse(document.getElementById('report-data')!.textContent!) as { charts: Array<{ pauses: number[][] }> }).charts[Number(el.id.slice(11))]!;
+        // Down the middle of the longest pause: the share of pixels shaded cyan (bluer than red; lines cross it here and there).
+        const longest = [...chart.pauses].sort((a, b) => b[1]! - b[0]! - (a[1]! - a[0]!))[0];
+        let cyan: number | null = null;
+        if (longest) {
+          const x = Math.round(plot.valToPos((longest[0]! + longest[1]!) / 2, 'x', true));
+          const px = plot.ctx.getImageData(x, Math.round(plot.bbox.top), 1, Math.round(plot.bbox.height)).data;
+          let n = 0;
+          for (let i = 0; i < px.length; i += 4) if (px[i + 3]! > 0 && px[i + 2]! - px[i]! > 10) n++;
+          cyan = n / (px.length / 4);
+        }
+        return { pauses: Number(el.getAttribute('data-pauses')), robots: Number(el.getAttribute('data-robots')), cyan };
+      }),
+    );
+    expect(marks.map((m) => m.robots)).toEqual(data.charts.map(() => 1));
+    expect(marks.map((m) => m.pauses)).toEqual(data.charts.map((c) => c.pauses.length));
+    const shaded = marks.filter((m) => m.cyan !== null);
+    expect(shaded.length).toBeGreaterThan(0);
+    for (const m of shaded) expect(m.cyan).toBeGreaterThan(0.6);
+  });
+
   it('makes no network request: the file itself is the only one', () => {
     expect(requests).toEqual([reportUrl]);
   });
@@ -111,6 +136,8 @@ describe.skipIf(!available)('the report in chromium', () => {
       await page.locator(`#${id}`).screenshot({ path: join(outputDir, `report-${id}.png`) });
     }
     expect(existsSync(join(outputDir, 'report.png'))).toBe(true);
+    // The README's picture: `UPDATE_SCREENSHOT=1 npx vitest run test/report-browser.test.ts` renews it.
+    if (process.env.UPDATE_SCREENSHOT) await page.locator('#politeness').screenshot({ path: fileURLToPath(new URL('../docs/report.png', import.meta.url)) });
     expect(requests).toEqual([reportUrl]);
   });
 });

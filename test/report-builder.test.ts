@@ -26,7 +26,7 @@ function build(limits = {}) {
 describe('ReportBuilder', () => {
   it('counts statuses, error codes and skip reasons', () => {
     const d = build();
-    expect(d.records).toEqual({ pages: 4, skipped: 2, badLines: 0, firstBadLine: null, untimed: 0 });
+    expect(d.records).toEqual({ pages: 4, skipped: 2, robots: 0, badLines: 0, firstBadLine: null, untimed: 0 });
     expect(d.statuses).toEqual([['200', 2], ['404', 1], ['error', 1]]); // numeric order, no answer last
     expect(d.errorCodes).toEqual([['CONNECTION_REFUSED', 1]]);
     expect(d.skipReasons).toEqual([['max-depth', 1], ['robots', 1]]); // equal counts: by name
@@ -80,5 +80,32 @@ describe('ReportBuilder', () => {
     expect(d.hostsOmitted).toBe(2);
     expect(d.slowestPages).toHaveLength(2);
     expect(d.charts).toHaveLength(0);
+  });
+
+  it('puts robots.txt requests among a host\'s starts and draws them, and pauses as the throttle events say', () => {
+    const b = new ReportBuilder({ policyFor: () => ({ intervalMs: 1000, rateLabel: '1/s' }) });
+    const t = (ms: number) => T + ms;
+    const records = [
+      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: t(0), elapsedMs: 20, bytes: 50 },
+      { ...page('http://a.test/1', 1000, 100, 200, 10), startedAt: t(1000) },
+      // Answered 429 at 2030 ms with Retry-After: 5, paused until 7040 ms, then fetched.
+      { ...page('http://a.test/2', 7041, 100, 200, 10), startedAt: t(7041), attempts: 2, attemptStarts: [t(2000)], throttles: [{ at: t(2030), status: 429, retryAfterMs: 5000, pausedUntil: t(7040) }] },
+      // robots.txt refetched, answered 503 without Retry-After: a 2 s backoff.
+      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 503, startedAt: t(9000), elapsedMs: 10, bytes: 0, pausedUntil: t(11_010) },
+      { ...page('http://a.test/3', 11_011, 100, 200, 10), startedAt: t(11_011) },
+    ];
+    for (const r of records) b.add(viewRecord(r)!);
+    const d = b.finish({ source: 'x', generator: 'crawl test', now: new Date(T) });
+    expect(d.records).toMatchObject({ pages: 3, robots: 2 });
+    expect(d.startMs).toBe(T); // the first robots.txt request
+    const a = d.hosts[0]!;
+    expect(a).toMatchObject({ requests: 3, robots: 2, throttled: 2 });
+    expect(a.gaps).toMatchObject({ starts: 6, minGapMs: 1000, belowConfigured: 0 }); // 0, 1000, 2000, 7041, 9000, 11011
+    expect(a.throttleEvents).toEqual([
+      { atMs: t(2030), status: 429, retryAfterMs: 5000, pauseMs: 5010 },
+      { atMs: t(9010), status: 503, retryAfterMs: null, pauseMs: 2000 },
+    ]);
+    expect(d.charts[0]!.pauses).toEqual([[2.03, 7.04, 429, 5000], [9.01, 11.01, 503, null]]);
+    expect(d.charts[0]!.robots).toEqual([[0, 200], [9, 503]]);
   });
 });

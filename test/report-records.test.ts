@@ -23,6 +23,21 @@ describe('viewRecord', () => {
     });
   });
 
+  it('reads throttle events as the crawler writes them (pausedUntil) and robots.txt records', () => {
+    const v = viewRecord({
+      type: 'page', url: 'http://a.test/', status: 200, fetchedAt: '2026-11-21T10:00:00.000Z', elapsedMs: 5, startedAt: 1_800_000_009_000,
+      throttles: [{ at: 1_800_000_000_000, status: 503, pausedUntil: 1_800_000_002_500 }],
+    });
+    expect(v).toMatchObject({ throttles: [{ at: 1_800_000_000_000, status: 503, retryAfterMs: null, pauseMs: 2500 }] });
+    const robots = { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 429, startedAt: 1_800_000_000_000, elapsedMs: 40, bytes: 0, pausedUntil: 1_800_000_005_050, retryAfterMs: 5000 };
+    expect(viewRecord(robots)).toEqual({
+      kind: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 429, startMs: 1_800_000_000_000, elapsedMs: 40, errorCode: null,
+      throttle: { at: 1_800_000_000_040, status: 429, retryAfterMs: 5000, pauseMs: 5010 },
+    });
+    expect(viewRecord({ ...robots, status: null, pausedUntil: undefined, error: { code: 'DNS_FAILURE', message: 'x' } })).toMatchObject({ status: null, errorCode: 'DNS_FAILURE', throttle: null });
+    expect(viewRecord({ ...robots, startedAt: 'soon' })).toBeNull();
+  });
+
   it('refuses what is not a record, and survives wrong types', () => {
     expect(viewRecord([1])).toBeNull();
     expect(viewRecord({ type: 'page' })).toBeNull();

@@ -323,7 +323,7 @@ describe('RobotsCache', () => {
     ['500', res(500), 'robots.txt answered 500'],
     ['503', res(503), 'robots.txt answered 503'],
     ['429', res(429), 'robots.txt answered 429 (treated as unreachable)'],
-    ['a rejected fetch', netError('CONNECTION_REFUSED'), 'robots.txt could not be fetched: CONNECTION_REFUSED'],
+    ['a rejected fetch', netError('CONNECTION_RESET'), 'robots.txt could not be fetched: CONNECTION_RESET'],
     ['a rejection without a code', new Error('boom'), 'robots.txt could not be fetched: FETCH_FAILED'],
   ])('reads %s as unavailable, retries after the delay (not before), doubling, then gives up', async (_name, answer, reason) => {
     const clock = new FakeClock();
@@ -355,6 +355,24 @@ describe('RobotsCache', () => {
     await c.load(ORIGIN);
     expect(calls).toHaveLength(3);
   });
+
+  it.each(['CONNECTION_REFUSED', 'DNS_FAILURE', 'CONNECT_TIMEOUT', 'TLS_ERROR'])(
+    'gives a host it cannot connect to (%s) up in 3 s, not 15 s, keeping the error for its page records',
+    async (code) => {
+      const clock = new FakeClock();
+      const { calls, fetchOne } = fakeFetch({ [ROBOTS]: netError(code) });
+      // The defaults: 2 retries, 5 s apart and doubling, for a 5xx.
+      const c = cache(clock, fetchOne, { unavailableRetries: 2, unavailableRetryDelayMs: 5000 });
+      const t0 = clock.now();
+      const connectError = { code, message: `connect failed (${code})` };
+      expect(await c.load(ORIGIN)).toEqual({ kind: 'unavailable', reason: `robots.txt could not be fetched: ${code}`, retryAt: t0 + 1000, attempts: 1, connectError });
+      clock.advance(1000);
+      expect(await c.load(ORIGIN)).toMatchObject({ retryAt: t0 + 3000, attempts: 2 });
+      clock.advance(2000);
+      expect(await c.load(ORIGIN)).toMatchObject({ retryAt: null, attempts: 3, connectError });
+      expect(calls).toHaveLength(3);
+    },
+  );
 
   it('gives up at the first failure when no retries are allowed', async () => {
     const { fetchOne } = fakeFetch({ [ROBOTS]: res(502) });

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, buildSettings, formatPath, loadConfigFile, validateConfig, type CliOverrides } from '../src/config/settings.js';
 import { renderConfigJsonSchema } from '../src/config/file-schema.js';
+import { readSeedsFile } from '../src/config/seeds.js';
 import { VERSION } from '../src/version.js';
 import { problemsOf } from './support/config-problems.js';
 
@@ -65,6 +66,7 @@ describe('validateConfig', () => {
       hostFailurePause: 5,
       hostFailureGiveUp: 15,
       maxPagesPerHost: 100_000,
+      headers: {},
     });
     // Every crawl ends by itself: a depth no real site needs, but a calendar trap reaches; a queue cap; trap defences.
     expect(config.maxDepth).toBe(100);
@@ -313,7 +315,7 @@ describe('loadConfigFile', () => {
   it('reports an empty file at its end', async () => {
     const file = join(dir, 'empty.json');
     await writeFile(file, '');
-    expect(await problemsOfAsync(loadConfigFile(file))).toEqual([`${file}: invalid JSON at line 1, column 1: Unexpected end of JSON input`]);
+    expect(await problemsOfAsync(loadConfigFile(file))).toEqual([`${file}: invalid JSON at line 1, column 1: the file is empty`]);
   });
 
   it('reports a missing file and a directory without a stack of noise', async () => {
@@ -571,5 +573,84 @@ describe('crawler.config.example.json', () => {
 describe('crawler.config.schema.json', () => {
   it('is what the zod schema generates (run `npm run schema` after changing config-schema.ts)', async () => {
     expect(await readFile(rootFile('crawler.config.schema.json'), 'utf8')).toBe(renderConfigJsonSchema());
+  });
+});
+
+describe('invalid JSON: one line, at the right line and column', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'crawl-json-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const table: Array<[string, string, string]> = [
+    // V8 names no position for a bad word, and quoted the whole file over several lines
+    ['a misspelt literal', '{\n  "robots": { "enabled": tru }\n}\n', 'line 2, column 26: unexpected word "tru" (strings take double quotes; true, false and null are lowercase)'],
+    ['a trailing comma', '{\n  "concurrency": 4,\n}\n', "line 3, column 1: trailing comma before }"],
+    ['a missing comma', '{\r\n  "concurrency": 4\r\n  "maxDepth": 2\r\n}', `line 3, column 3: expected ',' or '}' after a property value, got '"'`],
+    ['a comment', '{\n  // politeness\n  "concurrency": 4\n}', 'line 2, column 3: comments are not allowed in JSON'],
+    ['single quotes', "{ 'concurrency': 4 }", 'line 1, column 3: property names take double quotes, not single'],
+    ['a line break in a string', '{\n  "userAgent": "bot/1\n"}', 'line 2, column 22: unterminated string (a line break inside a string must be written \\n)'],
+    ['an empty file', '  \n', 'line 2, column 1: the file is empty'],
+    ['text after the value', '{}\n}', 'line 2, column 1: unexpected "}" after the end of the JSON value'],
+  ];
+  for (const [name, text, where] of table) {
+    it(name, async () => {
+      const file = join(dir, 'bad.json');
+      await writeFile(file, text);
+      expect(await problemsOfAsync(loadConfigFile(file))).toEqual([`${file}: invalid JSON at ${where}`]);
+    });
+  }
+});
+
+describe('--timeout: a bare number is seconds (it was milliseconds)', () => {
+  const timeouts = (timeout: string) => buildSettings(undefined, { timeout }).timeouts;
+  it.each([
+    ['5', 5000],
+    ['1.5', 1500],
+    ['500ms', 500],
+    ['2m', 120_000],
+  ])('--timeout %s is %i ms', (flag, ms) => {
+    expect(timeouts(flag)).toMatchObject({ connectMs: ms, headersMs: ms, bodyMs: ms });
+  });
+  it('still refuses zero and nonsense, naming the flag', () => {
+    expect(problemsOf(() => timeouts('0'))).toEqual(['--timeout: expected a duration greater than zero, got "0s"']);
+    expect(problemsOf(() => timeouts('soon'))).toEqual(['--timeout: expected a duration like "30s" or "500ms", got "soon"']);
+  });
+  it('leaves the file alone: a bare JSON number there is milliseconds, like every duration in the file', () => {
+    expect(validateConfig({ timeout: 5000 }).timeout.connectMs).toBe(5000);
+  });
+});
+
+describe('seeds files', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'crawl-seeds-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const seedsOf = async (text: string) => {
+    const file = join(dir, 'seeds.txt');
+    await writeFile(file, text);
+    return readSeedsFile(file).then(
+      (seeds) => seeds,
+      (err: Error) => err.message.replace(file, 'FILE'),
+    );
+  };
+
+  it('reads URLs, skipping blank lines and comments', async () => {
+    expect(await seedsOf('# start\nhttp://a.example/\n\n  https://b.example/x  \r\n')).toEqual(['http://a.example/', 'https://b.example/x']);
+  });
+  it('names the line of a bad URL', async () => {
+    expect(await seedsOf('# start\nhttp://a.example/\n\nexample.com/page\n')).toBe(
+      'seeds file FILE, line 4: invalid seed URL "example.com/page": expected an absolute http:// or https:// URL',
+    );
+  });
+  it('says an empty file is empty', async () => {
+    expect(await seedsOf('')).toBe('seeds file FILE is empty: no URL in it (blank lines and # comments are ignored)');
+    expect(await seedsOf('# only comments\n\n')).toBe('seeds file FILE is empty: no URL in it (blank lines and # comments are ignored)');
   });
 });

@@ -17,6 +17,8 @@ import { ROBOTS_TIMEOUT_MS } from '../crawl/crawler.js';
 import { createAddressGuard, type AddressGuard } from '../fetch/address-guard.js';
 import { describeRefusal, parseNetwork, refusalFor } from '../fetch/address-ranges.js';
 import { createFetcher, lookupWithLocalhost } from '../fetch/fetcher.js';
+import type { RequestDescription } from '../fetch/request-extras.js';
+import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createScope, explainScope, type ScopeRejection } from '../parse/scope.js';
 import { hostKeyOf, originOf } from '../parse/url.js';
 import { capRobotsText, parseRobots, RobotsCache, type RobotsState } from '../robots/index.js';
@@ -76,6 +78,8 @@ export interface CheckResult {
   /** robots.txt Crawl-delay for our group, in ms; null when absent or not checked. */
   crawlDelayMs: number | null;
   network: NetworkResult;
+  /** What a request to the URL carries: headers (secrets as `***`), the kind of credentials, the proxy, cookie names. */
+  requests: RequestDescription;
   /** In scope, allowed by robots.txt, and on an address the crawl may connect to. */
   wouldFetch: boolean;
 }
@@ -92,6 +96,8 @@ export interface ExplainInput {
   clock?: Clock;
   /** Resolves host names, for the guard's verdict and the robots.txt request. @default lookupWithLocalhost */
   lookup?: LookupFunction;
+  /** Relative paths in the settings (`tls.ca`, `cookies.jar`) are resolved against this. @default process.cwd() */
+  cwd?: string;
 }
 
 /**
@@ -120,12 +126,15 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
 
   const lookup = input.lookup ?? lookupWithLocalhost;
   const guard = createAddressGuard({ ...settings.network, allowUrls: seeds });
+  const clock = input.clock ?? systemClock;
+  // An unset secret's variable is reported in `requests`, not refused: a check explains, it does not crawl.
+  const requests = setUpRequests(settings, seeds, { cwd: input.cwd, now: () => clock.wallNow(), requireSecrets: false });
   const robots: RobotsResult = settings.robots.enabled
-    ? robotsResult(await robotsFor(url, settings, input.robotsTxt, input.clock ?? systemClock, guard, lookup), url)
+    ? robotsResult(await robotsFor(url, settings, input.robotsTxt, clock, guard, lookup, requests), url)
     : { checked: false, allowed: true };
   const crawlDelayMs = robots.checked && robots.kind === 'rules' ? robots.crawlDelayMs : null;
   const network = await networkFor(url, settings, guard, scope.inScope, lookup);
-  return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, network, wouldFetch: scope.inScope && robots.allowed && network.allowed };
+  return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, network, requests: requests.describe(url), wouldFetch: scope.inScope && robots.allowed && network.allowed };
 }
 
 /** The guard's verdict on the URL's host, as the connect step would reach it. */
@@ -175,13 +184,14 @@ function resolveAll(lookup: LookupFunction, hostname: string): Promise<string[]>
   });
 }
 
-async function robotsFor(url: string, settings: CrawlSettings, text: string | undefined, clock: Clock, guard: AddressGuard, lookup: LookupFunction): Promise<RobotsState> {
+async function robotsFor(url: string, settings: CrawlSettings, text: string | undefined, clock: Clock, guard: AddressGuard, lookup: LookupFunction, requests: RequestSetup): Promise<RobotsState> {
   if (text !== undefined) {
     // Read exactly as much of the file as a crawl would.
     const capped = capRobotsText(text, settings.robots.maxBytes).text;
     return parseRobots(`${originOf(url)}/robots.txt`, capped, settings.userAgent, clock.now(), settings.robots.cacheTtlMs);
   }
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.robots.maxBytes, clock, lookup });
+  // With the crawl's headers, credentials, cookies, proxy and TLS trust: robots.txt is fetched as a crawl would.
+  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.robots.maxBytes, clock, lookup, extras: requests.extras, tls: requests.tls });
   try {
     const cache = new RobotsCache({
       clock,

@@ -16,10 +16,13 @@
 import { systemClock, type Clock } from '../clock.js';
 import { Crawler } from '../crawl/crawler.js';
 import { createFetcher } from '../fetch/fetcher.js';
+import { setUpRequests } from '../fetch/request-setup.js';
+import { INSECURE_WARNING } from '../fetch/tls.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { RecordSink } from '../output/sink.js';
 import type { CrawlStats } from '../output/summary.js';
 import type { CrawlStore } from '../store/crawl-store.js';
+import type { PageArchive } from '../archive/page-archive.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlLog } from './options.js';
 
@@ -41,6 +44,12 @@ export interface CrawlSessionOptions {
   clock?: Clock;
   /** Where the crawl's state lives (closed by whoever opened it). @default a new MemoryStore */
   store?: CrawlStore;
+  /** Relative paths in the settings (`--ca`, `--cookie-jar`) are resolved against this. @default process.cwd() */
+  cwd?: string;
+  /** Write a `type: "robots"` record per robots.txt request. @default false */
+  robotsRecords?: boolean;
+  /** Where fetched pages are kept (--save-dir, --warc; closed by whoever opened it). @default none */
+  archive?: PageArchive;
 }
 
 export interface CrawlSession {
@@ -58,8 +67,12 @@ export interface CrawlSession {
 export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const { settings, seeds, sink, signal, log } = opts;
   const clock = opts.clock ?? systemClock;
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock });
-  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log, store: opts.store });
+  // Files (CA, cookie jar) are read now: a bad one fails the start, not the crawl.
+  const requests = setUpRequests(settings, seeds, { cwd: opts.cwd, now: () => clock.wallNow() });
+  if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
+  for (const warning of requests.warnings) log?.warn(warning);
+  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls });
+  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords });
   const onAbort = (): void => {
     crawler.stop();
     crawler.abort();

@@ -22,9 +22,18 @@ export interface CrawlLog {
   warn(message: string): void;
 }
 
-/** Options of {@link crawl}: the config file's fields plus the ones below. */
+/**
+ * Options of {@link crawl}: the config file's fields plus the ones below.
+ * Among the fields: `content: 'markdown'` (or `'text'`, `'html'`) and
+ * `extract: { title: 'h1', 'links[]': 'a::attr(href)' }` add the page's main
+ * content and CSS-selected fields to each HTML page record, like
+ * `--content` and `--extract`; `followCanonical` is `--follow-canonical`.
+ */
 export interface CrawlOptions extends CrawlConfig {
-  /** Absolute http(s) URLs to start from; duplicates are dropped. Required. */
+  /**
+   * Absolute http(s) URLs to start from; duplicates are dropped. Required,
+   * unless `sitemaps` names sitemap files to start from (then `[]` will do).
+   */
   seeds: string[];
   /**
    * Aborting it ends the crawl: nothing new starts, requests in flight are

@@ -53,7 +53,9 @@ export function resolveOptions(options: unknown, only: Record<string, Check>, de
     throw new ConfigError([`${OPTIONS_SOURCE}: expected an object like { seeds: ["https://example.com/"] }, got ${showValue(options)}`]);
   }
   const { seeds: rawSeeds, ...rest } = options as Record<string, unknown>;
-  const seeds = resolveSeeds(rawSeeds, defaultSeeds);
+  // Sitemaps named in the options are a start of their own: seeds may then be left out.
+  const named = Array.isArray(rest.sitemaps) && rest.sitemaps.length > 0;
+  const seeds = resolveSeeds(rawSeeds, defaultSeeds ?? (named ? [] : undefined));
 
   const problems: string[] = [];
   const config: Record<string, unknown> = {};

@@ -25,11 +25,14 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
     exclude: flags.exclude,
     userAgent: flags.userAgent,
     timeout: flags.timeout,
+    rate: flags.rate,
+    hostConcurrency: flags.hostConcurrency,
+    allowPrivate: flags.allowPrivate,
     robots: flags.robots === false ? false : undefined,
   });
   // The file is only read when robots.txt is checked at all.
   const robotsTxt = flags.robotsFile !== undefined && settings.robots.enabled ? await readRobotsFile(flags.robotsFile, io.cwd) : undefined;
-  const result = await explainWith({ url: url!, seeds, settings, robotsTxt });
+  const result = await explainWith({ url: url!, seeds, settings, robotsTxt, cwd: io.cwd });
   io.stdout.write(formatCheck(result));
   return result.wouldFetch ? 0 : 1;
 }
@@ -52,6 +55,7 @@ export function formatCheck(r: CheckResult): string {
     out.push(`         Crawl-delay ${r.robots.crawlDelayMs / 1000}s (a floor on the gap unless the policy ignores it)`);
   }
   out.push(`network: ${r.network.explanation}`);
+  out.push(...describeRequests(r));
   out.push(`verdict: ${r.wouldFetch ? 'would be fetched' : 'would be skipped'}`);
   return out.join('\n') + '\n';
 }
@@ -65,6 +69,15 @@ function describePolicy(key: string, p: HostPolicy): string {
   parts.push(`${p.retries} retries on failure`);
   const from = p.matched === 'defaults' ? 'the defaults (no config entry matches)' : `config entry "${p.matched}"`;
   return `host key ${key}: ${parts.join(', ')} — from ${from}`;
+}
+
+/** Headers (secrets as ***), credentials by kind, proxy and cookie names: never a secret's value. */
+function describeRequests(r: CheckResult): string[] {
+  const q = r.requests;
+  const proxy = q.proxy === null ? 'direct (no proxy)' : `via proxy ${q.proxy} (${q.proxySource === 'environment' ? 'from HTTP_PROXY/HTTPS_PROXY' : 'from the config or --proxy'})`;
+  const lines = [`request: ${proxy}; auth: ${q.auth ?? 'none'}; cookies: ${q.cookies.length === 0 ? 'none' : q.cookies.join(', ')}`];
+  for (const header of q.headers) lines.push(`         header ${header}`);
+  return lines;
 }
 
 function describeRobots(r: RobotsResult): string {

@@ -3,9 +3,10 @@
  * stderr and an exit code, and owns signals. Commands are plain async
  * functions returning an exit code; nothing else calls process.exit.
  *
- * Exit codes: 0 finished, 1 internal error, 2 usage or config error,
- * 130 interrupted (SIGINT/SIGTERM). `crawl check` exits 0 when the URL would
- * be fetched and 1 when it would be skipped.
+ * Exit codes (EXIT in flags.ts): 0 finished, 1 internal error, 2 usage or
+ * config error, 3 nothing could be reached, 130 SIGINT, 143 SIGTERM.
+ * `crawl check` exits 0 when the URL would be fetched and 1 when it would be
+ * skipped.
  *
  * Heavy modules (undici, htmlparser2, zod) load only when a command runs, so
  * `crawl --version` and `--help` start fast.
@@ -14,6 +15,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ignoreStreamErrors } from '../output/logger.js';
 import { VERSION } from '../version.js';
 import { EXIT, type CheckFlags, type CrawlFlags, type Io, type ReportFlags, type StatusFlags } from './flags.js';
+import { withParentOptions } from './parent-options.js';
 
 export { EXIT, type CheckFlags, type CrawlFlags, type Io, type ReportFlags, type StatusFlags } from './flags.js';
 
@@ -25,6 +27,8 @@ Examples:
   $ crawl https://example.com/ | jq -r 'select(.status == 404) | .url'
   $ crawl --rate 2/s --max-depth 3 --scope domain https://www.example.com/
   $ crawl --config crawler.config.json --seeds-file seeds.txt -o pages.jsonl
+  $ crawl --check-links https://example.com/ | jq 'select(.status >= 400)'
+  $ crawl --sitemaps --max-depth 1 https://example.com/
   $ crawl check https://example.com/private/page
   $ crawl report pages.jsonl -o report.html
 
@@ -32,11 +36,14 @@ Output: one JSON object per line on stdout (or -o FILE); progress, logs and
 the summary go to stderr. Config: ./crawler.config.json is used when present
 (see crawler.config.example.json for every option); flags override it.
 
-Exit codes: 0 finished, 1 internal error, 2 usage or config error, 130 interrupted.`;
+Exit codes: 0 finished (some URL answered, even with 404); 1 internal error;
+2 usage or config error; 3 nothing could be reached (every seed failed:
+refused, DNS failure, timeout; no HTTP answer at all); 130 SIGINT; 143 SIGTERM.
+--max-time and a closed pipe (| head) end with 0.`;
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
 export function buildProgram(
-  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number>; status(flags: StatusFlags): Promise<number>; report(file: string, flags: ReportFlags): Promise<number> },
+  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number>; status(flags: StatusFlags): Promise<number>; report(file: string | undefined, flags: ReportFlags): Promise<number> },
   result: { code: number },
 ): Command {
   const program = new Command('crawl')
@@ -45,19 +52,27 @@ export function buildProgram(
     .helpOption('-h, --help', 'show this help')
     .argument('[seed-url...]', 'where to start crawling (http or https URLs)')
     .option('--config <file>', 'config file (default: ./crawler.config.json when present)')
-    .option('-c, --concurrency <n>', 'requests in flight across all hosts')
-    .option('--rate <rate>', 'default per-host rate: "2/s", "30/min" or a min delay "500ms"')
-    .option('--host-concurrency <n>', 'default requests in flight per host')
+    .option('-c, --concurrency <n>', 'requests in flight across all hosts (default 16)')
+    .option('--rate <rate>', 'default per-host rate: "2/s", "30/min", a min delay "500ms" or "unlimited" (default 1/s)')
+    .option('--host-concurrency <n>', 'default requests in flight per host (default 2)')
     .option('--max-depth <n>', 'follow links at most this many steps from a seed (default 100)')
-    .option('--max-pages <n>', 'stop after fetching this many URLs')
+    .option('--max-pages <n>', 'stop after fetching this many URLs (default unlimited)')
     .option('--max-pages-per-host <n>', 'fetch at most this many URLs of one host (default 100,000)')
     .option('--max-queued <n>', 'queue at most this many URLs; more are skipped as queue-full (default 1,000,000)')
-    .addOption(new Option('--scope <scope>', 'which links to follow').choices(['host', 'domain', 'any']))
+    .addOption(new Option('--scope <scope>', 'which links to follow (default host)').choices(['host', 'domain', 'any']))
     .option('--include <regex>', 'only follow URLs matching this (repeatable)', collect)
     .option('--exclude <regex>', 'never follow URLs matching this (repeatable)', collect)
-    .option('--user-agent <ua>', 'User-Agent header; its product token picks the robots.txt group')
-    .option('--timeout <duration>', 'connect/headers/body timeout, e.g. "30s"')
-    .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "10MiB"')
+    .option('--user-agent <ua>', `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+https://github.com/crawl-cli/crawl)")`)
+    .option('--header <header>', 'send this header with every request (repeatable),\n' +
+      'e.g. --header "Accept-Language: de"', collect)
+    .option('--cookie <name=value>', 'send this cookie to the seeds\' hosts (repeatable)', collect)
+    .option('--cookie-jar <file>', 'start with the cookies of a Netscape cookies.txt (curl -c)')
+    .option('--proxy <url>', 'proxy for every request, e.g. http://proxy:3128\n' +
+      '(default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
+    .option('--insecure', 'accept any TLS certificate (self-signed staging servers)')
+    .option('--ca <file>', 'also trust the CA certificates in this PEM file')
+    .option('--timeout <duration>', 'connect/headers/body timeout; a bare number is seconds: --timeout 5, "500ms" (default 10s connect, 30s headers and body)')
+    .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "1MiB" (default 10MiB)')
     .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')
     .option('--seeds-file <file>', 'read seed URLs, one per line ("-" = stdin)')
     .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
@@ -69,15 +84,32 @@ export function buildProgram(
     .option('--max-time <duration>', 'stop cleanly after this long, e.g. "30m" (records flushed, summary printed, exit 0)')
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
+    .option('--save-dir <dir>', 'save each 2xx body (any type, up to --max-body) as DIR/host/path, named by the record\'s savedPath, e.g. --save-dir mirror')
+    .option('--warc <file>', 'also write requests and responses as WARC 1.1, e.g. --warc site.warc.gz')
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
+    .option('--emit-robots', 'also write a record for each robots.txt request ("type": "robots")')
     .option('--links', 'include the list of extracted links in each record')
+    .addOption(new Option('--content <format>', 'put each HTML page\'s main content in its record,\n' +
+      'e.g. --content markdown (cap: --max-content)').choices(['text', 'html', 'markdown']))
+    .option('--max-content <size>', 'cap on content and on each extracted string (default 1MiB)')
+    .option('--extract <name=selector>', 'add a record field read with a CSS selector\n' +
+      '(repeatable); name[]=… takes every match,\n' +
+      '::attr(x) an attribute, ::html the markup,\n' +
+      'e.g. --extract \'img[]=img::attr(src)\'', collect)
+    .option('--follow-canonical', 'dedupe by rel=canonical: a page\'s in-scope\n' +
+      'canonical URL is marked seen, not fetched again')
+    .option('--sitemap <url>', 'also crawl the URLs this sitemap lists (XML, index, text, .gz; repeatable; no seed needed), e.g. --sitemap https://example.com/sitemap.xml', collect)
+    .option('--sitemaps', 'also crawl the sitemaps named by the seeds\' robots.txt (Sitemap: lines)')
+    .option('--check-links', 'link checker: check each out-of-scope link with one HEAD (or GET) request, never followed; the summary counts broken links')
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
     .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .addHelpText('after', EXAMPLES)
     .showSuggestionAfterError(true)
-    // `crawl check --config f …`: options after the subcommand belong to it.
+    // Options after a subcommand belong to it; those written before it are
+    // merged in, or refused when it does not take them (parent-options.ts).
     .enablePositionalOptions()
+    .helpCommand('help [command]', 'show help for crawl or one of its commands, e.g. crawl help check')
     .action(async (seeds: string[], flags: CrawlFlags) => {
       result.code = await handlers.crawl(seeds, flags);
     });
@@ -90,20 +122,22 @@ export function buildProgram(
     .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('--json', 'print one JSON object instead of text')
     .option('--top <n>', 'hosts to list per table', '10')
-    .action(async (flags: StatusFlags) => {
-      result.code = await handlers.status(flags);
+    .action(async (flags: StatusFlags, cmd: Command) => {
+      result.code = await handlers.status(withParentOptions(program, cmd, flags));
     });
 
   program
     .command('report')
-    .description('write a self-contained HTML report of a records file: politeness per host, throughput, failures')
-    .argument('<records>', 'JSON-lines records written by crawl ("-" = stdin)')
+    .description('write a self-contained HTML report of a records file (or a --state file): politeness per host, throughput, failures')
+    .argument('[records]', 'JSON-lines records written by crawl ("-" = stdin)')
+    .option('--state <file>', 'or the records a crawl kept in its --state file, e.g.\n' +
+      'crawl report --state crawl.db -o report.html')
     .option('-o, --output <file>', 'the HTML file ("-" = stdout; default: the records file with .html)')
     .option('--config <file>', 'the crawl\'s config file, for the configured rate per host')
     .option('--rate <rate>', 'the crawl\'s --rate, likewise')
     .option('-q, --quiet', 'no message on stderr')
-    .action(async (file: string, flags: ReportFlags) => {
-      result.code = await handlers.report(file, flags);
+    .action(async (file: string | undefined, flags: ReportFlags, cmd: Command) => {
+      result.code = await handlers.report(file, withParentOptions(program, cmd, flags));
     });
 
   program
@@ -116,12 +150,17 @@ export function buildProgram(
     .option('--include <regex>', 'include pattern (repeatable)', collect)
     .option('--exclude <regex>', 'exclude pattern (repeatable)', collect)
     .option('--user-agent <ua>', 'User-Agent whose product token picks the robots.txt group')
+    .option('--rate <rate>', 'default per-host rate, as for crawl (default 1/s)')
+    .option('--host-concurrency <n>', 'default requests in flight per host (default 2)')
+    .option('--allow-private', 'lift the SSRF guard, as for crawl')
     .option('--robots-file <file>', 'use this local robots.txt instead of fetching it')
     .option('--no-robots', 'skip the robots.txt verdict')
-    .option('--timeout <duration>', 'timeout for the robots.txt request')
-    .addHelpText('after', '\nExit codes: 0 the URL would be fetched, 1 it would be skipped, 2 usage or config error.')
-    .action(async (url: string, flags: CheckFlags) => {
-      result.code = await handlers.check(url, flags);
+    .option('--timeout <duration>', 'timeout for the robots.txt request (a bare number is seconds)')
+    .addHelpText('after', '\nOptions written before "check" (crawl --config c.json check URL) count too;\n' +
+      'those after it win. Crawl-only options before it are refused.\n\n' +
+      'Exit codes: 0 the URL would be fetched, 1 it would be skipped,\n2 usage or config error.')
+    .action(async (url: string, flags: CheckFlags, cmd: Command) => {
+      result.code = await handlers.check(url, withParentOptions(program, cmd, flags));
     });
   return program;
 }

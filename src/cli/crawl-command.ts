@@ -9,9 +9,11 @@ import { access, rename, stat, writeFile } from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { EXIT, type CrawlFlags, type Io } from './flags.js';
+import { crawlExitCode } from './exit-code.js';
 import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
+import { setUpRequests } from '../fetch/request-setup.js';
 import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
 import { createLogger } from '../output/logger.js';
 import { openOutput } from '../output/sink.js';
@@ -20,10 +22,12 @@ import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { checkStateFlags, openStateTarget, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
 import { parseDuration } from '../config/units.js';
+import { openArchive } from './archive-target.js';
 import type { CrawlSettings } from '../types.js';
 import type { Logger } from '../output/logger.js';
 import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
 import { createReportTap } from '../report/report-tap.js';
+import { routeRecords } from '../report/record-routes.js';
 import { describeFsError, OutputError } from '../output/sink.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
@@ -41,9 +45,12 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   checkStateFlags(flags);
   const maxTimeMs = flags.maxTime === undefined ? undefined : maxTime(flags.maxTime);
   // With --state or --redis, no seeds means: resume (or join) what it holds.
-  const seeds = rawSeeds.length === 0 && (flags.state !== undefined || flags.redis !== undefined) ? [] : checkSeeds(rawSeeds);
+  // --sitemap names a start of its own: no seed needed then.
+  const seeds = rawSeeds.length === 0 && (flags.state !== undefined || flags.redis !== undefined || (flags.sitemap?.length ?? 0) > 0) ? [] : checkSeeds(rawSeeds);
   const file = await loadConfig(flags.config, io.cwd);
   const settings = buildSettings(file, toOverrides(flags));
+  // A bad --ca or --cookie-jar fails now, before any output exists (the session reads them again).
+  setUpRequests(settings, seeds, { cwd: io.cwd, now: () => clock.wallNow() });
   if (!settings.robots.enabled) {
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
@@ -59,7 +66,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, target: State
   const clock = systemClock;
   const store = target?.store;
   const held = await target?.peek();
-  if (target && held === undefined && seeds.length === 0) {
+  if (target && held === undefined && seeds.length === 0 && settings.sitemaps.urls.length === 0) {
     throw new UsageError(target.shared
       ? `no seed URL given, and ${target.label} does not exist yet (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`
       : `no seed URL given, and ${target.label} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
@@ -71,10 +78,12 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, target: State
   // Where the report and the stats go is checked now: a typo should not cost a whole crawl.
   const reportPath = flags.report === undefined ? undefined : await writablePath(flags.report, io.cwd, '--report');
   const statsPath = flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats');
+  const archive = await openArchive(flags, { cwd: io.cwd, settings, resumed: held !== undefined, now: clock.wallNow(), log });
   const stdoutTarget = flags.output === undefined || flags.output === '-';
   let started: CrawlSession | undefined; // set right after the sink exists
   let brokenPipe = false;
   let signalled = 0;
+  let firstSignal: 'SIGINT' | 'SIGTERM' | undefined;
   let timedOut = false;
   const sink = await openOutput(stdoutTarget ? '-' : resolve(io.cwd, flags.output!), {
     stdout: io.stdout,
@@ -92,13 +101,16 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, target: State
   });
   const tap = reportPath === undefined ? undefined : createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
-  const session = (started = createCrawlSession({ settings, seeds, sink: tap ? tap.wrap(named) : named, clock, log, store }));
+  // The report and the state's record log get robots.txt records; the output only with --emit-robots.
+  const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
+  const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
   let graceTimer: NodeJS.Timeout | undefined;
-  const onSignal = (name: string) => {
+  const onSignal = (name: 'SIGINT' | 'SIGTERM') => {
     signalled++;
+    firstSignal ??= name;
     if (signalled === 1) {
       log.warn(`${name}: stopping — letting ${session.progress().inFlight} request(s) in flight finish (up to ${STOP_GRACE_MS / 1000}s); press Ctrl-C again to abort them`);
       session.stop();
@@ -116,7 +128,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, target: State
   const limits = `${settings.concurrency} at once; default ${describeDefaults(settings.policyFor('default.invalid'))}`;
   const as = target?.worker === undefined ? '' : ` as worker ${target.worker}`;
   if (held) log.info(`${target!.shared ? 'joining' : 'resuming'} the crawl in ${target!.label}${as}${seeds.length > 0 ? ` (${seeds.length} seed(s) given; new ones are added)` : ''} (${limits})`);
-  else log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${target ? `, state in ${target.label}${as}` : ''} (${limits})`);
+  else log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${sitemapCount(settings)}${target ? `, state in ${target.label}${as}` : ''} (${limits})`);
   progress.start();
   // --max-time: a clean stop like Ctrl-C's, but an expected end (exit 0); with --state the crawl stays resumable.
   const maxTimer =
@@ -132,6 +144,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, target: State
   try {
     // Resolves once the sink is closed (the file renamed into place) and the fetcher released.
     const stats = await session.run();
+    await archive?.close();
     progress.stop();
     if (!brokenPipe) log.block(formatSummary(stats));
     if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', flags.stats!);
@@ -144,11 +157,14 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, target: State
     if (signalled > 0 && target?.shared) log.warn(`this worker stopped; the crawl goes on in ${target.label} with its other workers (run the same command again to rejoin)${partialNote ? ` (${partialNote})` : ''}`);
     else if (signalled > 0 && target) log.warn(`stopped; the crawl is kept in ${target.label}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
     else if (signalled > 0 && partialNote) log.warn(`stopped before the end: ${partialNote} (the name says it is incomplete)`);
-    if (signalled > 0) return EXIT.interrupted;
+    if (signalled > 0) return crawlExitCode(stats, { signal: firstSignal });
     if (timedOut) log.info(`stopped at --max-time ${flags.maxTime}${target ? `; run the same command again to go on (state in ${target.label})` : ''}`);
-    return EXIT.ok;
+    const code = crawlExitCode(stats, { timedOut });
+    if (code === EXIT.nothingReached && !brokenPipe) log.warn(`nothing could be reached: no URL got an HTTP answer (exit ${code})`);
+    return code;
   } finally {
     progress.stop();
+    await archive?.abandon(); // a failed crawl's WARC stays .partial (a no-op after close)
     if (maxTimer) clock.clearTimer(maxTimer);
     if (graceTimer) clearTimeout(graceTimer);
     io.signals.off('SIGINT', onInt);
@@ -170,9 +186,21 @@ function nameWorker(sink: RecordSink, worker: string): RecordSink {
   };
 }
 
+/** " and 2 sitemaps" when sitemaps were named (--sitemap), else "". */
+function sitemapCount(settings: CrawlSettings): string {
+  const n = settings.sitemaps.urls.length;
+  return n === 0 ? '' : ` and ${n} sitemap${n === 1 ? '' : 's'}`;
+}
+
 function toOverrides(f: CrawlFlags): CliOverrides {
   return {
     userAgent: f.userAgent,
+    headers: f.header,
+    cookies: f.cookie,
+    cookieJar: f.cookieJar,
+    proxy: f.proxy,
+    insecure: f.insecure,
+    ca: f.ca,
     concurrency: f.concurrency,
     rate: f.rate,
     hostConcurrency: f.hostConcurrency,
@@ -189,6 +217,13 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     emitSkipped: f.emitSkipped,
     links: f.links,
     allowPrivate: f.allowPrivate,
+    content: f.content,
+    maxContent: f.maxContent,
+    extract: f.extract,
+    followCanonical: f.followCanonical,
+    sitemap: f.sitemap,
+    sitemaps: f.sitemaps,
+    checkLinks: f.checkLinks,
   };
 }
 

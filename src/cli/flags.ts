@@ -4,7 +4,13 @@
  * import it without importing each other.
  */
 
-export const EXIT = { ok: 0, internal: 1, usage: 2, interrupted: 130 } as const;
+/**
+ * Exit codes (documented in `crawl --help` and the README): 0 finished,
+ * 1 internal error (or `crawl check`: the URL would be skipped), 2 usage or
+ * config error, 3 nothing could be reached (every seed failed: no HTTP answer
+ * at all; exit-code.ts), 130 SIGINT, 143 SIGTERM.
+ */
+export const EXIT = { ok: 0, internal: 1, usage: 2, nothingReached: 3, interrupted: 130, terminated: 143 } as const;
 
 export interface CrawlFlags {
   config?: string;
@@ -19,12 +25,22 @@ export interface CrawlFlags {
   include?: string[];
   exclude?: string[];
   userAgent?: string;
+  header?: string[];
+  cookie?: string[];
+  cookieJar?: string;
+  proxy?: string;
+  insecure?: boolean;
+  ca?: string;
   timeout?: string;
   maxBody?: string;
   output?: string;
   seedsFile?: string;
   emitSkipped?: boolean;
+  emitRobots?: boolean;
   links?: boolean;
+  sitemap?: string[];
+  sitemaps?: boolean;
+  checkLinks?: boolean;
   allowPrivate?: boolean;
   robots?: boolean;
   quiet?: boolean;
@@ -37,6 +53,12 @@ export interface CrawlFlags {
   report?: string;
   stats?: string;
   maxTime?: string;
+  content?: string;
+  maxContent?: string;
+  extract?: string[];
+  followCanonical?: boolean;
+  saveDir?: string;
+  warc?: string;
 }
 
 export interface StatusFlags {
@@ -49,6 +71,8 @@ export interface StatusFlags {
 
 export interface ReportFlags {
   output?: string;
+  /** Read the records a `--state` crawl kept, instead of a records file. */
+  state?: string;
   config?: string;
   rate?: string;
   quiet?: boolean;
@@ -64,6 +88,9 @@ export interface CheckFlags {
   robotsFile?: string;
   robots?: boolean;
   timeout?: string;
+  rate?: string;
+  hostConcurrency?: string;
+  allowPrivate?: boolean;
 }
 
 export interface Io {

@@ -1,24 +1,34 @@
 /**
  * `crawl report <records.jsonl> [-o report.html]`: reads a records file as a
  * stream and writes one self-contained HTML report (src/report/). With
- * `--config` / `--rate`, the configured rate per host is taken from them
- * when the records do not carry it. `-o -` writes the HTML to stdout.
+ * `--state FILE` the records come from the record log a `--state` crawl kept
+ * (read-only: the crawl may still be running). With `--config` / `--rate`,
+ * the configured rate per host is taken from them when the records do not
+ * carry it. `-o -` writes the HTML to stdout.
  */
 import { open, writeFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { OutputError } from '../output/sink.js';
 import { formatBytes } from '../output/summary.js';
-import { aggregateRecords, renderReport } from '../report/build-report.js';
+import { aggregateRecords, aggregateValues, renderReport, type ReportData } from '../report/build-report.js';
+import { UsageError } from '../config/seeds.js';
 import type { PolicyLookup } from '../report/host-stats.js';
 import { ReportInputError } from '../report/record-reader.js';
 import type { HostKeyMode } from '../types.js';
 import { EXIT, type Io, type ReportFlags } from './flags.js';
 
-export async function reportCommand(file: string, flags: ReportFlags, io: Io): Promise<number> {
-  const out = flags.output ?? defaultOutput(file);
+export async function reportCommand(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {
+  if (file !== undefined && flags.state !== undefined) throw new UsageError('give a records file or --state FILE, not both');
+  if (file === undefined && flags.state === undefined) throw new UsageError('no records to report on: give a records file (crawl report pages.jsonl) or --state FILE');
+  const out = flags.output ?? defaultOutput(file ?? flags.state!);
   const { policyFor, hostKey } = await configuredPolicy(flags, io);
-  const input = file === '-' ? io.stdin : await openInput(file, io.cwd);
-  const data = await aggregateRecords(input as AsyncIterable<Buffer | string>, { source: file === '-' ? 'stdin' : basename(file), policyFor, hostKey });
+  let data: ReportData;
+  if (file === undefined) {
+    data = await fromState(flags.state!, io.cwd, { policyFor, hostKey });
+  } else {
+    const input = file === '-' ? io.stdin : await openInput(file, io.cwd);
+    data = await aggregateRecords(input as AsyncIterable<Buffer | string>, { source: file === '-' ? 'stdin' : basename(file), policyFor, hostKey });
+  }
   const html = await renderReport(data);
   if (out === '-') {
     io.stdout.write(html);
@@ -30,7 +40,7 @@ export async function reportCommand(file: string, flags: ReportFlags, io: Io): P
     }
   }
   if (!flags.quiet) {
-    const records = data.records.pages + data.records.skipped;
+    const records = data.records.pages + data.records.skipped + data.records.robots;
     const bad = data.records.badLines > 0 ? `; ${data.records.badLines.toLocaleString('en-US')} line(s) were not records (first: line ${data.records.firstBadLine})` : '';
     const where = out === '-' ? 'the report' : out;
     io.stderr.write(`crawl: wrote ${where} (${formatBytes(Buffer.byteLength(html))}) from ${records.toLocaleString('en-US')} records${bad}\n`);
@@ -38,11 +48,22 @@ export async function reportCommand(file: string, flags: ReportFlags, io: Io): P
   return EXIT.ok;
 }
 
-/** pages.jsonl → pages.html; stdin → report.html. */
+/** pages.jsonl → pages.html; crawl.db → crawl.html; stdin → report.html. */
 export function defaultOutput(file: string): string {
   if (file === '-') return 'report.html';
-  const stem = file.replace(/\.(jsonl|ndjson|json|partial)$/i, '').replace(/\.(jsonl|ndjson|json)$/i, '');
+  const stem = file.replace(/\.(jsonl|ndjson|json|partial|db|sqlite3?)$/i, '').replace(/\.(jsonl|ndjson|json)$/i, '');
   return `${stem}.html`;
+}
+
+/** The record log a `--state` crawl kept (sqlite-store.ts `recordLog`), opened read-only. */
+async function fromState(file: string, cwd: string, opts: { policyFor?: PolicyLookup; hostKey?: HostKeyMode }): Promise<ReportData> {
+  const { SqliteStore } = await import('../store/sqlite-store.js');
+  const store = new SqliteStore(resolve(cwd, file), { readOnly: true });
+  try {
+    return await aggregateValues(store.recordLog().read(), { source: basename(file), ...opts });
+  } finally {
+    store.close();
+  }
 }
 
 async function openInput(file: string, cwd: string): Promise<NodeJS.ReadableStream> {

@@ -20,6 +20,9 @@ import { POLICY_KEYS, POLICY_OBJECT_KEYS, checkMergedPolicies, domainsSchema, po
 import { MIN_ROBOTS_BYTES } from '../robots/rules.js';
 import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.js';
 import { VERSION } from '../version.js';
+import { cookiesSchema, tlsSchema } from './request-schema.js';
+import { contentFields } from './content-fields.js';
+import { urlList } from './url-list.js';
 
 export { describeIssue, fieldSchemas } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
@@ -161,6 +164,21 @@ export const configFileSchema = z
       .prefault(true)
       .describe('Honour rel="nofollow", <meta name="robots" content="nofollow"> and X-Robots-Tag: nofollow. Default true.'),
     robots: robotsSchema.prefault({}).describe('robots.txt handling.'),
+    sitemaps: urlList()
+      .prefault([])
+      .describe(
+        'Sitemap files whose URLs seed the crawl, like --sitemap: XML sitemaps, sitemap indexes, text files (one URL per line), gzip or not. ' +
+          'Their hosts are in scope as the seeds\' are; the URLs they list are one deeper than the sitemap and scope-checked like links. Default none.',
+      ),
+    robotsSitemaps: boolean()
+      .prefault(false)
+      .describe('Also seed the crawl from the Sitemap: lines of each seed\'s robots.txt, like --sitemaps (read even with robots.enabled false). Default false.'),
+    checkLinks: boolean()
+      .prefault(false)
+      .describe(
+        'Link-check mode, like --check-links: links out of scope are not skipped but checked with one request each (HEAD, then GET if HEAD is refused), ' +
+          'through their host\'s limits and robots.txt; never parsed or followed. Their records have kind "link-check". Default false.',
+      ),
     allowPrivate: boolean()
       .prefault(false)
       .describe(
@@ -172,6 +190,11 @@ export const configFileSchema = z
       .describe(
         'Special-purpose networks that may be connected to anyway, as CIDRs ("10.0.0.0/8", "fd00::/8") or single addresses; checked against the address connected to. Default none.',
       ),
+    ...contentFields,
+    cookies: cookiesSchema
+      .prefault({})
+      .describe('Cookies: sent to the seeds\' hosts, read from a cookies.txt, and kept from responses during the crawl (per RFC 6265).'),
+    tls: tlsSchema.prefault({}).describe('TLS trust for https connections (through a proxy too).'),
     defaults: policyDefaultsSchema.prefault({}),
     domains: domainsSchema.prefault({}),
   })
@@ -201,6 +224,8 @@ export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 1 && first === 'robots') return Object.keys(robotsSchema.shape);
   if (path.length === 1 && first === 'timeout') return Object.keys(timeoutObjectSchema.shape);
   if (path.length === 1 && first === 'traps') return Object.keys(trapsSchema.shape);
+  if (path.length === 1 && first === 'cookies') return Object.keys(cookiesSchema.shape);
+  if (path.length === 1 && first === 'tls') return Object.keys(tlsSchema.shape);
   // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.
   const policyDepth = first === 'defaults' ? 1 : first === 'domains' && typeof second === 'string' ? 2 : undefined;
   if (policyDepth === undefined) return [];

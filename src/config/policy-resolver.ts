@@ -14,7 +14,8 @@
  * Rules that span two fields (backoff base <= cap, say) are checked here too,
  * on the merged result, because per-field fallback is what can break them.
  */
-import type { HostPolicy, WindowLimit } from '../types.js';
+import type { HeaderValue } from '../fetch/secret.js';
+import type { HostAuth, HostPolicy, WindowLimit } from '../types.js';
 import type { Rate } from './rate.js';
 
 /** How robots.txt `Crawl-delay` is treated: as a floor on the gap, or not at all. */
@@ -44,10 +45,17 @@ export interface PolicyFields {
   hostFailurePause: number;
   hostFailureGiveUp: number;
   maxPagesPerHost: number;
+  /** Extra request headers, lowercased names; an entry's are merged over the defaults' by name. */
+  headers: Readonly<Record<string, HeaderValue>>;
+  /** A proxy URL, `false` for direct; absent: unset. */
+  proxy?: string | false;
 }
 
-/** A `domains` entry: any subset of the fields; the rest come from defaults. */
-export type PolicyOverride = Partial<PolicyFields>;
+/**
+ * A `domains` entry: any subset of the fields; the rest come from defaults.
+ * `auth` exists only here: credentials never come from defaults.
+ */
+export type PolicyOverride = Partial<PolicyFields> & { auth?: HostAuth };
 
 /** Domain entries keyed by their normalised key ("example.com", "example.com:8080", "*.example.org"). */
 export type DomainPolicies = Readonly<Record<string, PolicyOverride>>;
@@ -159,6 +167,9 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     hostFailurePause: entry.hostFailurePause ?? defaults.hostFailurePause,
     hostFailureGiveUp: entry.hostFailureGiveUp ?? defaults.hostFailureGiveUp,
     maxPagesPerHost: entry.maxPagesPerHost ?? defaults.maxPagesPerHost,
+    headers: Object.freeze({ ...(defaults.headers ?? {}), ...(entry.headers ?? {}) }),
+    auth: entry.auth ?? null,
+    proxy: entry.proxy ?? defaults.proxy ?? null,
   });
 }
 
@@ -240,17 +251,18 @@ function showDuration(ms: number): string {
  * the cap it inherits, and an entry's `retryStatuses` can collide with the
  * default `throttleStatuses`. Only conflicts the entry takes part in are
  * returned (a rule between two inherited fields is the defaults' own problem,
- * reported once, there); check `defaults` itself by passing it as `entry` with
- * `{}` as defaults. Fields missing from both sides are not checked, so this
- * also works when defaults are unknown.
+ * reported once, there); check `defaults` itself by passing the fields the
+ * user wrote as `entry` and the built-in defaults, with `inheritedFrom` "the
+ * default". Fields missing from both sides are not checked, so this also
+ * works when defaults are unknown.
  *
  * Rules: backoff base <= cap; hostFailures pause <= giveUp; no status in both
  * retryStatuses and throttleStatuses (a response either pauses the host or is
  * retried as a failure, and guessing which the user meant is not ours to do).
  */
-export function policyConflicts(entry: PolicyOverride, defaults: PolicyOverride): PolicyConflict[] {
+export function policyConflicts(entry: PolicyOverride, defaults: PolicyOverride, inheritedFrom = 'from defaults'): PolicyConflict[] {
   const conflicts: PolicyConflict[] = [];
-  const inherited = (own: unknown) => (own === undefined ? ' (from defaults)' : '');
+  const inherited = (own: unknown) => (own === undefined ? ` (${inheritedFrom})` : '');
 
   const base = entry.backoffBaseMs ?? defaults.backoffBaseMs;
   const cap = entry.backoffCapMs ?? defaults.backoffCapMs;

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { comment, describeIssue, fieldSchemas, toJsonSchema, withoutDialect } from './fields.js';
 import { parseDomainKey, policyConflicts, type PolicyConflict, type PolicyFields, type PolicyOverride } from './policy-resolver.js';
 import { showValue } from './units.js';
+import { authField, headersField, proxyField } from './request-schema.js';
 
 const { duration, rate, windows, integer, statusList, boolean, oneOf } = fieldSchemas;
 
@@ -49,6 +50,9 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     hostFailurePause: v.hostFailures?.pause,
     hostFailureGiveUp: v.hostFailures?.giveUp,
     maxPagesPerHost: v.maxPagesPerHost,
+    headers: v.headers,
+    proxy: v.proxy,
+    auth: v.auth,
   };
   // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as PolicyOverride;
@@ -84,6 +88,10 @@ const TEXT = {
   maxPagesPerHost:
     'URLs of one host key accepted into the crawl (seeds and redirect targets included); past it, new ones are skipped as "max-pages-per-host" ' +
     '(a trap defence: a site that generates pages without end cannot keep the crawl going). Counted per run.',
+  headers:
+    'Extra request headers, {"Name": "value"}; a value may be {"env": "VARIABLE"} to read it from the environment. ' +
+    'Not Host, Content-Length, Connection, User-Agent (userAgent), Cookie (cookies) or Authorization (auth).',
+  proxy: 'Proxy for this host\'s requests, "http://[user:pass@]proxy:port" (CONNECT for https URLs, absolute-form GET for http ones), or false for a direct connection.',
 } as const;
 
 /** `"Default 2."` for defaults, `"Falls back to defaults.x."` for an entry's field. */
@@ -124,6 +132,10 @@ export const policyDefaultsSchema = z
       .prefault({ pause: 5, giveUp: 15 })
       .describe(inDefaults('hostFailures', '{"pause": 5, "giveUp": 15}')),
     maxPagesPerHost: integer(1).prefault(DEFAULT_MAX_PAGES_PER_HOST).describe(inDefaults('maxPagesPerHost', '100000')),
+    headers: headersField().prefault({}).describe(inDefaults('headers', 'none')),
+    proxy: proxyField()
+      .optional()
+      .describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
   })
   // Every field has a prefault, so the override is complete; the test of an
   // empty file's defaults pins that (a cast cannot).
@@ -163,6 +175,16 @@ const domainEntryObject = z.strictObject({
     .optional()
     .describe(`${TEXT.hostFailures} Each sub-field falls back to defaults.hostFailures on its own.`),
   maxPagesPerHost: integer(1).optional().describe(inEntry('maxPagesPerHost', 'maxPagesPerHost')),
+  headers: headersField()
+    .optional()
+    .describe(`${TEXT.headers} Added to defaults.headers; a header named in both takes this entry's value.`),
+  proxy: proxyField().optional().describe(inEntry('proxy', 'proxy')),
+  auth: authField()
+    .optional()
+    .describe(
+      'HTTP credentials for this entry\'s hosts only: {"basic": {"user": "u", "password": "p"}} or {"bearer": "token"}; ' +
+        'a password or token may be {"env": "VARIABLE"}. Never sent to another host (a redirect elsewhere goes without), never written to records or logs.',
+    ),
 });
 
 const domainEntrySchema = domainEntryObject.transform(toPolicyOverride);
@@ -208,6 +230,9 @@ function parseDomains(value: Record<string, unknown>, ctx: z.core.$RefinementCtx
     const parsed = domainEntrySchema.safeParse(entry, { error: describeIssue });
     if (!parsed.success) {
       for (const issue of parsed.error.issues) ctx.issues.push({ ...issue, path: [raw, ...issue.path] } as z.core.$ZodRawIssue);
+      // The fields that did parse still take part in the two-field rules, reported in the same round.
+      // (The file has failed, so this output is only ever read by checkMergedPolicies.)
+      if (target !== undefined) out[target] = fieldsThatParse(entry);
     } else if (target !== undefined) {
       out[target] = parsed.data;
     }
@@ -234,8 +259,13 @@ export const domainsSchema = z
  * place that sees both, and it runs even when unrelated fields failed, so the
  * user still gets every problem in one round. Parts that failed themselves
  * are left out (their values cannot be trusted and their own problems are
- * already reported): parseDomains keeps failed entries out of its output, and
- * when `defaults` failed, entries are checked on their own.
+ * already reported): parseDomains keeps only the fields of a failed entry that
+ * parse, and when `defaults` failed, its fields that failed are left out.
+ *
+ * A conflict is reported at a field the user wrote. In `defaults` every field
+ * is present (the schema fills them in), so a field equal to its built-in
+ * default counts as not written: the built-in defaults never conflict with
+ * each other, so a conflict always involves a field that differs.
  */
 export function checkMergedPolicies(
   file: { defaults: PolicyFields; domains: Record<string, PolicyOverride> },
@@ -244,15 +274,75 @@ export function checkMergedPolicies(
   const report = (path: PropertyKey[], conflicts: PolicyConflict[]) => {
     for (const { field, message } of conflicts) ctx.addIssue({ code: 'custom', message, path: [...path, field] });
   };
-  const defaultsFailed = ctx.issues.some((issue) => issue.path?.[0] === 'defaults');
-  const defaults: PolicyOverride = defaultsFailed ? {} : file.defaults;
-  report(['defaults'], policyConflicts(defaults, {}));
+  const failed = ctx.issues.filter((issue) => issue.path?.[0] === 'defaults').map((issue) => issue.path!.slice(1));
+  // When `defaults` failed, zod hands over its object in the file's own field names, failed fields included.
+  const own: PolicyOverride = failed.length > 0 ? goodDefaults(file.defaults as unknown as Record<string, unknown>, failed) : file.defaults;
+  const builtins = builtinDefaults();
+  const knownBuiltins = omitFields(builtins, failed);
+  report(['defaults'], policyConflicts(omitEqual(own, builtins), knownBuiltins, 'the default'));
+  const defaults: PolicyOverride = { ...knownBuiltins, ...own };
   // Present only if parseDomains ran, i.e. `domains` was an object.
   const written = writtenKeys.get(file.domains);
   if (!written) return;
   for (const [key, entry] of Object.entries(file.domains)) {
     report(['domains', written.get(key)!], policyConflicts(entry, defaults));
   }
+}
+
+/** The built-in defaults (an empty `defaults` object, parsed), computed once. */
+let builtins: PolicyFields | undefined;
+function builtinDefaults(): PolicyFields {
+  return (builtins ??= policyDefaultsSchema.parse({}));
+}
+
+/** A failed domain entry's fields that parse on their own, as an override. */
+function fieldsThatParse(entry: unknown): PolicyOverride {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return {};
+  const good: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(entry)) {
+    // Own keys only: a field named "__proto__" must not find Object.prototype.
+    const shape = domainEntryObject.shape as Record<string, z.ZodType>;
+    const schema = Object.hasOwn(shape, field) ? shape[field] : undefined;
+    const parsed = schema?.safeParse(value);
+    if (parsed?.success) good[field] = parsed.data;
+  }
+  return toPolicyOverride(good as PolicyInput);
+}
+
+/** A failed `defaults` object (file field names, parsed values) without the fields, or sub-fields, that failed. */
+function goodDefaults(value: Record<string, unknown>, failed: PropertyKey[][]): PolicyOverride {
+  if (typeof value !== 'object' || value === null) return {};
+  const good: Record<string, unknown> = {};
+  for (const [field, v] of Object.entries(value)) {
+    const here = failed.filter((path) => path[0] === field);
+    if (here.some((path) => path.length === 1)) continue;
+    if (here.length > 0 && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      // backoff / hostFailures: keep the sub-fields that parsed.
+      good[field] = Object.fromEntries(Object.entries(v).filter(([sub]) => !here.some((path) => path[1] === sub)));
+    } else if (here.length === 0) {
+      good[field] = v;
+    }
+  }
+  return toPolicyOverride(good as PolicyInput);
+}
+
+/** The failed file fields of `defaults`, mapped to the PolicyFields they feed, left out. */
+function omitFields(fields: PolicyFields, failed: PropertyKey[][]): PolicyOverride {
+  const out: Record<string, unknown> = { ...fields };
+  // Stands for "every sub-field" of a field that failed as a whole (backoff: "x").
+  const whole = new Proxy({}, { get: () => true });
+  for (const [field, sub] of failed) {
+    if (field === undefined) continue;
+    const dropped = toPolicyOverride({ [field as string]: sub === undefined ? whole : { [sub as string]: true } } as unknown as PolicyInput);
+    for (const key of Object.keys(dropped)) delete out[key];
+  }
+  return out as PolicyOverride;
+}
+
+/** The fields of `own` whose value differs from `base`. */
+function omitEqual(own: PolicyOverride, base: PolicyOverride): PolicyOverride {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  return Object.fromEntries(Object.entries(own).filter(([key, value]) => !same(value, base[key as keyof PolicyOverride]))) as PolicyOverride;
 }
 
 const POLICY_SHAPE = domainEntryObject.shape;

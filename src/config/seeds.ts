@@ -9,7 +9,11 @@ export class UsageError extends Error {
   readonly code = 'USAGE';
 }
 
-/** Reads one URL per line; blank lines and `#` comments are ignored. `-` is stdin. */
+/**
+ * Reads one URL per line; blank lines and `#` comments are ignored. `-` is
+ * stdin. Throws UsageError naming the line of the first bad URL, or saying
+ * the file holds none.
+ */
 export async function readSeedsFile(path: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<string[]> {
   let text: string;
   try {
@@ -18,10 +22,19 @@ export async function readSeedsFile(path: string, stdin: NodeJS.ReadableStream =
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(`cannot read seeds file ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(err))}`);
   }
-  return text
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('#'));
+  const name = path === '-' ? 'seeds from stdin' : `seeds file ${path}`;
+  const seeds: string[] = [];
+  const lines = text.split(/\r?\n/);
+  for (let n = 0; n < lines.length; n++) {
+    const line = lines[n]!.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    if (canonicalize(parseAbsolute(line)) === null) {
+      throw new UsageError(`${name}, line ${n + 1}: invalid seed URL ${JSON.stringify(line)}: expected an absolute http:// or https:// URL`);
+    }
+    seeds.push(line);
+  }
+  if (seeds.length === 0) throw new UsageError(`${name} is empty: no URL in it (blank lines and # comments are ignored)`);
+  return seeds;
 }
 
 /** Canonical seeds in the given order, duplicates removed; throws UsageError naming the first bad one. */

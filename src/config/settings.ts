@@ -11,7 +11,13 @@ import { z } from 'zod';
 import { DEFAULT_USER_AGENT, configFileSchema, describeIssue, fieldSchemas, knownKeysAt, type FileConfig } from './file-schema.js';
 import { createPolicyResolver, type PolicyFields } from './policy-resolver.js';
 import type { CrawlSettings } from '../types.js';
-import { showValue } from './units.js';
+import { secondsIfBare, showValue } from './units.js';
+import { findJsonSyntaxError } from './json-syntax.js';
+import { urlList } from './url-list.js';
+import { contentFormat, extractFlags } from './content-fields.js';
+import { cookiePairs, placedSecrets } from './request-schema.js';
+import { proxyUrlProblem } from '../fetch/proxy.js';
+import { parseHeaderLine } from '../fetch/request-headers.js';
 
 export type { FileConfig } from './file-schema.js';
 
@@ -119,10 +125,14 @@ function parseJson(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    // V8 names a character offset ("... in JSON at position 42"); newer
-    // versions add "(line 3 column 5)". Recompute from the offset so every
-    // Node version prints the same thing.
-    const message = (error as Error).message;
+    // V8's messages vary by version, and some name no position and quote the
+    // whole file over several lines: find the error ourselves (json-syntax.ts).
+    const found = findJsonSyntaxError(text);
+    if (found) {
+      const { line, column } = lineColumn(text, found.offset);
+      throw new ConfigError([`${source}: invalid JSON at line ${line}, column ${column}: ${found.message}`], { cause: error });
+    }
+    const message = (error as Error).message.split('\n')[0]!;
     const position = /at position (\d+)/.exec(message);
     const offset = position ? Number(position[1]) : text.length;
     const { line, column } = lineColumn(text, offset);
@@ -174,7 +184,7 @@ export interface CliOverrides {
   include?: string[];
   /** `--exclude` (repeatable): replaces the file's list. */
   exclude?: string[];
-  /** `--timeout`: one duration for connect, headers and body (the total deadline is raised to it if shorter). */
+  /** `--timeout`: one duration for connect, headers and body (the total deadline is raised to it if shorter); a bare number is seconds, as in wget and curl. */
   timeout?: string;
   /** `--max-body`: cap on decompressed body bytes. */
   maxBody?: string;
@@ -190,6 +200,32 @@ export interface CliOverrides {
   maxQueued?: string | number;
   /** `--max-pages-per-host` (>= 1): replaces `defaults.maxPagesPerHost`, so a domain entry's own value still wins. */
   maxPagesPerHost?: string | number;
+  /** `--content text|html|markdown`: replaces `content`. */
+  content?: string;
+  /** `--max-content <size>`: replaces `maxContent`. */
+  maxContent?: string;
+  /** `--extract name=selector` (repeatable): added to the file's `extract`; a name in both takes the flag's. */
+  extract?: string[];
+  /** `--follow-canonical`: replaces `followCanonical`. */
+  followCanonical?: boolean;
+  /** `--sitemap` (repeatable): sitemap files that seed the crawl; replaces the file's `sitemaps`. */
+  sitemap?: string[];
+  /** `--sitemaps`: also use the seeds' robots.txt Sitemap: lines (`robotsSitemaps`). */
+  sitemaps?: boolean;
+  /** `--check-links`: check out-of-scope links instead of skipping them (`checkLinks`). */
+  checkLinks?: boolean;
+  /** `--header 'Name: value'` (repeatable): added to `defaults.headers` (a flag's value wins there; a domain entry's own value for the same name still wins for its hosts). */
+  headers?: string[];
+  /** `--proxy URL`: replaces `defaults.proxy`; a domain entry's own `proxy` still wins. */
+  proxy?: string;
+  /** `--cookie name=value` (repeatable): replaces `cookies.send`. */
+  cookies?: string[];
+  /** `--cookie-jar FILE`: replaces `cookies.jar`. */
+  cookieJar?: string;
+  /** `--insecure`: replaces `tls.insecure`. */
+  insecure?: boolean;
+  /** `--ca FILE`: replaces `tls.ca`. */
+  ca?: string;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -210,6 +246,19 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   allowPrivate: '--allow-private',
   maxQueued: '--max-queued',
   maxPagesPerHost: '--max-pages-per-host',
+  content: '--content',
+  maxContent: '--max-content',
+  extract: '--extract',
+  followCanonical: '--follow-canonical',
+  sitemap: '--sitemap',
+  sitemaps: '--sitemaps',
+  checkLinks: '--check-links',
+  headers: '--header',
+  proxy: '--proxy',
+  cookies: '--cookie',
+  cookieJar: '--cookie-jar',
+  insecure: '--insecure',
+  ca: '--ca',
 };
 
 /** "16" → 16 so integer flags get the same range checks and messages as the file; "abc" stays "abc". */
@@ -228,7 +277,8 @@ const cliSchema = z.object({
   scope: fieldSchemas.oneOf(['host', 'domain', 'any']).optional(),
   include: fieldSchemas.regexList().optional(),
   exclude: fieldSchemas.regexList().optional(),
-  timeout: fieldSchemas.duration({ positive: true }).optional(),
+  // `--timeout 5` is 5 s, as wget and curl read it (a bare number in the file is still ms, like every duration there).
+  timeout: z.preprocess(secondsIfBare, fieldSchemas.duration({ positive: true })).optional(),
   maxBody: fieldSchemas.size().optional(),
   robots: fieldSchemas.boolean().optional(),
   emitSkipped: fieldSchemas.boolean().optional(),
@@ -236,7 +286,34 @@ const cliSchema = z.object({
   allowPrivate: fieldSchemas.boolean().optional(),
   maxQueued: intFlag(1),
   maxPagesPerHost: intFlag(1),
+  content: contentFormat().optional(),
+  maxContent: fieldSchemas.size().optional(),
+  extract: extractFlags().optional(),
+  followCanonical: fieldSchemas.boolean().optional(),
+  sitemap: urlList().optional(),
+  sitemaps: fieldSchemas.boolean().optional(),
+  checkLinks: fieldSchemas.boolean().optional(),
+  headers: z.array(z.string()).optional().transform((lines, ctx) => (lines === undefined ? undefined : headerFlags(lines, ctx))),
+  proxy: z.string().optional().superRefine((value, ctx) => {
+    const problem = value === undefined ? undefined : proxyUrlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }),
+  cookies: cookiePairs().optional(),
+  cookieJar: z.string().min(1, { error: 'expected a file path' }).optional(),
+  insecure: fieldSchemas.boolean().optional(),
+  ca: z.string().min(1, { error: 'expected a file path' }).optional(),
 });
+
+/** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
+function headerFlags(lines: string[], ctx: z.core.$RefinementCtx): Record<string, string> {
+  const out: Record<string, string> = {};
+  lines.forEach((line, index) => {
+    const parsed = parseHeaderLine(line);
+    if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem, path: [index] });
+    else out[parsed.name] = parsed.value;
+  });
+  return out;
+}
 
 function parseFlags(cli: CliOverrides) {
   const result = cliSchema.safeParse(cli, { error: describeIssue });
@@ -259,6 +336,8 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     ...(flags.rate !== undefined && { rate: flags.rate }),
     ...(flags.hostConcurrency !== undefined && { concurrency: flags.hostConcurrency }),
     ...(flags.maxPagesPerHost !== undefined && { maxPagesPerHost: flags.maxPagesPerHost }),
+    ...(flags.headers !== undefined && { headers: { ...base.defaults.headers, ...flags.headers } }),
+    ...(flags.proxy !== undefined && { proxy: flags.proxy }),
   };
   // --timeout says nothing about the total deadline: the file's stays, raised to the flag if shorter.
   const timeouts =
@@ -290,7 +369,20 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     respectNofollow: base.respectNofollow,
     emitSkipped: flags.emitSkipped ?? false,
     emitLinks: flags.links ?? false,
+    content: {
+      format: flags.content ?? base.content ?? null,
+      maxBytes: flags.maxContent ?? base.maxContent,
+      extract: [...base.extract.filter((rule) => !flags.extract?.some((f) => f.name === rule.name)), ...(flags.extract ?? [])],
+    },
+    followCanonical: flags.followCanonical ?? base.followCanonical,
+    sitemaps: { urls: flags.sitemap ?? base.sitemaps, fromRobots: flags.sitemaps ?? base.robotsSitemaps },
+    checkLinks: flags.checkLinks ?? base.checkLinks,
     network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },
     policyFor: createPolicyResolver(base.domains, defaults),
+    requests: {
+      cookies: { send: flags.cookies ?? base.cookies.send, jar: flags.cookieJar ?? base.cookies.jar ?? null, keep: base.cookies.keep },
+      tls: { insecure: flags.insecure ?? base.tls.insecure, ca: flags.ca ?? base.tls.ca ?? null },
+      secrets: placedSecrets(defaults, base.domains),
+    },
   };
 }

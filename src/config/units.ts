@@ -71,6 +71,14 @@ export function parseDuration(value: string | number): number {
 }
 
 /**
+ * A flag's bare number as seconds: "5" → "5s" (`--timeout 5`, as wget and
+ * curl read it); anything else is left for parseDuration to judge.
+ */
+export function secondsIfBare(value: unknown): unknown {
+  return typeof value === 'string' && new RegExp(String.raw`^\s*${DECIMAL}\s*$`).test(value) ? `${value.trim()}s` : value;
+}
+
+/**
  * Byte multipliers. Decimal prefixes are powers of 1000 (as disks and network
  * speeds are labelled), binary ones ("KiB") powers of 1024; matching is
  * case-insensitive because "10mb" in a config always means megabytes.

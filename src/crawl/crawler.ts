@@ -14,6 +14,7 @@
  */
 import type { Clock, Timer } from '../clock.js';
 import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';
+import type { PageArchive } from '../archive/page-archive.js';
 import { backoffDelay, HostFeedback, HostTable, type JobContext } from '../politeness/index.js';
 import { FetchError } from '../fetch/fetch-error.js';
 import { AddressRefusedError, createAddressGuard, type AddressGuard } from '../fetch/address-guard.js';
@@ -24,16 +25,21 @@ import { RobotsCache, RobotsGate, productToken } from '../robots/index.js';
 import { Scheduler, type TakeResult } from './scheduler.js';
 import { DueTimer } from './due-timer.js';
 import { createScope } from '../parse/scope.js';
-import type { CrawlSettings, ErrorCode, HostPolicy, PageRecord, SkipReason, SkipRecord } from '../types.js';
+import type { CrawlSettings, ErrorCode, HostPolicy, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKeyOf } from '../parse/url.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, hostStats, type CrawlStats } from '../output/summary.js';
-import { MemoryStore, type ClaimWait, type Cleared, type CrawlStore, type FrontierEntry, type Lease, type MaybePromise } from '../store/index.js';
+import { MemoryStore, type ClaimWait, type Cleared, type CrawlStore, type EntryExtra, type FrontierEntry, type Lease, type MaybePromise } from '../store/index.js';
 import type { HostState } from '../politeness/host-state.js';
 import { settingsFingerprint } from './fingerprint.js';
 import { Admission } from './admission.js';
 import { RedirectChains } from './redirect-chains.js';
+import { decorateRecord, entryKind, requestFor } from './entry-kind.js';
+import { SitemapSeeds, sitemapOutcome, type SitemapOutcome } from './sitemaps.js';
+import { asGet, linkCheckExtra, wantsGet } from './link-check.js';
+import { historyFields, throttleEvent, withAttempt } from './attempt-history.js';
+import { robotsFetchRecord } from './robots-fetch-record.js';
 
 export interface CrawlerOptions {
   settings: CrawlSettings;
@@ -48,6 +54,10 @@ export interface CrawlerOptions {
   random?: () => number;
   /** A page request running this long gives its global slot back (slow-requests.ts). @default SLOW_AFTER_MS (10 s) */
   slowAfterMs?: number;
+  /** Write a `type: "robots"` record per robots.txt request (robots-fetch-record.ts). @default false */
+  robotsRecords?: boolean;
+  /** Where fetched pages are kept (--save-dir, --warc); pages are captured only when set. @default none */
+  archive?: PageArchive;
 }
 
 /**
@@ -83,6 +93,8 @@ export class Crawler {
   /** Trap defences and caps on what joins the queue. */
   private readonly admission: Admission;
   private readonly redirects = new RedirectChains();
+  /** The sitemap files that seed the crawl (named ones, and the seeds' robots.txt Sitemap: lines). */
+  private readonly sitemaps: SitemapSeeds;
   /** When each host record's latest request left: how quiet the host was before the next one (a refusal after a long quiet is not about the pace). */
   private readonly lastSent = new WeakMap<HostState, number>();
   /** The SSRF guard every request carries: special-purpose addresses are refused except on the seeds' hosts. */
@@ -130,6 +142,7 @@ export class Crawler {
     this.clock = opts.clock;
     this.store = opts.store ?? new MemoryStore();
     this.stats = createStats(opts.clock);
+    if (this.settings.checkLinks) this.stats.linkCheck = { checked: 0, broken: 0, brokenPages: 0 };
     this.token = productToken(this.settings.userAgent);
     this.inScope = this.scopeFor(opts.seeds);
     this.robotsScope = this.scopeFor(opts.seeds, false);
@@ -168,11 +181,20 @@ export class Crawler {
       hosts: this.hosts,
       wake: (key) => this.scheduler.wake(key),
       settled: () => this.checkDone(),
+      loaded: (origin, state) => this.sitemaps.robotsLoaded(origin, state),
       note: (key, message) => addNote(this.stats, message, key),
       // Its messages may quote a robots.txt redirect target, credentials and all.
       warn: (message) => this.opts.log?.warn(redactCredentials(message)),
     });
     this.feedback = new HostFeedback({ clock: opts.clock, hosts: this.hosts, random: opts.random, note });
+    this.sitemaps = new SitemapSeeds(
+      this.settings,
+      (sitemap) => this.enqueue(sitemap.url, 0, sitemap.parent, 0, true, { kind: 'sitemap', level: 0 }),
+      (message) => {
+        addNote(this.stats, message);
+        this.opts.log?.warn(redactCredentials(message));
+      },
+    );
     this.slow = new SlowRequests({
       clock: opts.clock,
       afterMs: opts.slowAfterMs,
@@ -220,6 +242,8 @@ export class Crawler {
     }
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
     for (const seed of this.opts.seeds) this.enqueue(seed, 0, null, 0, true);
+    // Sitemaps named by the user join now; a seed origin's robots.txt is loaded now for its Sitemap: lines (--sitemaps).
+    for (const seed of this.sitemaps.start(this.opts.seeds)) this.robots.preload(seed, this.hostKey(seed));
     // Work the store held before this run (a resume) wakes its hosts.
     if (opened.resumed) for (const key of store.hostsWithWork()) this.scheduler.wake(key);
     this.seeded = true;
@@ -273,12 +297,14 @@ export class Crawler {
 
   private scopeFor(seeds: string[], filters = true): ReturnType<typeof createScope> {
     const { scope, include, exclude, maxUrlLength } = this.settings;
+    // A sitemap the user named puts its host in scope, as a seed does (`crawl --sitemap URL` needs no seed).
+    seeds = [...seeds, ...this.settings.sitemaps.urls];
     return filters ? createScope({ scope, seeds, include, exclude, maxUrlLength }) : createScope({ scope, seeds });
   }
 
   /** A user who typed a seed meant it: the seeds' own hosts are exempt from the SSRF guard. */
   private guardFor(seeds: string[]): AddressGuard {
-    return createAddressGuard({ ...this.settings.network, allowUrls: seeds });
+    return createAddressGuard({ ...this.settings.network, allowUrls: [...seeds, ...this.settings.sitemaps.urls] });
   }
 
   private capReached(): boolean {
@@ -321,12 +347,17 @@ export class Crawler {
    * Accepts a canonical URL into the store, or records why not; true when it
    * went to the store (which may still find it a repeat).
    */
-  private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false): boolean {
+  private enqueue(url: string, depth: number, parent: string | null, hops: number, isSeed = false, extra?: EntryExtra): boolean {
     // Most links are repeats: drop them before any URL parsing (every branch below ignores a seen URL).
     if (this.store.isSeen(url)) return false;
     if (!isSeed) {
       const verdict = this.inScope(url);
-      if (!verdict.ok) return this.skipOnce(url, verdict.reason, depth, parent, verdict.detail);
+      if (!verdict.ok) {
+        // --check-links: a link out of scope is checked (link-check.ts), not skipped.
+        const check = linkCheckExtra(verdict, this.settings.checkLinks, extra);
+        if (check === null) return this.skipOnce(url, verdict.reason, depth, parent, verdict.detail);
+        extra = check;
+      }
       const trap = this.admission.check(url, depth);
       if (trap) return this.skipOnce(url, trap.reason, depth, parent, trap.detail);
     } else if (url.length > this.settings.maxUrlLength) {
@@ -341,7 +372,7 @@ export class Crawler {
       this.skip(url, full.reason, depth, parent, full.detail);
       return false;
     }
-    this.settle(this.add(url, key, { url, depth, parent, hops, attempt: 0 }), (isNew) => {
+    this.settle(this.add(url, key, { url, depth, parent, hops, attempt: 0, ...(extra && { extra }) }), (isNew) => {
       if (isNew) return this.scheduler.wake(key);
       this.admission.release(url, key);
       if (hops > 0) this.redirects.done(url); // a store that answers later found it a repeat after all
@@ -405,6 +436,17 @@ export class Crawler {
           this.held.set(key, lease);
           return { notBefore: verdict.until };
         }
+        if (verdict.kind === 'fail') {
+          // Its host could not be connected to for robots.txt: a page record with that error (a dead link), not a skip.
+          this.settle(this.store.complete(lease, verdict.code));
+          const record: PageRecord = {
+            type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent, contentType: null, bytes: 0,
+            title: null, links: 0, fetchedAt: this.isoTime(this.clock.wallNow()), elapsedMs: 0, error: { code: verdict.code as ErrorCode, message: verdict.message },
+          };
+          decorateRecord(record, entry);
+          this.emitPage(record, key);
+          continue;
+        }
         if (verdict.kind === 'skip') {
           this.settle(this.store.complete(lease, verdict.reason));
           this.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
@@ -445,7 +487,8 @@ export class Crawler {
    */
   private fetchRobotsHop(url: string, origin?: string): Promise<FetchResult> {
     const key = this.hostKey(url);
-    if (!this.robotsScope(url).ok) {
+    // A host's own robots.txt may always be read (a checked link's or a sitemap's host may be out of scope); its redirects may not.
+    if (url !== `${origin}/robots.txt` && !this.robotsScope(url).ok) {
       const message = `robots.txt redirects out of scope to ${url}: not followed; read as unavailable (all allowed, RFC 9309 §2.3.1.2)`;
       const from = origin === undefined ? key : this.hostKey(origin);
       addNote(this.stats, message, from);
@@ -455,6 +498,8 @@ export class Crawler {
     return new Promise((resolve, reject) => {
       this.scheduler.submit(key, async (ctx) => {
         countRobotsRequest(this.stats, key);
+        const beganAt = this.clock.now();
+        const recorded = this.opts.robotsRecords === true;
         try {
           const { res, startedAt, sinceLastMs } = await this.send(url, key, ctx, {
             read: 'text',
@@ -464,9 +509,14 @@ export class Crawler {
           });
           // A 429/503 on robots.txt pauses the host like any other (RobotsCache
           // treats it as unavailable and retries after its own delay too).
-          if (this.hosts.get(key).policy.throttleStatuses.includes(res.status)) this.feedback.throttled(key, res, startedAt, sinceLastMs);
+          const throttled = this.hosts.get(key).policy.throttleStatuses.includes(res.status);
+          if (throttled) this.feedback.throttled(key, res, startedAt, sinceLastMs);
+          const now = this.clock.now();
+          const throttle = throttled && recorded ? throttleEvent(res, now, this.clock.wallNow(), this.hosts.get(key).limiter.pausedUntil) : undefined;
+          if (recorded) this.write(robotsFetchRecord({ url, host: key, beganAt, endedAt: now, res, startedAt, throttle }));
           resolve(res);
         } catch (err) {
+          if (recorded) this.write(robotsFetchRecord({ url, host: key, beganAt, endedAt: this.clock.now(), err }));
           reject(err);
         }
       });
@@ -484,7 +534,7 @@ export class Crawler {
     url: string,
     key: string,
     ctx: JobContext,
-    req: Pick<FetchRequest, 'read' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs'>,
+    req: Pick<FetchRequest, 'read' | 'method' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs' | 'capture'>,
   ): Promise<{ res: FetchResult; startedAt: number; sinceLastMs: number }> {
     let startedAt = this.clock.now();
     let sinceLastMs = Infinity;
@@ -520,22 +570,36 @@ export class Crawler {
       type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent,
       contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
     };
-    if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
+    decorateRecord(base, entry);
+    if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) {
+      base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
+      Object.assign(base, historyFields(entry.extra));
+    }
     let record: PageRecord;
+    let captured: FetchResult | undefined;
     try {
-      const { res, startedAt, sinceLastMs } = await this.send(entry.url, key, ctx, { read: 'html' });
+      const { res, startedAt, sinceLastMs } = await this.send(entry.url, key, ctx, this.requestWithCapture(requestFor(entry)));
+      if (res.capture) captured = res;
       const action = this.feedback.answered(key, res, startedAt, !this.stopping, sinceLastMs);
-      if (action === 'throttle' && this.requeueThrottled(lease, policy)) return;
-      if (action === 'retry' && this.retryLater(lease, policy)) return;
+      if (wantsGet(entry, res) && this.checkWithGet(lease)) return;
+      // The pause HostFeedback just set, for the record (attempt-history.ts).
+      const throttle = action === 'throttle' ? throttleEvent(res, this.clock.now(), this.clock.wallNow(), this.hosts.get(key).limiter.pausedUntil) : undefined;
+      if (action === 'throttle' && this.requeueThrottled(lease, policy, withAttempt(entry.extra, startedAt, throttle))) return;
+      if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, startedAt))) return;
       if (action === 'give-up') this.giveUpHost(key, policy);
       base.startedAt = Math.round(startedAt);
-      record = this.follow(entry, res, base);
-      if (action === 'throttle') record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
+      const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: this.settings.maxRedirects, emitLinks: this.settings.emitLinks, chain: this.redirects.before(entry) }).catch(asError);
+      record = this.follow(entry, res, base, sitemap);
+      if (action === 'throttle') {
+        record.throttles = historyFields(entry.extra, throttle).throttles;
+        record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
+      }
     } catch (err) {
       if (err instanceof AddressRefusedError) return this.refused(lease, err);
       const code = errorCode(err);
+      if (wantsGet(entry, { code }) && this.checkWithGet(lease)) return;
       // Our own shortage (EMFILE, …): try again later, without counting it against the host.
-      if (code === 'LOCAL_RESOURCE' && !this.stopping && this.retryLater(lease, policy)) return;
+      if (code === 'LOCAL_RESOURCE' && !this.stopping && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
       if (code === 'ABORTED' && this.stopping && this.store.durable) {
         // Cut short by the stop: the resumed crawl fetches it again.
         this.settle(this.store.addToCounter('started', -1));
@@ -543,14 +607,31 @@ export class Crawler {
         return;
       }
       const action = this.feedback.errored(key, code, !this.stopping);
-      if (action === 'retry' && this.retryLater(lease, policy)) return;
+      if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
       if (action === 'give-up') this.giveUpHost(key, policy);
       record = { ...base, elapsedMs: Math.round(this.clock.now() - t0), error: { code, message: errorMessage(err) } };
     }
+    if (captured !== undefined && !(await this.archive(record, captured))) return;
     this.emitPage(record, key);
     if (entry.hops > 0) this.redirects.done(entry.url);
     await this.writes;
     this.settle(this.store.complete(lease, record.error?.code ?? String(record.status)));
+  }
+
+  /** A page read as usual also hands its bytes to the archive, when there is one (no cost otherwise). */
+  private requestWithCapture(req: ReturnType<typeof requestFor>): ReturnType<typeof requestFor> & Pick<FetchRequest, 'capture'> {
+    return this.opts.archive !== undefined && req.read === 'html' ? { ...req, capture: true } : req;
+  }
+
+  /** Hands a fetched page to --save-dir / --warc before its record is written; false when that failed and the crawl stops. */
+  private async archive(record: PageRecord, res: FetchResult): Promise<boolean> {
+    try {
+      Object.assign(record, await this.opts.archive!.keep(record, res));
+      return true;
+    } catch (err) {
+      this.fail(err);
+      return false;
+    }
   }
 
   /**
@@ -565,23 +646,31 @@ export class Crawler {
     this.skip(entry.url, 'private-address', entry.depth, entry.parent, err.detail, entry.hops > 0);
   }
 
-  /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
-  private requeueThrottled(lease: Lease, policy: HostPolicy): boolean {
-    const throttles = (lease.entry.throttles ?? 0) + 1;
-    if (this.stopping || throttles > policy.throttleRetries) return false;
-    this.settle(this.store.addToCounter('started', -1)); // it will be taken again
-    this.settle(this.store.release(lease, { ...lease.entry, throttles }), () => this.scheduler.wake(lease.key));
+  /** A link check's HEAD was refused: back to the head of its host's queue, to be checked with GET (paying the host's gap again). */
+  private checkWithGet(lease: Lease): boolean {
+    if (this.stopping) return false;
+    this.settle(this.store.addToCounter('started', -1)); // one link, one count
+    this.settle(this.store.release(lease, asGet(lease.entry)), () => this.scheduler.wake(lease.key));
     return true;
   }
 
-  /** A transient failure: the URL goes back to the store, due after a backoff. False when its retries are spent. */
-  private retryLater(lease: Lease, policy: HostPolicy): boolean {
+  /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
+  private requeueThrottled(lease: Lease, policy: HostPolicy, extra: EntryExtra): boolean {
+    const throttles = (lease.entry.throttles ?? 0) + 1;
+    if (this.stopping || throttles > policy.throttleRetries) return false;
+    this.settle(this.store.addToCounter('started', -1)); // it will be taken again
+    this.settle(this.store.release(lease, { ...lease.entry, throttles, extra }), () => this.scheduler.wake(lease.key));
+    return true;
+  }
+
+  /** A transient failure: the URL goes back to the store (with `extra`, its attempt history), due after a backoff. False when its retries are spent. */
+  private retryLater(lease: Lease, policy: HostPolicy, extra: EntryExtra): boolean {
     const { entry } = lease;
     if (entry.attempt >= policy.retries) return false;
     const attempt = entry.attempt + 1;
     const dueAt = this.clock.now() + backoffDelay(attempt, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: this.opts.random ?? Math.random });
     this.settle(this.store.addToCounter('started', -1));
-    this.settle(this.store.release(lease, { ...entry, attempt }, dueAt), () => this.dueTimer.armAt(this.store.nextDueAt()));
+    this.settle(this.store.release(lease, { ...entry, attempt, extra }, dueAt), () => this.dueTimer.armAt(this.store.nextDueAt()));
     return true;
   }
 
@@ -633,16 +722,19 @@ export class Crawler {
    * Never throws: a failure in link handling is ours, not the page's, so the
    * record stays what was fetched and the failure is reported as a note.
    */
-  private follow(entry: FrontierEntry, res: FetchResult, base: PageRecord): PageRecord {
+  private follow(entry: FrontierEntry, res: FetchResult, base: PageRecord, sitemap?: SitemapOutcome | Error): PageRecord {
     const chain = this.redirects.before(entry);
     let out: ReturnType<typeof pageOutcome>;
     try {
-      out = pageOutcome(entry, res, base, {
+      if (sitemap instanceof Error) throw sitemap;
+      for (const message of sitemap?.notes ?? []) this.sitemaps.note(message);
+      out = sitemap ?? pageOutcome(entry, res, base, {
         maxRedirects: this.settings.maxRedirects,
         respectNofollow: this.settings.respectNofollow,
         emitLinks: this.settings.emitLinks,
         userAgentToken: this.token,
         chain,
+        content: this.settings.content,
       });
     } catch (err) {
       this.linksFailed(entry.url, err);
@@ -650,8 +742,10 @@ export class Crawler {
     }
     if (!this.stopping) {
       try {
+        // Before the links: one of them is often the canonical itself.
+        if (this.settings.followCanonical) this.claimCanonical(entry.url, out.record.canonical);
         for (const next of out.next) {
-          if (this.enqueue(next.url, next.depth, entry.url, next.hops) && next.hops > 0) this.redirects.queued(next.url, chain, entry.url);
+          if (this.enqueue(next.url, next.depth, entry.url, next.hops, next.named, next.extra) && next.hops > 0) this.redirects.queued(next.url, chain, entry.url);
         }
         // Not marked seen: a followed link to the same URL elsewhere still counts.
         for (const link of out.nofollow) {
@@ -662,6 +756,17 @@ export class Crawler {
       }
     }
     return out.record;
+  }
+
+  /**
+   * `--follow-canonical`: the page's content stands for its canonical URL,
+   * so that URL is marked seen and never queued (one already queued or
+   * fetched stays as it is). Only a canonical the crawl's scope (and
+   * filters) would follow counts.
+   */
+  private claimCanonical(url: string, canonical: string | undefined): void {
+    if (canonical === undefined || canonical === url || this.store.isSeen(canonical) || !this.inScope(canonical).ok) return;
+    this.settle(this.add(canonical, '', null));
   }
 
   /** Link handling threw (a bug, or a filter V8 cannot run): said once per kind of failure, never a fetch error. */
@@ -693,7 +798,7 @@ export class Crawler {
   }
 
   /** Writes in order; the chain is awaited by jobs, which is how a slow reader slows the crawl. */
-  private write(record: PageRecord | SkipRecord): void {
+  private write(record: OutputRecord): void {
     const sink = this.opts.sink;
     // Credentials in URLs (http://user:secret@host/) never leave the crawler.
     const out = redactRecord(record);
@@ -814,6 +919,10 @@ export class Crawler {
 
 function errorCode(err: unknown): ErrorCode {
   return err instanceof FetchError ? err.code : 'FETCH_FAILED';
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 function errorMessage(err: unknown): string {

@@ -22,6 +22,10 @@ export function settingsFingerprint(s: CrawlSettings): string {
     maxRedirects: s.maxRedirects,
     robots: s.robots.enabled,
     respectNofollow: s.respectNofollow,
+    // Only when on, so crawls kept before the option existed keep their fingerprint.
+    ...(s.followCanonical && { followCanonical: true }),
+    // Only when on, so crawls kept before the option existed keep their fingerprint.
+    ...(s.checkLinks && { checkLinks: true }),
   };
   return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);
 }

@@ -4,11 +4,14 @@
  * decides what to do with the URLs (scope, dedupe, limits).
  */
 import type { FetchResult } from '../fetch/fetcher.js';
-import type { FrontierEntry } from '../store/crawl-store.js';
+import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
 import { extractPage } from '../parse/parser.js';
-import type { PageRecord, SkipRecord } from '../types.js';
+import type { OutputRecord, PageRecord, SkipRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';
 import { redactCredentials } from '../fetch/redact.js';
+import { canonicalFromLinkHeader } from '../parse/link-header.js';
+import { pageContent, wantsContent } from '../content/page-content.js';
+import type { ContentSettings } from '../types.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -20,18 +23,30 @@ export interface OutcomeOptions {
   userAgentToken: string;
   /** The URLs of the redirect chain that led to this one, first hop first: a redirect back to one of them (or to itself) is a loop. @default none */
   chain?: readonly string[];
+  /** `--content` / `--extract`: what to add to a 2xx HTML page's record. @default nothing */
+  content?: ContentSettings;
 }
 
 export interface PageOutcome {
   record: PageRecord;
-  /** Where to go next: a redirect target (same depth, one more hop) or links (one deeper). */
-  next: Array<{ url: string; depth: number; hops: number }>;
+  /**
+   * Where to go next: a redirect target (same depth, one more hop) or links
+   * (one deeper). `extra` travels with the entry (entry-kind.ts); `named`
+   * URLs skip the scope check, as seeds do (a sitemap index's own sitemaps).
+   */
+  next: Array<{ url: string; depth: number; hops: number; extra?: EntryExtra; named?: boolean }>;
   /** Links held back by nofollow. */
   nofollow: string[];
 }
 
 export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRecord, opts: OutcomeOptions): PageOutcome {
-  const record: PageRecord = { ...base, status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) };
+  // A body not read (not HTML) has no size we know: null, and the size the server declared.
+  const unread = res.body === null && res.bytes === 0;
+  const record: PageRecord = { ...base, status: res.status, contentType: res.contentType, bytes: unread ? null : res.bytes, elapsedMs: Math.round(res.elapsedMs) };
+  if (unread) {
+    const declared = declaredLength(res.headers['content-length']);
+    if (declared !== null) record.contentLength = declared;
+  }
   if (res.truncated) record.truncated = true;
   const out: PageOutcome = { record, next: [], nofollow: [] };
   if (REDIRECT_STATUSES.has(res.status) && res.location !== null) {
@@ -63,8 +78,21 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     if (opts.emitLinks) record.linkList = page.links;
     for (const link of page.links) out.next.push({ url: link, depth: entry.depth + 1, hops: 0 });
     out.nofollow = page.nofollowLinks;
+    const canonical = page.canonical ?? canonicalFromLinkHeader(res.headers.link, entry.url);
+    if (canonical !== null) record.canonical = canonical;
+    if (opts.content !== undefined && wantsContent(opts.content)) Object.assign(record, pageContent(res.body, page.baseUrl, opts.content));
+  } else if (res.status >= 200 && res.status < 300 && res.headers.link !== undefined) {
+    // A PDF or an image may name its canonical in a header too.
+    const canonical = canonicalFromLinkHeader(res.headers.link, entry.url);
+    if (canonical !== null) record.canonical = canonical;
   }
   return out;
+}
+
+/** A Content-Length value as a number; null when absent or not one plain decimal number. */
+function declaredLength(value: string | undefined): number | null {
+  if (value === undefined || !/^\s*\d{1,15}\s*$/.test(value)) return null;
+  return Number(value);
 }
 
 /**
@@ -72,14 +100,15 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
  * (`http://user:secret@host/`) replaced by `***`. The same object when there
  * are none, which is nearly always (one `includes('@')` per field).
  */
-export function redactRecord<R extends PageRecord | SkipRecord>(record: R): R {
+export function redactRecord<R extends OutputRecord>(record: R): R {
   // The fields either kind may carry, as one loose shape.
-  type Fields = { url: string; parent: string | null; location?: string; detail?: string; error?: { message: string }; linkList?: string[] };
+  type Fields = { url: string; parent: string | null; location?: string; canonical?: string; detail?: string; error?: { message: string }; linkList?: string[] };
   const r = record as unknown as Fields;
   const hit = (v: string | null | undefined) => v != null && v !== redactCredentials(v);
-  if (!(hit(r.url) || hit(r.parent) || hit(r.location) || hit(r.detail) || hit(r.error?.message) || r.linkList?.some(hit))) return record;
+  if (!(hit(r.url) || hit(r.parent) || hit(r.location) || hit(r.canonical) || hit(r.detail) || hit(r.error?.message) || r.linkList?.some(hit))) return record;
   const out: Fields = { ...r, url: redactCredentials(r.url), parent: r.parent === null ? null : redactCredentials(r.parent) };
   if (r.location !== undefined) out.location = redactCredentials(r.location);
+  if (r.canonical !== undefined) out.canonical = redactCredentials(r.canonical);
   if (r.detail !== undefined) out.detail = redactCredentials(r.detail);
   if (r.error) out.error = { ...r.error, message: redactCredentials(r.error.message) };
   if (r.linkList) out.linkList = r.linkList.map(redactCredentials);

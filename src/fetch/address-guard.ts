@@ -18,6 +18,7 @@
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import net from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import { buildConnector } from 'undici';
 import { describeRefusal, parseNetwork, refusalFor, type Network, type Refusal } from './address-ranges.js';
 
@@ -134,6 +135,8 @@ export interface GuardedConnectorOptions {
   timeout: number;
   /** The resolver for names (the guard filters its answers). */
   lookup: LookupFunction;
+  /** TLS options for https connections (`--insecure`, `--ca`: tls.ts). @default Node's */
+  tls?: ConnectionOptions;
 }
 
 /**
@@ -142,9 +145,9 @@ export interface GuardedConnectorOptions {
  * (the seeds') connect without the check.
  */
 export function guardedConnector(guard: AddressGuard, opts: GuardedConnectorOptions): buildConnector.connector {
-  const open = buildConnector({ timeout: opts.timeout, lookup: opts.lookup });
+  const open = buildConnector({ ...opts.tls, timeout: opts.timeout, lookup: opts.lookup });
   if (guard.off) return open;
-  const checked = buildConnector({ timeout: opts.timeout, lookup: guardLookup(guard, opts.lookup) });
+  const checked = buildConnector({ ...opts.tls, timeout: opts.timeout, lookup: guardLookup(guard, opts.lookup) });
   return (options, callback) => {
     const { hostname, protocol } = options;
     const port = options.port === '' || options.port === undefined ? defaultPort(protocol) : Number(options.port);

@@ -10,6 +10,7 @@
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { readDecodedBody } from './body.js';
+import { headerPairs, type ResponseCapture } from './capture.js';
 
 /** Response headers as undici hands them to a dispatch handler. */
 export type IncomingHttpHeaders = Record<string, string | string[] | undefined>;
@@ -58,15 +59,23 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   /** Set by the consumer: called on every chunk / at the end / on error. */
   private sink: BodySink | null = null;
+  /** With `capture`: the head as received, and the encoded body's wire copy (capture.ts). */
+  private rawHead: { statusText: string; rawHeaders: Buffer[] | null } | null = null;
+  private wire: Buffer[] | null = null;
+  private wireBytes = 0;
+  private wireCut = false;
 
   /**
    * @param cap decoded body bytes readBody keeps; the rest is not read.
-   * @param hooks each called at most once: `dispatched` when the request is
-   *   written to a socket, `responded` when the final (non-1xx) head arrives.
+   * @param hooks `dispatched` and `responded` called at most once: `dispatched` when the request is
+   *   written to a socket, `responded` when the final (non-1xx) head arrives;
+   *   `data` on every body chunk (the body's idle deadline).
    */
   constructor(
     private readonly cap: number,
-    private readonly hooks: { dispatched?: () => void; responded?: () => void },
+    private readonly hooks: { dispatched?: () => void; responded?: () => void; data?: () => void },
+    /** Keep what `captured()` hands out (capture.ts). @default false */
+    private readonly capture = false,
   ) {
     this.head = new Promise((resolve, reject) => (this.settleHead = { resolve, reject }));
     this.head.catch(() => {}); // a failure before anyone awaits is reported when they do
@@ -89,15 +98,18 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.hooks.dispatched?.();
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusText?: string): void {
     this.controller = controller;
     if (status < 200) return; // 1xx informational: the real head follows
+    if (this.capture) this.keepHead(controller, headers, statusText);
     this.hooks.responded?.();
     this.settleHead.resolve({ status, headers });
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.isStopped) return;
+    if (this.wire !== null && !this.wireCut) this.keepWire(chunk);
+    this.hooks.data?.();
     if (this.sink === null) this.chunks.push(chunk);
     else this.sink.data(chunk, controller);
   }
@@ -113,6 +125,38 @@ export class Exchange implements Dispatcher.DispatchHandler {
     this.failure = this.isStopped ? this.stopped : err;
     this.settleHead.reject(this.failure);
     this.sink?.error(this.failure);
+  }
+
+  private keepHead(controller: Dispatcher.DispatchController, headers: IncomingHttpHeaders, statusText: string | undefined): void {
+    // undici's unwrapping controller carries the header lines as received.
+    this.rawHead = { statusText: statusText ?? '', rawHeaders: (controller as { rawHeaders?: Buffer[] | null }).rawHeaders ?? null };
+    const coding = String(headers['content-encoding'] ?? '').trim().toLowerCase();
+    // An encoded body is decoded on the way in, so its wire copy is kept apart; otherwise the two are the same bytes.
+    if (coding !== '' && coding !== 'identity') this.wire = [];
+  }
+
+  /** Copies an encoded body's bytes as they come, up to the cap. */
+  private keepWire(chunk: Buffer): void {
+    const room = this.cap - this.wireBytes;
+    if (chunk.length > room) {
+      this.wireCut = true;
+      if (room <= 0) return;
+      chunk = chunk.subarray(0, room);
+    }
+    this.wire!.push(chunk);
+    this.wireBytes += chunk.length;
+  }
+
+  /**
+   * What an archive keeps of this exchange, once its body has been read
+   * (`body`: decoded, cut at the cap when `truncated`). Only with `capture`.
+   */
+  captured(body: Buffer, truncated: boolean, requestHead: string): ResponseCapture {
+    const head = this.rawHead ?? { statusText: '', rawHeaders: null };
+    // A decoded body cut at the cap left the rest of the encoded one unread, unless all of it had arrived.
+    const wire = this.wire === null ? body : Buffer.concat(this.wire, this.wireBytes);
+    const wireTruncated = this.wire === null ? truncated : this.wireCut || (truncated && !this.ended);
+    return { requestHead, statusText: head.statusText, rawHeaders: headerPairs(head.rawHeaders), body, wire, wireTruncated };
   }
 
   /** Stops the exchange: no more data is wanted; the socket is dropped if it is mid-response. */

@@ -21,16 +21,23 @@
  * different guards never share a connection.
  */
 import dns from 'node:dns';
+import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { Agent } from 'undici';
+import { Agent, buildConnector, errors, ProxyAgent } from 'undici';
 import { AbortFanout } from './abort-fanout.js';
 import { findRefusal, guardedConnector, type AddressGuard } from './address-guard.js';
 import { decodeBody, parseContentType } from './charset.js';
 import type { Clock, Timer } from '../clock.js';
 import { Exchange, type IncomingHttpHeaders } from './exchange.js';
+import { requestHead, type ResponseCapture } from './capture.js';
 import { cachedLookup, DNS_CACHE_DEFAULTS, type DnsCacheOptions } from './dns-cache.js';
 import { classifyError, FetchError, LOCAL_RESOURCE_CODES, TOTAL_TIMEOUT_CODE } from './fetch-error.js';
 import { redactCredentials } from './redact.js';
+import { checkProxiedTarget } from './proxy.js';
+import type { RequestExtras } from './request-extras.js';
+import { tlsConnectOptions, type TlsSettings } from './tls.js';
+import { PhaseDeadlines, type DeadlineCode } from './phase-deadlines.js';
+import { timedConnector } from './timed-connector.js';
 import type { ErrorCode } from '../types.js';
 
 export interface FetcherOptions {
@@ -55,11 +62,25 @@ export interface FetcherOptions {
   idleOriginMs?: number;
   /** How long resolved addresses (and failures) are reused; `false`: ask the resolver at every connect. @default DNS_CACHE_DEFAULTS with the default resolver; `false` when `lookup` is given */
   dnsCache?: Partial<DnsCacheOptions> | false;
+  /** Per-URL headers, credentials, cookies and proxy (request-extras.ts). @default none: the crawler's own headers, direct connections */
+  extras?: RequestExtras;
+  /** TLS trust: `insecure`, extra `ca` (tls.ts). Applies through proxies too. @default Node's */
+  tls?: TlsSettings;
 }
 
 export interface FetchRequest {
-  /** 'html' reads and decodes the body only for HTML content types (text/html, application/xhtml+xml); other bodies are discarded without reading them fully. 'text' reads any body as text (robots.txt). */
-  read: 'html' | 'text';
+  /**
+   * 'html' reads and decodes the body only for HTML content types (text/html, application/xhtml+xml); other bodies are discarded without reading them fully. 'text' reads any body as text (robots.txt).
+   * 'raw' reads any body as bytes, Content-Encoding undone but not decoded to text (`raw`; sitemaps, which may be gzip files). 'none' reads no body (a link check).
+   */
+  read: 'html' | 'text' | 'raw' | 'none';
+  /**
+   * Also hand out what an archive keeps (`FetchResult.capture`, capture.ts): with 'html', a
+   * non-HTML body is then read too (capped, `body` stays null). @default false: nothing extra is kept
+   */
+  capture?: boolean;
+  /** HEAD asks for the head only (a link check); its body is never read. @default 'GET' */
+  method?: 'GET' | 'HEAD';
   /** Overrides the fetcher's cap (robots.txt uses its own). @default FetcherOptions.maxBodyBytes */
   maxBodyBytes?: number;
   signal?: AbortSignal;
@@ -90,6 +111,10 @@ export interface FetchResult {
   charset: string | null;
   /** Decoded text, or null when not read. */
   body: string | null;
+  /** The body's bytes with Content-Encoding undone, for `read: 'raw'` only. */
+  raw?: Buffer;
+  /** Head and body bytes as received, for `capture: true` only (capture.ts). */
+  capture?: ResponseCapture;
   /** Decoded body bytes read and kept; 0 when the body was skipped (a non-HTML body on an html read), whatever Content-Length said. */
   bytes: number;
   /** The body was cut at the cap. */
@@ -105,10 +130,26 @@ export interface Fetcher {
   fetch(url: string, req: FetchRequest): Promise<FetchResult>;
   /** Closes the pool after in-flight requests finish. */
   close(): Promise<void>;
+  /**
+   * The address a direct request to `host` ("hostname[:port]") connects to:
+   * the first the resolver answers, through the same cache the connect
+   * uses, so asking ahead costs the connect nothing (and the guard still
+   * judges every address then). An IP literal is itself; null when requests
+   * to the host may go through a proxy (the crawler never connects to it).
+   * Rejects with FetchError DNS_FAILURE when the name does not resolve.
+   * Optional: a fetcher without it is not asked ahead (the crawl then counts
+   * no address per host, and DNS happens inside the connect).
+   */
+  resolveHost?(host: string): Promise<string | null>;
 }
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
-const ACCEPT = { html: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', text: 'text/plain,*/*' } as const;
+const ACCEPT = {
+  html: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
+  text: 'text/plain,*/*',
+  raw: 'application/xml,text/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5',
+  none: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
+} as const;
 
 /** True for "localhost" and any "*.localhost" name (RFC 6761 §6.3). */
 export function isLocalhostName(hostname: string): boolean {
@@ -196,6 +237,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
   const base = opts.lookup ?? lookupWithLocalhost;
   const lookup = caching ? cachedLookup(base, { now: () => clock.now(), ...DNS_CACHE_DEFAULTS, ...(opts.dnsCache || {}) }) : base;
   const idleMs = opts.idleOriginMs ?? IDLE_ORIGIN_MS;
+  const tlsOptions = tlsConnectOptions(opts.tls);
   const newAgent = (guard: AddressGuard | undefined) =>
     new Agent({
       connections: opts.connectionsPerOrigin ?? 64,
@@ -205,9 +247,32 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       keepAliveMaxTimeout: idleMs,
       // Server hints are shortened by this much (a socket the server is about to close is not reused); undici's 2 s would leave nothing of a 4 s cap.
       keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
-      connect: guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup }) : { timeout: timeouts.connectMs, lookup },
+      // Timed on our clock: undici's own connect timer runs on a coarse tick (timed-connector.ts).
+      connect: timedConnector(guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup, tls: tlsOptions }) : buildConnector({ ...tlsOptions, timeout: timeouts.connectMs, lookup }), timeouts.connectMs, clock),
     });
   const open = newAgent(undefined);
+  // One ProxyAgent per proxy URL. The SSRF guard cannot see the proxy's connection to the target; checkProxiedTarget judges what it can first (proxy.ts).
+  const proxied = new Map<string, ProxyAgent>();
+  const proxyAgentFor = (proxy: string): ProxyAgent => {
+    let agent = proxied.get(proxy);
+    if (agent === undefined) {
+      agent = new ProxyAgent({
+        uri: proxy,
+        // http URLs go as absolute-form GETs (what forward proxies expect); https ones through a CONNECT tunnel.
+        proxyTunnel: false,
+        connections: opts.connectionsPerOrigin ?? 64,
+        headersTimeout: timeouts.headersMs,
+        bodyTimeout: timeouts.bodyMs,
+        keepAliveTimeout: idleMs,
+        keepAliveMaxTimeout: idleMs,
+        keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
+        proxyTls: { timeout: timeouts.connectMs },
+        requestTls: { ...tlsOptions, timeout: timeouts.connectMs },
+      });
+      proxied.set(proxy, agent);
+    }
+    return agent;
+  };
   // One pool per guard, so a socket opened under a lenient guard never serves a stricter one. A crawl has one.
   const guarded = new Map<AddressGuard, Agent>();
   const agentFor = (guard: AddressGuard | undefined): Agent => {
@@ -220,6 +285,8 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
   const requestHeaders = {
     html: { 'user-agent': opts.userAgent, accept: ACCEPT.html, 'accept-encoding': 'gzip, deflate, br' },
     text: { 'user-agent': opts.userAgent, accept: ACCEPT.text, 'accept-encoding': 'gzip, deflate, br' },
+    raw: { 'user-agent': opts.userAgent, accept: ACCEPT.raw, 'accept-encoding': 'gzip, deflate, br' },
+    none: { 'user-agent': opts.userAgent, accept: ACCEPT.none, 'accept-encoding': 'gzip, deflate, br' },
   };
   const aborts = new AbortFanout();
 
@@ -237,29 +304,46 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     const started = clock.now();
     const signal = req.signal;
     let exchange: Exchange | undefined;
-    let deadline: Timer | undefined;
+    let deadlines: PhaseDeadlines | undefined;
     try {
       if (signal?.aborted) throw signal.reason ?? new Error('aborted');
       const target = new URL(url);
       const { onDispatched, onResponse } = req;
+      const capture = req.capture === true;
+      const proxy = opts.extras?.proxyFor(target) ?? null;
+      const extra = opts.extras?.headersFor(target);
+      // A fresh object when anything is added: the shared ones serve every other request (and ProxyAgent writes a Host into what it gets).
+      const sent: Record<string, string> = extra !== undefined || proxy !== null ? { ...requestHeaders[req.read], ...extra } : requestHeaders[req.read];
       const current = (exchange = new Exchange(req.maxBodyBytes ?? opts.maxBodyBytes, {
-        dispatched: onDispatched && (() => onDispatched(clock.now())),
-        responded: onResponse && (() => onResponse(clock.now())),
-      }));
+        dispatched: () => {
+          deadlines?.dispatched();
+          onDispatched?.(clock.now());
+        },
+        responded: () => {
+          deadlines?.responded();
+          onResponse?.(clock.now());
+        },
+        data: () => deadlines?.data(),
+      }, capture));
       if (signal) aborts.add(signal, current);
-      const totalMs = req.totalMs ?? timeouts.totalMs;
-      if (totalMs !== undefined) deadline = clock.setTimer(() => current.abandon(totalTimeout(totalMs)), totalMs);
-      agentFor(req.guard).dispatch(
+      // Headers, body-idle and total deadlines to the millisecond; undici's coarser timers stay as a backstop (phase-deadlines.ts).
+      const idleMs = req.timeoutMs;
+      const limits = { headersMs: idleMs ?? timeouts.headersMs, bodyMs: idleMs ?? timeouts.bodyMs, totalMs: req.totalMs ?? timeouts.totalMs };
+      deadlines = new PhaseDeadlines(clock, limits, (code, ms) => current.abandon(deadlineError(code, ms)));
+      if (proxy !== null) await checkProxiedTarget(req.guard, lookup, target);
+      (proxy === null ? agentFor(req.guard) : proxyAgentFor(proxy)).dispatch(
         {
           origin: target.origin,
           path: target.pathname + target.search,
-          method: 'GET',
-          headers: requestHeaders[req.read],
+          method: req.method ?? 'GET',
+          headers: sent,
           ...(req.timeoutMs !== undefined && { headersTimeout: req.timeoutMs, bodyTimeout: req.timeoutMs }),
         },
         current,
       );
       const head = await current.head;
+      const setCookie = head.headers['set-cookie'];
+      if (setCookie !== undefined && opts.extras) opts.extras.received(target, Array.isArray(setCookie) ? setCookie : [setCookie]);
       const headers = flattenHeaders(head.headers);
       const type = parseContentType(headers['content-type']);
       const isHtml = type !== null && HTML_TYPES.has(type.mime);
@@ -268,12 +352,21 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const location = status >= 300 && status < 400 ? (headers.location ?? null) : null;
       // Both results are built as literals with one property order (no spreads):
       // this runs for every page, and one object shape keeps readers monomorphic.
-      if (req.read === 'html' && !isHtml) {
-        // Not read, so not counted: a Content-Length is only a claim, and a hostile one can say 200 MB.
-        await current.skipBody(contentLengthOf(headers));
+      if ((req.read === 'html' && !isHtml && !capture) || req.read === 'none' || req.method === 'HEAD') {
+        // Not read, so not counted: a Content-Length is only a claim, and a hostile one can say 200 MB (and a HEAD answer's is the GET body's).
+        await current.skipBody(req.method === 'HEAD' ? 0 : contentLengthOf(headers));
         return { url, status, headers, contentType, charset: null, body: null, bytes: 0, truncated: false, location, elapsedMs: clock.now() - started };
       }
       const { data, truncated } = await current.readBody(headers['content-encoding']);
+      if (capture) {
+        // An archive keeps bodies of every type; only HTML is decoded to text for the parser.
+        const kept = current.captured(data, truncated, requestHead(target, sent.authorization === undefined ? sent : { ...sent, authorization: '***' }));
+        const text = isHtml || req.read === 'text' ? decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml }) : null;
+        return { url, status, headers, contentType, charset: text?.charset ?? null, body: text?.text ?? null, bytes: data.length, truncated, location, elapsedMs: clock.now() - started, capture: kept };
+      }
+      if (req.read === 'raw') {
+        return { url, status, headers, contentType, charset: null, body: null, raw: data, bytes: data.length, truncated, location, elapsedMs: clock.now() - started };
+      }
       const { text, charset } = decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml });
       return { url, status, headers, contentType, charset, body: text, bytes: data.length, truncated, location, elapsedMs: clock.now() - started };
     } catch (err) {
@@ -285,26 +378,53 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const code = signal?.aborted ? 'ABORTED' : classifyError(err);
       // undici asserts on some responses it cannot parse (status line "HTTP/1.1 000"): the server's fault, not ours.
       if (code === 'FETCH_FAILED' && exchange?.wasDispatched && isAssertion(err)) {
-        throw new FetchError('INVALID_RESPONSE', { method: 'GET', url: redactCredentials(url), cause: err, detail: 'invalid HTTP response (a status line or header undici rejects)' });
+        throw new FetchError('INVALID_RESPONSE', { method: req.method ?? 'GET', url: redactCredentials(url), cause: err, detail: 'invalid HTTP response (a status line or header undici rejects)' });
       }
-      throw new FetchError(code, { method: 'GET', url: redactCredentials(url), cause: err, detail: describe(code, err, req) });
+      throw new FetchError(code, { method: req.method ?? 'GET', url: redactCredentials(url), cause: err, detail: describe(code, err, req) });
     } finally {
-      if (deadline) clock.clearTimer(deadline);
+      deadlines?.stop();
       if (signal && exchange) aborts.delete(signal, exchange);
     }
   }
 
   async function close(): Promise<void> {
-    await Promise.all([open.close(), ...[...guarded.values()].map((agent) => agent.close())]);
+    await Promise.all([open.close(), ...[...guarded.values(), ...proxied.values()].map((agent) => agent.close())]);
   }
 
-  return { fetch, close };
+  function resolveHost(host: string): Promise<string | null> {
+    const http = new URL(`http://${host}/`);
+    // Either scheme through a proxy: the proxy connects, not us (proxy.ts).
+    if (opts.extras && (opts.extras.proxyFor(http) !== null || opts.extras.proxyFor(new URL(`https://${host}/`)) !== null)) return Promise.resolve(null);
+    const hostname = http.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (net.isIP(hostname) !== 0) return Promise.resolve(hostname);
+    return new Promise((resolve, reject) => {
+      const failed = (cause: unknown) => {
+        const why = (cause as { code?: unknown } | null)?.code;
+        reject(new FetchError('DNS_FAILURE', { method: 'GET', url: http.href, cause, detail: `${hostname} could not be resolved${typeof why === 'string' ? ` (${why})` : ''}` }));
+      };
+      try {
+        // `all: true` and no family: the shape (and cache entry) of the connect's own question.
+        lookup(hostname, { all: true }, (err, answer) => {
+          const first = Array.isArray(answer) ? (answer as Array<{ address: string }>)[0] : undefined;
+          if (err || first === undefined) failed(err);
+          else resolve(first.address);
+        });
+      } catch (err) {
+        failed(err);
+      }
+    });
+  }
+
+  return { fetch, close, resolveHost };
 }
 
 const DESCRIBE_LOCAL = 'out of a local resource, not a server failure';
 
-function totalTimeout(ms: number): Error {
-  return Object.assign(new Error(`response not complete within ${ms} ms`), { code: TOTAL_TIMEOUT_CODE });
+/** The reason an exchange is abandoned with when a deadline passes, with the code classifyError maps to it. */
+function deadlineError(code: DeadlineCode, ms: number): Error {
+  if (code === 'TOTAL_TIMEOUT') return Object.assign(new Error(`response not complete within ${ms} ms`), { code: TOTAL_TIMEOUT_CODE });
+  if (code === 'HEADERS_TIMEOUT') return new errors.HeadersTimeoutError(`no response headers within ${ms} ms`);
+  return new errors.BodyTimeoutError(`response body stalled for ${ms} ms`);
 }
 
 /** Whether `code` is on the error or anywhere in its cause chain. */

@@ -34,11 +34,19 @@ export interface CrawlStats {
   perHost: Map<string, HostStats>;
   /** Body bytes read, summed over page records. */
   bytes: number;
+  /** Requests the crawl aborted itself (records with error ABORTED): counted here, not as pages or errors. */
+  aborted?: number;
   interrupted: boolean;
   /** The store already held this crawl: `resumed` it, or found it `finished` (nothing was fetched). */
   resumed?: 'resumed' | 'finished';
   /** Run-wide notes (host-specific ones live in perHost). */
   notes: string[];
+  /**
+   * --check-links only (set by the crawler): links checked out of scope
+   * (records of kind "link-check"), how many of them are broken (status
+   * >= 400 or an error), and broken pages in scope.
+   */
+  linkCheck?: { checked: number; broken: number; brokenPages: number };
 }
 
 /** How many hosts the summary table lists before "+N more". */
@@ -54,6 +62,7 @@ export function createStats(clock: Clock): CrawlStats {
     skippedByReason: new Map(),
     perHost: new Map(),
     bytes: 0,
+    aborted: 0,
     interrupted: false,
     notes: [],
   };
@@ -83,13 +92,26 @@ export function hostStats(stats: CrawlStats, host: string): HostStats {
 }
 
 export function countPage(stats: CrawlStats, record: PageRecord, host = summaryHost(record.url)): void {
+  // Cut off by the crawl's own abort (a second Ctrl-C, the stop's grace period): not a page fetched, nor the server's error.
+  if (record.error?.code === 'ABORTED') {
+    stats.aborted = (stats.aborted ?? 0) + 1;
+    return;
+  }
   const row = hostStats(stats, host);
   row.fetched++;
   bump(stats.pagesByStatus, record.status ?? 'error');
-  stats.bytes += record.bytes;
+  stats.bytes += record.bytes ?? 0; // null: a body not read
   if (record.error) {
     row.errors++;
     bump(stats.errorsByCode, record.error.code);
+  }
+  const links = stats.linkCheck;
+  if (links && record.kind !== 'sitemap') {
+    const broken = record.error !== undefined || (record.status !== null && record.status >= 400);
+    if (record.kind === 'link-check') {
+      links.checked++;
+      if (broken) links.broken++;
+    } else if (broken) links.brokenPages++;
   }
 }
 
@@ -108,7 +130,7 @@ export function countSkip(stats: CrawlStats, what: SkipReason | Pick<SkipRecord,
 /** Counts any output record (convenient at the sink boundary). */
 export function countRecord(stats: CrawlStats, record: OutputRecord, host?: string): void {
   if (record.type === 'page') countPage(stats, record, host);
-  else countSkip(stats, record, host);
+  else if (record.type === 'skipped') countSkip(stats, record, host);
 }
 
 export function countRobotsRequest(stats: CrawlStats, host: string): void {
@@ -185,11 +207,15 @@ export function formatSummary(stats: CrawlStats): string {
   const out = [
     `crawl: ${stats.interrupted ? 'interrupted after' : 'finished in'} ${formatDuration(elapsed)}: ` +
       `${int(pages)} page${pages === 1 ? '' : 's'} (${perSecond.toFixed(1)} pages/s), ` +
-      `${int(errors)} error${errors === 1 ? '' : 's'}, ${int(skipped)} skipped, ${formatBytes(stats.bytes)}`,
+      `${int(errors)} error${errors === 1 ? '' : 's'}, ${int(skipped)} skipped, ${stats.aborted ? `${int(stats.aborted)} aborted, ` : ''}${formatBytes(stats.bytes)}`,
   ];
   if (stats.pagesByStatus.size) out.push(`  status   ${histogram(stats.pagesByStatus)}`);
   if (stats.errorsByCode.size) out.push(`  errors   ${histogram(stats.errorsByCode)}`);
   if (stats.skippedByReason.size) out.push(`  skipped  ${histogram(stats.skippedByReason)}`);
+  const links = stats.linkCheck;
+  if (links) {
+    out.push(`  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`);
+  }
   if (stats.perHost.size) out.push(...hostTable(stats.perHost));
   const notes = [...stats.notes];
   for (const [host, r] of stats.perHost) for (const n of r.notes) notes.push(`${host}: ${n}`);
@@ -205,6 +231,8 @@ export interface StatsJson {
   interrupted: boolean;
   resumed: 'resumed' | 'finished' | null;
   pages: number;
+  /** Requests the crawl aborted itself (not counted in `pages`). */
+  aborted: number;
   pagesPerSecond: number;
   bytes: number;
   pagesByStatus: Record<string, number>;
@@ -212,6 +240,8 @@ export interface StatsJson {
   skippedByReason: Record<string, number>;
   hosts: Array<{ host: string } & HostStats>;
   notes: string[];
+  /** With --check-links: links checked out of scope, broken ones, broken pages in scope. */
+  linkCheck?: { checked: number; broken: number; brokenPages: number };
 }
 
 export function statsToJson(stats: CrawlStats): StatsJson {
@@ -226,6 +256,7 @@ export function statsToJson(stats: CrawlStats): StatsJson {
     interrupted: stats.interrupted,
     resumed: stats.resumed ?? null,
     pages,
+    aborted: stats.aborted ?? 0,
     pagesPerSecond: elapsedMs > 0 ? Math.round((pages / elapsedMs) * 1000 * 100) / 100 : 0,
     bytes: stats.bytes,
     pagesByStatus: Object.fromEntries([...stats.pagesByStatus].map(([k, v]) => [String(k), v])),
@@ -233,5 +264,6 @@ export function statsToJson(stats: CrawlStats): StatsJson {
     skippedByReason: Object.fromEntries(stats.skippedByReason),
     hosts: [...stats.perHost].map(([host, h]) => ({ host, ...h, notes: [...h.notes] })).sort((a, b) => b.fetched - a.fetched || a.host.localeCompare(b.host)),
     notes: [...stats.notes],
+    ...(stats.linkCheck && { linkCheck: { ...stats.linkCheck } }),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Turns a fetched HTML body into what the crawler needs from it: the title,
- * the outgoing links (resolved, canonical, de-duplicated in document order)
- * and the robots directives that govern them.
+ * the outgoing links (resolved, canonical, de-duplicated in document order),
+ * the robots directives that govern them and the page's rel=canonical.
  *
  * This is the hot path, so the document is tokenised once by htmlparser2 (the
  * parser under cheerio, lenient with broken markup) and read from its event
@@ -55,6 +55,11 @@ export interface ExtractedPage {
   noindex: boolean;
   /** The URL relative links were resolved against: `<base href>` if usable, else the page URL. */
   baseUrl: string;
+  /**
+   * The first `<link rel="canonical" href>`, resolved against `baseUrl` and
+   * canonical; null when there is none or it is no http(s) URL.
+   */
+  canonical: string | null;
 }
 
 export interface RobotsDirectives {
@@ -86,6 +91,8 @@ class PageEvents {
   /** Parallel to `hrefs`: the anchor has rel~=nofollow. */
   nofollow: boolean[] = [];
   baseHref: string | undefined = undefined;
+  /** href of the first <link rel=canonical>. */
+  canonicalHref: string | undefined = undefined;
   title: string | null = null;
   /** name, content, name, content… of every <meta> that has both. */
   metaContents: string[] = [];
@@ -105,11 +112,14 @@ class PageEvents {
       case 'area':
         if (attribs.href !== undefined) {
           this.hrefs.push(attribs.href);
-          this.nofollow.push(relHasNofollow(attribs.rel));
+          this.nofollow.push(relHas(attribs.rel, 'nofollow'));
         }
         break;
       case 'base':
         if (this.baseHref === undefined && attribs.href !== undefined) this.baseHref = attribs.href;
+        break;
+      case 'link':
+        if (this.canonicalHref === undefined && attribs.href !== undefined && relHas(attribs.rel, 'canonical')) this.canonicalHref = attribs.href;
         break;
       case 'meta':
         if (attribs.name !== undefined && attribs.content !== undefined) this.metaContents.push(attribs.name, attribs.content);
@@ -182,6 +192,7 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions)
     nofollowAll: robots.nofollow,
     noindex: robots.noindex,
     baseUrl,
+    canonical: events.canonicalHref === undefined ? null : resolveLink(events.canonicalHref, canonical ? baseUrl : NO_BASE),
   };
 }
 
@@ -253,9 +264,9 @@ function isMetaForUs(name: string | undefined, token: string | undefined): boole
   return normalized === 'robots' || (token !== undefined && normalized === token);
 }
 
-function relHasNofollow(rel: string | undefined): boolean {
+function relHas(rel: string | undefined, token: string): boolean {
   if (rel === undefined) return false;
-  return rel.toLowerCase().split(ASCII_WHITESPACE).includes('nofollow');
+  return rel.toLowerCase().split(ASCII_WHITESPACE).includes(token);
 }
 
 /**

@@ -7,7 +7,8 @@
 import { VERSION } from '../version.js';
 import type { HostKeyMode } from '../types.js';
 import type { PolicyLookup } from './host-stats.js';
-import { readRecords } from './record-reader.js';
+import { readRecords, ReportInputError } from './record-reader.js';
+import { viewRecord } from './record-view.js';
 import { ReportBuilder, type ReportData, type ReportLimits } from './report-builder.js';
 
 export interface AggregateOptions {
@@ -25,6 +26,24 @@ export interface AggregateOptions {
 export async function aggregateRecords(input: AsyncIterable<Buffer | string>, opts: AggregateOptions): Promise<ReportData> {
   const builder = new ReportBuilder({ policyFor: opts.policyFor, limits: opts.limits });
   await readRecords(input, opts.source, { record: (r) => builder.add(r), badLine: (n) => builder.addBadLine(n) }, opts.hostKey);
+  return builder.finish({ source: opts.source, generator: `crawl ${VERSION}`, now: opts.now });
+}
+
+/**
+ * The same from records already parsed (a state file's record log, whose
+ * rows are the records' JSON): values that are not records are counted as
+ * bad lines, by position.
+ */
+export async function aggregateValues(input: AsyncIterable<unknown>, opts: AggregateOptions): Promise<ReportData> {
+  const builder = new ReportBuilder({ policyFor: opts.policyFor, limits: opts.limits });
+  let n = 0;
+  for await (const value of input) {
+    n++;
+    const view = viewRecord(value, opts.hostKey);
+    if (view) builder.add(view);
+    else builder.addBadLine(n);
+  }
+  if (builder.recordCount === 0) throw new ReportInputError(`${opts.source}: no crawl records in it yet`);
   return builder.finish({ source: opts.source, generator: `crawl ${VERSION}`, now: opts.now });
 }
 

@@ -76,9 +76,12 @@ export const CLIENT_SCRIPT = String.raw`
     var floor = function (v) { return v == null ? null : Math.max(1, v); };
     var conf = c.t.map(function () { return c.configuredMs == null ? null : Math.max(1, c.configuredMs); });
     var perSecond = c.starts.map(function (n) { return n * 1000 / c.widthMs; });
+    host.setAttribute('data-pauses', String(c.pauses.length));
+    host.setAttribute('data-robots', String(c.robots.length));
     plots.push(draw(host, {
       height: 190,
       legend: { show: false },
+      hooks: { drawClear: [function (u) { marks(u, c); }] },
       scales: { x: { time: false, range: [0, duration] }, y: { distr: 3 }, rate: { range: function (u, lo, hi) { return [0, Math.max(1, hi * 1.1)]; } } },
       axes: [xAxis, { label: 'gap between starts', size: 62, values: function (u, v) { return v.map(ms); } }, { scale: 'rate', side: 1, label: 'starts/s', size: 46, grid: { show: false } }],
       series: [xSeries,
@@ -88,6 +91,27 @@ export const CLIENT_SCRIPT = String.raw`
         { label: 'configured gap', stroke: '#dc2626', width: 1.5, dash: [6, 4], points: { show: false }, value: function (u, v) { return ms(v); } }]
     }, [c.t, perSecond, c.minGapMs.map(floor), c.maxGapMs.map(floor), conf]));
   });
+
+  // A host's pauses after 429/503 (shaded, from the records' throttle events) and its robots.txt requests (ticks).
+  function marks(u, c) {
+    var ctx = u.ctx, b = u.bbox, dpr = b.width / Math.max(1, u.width);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(b.left, b.top, b.width, b.height);
+    ctx.clip();
+    ctx.fillStyle = 'rgba(8,145,178,0.3)';
+    c.pauses.forEach(function (p) {
+      var x0 = u.valToPos(p[0], 'x', true), x1 = u.valToPos(p[1], 'x', true);
+      ctx.fillRect(x0, b.top, Math.max(2 * dpr, x1 - x0), b.height);
+    });
+    ctx.fillStyle = '#9333ea';
+    c.robots.forEach(function (r) {
+      // A request at the very start stays inside the plot.
+      var x = Math.max(b.left + dpr, u.valToPos(r[0], 'x', true));
+      ctx.fillRect(x - dpr, b.top, 2 * dpr, b.height);
+    });
+    ctx.restore();
+  }
 
   var resizeTimer = null;
   window.addEventListener('resize', function () {

@@ -5,7 +5,7 @@
  */
 import { HostTimeline, type Configured, type GapSummary } from './host-timeline.js';
 import { LogHistogram } from './log-histogram.js';
-import type { PageView } from './record-view.js';
+import type { PageView, RobotsView, ThrottleView } from './record-view.js';
 import { THROTTLE_STATUSES } from './throughput.js';
 import { TopN } from './top-n.js';
 
@@ -14,6 +14,18 @@ export interface ThrottleEvent {
   status: number;
   retryAfterMs: number | null;
   pauseMs: number;
+}
+
+/** Marks kept per host for its chart: the longest pauses, the first robots.txt requests. */
+export const CHART_PAUSES = 50;
+export const CHART_ROBOTS = 20;
+
+/** What a host's chart draws over its gaps: pauses from throttle events and robots.txt requests (epoch ms). */
+export interface HostMarks {
+  /** The longest pauses, in time order. */
+  pauses: ThrottleEvent[];
+  /** The first robots.txt requests: start and status (null: no answer). */
+  robots: Array<{ atMs: number; status: number | null }>;
 }
 
 export interface HostRow {
@@ -28,6 +40,8 @@ export interface HostRow {
   /** Records that needed more than one attempt. */
   retried: number;
   skipped: number;
+  /** robots.txt requests (`type: "robots"` records); they count in the gaps too. */
+  robots: number;
   bytes: number;
   meanElapsedMs: number | null;
   p95ElapsedMs: number | null;
@@ -36,6 +50,7 @@ export interface HostRow {
   /** The slowest gap the records say was in force (adaptive slow-down, Crawl-delay); null when they do not say. */
   slowestEffectiveIntervalMs: number | null;
   gaps: Omit<GapSummary, 'timeline'>;
+  /** The longest pauses 429/503 answers caused (three at most). */
   throttleEvents: ThrottleEvent[];
 }
 
@@ -49,6 +64,7 @@ export class HostStats {
   throttled = 0;
   retried = 0;
   skipped = 0;
+  robots = 0;
   bytes = 0;
   private elapsedSum = 0;
   private elapsedMax = -1;
@@ -56,7 +72,8 @@ export class HostStats {
   private readonly timeline: HostTimeline | null;
   private configured: Configured | null;
   private slowestEffective: number | null = null;
-  private readonly events = new TopN<ThrottleEvent>(3);
+  private readonly events = new TopN<ThrottleEvent>(CHART_PAUSES);
+  private readonly robotsMarks: HostMarks['robots'] = [];
 
   /** `merged`: several hosts share this row (past the host cap), so gaps mean nothing and are not kept. */
   constructor(
@@ -81,10 +98,7 @@ export class HostStats {
     if (p.attempts > 1) this.retried++;
     if (p.intervalMs !== null) this.configured = { intervalMs: p.intervalMs, rateLabel: p.rateLabel ?? `${p.intervalMs} ms`, source: 'records' };
     if (p.effectiveIntervalMs !== null && (this.slowestEffective === null || p.effectiveIntervalMs > this.slowestEffective)) this.slowestEffective = p.effectiveIntervalMs;
-    for (const t of p.throttles) {
-      this.throttled++;
-      this.events.add(t.pauseMs, { atMs: t.at, status: t.status, retryAfterMs: t.retryAfterMs, pauseMs: t.pauseMs });
-    }
+    for (const t of p.throttles) this.throttle(t);
     if (this.timeline) {
       const interval = p.intervalMs ?? this.configured?.intervalMs ?? null;
       for (const s of p.attemptStarts) this.timeline.add(s, interval);
@@ -92,9 +106,24 @@ export class HostStats {
     }
   }
 
-  finish(): { row: HostRow; timeline: GapSummary['timeline'] | null } {
+  /** A robots.txt request: it passed the host's limiter, so it is a start like a page's. */
+  addRobots(r: RobotsView): void {
+    this.robots++;
+    if (r.throttle) this.throttle(r.throttle);
+    if (this.robotsMarks.length < CHART_ROBOTS) this.robotsMarks.push({ atMs: r.startMs, status: r.status });
+    this.timeline?.add(r.startMs, this.configured?.intervalMs ?? null);
+  }
+
+  private throttle(t: ThrottleView): void {
+    this.throttled++;
+    this.events.add(t.pauseMs, { atMs: t.at, status: t.status, retryAfterMs: t.retryAfterMs, pauseMs: t.pauseMs });
+  }
+
+  finish(): { row: HostRow; timeline: GapSummary['timeline'] | null; marks: HostMarks } {
     const { timeline, ...gaps } = this.timeline?.finish() ?? emptyGaps();
+    const events = this.events.sorted();
     return {
+      marks: { pauses: [...events].sort((a, b) => a.atMs - b.atMs), robots: [...this.robotsMarks].sort((a, b) => a.atMs - b.atMs) },
       row: {
         host: this.host,
         requests: this.requests,
@@ -104,6 +133,7 @@ export class HostStats {
         throttled: this.throttled,
         retried: this.retried,
         skipped: this.skipped,
+        robots: this.robots,
         bytes: this.bytes,
         meanElapsedMs: this.requests > 0 ? this.elapsedSum / this.requests : null,
         p95ElapsedMs: this.elapsed.quantile(0.95),
@@ -111,7 +141,7 @@ export class HostStats {
         configured: this.configured,
         slowestEffectiveIntervalMs: this.slowestEffective,
         gaps,
-        throttleEvents: this.events.sorted(),
+        throttleEvents: events.slice(0, 3),
       },
       timeline: this.timeline ? timeline : null,
     };

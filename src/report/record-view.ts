@@ -2,19 +2,21 @@
  * What the report reads from one JSON-lines record, whichever crawler
  * version wrote it.
  *
- * Today's records say when a fetch began (`fetchedAt`, ISO, taken when the
- * URL is claimed for a request) and how long it took (`elapsedMs`); the host
- * key is derived from the URL. Records may carry more, and when they do the
- * report uses it instead of deriving (see `FutureRecordFields`). Every field
- * is checked for its type here, so the aggregators never see a string where
- * a number belongs, whatever the file holds.
+ * Every record says when a fetch began (`fetchedAt`, ISO, taken when the
+ * URL is claimed for a request) and how long it took (`elapsedMs`); older
+ * records stop there, and the host key is derived from the URL. Newer ones
+ * carry more (`startedAt`, `host`, `attemptStarts`, `throttles`; see
+ * `FutureRecordFields`), and robots.txt requests have records of their own
+ * (`type: "robots"`); the report uses what is there. Every field is checked
+ * for its type here, so the aggregators never see a string where a number
+ * belongs, whatever the file holds.
  */
 import { hostKeyOf } from '../parse/url.js';
 import type { HostKeyMode } from '../types.js';
 
 /**
- * Record fields the report uses when present (not written by the crawler
- * yet). Names, types and meanings are the proposal for PageRecord.
+ * Record fields the report uses when present: the crawler writes all but the
+ * three policy fields (a proposal for PageRecord still).
  */
 export interface FutureRecordFields {
   /** Epoch ms when the request was dispatched (written to the socket): the instant the host's limiter counts. */
@@ -23,8 +25,8 @@ export interface FutureRecordFields {
   host?: string;
   /** Epoch ms dispatch times of this URL's earlier attempts (retries and throttled tries), oldest first. */
   attemptStarts?: number[];
-  /** 429/503 answers this URL got before this record, each with the pause it caused. */
-  throttles?: Array<{ at: number; status: number; retryAfterMs: number | null; pauseMs: number }>;
+  /** 429/503 answers this URL got, each with the pause it caused (epoch ms `pausedUntil`). */
+  throttles?: Array<{ at: number; status: number; retryAfterMs?: number; pausedUntil: number }>;
   /** The host's configured minimum gap between request starts, ms (0 = none). */
   intervalMs?: number;
   /** The gap in force when this request started, after adaptive slow-down and Crawl-delay, ms. */
@@ -50,7 +52,7 @@ export interface PageView {
   attempts: number;
   /** Earlier attempts' starts (only from records that carry them). */
   attemptStarts: number[];
-  throttles: NonNullable<FutureRecordFields['throttles']>;
+  throttles: ThrottleView[];
   intervalMs: number | null;
   effectiveIntervalMs: number | null;
   rateLabel: string | null;
@@ -66,7 +68,28 @@ export interface SkipView {
   detail: string | null;
 }
 
-export type RecordView = PageView | SkipView;
+/** A throttling answer and the pause it caused its host. */
+export interface ThrottleView {
+  at: number;
+  status: number;
+  retryAfterMs: number | null;
+  pauseMs: number;
+}
+
+/** One robots.txt request (a `type: "robots"` record). */
+export interface RobotsView {
+  kind: 'robots';
+  url: string;
+  host: string;
+  status: number | null;
+  startMs: number;
+  elapsedMs: number;
+  errorCode: string | null;
+  /** The pause a 429/503 answer caused; null when it caused none. */
+  throttle: ThrottleView | null;
+}
+
+export type RecordView = PageView | SkipView | RobotsView;
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -91,6 +114,7 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
   if (url === null) return null;
   const host = str(r.host) ?? hostOf(url, mode);
   if (r.type === 'skipped') return { kind: 'skipped', url, host, reason: str(r.reason) ?? '(none)', detail: str(r.detail) };
+  if (r.type === 'robots') return robotsView(r, url, host);
   if (r.type !== 'page') return null;
   const startedAt = num(r.startedAt);
   const fetchedAt = typeof r.fetchedAt === 'string' ? Date.parse(r.fetchedAt) : NaN;
@@ -118,10 +142,34 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
   };
 }
 
-function throttleEvent(raw: unknown): PageView['throttles'] {
+function throttleEvent(raw: unknown): ThrottleView[] {
   if (raw === null || typeof raw !== 'object') return [];
   const t = raw as Record<string, unknown>;
   const at = num(t.at);
   const status = num(t.status);
-  return at === null || status === null ? [] : [{ at, status, retryAfterMs: num(t.retryAfterMs), pauseMs: num(t.pauseMs) ?? 0 }];
+  if (at === null || status === null) return [];
+  // `pausedUntil` as the crawler writes it; `pauseMs` as the first proposal had it.
+  const until = num(t.pausedUntil);
+  const pauseMs = until !== null ? until - at : (num(t.pauseMs) ?? 0);
+  return [{ at, status, retryAfterMs: num(t.retryAfterMs), pauseMs: Math.max(0, pauseMs) }];
+}
+
+function robotsView(r: Record<string, unknown>, url: string, host: string): RobotsView | null {
+  const startMs = num(r.startedAt);
+  if (startMs === null) return null;
+  const elapsedMs = Math.max(0, num(r.elapsedMs) ?? 0);
+  const status = num(r.status);
+  const until = num(r.pausedUntil);
+  const error = r.error !== null && typeof r.error === 'object' ? (r.error as Record<string, unknown>) : null;
+  const end = startMs + elapsedMs;
+  return {
+    kind: 'robots',
+    url,
+    host,
+    status,
+    startMs,
+    elapsedMs,
+    errorCode: error ? (str(error.code) ?? 'UNKNOWN') : null,
+    throttle: until === null || status === null ? null : { at: end, status, retryAfterMs: num(r.retryAfterMs), pauseMs: Math.max(0, until - end) },
+  };
 }

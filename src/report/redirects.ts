@@ -10,7 +10,7 @@
  * Memory: at most `maxPending` chains wait at once (the oldest are closed as
  * "not fetched" when more come); only the `keep` longest are kept whole.
  */
-import type { RecordView } from './record-view.js';
+import type { PageView, SkipView } from './record-view.js';
 import { TopN } from './top-n.js';
 
 export interface Hop {
@@ -50,7 +50,7 @@ export class RedirectTracker {
     this.top = new TopN(opts.keep ?? 20);
   }
 
-  add(r: RecordView): void {
+  add(r: PageView | SkipView): void {
     const waiting = this.pending.get(r.url);
     if (waiting) this.pending.delete(r.url);
     if (r.kind === 'skipped') {

@@ -11,7 +11,7 @@
  */
 import { HostStats, type HostRow, type PolicyLookup } from './host-stats.js';
 import { MAX_GAP, MIN_GAP, STARTS, type Configured } from './host-timeline.js';
-import type { PageView, RecordView, SkipView } from './record-view.js';
+import type { PageView, RecordView, RobotsView, SkipView } from './record-view.js';
 import { FailureTable, type FailureSummary } from './failures.js';
 import { RedirectTracker, type RedirectSummary } from './redirects.js';
 import { Throughput, type ThroughputData } from './throughput.js';
@@ -63,13 +63,17 @@ export interface HostChart {
   minGapMs: Array<number | null>;
   maxGapMs: Array<number | null>;
   widthMs: number;
+  /** Pauses after 429/503 answers, from the records' throttle events: [from s, to s, status, Retry-After ms or null]. */
+  pauses: Array<[number, number, number, number | null]>;
+  /** robots.txt requests: [start s, status or null]. */
+  robots: Array<[number, number | null]>;
 }
 
 export interface ReportData {
   source: string;
   generatedAt: string;
   generator: string;
-  records: { pages: number; skipped: number; badLines: number; firstBadLine: number | null; untimed: number };
+  records: { pages: number; skipped: number; robots: number; badLines: number; firstBadLine: number | null; untimed: number };
   /** Earliest request start and latest end (epoch ms); null without timed records. */
   startMs: number | null;
   endMs: number | null;
@@ -119,6 +123,7 @@ export class ReportBuilder {
   private readonly largest: TopN<PageItem>;
   private pages = 0;
   private skipped = 0;
+  private robots = 0;
   private badLines = 0;
   private firstBadLine: number | null = null;
   private untimed = 0;
@@ -140,6 +145,7 @@ export class ReportBuilder {
   }
 
   add(r: RecordView): void {
+    if (r.kind === 'robots') return this.addRobots(r);
     this.redirects.add(r);
     if (r.kind === 'skipped') return this.addSkip(r);
     this.pages++;
@@ -172,7 +178,7 @@ export class ReportBuilder {
   }
 
   get recordCount(): number {
-    return this.pages + this.skipped;
+    return this.pages + this.skipped + this.robots;
   }
 
   finish(meta: { source: string; generator: string; now?: Date }): ReportData {
@@ -183,8 +189,9 @@ export class ReportBuilder {
     const charts: HostChart[] = byRequests
       .filter((h) => h.timeline !== null && h.row.gaps.starts > 1)
       .slice(0, this.limits.chartHosts)
-      .map(({ row, timeline }) => {
+      .map(({ row, timeline, marks }) => {
         const tl = timeline!;
+        const s = (ms: number) => (ms - origin) / 1000;
         return {
           host: row.host,
           configuredMs: row.configured?.intervalMs ?? null,
@@ -193,6 +200,8 @@ export class ReportBuilder {
           minGapMs: tl.columns[MIN_GAP]!,
           maxGapMs: tl.columns[MAX_GAP]!,
           widthMs: tl.widthMs,
+          pauses: marks.pauses.map((p): [number, number, number, number | null] => [s(p.atMs), s(p.atMs + p.pauseMs), p.status, p.retryAfterMs]),
+          robots: marks.robots.map((m): [number, number | null] => [s(m.atMs), m.status]),
         };
       });
     const slowestHosts = finished
@@ -204,7 +213,7 @@ export class ReportBuilder {
       source: meta.source,
       generatedAt: (meta.now ?? new Date()).toISOString(),
       generator: meta.generator,
-      records: { pages: this.pages, skipped: this.skipped, badLines: this.badLines, firstBadLine: this.firstBadLine, untimed: this.untimed },
+      records: { pages: this.pages, skipped: this.skipped, robots: this.robots, badLines: this.badLines, firstBadLine: this.firstBadLine, untimed: this.untimed },
       startMs: timed ? this.startMs : null,
       endMs: timed ? this.endMs : null,
       totals: { bytes: this.bytes, errors: this.errors, retried: this.retried, hosts: this.hosts.size, exactStarts: this.exactStarts },
@@ -222,6 +231,13 @@ export class ReportBuilder {
       redirects: this.redirects.finish(),
       failures: this.failures.finish(),
     };
+  }
+
+  private addRobots(r: RobotsView): void {
+    this.robots++;
+    if (r.startMs < this.startMs) this.startMs = r.startMs;
+    if (r.startMs + r.elapsedMs > this.endMs) this.endMs = r.startMs + r.elapsedMs;
+    this.host(r.host).addRobots(r);
   }
 
   private addSkip(r: SkipView): void {

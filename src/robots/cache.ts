@@ -12,7 +12,14 @@
  *   allow-all would let a throttling server's pages be crawled unchecked, so it
  *   counts as unreachable like a 5xx.
  * - other 4xx: allow-all.
- * - 5xx, other statuses, transport failures: unreachable, so the whole origin
+ * - A host that cannot be connected to at all (CONNECT_ERROR_CODES: refused,
+ *   no DNS answer, connect timeout, TLS failure): unreachable too, but
+ *   retried after at most CONNECT_RETRY_DELAY_MS (doubling), so a dead host
+ *   is given up in seconds; the state keeps the error (`connectError`), and
+ *   the gate turns the host's URLs into page records carrying it (a dead
+ *   link is reported as one, not as a robots skip). Nothing is fetched from
+ *   the host either way, as §2.3.1.4 asks.
+ * - 5xx, other statuses, other transport failures: unreachable, so the whole origin
  *   is disallowed (§2.3.1.4) and retried after `unavailableRetryDelayMs`,
  *   doubling, until `unavailableRetries` retries have failed; then given up
  *   (`retryAt: null`). Unreachable results are not cached for the TTL.
@@ -81,7 +88,13 @@ interface Entry {
   inflight?: Promise<RobotsState>;
 }
 
-type Outcome = RobotsState | { kind: 'unreachable'; reason: string };
+type Outcome = RobotsState | { kind: 'unreachable'; reason: string; connectError?: { code: string; message: string } };
+
+/** Transport failures that mean the host could not be connected to at all (see the header). */
+export const CONNECT_ERROR_CODES: ReadonlySet<string> = new Set(['CONNECTION_REFUSED', 'DNS_FAILURE', 'CONNECT_TIMEOUT', 'TLS_ERROR']);
+
+/** The longest wait before retrying a robots.txt whose host could not be connected to: 1 s, then 2 s (default retries), so a refused host is given up after ~3 s, not 15 s. */
+export const CONNECT_RETRY_DELAY_MS = 1_000;
 
 function invalidOption(name: string, expected: string, value: unknown): TypeError {
   const error = new TypeError(`Expected \`${name}\` to be ${expected}, got ${String(value)}`);
@@ -192,7 +205,9 @@ export class RobotsCache {
     const now = clock.now();
     if (record.kind === 'unavailable') {
       entry.failures = record.attempts;
-      if (record.retryAt === null || now < record.retryAt) return { kind: 'unavailable', reason: record.reason, retryAt: record.retryAt, attempts: record.attempts };
+      if (record.retryAt === null || now < record.retryAt) {
+        return { kind: 'unavailable', reason: record.reason, retryAt: record.retryAt, attempts: record.attempts, ...(record.connectError && { connectError: record.connectError }) };
+      }
       return undefined; // due for a retry: fetch, counting the earlier failures
     }
     if (now >= record.expiresAt) return undefined;
@@ -209,7 +224,7 @@ export class RobotsCache {
       case 'allow-all':
         return { kind: 'allow-all', reason: state.reason, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
       case 'unavailable':
-        return { kind: 'unavailable', reason: state.reason, retryAt: state.retryAt, attempts: state.attempts };
+        return { kind: 'unavailable', reason: state.reason, retryAt: state.retryAt, attempts: state.attempts, ...(state.connectError && { connectError: state.connectError }) };
     }
   }
 
@@ -238,12 +253,14 @@ export class RobotsCache {
     const attempts = entry.failures + 1;
     const { unavailableRetries, unavailableRetryDelayMs, clock } = this.opts;
     const givenUp = attempts > unavailableRetries;
+    const delayMs = outcome.connectError ? Math.min(unavailableRetryDelayMs, CONNECT_RETRY_DELAY_MS) : unavailableRetryDelayMs;
     const state: RobotsState = {
       kind: 'unavailable',
       reason: givenUp && attempts > 1 ? `${outcome.reason}; gave up after ${attempts} attempts` : outcome.reason,
-      retryAt: givenUp ? null : clock.now() + unavailableRetryDelayMs * 2 ** (attempts - 1),
+      retryAt: givenUp ? null : clock.now() + delayMs * 2 ** (attempts - 1),
       attempts,
     };
+    if (outcome.connectError) state.connectError = outcome.connectError;
     entry.failures = attempts;
     entry.state = state;
     return state;
@@ -263,7 +280,9 @@ export class RobotsCache {
         if (code === 'LOCAL_RESOURCE') return this.retryLocal(`${where} not fetched yet: out of a local resource (not the server's fault)`, entry);
         if (code === 'PRIVATE_ADDRESS') return this.allowAll(`${where} not fetched: its address is refused (private-address)`);
         if (code === 'OUT_OF_SCOPE') return this.allowAll(`${where} not fetched: out of the crawl's scope (read as unavailable, RFC 9309 §2.3.1.2)`);
-        return { kind: 'unreachable', reason: `${where} could not be fetched: ${code}` };
+        const reason = `${where} could not be fetched: ${code}`;
+        if (!CONNECT_ERROR_CODES.has(code)) return { kind: 'unreachable', reason };
+        return { kind: 'unreachable', reason, connectError: { code, message: err instanceof Error ? err.message : String(err) } };
       }
       const { status } = res;
       if (status >= 200 && status < 300) return this.parse(url, res, entry);

@@ -14,7 +14,16 @@ import type { RobotsState } from './types.js';
 import type { SkipReason } from '../types.js';
 import { originOf } from '../parse/url.js';
 
-export type GateVerdict = { kind: 'go' } | { kind: 'skip'; reason: SkipReason; detail?: string } | { kind: 'wait'; until: number };
+/**
+ * `fail`: the URL's host could not be connected to for its robots.txt and
+ * was given up; the URL gets a page record with this transport error (status
+ * null) instead of a skip, so a dead link reads as one. Not fetched.
+ */
+export type GateVerdict =
+  | { kind: 'go' }
+  | { kind: 'skip'; reason: SkipReason; detail?: string }
+  | { kind: 'wait'; until: number }
+  | { kind: 'fail'; code: string; message: string };
 
 export interface RobotsGateOptions {
   cache: RobotsCache;
@@ -26,6 +35,8 @@ export interface RobotsGateOptions {
   settled(): void;
   note(key: string, message: string): void;
   warn(message: string): void;
+  /** An origin's robots.txt load finished (before the hosts waiting on it are woken): the crawl's sitemaps read its `Sitemap:` lines. @default none */
+  loaded?(origin: string, state: RobotsState): void;
 }
 
 const GO: GateVerdict = { kind: 'go' };
@@ -41,6 +52,12 @@ export class RobotsGate {
     return this.loading.size;
   }
 
+  /** Loads the robots.txt of `url`'s origin now if it is not cached (for its Sitemap: lines); `key` is woken when it arrives. */
+  preload(url: string, key: string): void {
+    const origin = originOf(url);
+    if (!this.opts.cache.peek(origin)) this.load(origin, key);
+  }
+
   check(url: string, key: string): GateVerdict {
     const origin = originOf(url);
     const state = this.opts.cache.peek(origin);
@@ -53,6 +70,10 @@ export class RobotsGate {
         return GO;
       case 'unavailable':
         if (state.retryAt !== null) return { kind: 'wait', until: state.retryAt };
+        if (state.connectError) {
+          const { code, message } = state.connectError;
+          return { kind: 'fail', code, message: `${message} (robots.txt, ${state.attempts} attempt${state.attempts === 1 ? '' : 's'}; this URL was not requested)` };
+        }
         return { kind: 'skip', reason: 'robots-unavailable', detail: state.reason };
       case 'rules': {
         if (this.applyCrawlDelay(key, state)) {
@@ -77,6 +98,7 @@ export class RobotsGate {
     this.loading.set(origin, waiters);
     void this.opts.cache.load(origin).then((state) => {
       this.loading.delete(origin);
+      this.opts.loaded?.(origin, state);
       if (state.kind === 'unavailable') {
         const when = state.retryAt === null ? 'giving up on it' : `retrying in ${Math.round((state.retryAt - this.opts.clock.now()) / 1000)}s`;
         this.opts.warn(`${origin}/robots.txt unavailable (${state.reason}); not crawling that host until it answers, ${when}`);

@@ -254,6 +254,8 @@ interface PreparedText {
   groups: Map<AgentKey, AgentLine>;
   /** Keys whose groups hold at least one Allow/Disallow with a pattern. */
   withRules: Set<AgentKey>;
+  /** `Sitemap:` values as written, in file order (they belong to no group). */
+  sitemaps: string[];
 }
 
 /**
@@ -268,6 +270,7 @@ function prepare(source: string, token: string): PreparedText {
   const delays: PreparedText['delays'] = [];
   const groups = new Map<AgentKey, AgentLine>();
   const withRules = new Set<AgentKey>();
+  const sitemaps: string[] = [];
   let agents: AgentLine[] = [];
   let inAgentRun = false;
   const out = lines.map((raw, index) => {
@@ -275,6 +278,12 @@ function prepare(source: string, token: string): PreparedText {
     const colon = line.indexOf(':');
     if (colon === -1) return '';
     const key = line.slice(0, colon).replace(EDGE_WHITESPACE, '').toLowerCase();
+    if (key === 'sitemap') {
+      // A URL with a "#" in it is cut there like any comment: a fragment means nothing to a server.
+      const value = line.slice(colon + 1).replace(EDGE_WHITESPACE, '');
+      if (value !== '') sitemaps.push(value);
+      return '';
+    }
     const value = line.slice(colon + 1).replace(EDGE_WHITESPACE, '');
     if (key === 'user-agent') {
       if (!inAgentRun) agents = [];
@@ -299,7 +308,7 @@ function prepare(source: string, token: string): PreparedText {
     }
     return `${key}: ${pattern}`;
   });
-  return { text: out.join('\n'), rules, delays, groups, withRules };
+  return { text: out.join('\n'), rules, delays, groups, withRules, sitemaps };
 }
 
 /** Seconds as digits with an optional fraction ("10", "0.5", ".5"); anything else is invalid. */
@@ -375,5 +384,21 @@ export function parseRobots(
     explain,
     crawlDelayMs,
     source: robotsUrl,
+    sitemaps: absoluteSitemaps(prepared.sitemaps, robotsUrl),
   };
+}
+
+/** `Sitemap:` values as absolute http(s) URLs (the protocol wants them absolute; a relative one is read against the file's URL), unique, in file order. */
+function absoluteSitemaps(values: string[], robotsUrl: string): string[] {
+  const out = new Set<string>();
+  for (const value of values) {
+    try {
+      const url = new URL(value, robotsUrl);
+      url.hash = '';
+      if (url.protocol === 'http:' || url.protocol === 'https:') out.add(url.href);
+    } catch {
+      // not a URL: ignored like any line that does not parse
+    }
+  }
+  return [...out];
 }

@@ -34,6 +34,8 @@ export type RobotsState =
       crawlDelayMs: number | null;
       /** The robots.txt URL whose body was parsed (the last hop of a redirect chain). */
       source: string;
+      /** Its `Sitemap:` lines as absolute URLs, in file order (whatever group they stand in). */
+      sitemaps: string[];
     }
   | {
       kind: 'allow-all';
@@ -50,6 +52,14 @@ export type RobotsState =
       retryAt: number | null;
       /** Failed fetch attempts so far, the first one included. */
       attempts: number;
+      /**
+       * Set when the host could not be connected to at all (refused, no DNS
+       * answer, connect timeout, TLS failure): the transport error of the last
+       * attempt. Once given up, the host's URLs get page records with this
+       * error instead of `robots-unavailable` skips: nothing of the host was
+       * fetched either way, and a dead link is reported as one.
+       */
+      connectError?: { code: string; message: string };
     };
 
 /**
@@ -76,7 +86,7 @@ export interface RobotsResponse {
 export type RobotsRecord =
   | { kind: 'rules'; source: string; text: string; fetchedAt: number; expiresAt: number }
   | { kind: 'allow-all'; reason: string; fetchedAt: number; expiresAt: number }
-  | { kind: 'unavailable'; reason: string; retryAt: number | null; attempts: number };
+  | { kind: 'unavailable'; reason: string; retryAt: number | null; attempts: number; connectError?: { code: string; message: string } };
 
 /** Where a RobotsCache keeps its records beyond this process (a CrawlStore does). */
 export interface RobotsRecordStore {

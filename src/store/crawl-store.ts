@@ -71,6 +71,14 @@ export interface EntryExtra {
   [field: string]: unknown;
 }
 
+/** What `recordLog` gives: append-only, JSON-safe values. */
+export interface RecordLog {
+  /** Keeps one record (a plain JSON-safe object), after those appended before it. */
+  append(record: object): MaybePromise<void>;
+  /** Every record kept so far, oldest first, as stored (a reader parses them); a large log is read in batches. */
+  read(): AsyncIterable<unknown>;
+}
+
 /** One claimed URL. Opaque to the caller but for `key` and `entry`. */
 export interface Lease {
   readonly id: number;
@@ -195,6 +203,15 @@ export interface CrawlStore {
 
   counter(name: CounterName): number;
   addToCounter(name: CounterName, by: number): MaybePromise<number>;
+
+  /**
+   * The crawl's record log, for `crawl report --state` (and a shared store's
+   * `--redis`): records appended as they are written (only the fields the
+   * report reads: report/kept-record.ts), kept with the store's own changes,
+   * read back in order by any later process. Optional; the crawl appends only
+   * on a `durable` store.
+   */
+  recordLog?(): RecordLog;
 
   /**
    * A shared store only (several workers): the whole crawl's totals now, and

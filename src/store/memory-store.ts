@@ -8,7 +8,7 @@
  */
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { MemoryFrontier } from './memory-frontier.js';
 import { TimeHeap } from './time-heap.js';
 
@@ -24,6 +24,8 @@ export class MemoryStore implements CrawlStore {
   private nextLease = 1;
   private meta: CrawlMeta | null = null;
   private finished = false;
+  /** Created on first use: every record appended stays in memory (the crawl appends only on a durable store). */
+  private log: unknown[] | null = null;
 
   open(meta: CrawlMeta): OpenResult {
     if (this.meta) return { resumed: true, finished: this.finished, meta: this.meta };
@@ -146,6 +148,20 @@ export class MemoryStore implements CrawlStore {
 
   addToCounter(name: CounterName, by: number): number {
     return (this.counters[name] += by);
+  }
+
+  recordLog(): RecordLog {
+    const log = (this.log ??= []);
+    return {
+      append: (record) => {
+        // A copy, as a store that serialises keeps what was appended, not later changes to it.
+        log.push(structuredClone(record));
+      },
+      async *read() {
+        // Up to the length at each step: records appended while reading are read too.
+        for (let i = 0; i < log.length; i++) yield structuredClone(log[i]);
+      },
+    };
   }
 
   private take(lease: Lease): void {

@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, StoreCounts } from './crawl-store.js';
+import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
 
 /** Bumped when the file layout changes; a file with another version is refused. */
@@ -75,6 +75,16 @@ function loadDriver(): typeof BetterSqlite3 {
   }
 }
 
+/**
+ * The record log (`recordLog`): one row per record, the report's fields as
+ * JSON. Added without a format change: an older version ignores the table,
+ * and `meta.records_for` (the crawl's `created_at`) tells whether the rows
+ * belong to the crawl the file holds.
+ */
+const RECORDS_TABLE = 'CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, rec TEXT NOT NULL);';
+/** Rows read per query by `recordLog().read()`. */
+const RECORDS_BATCH = 2_000;
+
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE urls (
@@ -98,6 +108,7 @@ CREATE INDEX urls_due ON urls (due) WHERE state = 2;
 CREATE TABLE hosts (key TEXT PRIMARY KEY, saved TEXT NOT NULL);
 CREATE TABLE robots (origin TEXT PRIMARY KEY, record TEXT NOT NULL);
 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+${RECORDS_TABLE}
 `;
 
 export interface SqliteStoreOptions {
@@ -105,6 +116,11 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /** Discard whatever the file holds and start a new crawl. @default false */
   fresh?: boolean;
+  /**
+   * Open an existing file to read it only (`crawl report --state`): no
+   * `open`, no writes, safe while a crawl runs in it. @default false
+   */
+  readOnly?: boolean;
 }
 
 export class SqliteStore implements CrawlStore {
@@ -131,25 +147,32 @@ export class SqliteStore implements CrawlStore {
   private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
   private opened = false;
+  private readonly readOnly: boolean;
   private readonly q: Record<string, Statement>;
+  private putRecord: Statement | null = null;
 
   constructor(
     readonly path: string,
     opts: SqliteStoreOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
+    this.readOnly = opts.readOnly ?? false;
     const Driver = loadDriver();
     try {
-      this.db = new Driver(path);
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
+      if (this.readOnly) {
+        this.db = new Driver(path, { readonly: true, fileMustExist: true });
+      } else {
+        this.db = new Driver(path);
+        this.db.pragma('journal_mode = WAL');
+        this.db.pragma('synchronous = NORMAL');
+      }
       this.db.pragma('busy_timeout = 5000');
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_NOTADB') throw new StateFileError(`${path} is not a crawl state file (not an SQLite database)`);
       throw new StateFileError(`cannot open state file ${path}: ${(err as Error).message}`);
     }
     try {
-      if (opts.fresh) this.db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS urls; DROP TABLE IF EXISTS hosts; DROP TABLE IF EXISTS robots; DROP TABLE IF EXISTS counters; VACUUM;');
+      if (opts.fresh && !this.readOnly) this.db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS urls; DROP TABLE IF EXISTS hosts; DROP TABLE IF EXISTS robots; DROP TABLE IF EXISTS counters; DROP TABLE IF EXISTS records; VACUUM;');
       this.checkOrCreateSchema();
     } catch (err) {
       this.db.close();
@@ -161,6 +184,7 @@ export class SqliteStore implements CrawlStore {
 
   private checkOrCreateSchema(): void {
     const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
+    if (tables.length === 0 && this.readOnly) throw new StateFileError(`${this.path} holds no crawl`);
     if (tables.length === 0) {
       this.db.exec(SCHEMA);
       const put = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
@@ -171,14 +195,13 @@ export class SqliteStore implements CrawlStore {
     const app = tables.some((t) => t.name === 'meta') ? (this.db.prepare("SELECT value FROM meta WHERE key = 'app'").get() as { value: string } | undefined) : undefined;
     if (app?.value !== APP_ID) throw new StateFileError(`${this.path} is not a crawl state file (it holds other tables)`);
     const schema = (this.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)?.value;
-    if (schema === '1') {
+    if (schema === '1' && !this.readOnly) {
       // Format 1 lacked the per-URL `extra` column; adding it keeps a file from the previous release resumable.
       this.db.exec("ALTER TABLE urls ADD COLUMN extra TEXT; UPDATE meta SET value = '2' WHERE key = 'schema';");
-      return;
-    }
-    if (schema !== String(STATE_SCHEMA_VERSION)) {
+    } else if (schema !== String(STATE_SCHEMA_VERSION)) {
       throw new StateFileError(`${this.path} was written by an incompatible version (state format ${schema}, this version reads ${STATE_SCHEMA_VERSION}); use --fresh to start over`);
     }
+    if (!this.readOnly) this.db.exec(RECORDS_TABLE);
   }
 
   private prepare(): Record<string, Statement> {
@@ -240,9 +263,13 @@ export class SqliteStore implements CrawlStore {
       const all = [...new Set([...result.meta.seeds, ...meta.seeds])];
       if (all.length !== result.meta.seeds.length) this.q.putMeta!.run('seeds', JSON.stringify(all));
     } else {
+      const createdAt = String(this.now());
       this.q.putMeta!.run('seeds', JSON.stringify(meta.seeds));
       this.q.putMeta!.run('fingerprint', meta.configFingerprint);
-      this.q.putMeta!.run('created_at', String(this.now()));
+      this.q.putMeta!.run('created_at', createdAt);
+      // Rows an older version's --fresh left behind belong to another crawl.
+      this.db.exec('DELETE FROM records');
+      this.q.putMeta!.run('records_for', createdAt);
     }
     this.q.putMeta!.run('running', '1');
     this.q.putMeta!.run('pid', String(process.pid));
@@ -289,7 +316,7 @@ export class SqliteStore implements CrawlStore {
     this.closed = true;
     if (this.commitTimer) clearTimeout(this.commitTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    if (!this.readOnly) this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.close();
   }
 
@@ -433,6 +460,40 @@ export class SqliteStore implements CrawlStore {
     this.dirtyCounters = true;
     this.touch();
     return value;
+  }
+
+  /**
+   * Records are inserted inside the store's open transaction, so they cost no
+   * commit of their own; reading runs in batches (no statement stays open
+   * between them) and works on a file a crawl is writing.
+   */
+  recordLog(): RecordLog {
+    return {
+      append: (record) => {
+        this.putRecord ??= this.db.prepare('INSERT INTO records (rec) VALUES (?)');
+        this.putRecord.run(JSON.stringify(record));
+        this.touch();
+      },
+      read: () => this.readRecords(),
+    };
+  }
+
+  private async *readRecords(): AsyncGenerator<unknown> {
+    const meta = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+    const created = meta('created_at');
+    if (created === undefined) throw new StateFileError(`${this.path} holds no crawl yet`);
+    const hasTable = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").get() !== undefined;
+    if (!hasTable || meta('records_for') !== created) {
+      throw new StateFileError(`${this.path} holds no records for a report: its crawl was started by an older version, which did not keep them`);
+    }
+    const batch = this.db.prepare('SELECT id, rec FROM records WHERE id > ? ORDER BY id LIMIT ?');
+    let after = 0;
+    for (;;) {
+      const rows = batch.all(after, RECORDS_BATCH) as Array<{ id: number; rec: string }>;
+      for (const row of rows) yield JSON.parse(row.rec) as unknown;
+      if (rows.length < RECORDS_BATCH) return;
+      after = rows[rows.length - 1]!.id;
+    }
   }
 
   private take(lease: Lease): void {

@@ -31,6 +31,8 @@ export interface FakeCrawlOptions {
   serverClockSkewMs?: number;
   /** Bounds on the simulated run. @default 1 h of simulated time, 100 000 timers */
   limits?: Omit<RunLimits, 'describe'>;
+  /** Write robots.txt records (`--emit-robots`). @default false */
+  robotsRecords?: boolean;
   /** Sees the crawler and the clock before the crawl starts (to stop it, read its progress, …). */
   onCrawler?: (crawler: Crawler, clock: FakeClock, fetcher: ScriptedFetcher) => void;
 }
@@ -75,7 +77,7 @@ export async function fakeCrawl(opts: FakeCrawlOptions): Promise<FakeCrawlRun> {
       return lines.length;
     },
   };
-  const crawler = new Crawler({ settings, seeds: opts.seeds, clock, fetcher, sink, random: seededRandom(opts.seed ?? 1) });
+  const crawler = new Crawler({ settings, seeds: opts.seeds, clock, fetcher, sink, random: seededRandom(opts.seed ?? 1), robotsRecords: opts.robotsRecords });
   opts.onCrawler?.(crawler, clock, fetcher);
   const startedAt = clock.now();
   const stats = await clock.runUntilDone(crawler.run(), {

@@ -234,6 +234,29 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       }
     });
 
+    it('keeps a record log in order, as plain data, for a later report (stores that have one)', async () => {
+      const store = await open();
+      if (!store.recordLog) return;
+      const records = Array.from({ length: 5 }, (_, i) => ({ type: 'page', url: `http://a.example/${i}`, status: 200, throttles: [{ at: i, status: 429, pausedUntil: i + 1 }] }));
+      for (const r of records) await store.recordLog().append(r);
+      records[0]!.status = 500; // what was appended stays as it was
+      const read = async (s: CrawlStore) => {
+        const out: unknown[] = [];
+        for await (const r of s.recordLog!().read()) out.push(r);
+        return out;
+      };
+      expect((await read(store)).map((r) => (r as { url: string }).url)).toEqual(records.map((r) => r.url));
+      expect(await read(store)).toContainEqual({ type: 'page', url: 'http://a.example/0', status: 200, throttles: [{ at: 0, status: 429, pausedUntil: 1 }] });
+      if (fixture!.reopen) {
+        // The next process reads the same log, and a resumed crawl adds to it.
+        await store.close();
+        fixture!.store = await fixture!.reopen();
+        await fixture!.store.open(meta);
+        await fixture!.store.recordLog!().append({ type: 'skipped', url: 'http://a.example/x', reason: 'robots' });
+        expect(await read(fixture!.store)).toHaveLength(6);
+      }
+    });
+
     it('keeps what robots.txt said per origin, as plain data', async () => {
       const store = await open();
       expect(await store.getRobots('http://a.example')).toBeUndefined();

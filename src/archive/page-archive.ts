@@ -1,0 +1,64 @@
+/**
+ * The crawler's one archive hook: --save-dir and --warc behind a single
+ * `keep()` per fetched page. The crawler asks the fetcher for a capture
+ * (fetch/capture.ts) only when it has an archive, and calls `keep()` before
+ * the page's record is written, so the record can name where its body went.
+ *
+ * What is kept: every page with a response goes into the WARC (redirects
+ * and errors included: replay needs them); only a 2xx body is saved to the
+ * save directory (a 404 page is not the URL's content). robots.txt and
+ * requests that got no answer are in neither.
+ */
+import type { FetchResult } from '../fetch/fetcher.js';
+import type { PageRecord } from '../types.js';
+import type { SaveDir } from './save-dir.js';
+import type { WarcWriter } from './warc-writer.js';
+
+/** The record fields an archive fills in. */
+export type ArchivedFields = Pick<PageRecord, 'savedPath' | 'warcOffset'>;
+
+export interface PageArchive {
+  /** Keeps one fetched page; resolves with the fields for its record. Rejects with an OutputError when it cannot (the crawl stops). */
+  keep(record: PageRecord, res: FetchResult): Promise<ArchivedFields>;
+}
+
+export interface ClosableArchive extends PageArchive {
+  /** Finishes the files (the WARC renamed into place). */
+  close(): Promise<void>;
+  /** Leaves the files as they are (a failed crawl): the WARC stays `.partial`. */
+  abandon(): Promise<void>;
+}
+
+export function createPageArchive(parts: { saveDir?: SaveDir; warc?: WarcWriter }): ClosableArchive {
+  const { saveDir, warc } = parts;
+  return {
+    async keep(record, res) {
+      const capture = res.capture;
+      if (capture === undefined) return {};
+      const fields: ArchivedFields = {};
+      const ok = res.status >= 200 && res.status < 300;
+      const [savedPath, warcOffset] = await Promise.all([
+        saveDir && ok ? saveDir.save(res.url, capture.body) : undefined,
+        warc?.write({ url: withoutCredentials(res.url), date: record.fetchedAt, status: res.status, capture }),
+      ]);
+      if (savedPath !== undefined) fields.savedPath = savedPath;
+      if (warcOffset !== undefined) fields.warcOffset = warcOffset;
+      return fields;
+    },
+    async close() {
+      await warc?.close();
+    },
+    async abandon() {
+      await warc?.abandon();
+    },
+  };
+}
+
+/** The URL as it goes into a WARC: user:password never leaves the crawler. */
+function withoutCredentials(url: string): string {
+  if (!url.includes('@')) return url;
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.href;
+}

@@ -1,0 +1,107 @@
+/**
+ * What a request carries besides the crawler's own headers, decided per URL
+ * from the policy of its exact host (`URL.host`, whatever `hostKey` says):
+ * the configured headers, the host's credentials, the cookies the jar holds
+ * for it, and the proxy it goes through. The fetcher asks for every request,
+ * redirect hops and robots.txt included, so credentials follow the URL and
+ * never the chain: a redirect to another host is a request to that host,
+ * and gets only what that host's entry gives it.
+ */
+import type { HostAuth, HostPolicy } from '../types.js';
+import type { CrawlCookieJar } from './cookie-jar.js';
+import { selectProxy, type EnvProxies } from './proxy.js';
+import { describeHeaders } from './request-headers.js';
+import { revealValue } from './secret.js';
+import { redactCredentials } from './redact.js';
+
+/** The part of a host's policy this module reads. */
+export type RequestPolicy = Pick<HostPolicy, 'headers' | 'auth' | 'proxy'>;
+
+export interface RequestExtras {
+  /** Headers to add to a request for `url` (lowercased names), or undefined when there are none. */
+  headersFor(url: URL): Record<string, string> | undefined;
+  /** The proxy for `url`, or null for a direct connection. */
+  proxyFor(url: URL): string | null;
+  /** A response to `url` arrived with these Set-Cookie headers. */
+  received(url: URL, setCookie: readonly string[]): void;
+}
+
+export interface RequestExtrasOptions {
+  /** The policy for a URL's `host` (host, or host:port). */
+  policyFor(host: string): RequestPolicy;
+  /** The crawl's cookie jar; absent: no Cookie header is sent and Set-Cookie is ignored. */
+  cookies?: CrawlCookieJar;
+  /** Proxy variables of the environment. @default none */
+  env?: EnvProxies;
+}
+
+const NO_ENV: EnvProxies = { http: null, https: null, noProxy: [] };
+
+export function authorizationOf(auth: HostAuth): string {
+  if (auth.kind === 'bearer') return `Bearer ${auth.token.reveal()}`;
+  return `Basic ${Buffer.from(`${auth.user}:${auth.password.reveal()}`, 'utf8').toString('base64')}`;
+}
+
+export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
+  const env = opts.env ?? NO_ENV;
+  // Policies are shared frozen objects (one per config entry), so each one's headers are built once.
+  const built = new WeakMap<RequestPolicy, Record<string, string>>();
+  const fixedHeaders = (policy: RequestPolicy): Record<string, string> => {
+    let headers = built.get(policy);
+    if (headers === undefined) {
+      headers = {};
+      for (const [name, value] of Object.entries(policy.headers ?? {})) headers[name] = revealValue(value);
+      if (policy.auth) headers.authorization = authorizationOf(policy.auth);
+      built.set(policy, headers);
+    }
+    return headers;
+  };
+
+  return {
+    headersFor(url) {
+      const fixed = fixedHeaders(opts.policyFor(url.host));
+      const cookie = opts.cookies?.header(url);
+      if (cookie === undefined) return Object.keys(fixed).length === 0 ? undefined : fixed;
+      return { ...fixed, cookie };
+    },
+    proxyFor(url) {
+      return selectProxy(url, opts.policyFor(url.host).proxy ?? null, env);
+    },
+    received(url, setCookie) {
+      opts.cookies?.store(url, setCookie);
+    },
+  };
+}
+
+/** What requests to a URL carry, for humans (`crawl check`); nothing secret in it. */
+export interface RequestDescription {
+  /** `name: value` lines, credential-like and environment values as `***`. */
+  headers: string[];
+  /** The kind of credentials sent, with the user name for basic auth; null when none. */
+  auth: string | null;
+  /** The proxy URL (credentials as `***`), or null for a direct connection. */
+  proxy: string | null;
+  /** Where the proxy choice came from. */
+  proxySource: 'config' | 'environment' | 'none';
+  /** Names of the cookies the jar holds for the URL at the start (values never shown). */
+  cookies: string[];
+}
+
+function describeAuth(auth: HostAuth): string {
+  const secret = auth.kind === 'basic' ? auth.password : auth.token;
+  const kind = auth.kind === 'basic' ? `basic (user ${JSON.stringify(auth.user)})` : 'bearer token';
+  return secret.missing ? `${kind}, but ${secret.source} is not set: a crawl would not start` : kind;
+}
+
+export function describeRequest(url: URL, opts: RequestExtrasOptions): RequestDescription {
+  const policy = opts.policyFor(url.host);
+  const proxy = selectProxy(url, policy.proxy ?? null, opts.env ?? NO_ENV);
+  const configured = policy.proxy ?? null;
+  return {
+    headers: describeHeaders(policy.headers ?? {}),
+    auth: policy.auth ? describeAuth(policy.auth) : null,
+    proxy: proxy === null ? null : redactCredentials(proxy),
+    proxySource: configured === null ? (proxy === null ? 'none' : 'environment') : 'config',
+    cookies: opts.cookies?.names(url) ?? [],
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * Turns a crawl's settings into what the fetcher needs for requests: the
+ * cookie jar (filled from `--cookie` and `--cookie-jar`), the proxy
+ * variables of the environment, the TLS trust (`--ca` read), and the
+ * per-URL extras built on them. The files are read here, once, at the
+ * start: a missing or malformed one is a config error (exit 2), not a
+ * crawl that runs without what the user asked for.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { CrawlSettings, HostPolicy } from '../types.js';
+import { Secret } from './secret.js';
+import { CookieFileError, CrawlCookieJar, parseNetscapeCookies } from './cookie-jar.js';
+import { readEnvProxies, type EnvProxies } from './proxy.js';
+import { createRequestExtras, describeRequest, type RequestDescription, type RequestExtras } from './request-extras.js';
+import { readCaFile, type TlsSettings } from './tls.js';
+
+export interface RequestSetup {
+  extras: RequestExtras;
+  tls: TlsSettings;
+  /** The proxy variables read from the environment. */
+  env: EnvProxies;
+  /** Secrets the config names whose variables are unset, for hosts other than the seeds' (one line each). */
+  warnings: string[];
+  /** What requests to `url` carry, for `crawl check`. */
+  describe(url: string): RequestDescription;
+}
+
+export interface RequestSetupOptions {
+  /** Relative file paths are resolved against this. @default process.cwd() */
+  cwd?: string;
+  /** Where HTTP_PROXY, HTTPS_PROXY and NO_PROXY are read. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Epoch ms now, for cookie expiry (the crawl's clock). */
+  now(): number;
+  /** Refuse to start while a secret a seed's host needs is unset (`crawl check` only reports it; others only warn). @default true */
+  requireSecrets?: boolean;
+}
+
+/** Environment variables the config names for secrets that are not set; `code` makes the CLI print each line and exit 2. */
+export class MissingSecretError extends Error {
+  readonly code = 'CONFIG_INVALID';
+}
+
+function readCookieFile(path: string, shown: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CookieFileError(`cannot read cookie jar ${shown}: ${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : (code ?? String(err))}`);
+  }
+}
+
+/** @throws CaFileError or CookieFileError (code CONFIG_INVALID) for files that cannot be used. */
+export function setUpRequests(settings: CrawlSettings, seeds: readonly string[], opts: RequestSetupOptions): RequestSetup {
+  const cwd = opts.cwd ?? process.cwd();
+  const missing = settings.requests.secrets.filter((s) => s.secret.missing);
+  // A secret the seeds' own hosts need must be there; one for a host the crawl may never reach only warns.
+  const needed = new Set(seeds.flatMap((seed) => secretsOf(settings.policyFor(new URL(seed).hostname))));
+  const fatal = missing.filter((s) => needed.has(s.secret));
+  if (fatal.length > 0 && opts.requireSecrets !== false) {
+    throw new MissingSecretError(fatal.map((s) => `${s.where}: ${s.secret.source} is not set (or is empty)`).join('\n'));
+  }
+  const warnings = missing
+    .filter((s) => !needed.has(s.secret))
+    .map((s) => `${s.where}: ${s.secret.source} is not set: requests that need it fail (error records) until it is`);
+  const { cookies: cookieSettings, tls: tlsSettings } = settings.requests;
+  const tls: TlsSettings = { insecure: tlsSettings.insecure };
+  if (tlsSettings.ca !== null) tls.ca = readCaFile(resolve(cwd, tlsSettings.ca), tlsSettings.ca);
+
+  const given = cookieSettings.send.length > 0 || cookieSettings.jar !== null;
+  const jar = cookieSettings.keep || given ? new CrawlCookieJar({ now: opts.now }) : undefined;
+  if (jar && cookieSettings.jar !== null) {
+    const text = readCookieFile(resolve(cwd, cookieSettings.jar), cookieSettings.jar);
+    jar.addNetscape(parseNetscapeCookies(text, cookieSettings.jar));
+  }
+  if (jar && cookieSettings.send.length > 0) jar.addForHosts(cookieSettings.send, seeds.map((s) => new URL(s).hostname));
+  // A jar that only holds the given cookies must not learn new ones.
+  const cookies = jar && !cookieSettings.keep ? readOnly(jar) : jar;
+
+  const env = readEnvProxies(opts.env ?? process.env);
+  const extrasOptions = { policyFor: (host: string) => settings.policyFor(host), cookies, env };
+  return {
+    extras: createRequestExtras(extrasOptions),
+    tls,
+    env,
+    warnings,
+    describe: (url) => describeRequest(new URL(url), extrasOptions),
+  };
+}
+
+/** The secrets a host's policy would send. */
+function secretsOf(policy: HostPolicy): Secret[] {
+  const out: Secret[] = [];
+  for (const value of Object.values(policy.headers)) if (value instanceof Secret) out.push(value);
+  if (policy.auth?.kind === 'basic') out.push(policy.auth.password);
+  if (policy.auth?.kind === 'bearer') out.push(policy.auth.token);
+  return out;
+}
+
+function readOnly(jar: CrawlCookieJar): CrawlCookieJar {
+  return Object.assign(Object.create(jar) as CrawlCookieJar, { store: () => {} });
+}

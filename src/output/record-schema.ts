@@ -1,0 +1,148 @@
+/**
+ * The records `crawl` writes (one JSON object per line), as zod schemas: the
+ * source of record.schema.json (JSON Schema draft 2020-12, committed at the
+ * package root for users' validators and editors) and of the README's field
+ * table. Every object is closed (no other keys), so a field added to a
+ * record but not here fails the test that validates a real crawl's records
+ * against record.schema.json; the type checks at the end fail the build
+ * first, when the shapes in types.ts and these disagree.
+ *
+ * Adding a record field: add it to the interface in types.ts AND here, with
+ * a `.describe()` that says when it is present; then regenerate the file
+ * (`npx tsc -p tsconfig.json && node dist/config/schema-gen.js`) and list it in
+ * the README's record table.
+ */
+import { z } from 'zod';
+import type { PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from '../types.js';
+
+const SKIP_REASONS = [
+  'robots', 'robots-unavailable', 'scope', 'filtered', 'max-depth', 'max-pages', 'nofollow', 'url-too-long', 'unsupported-scheme',
+  'host-failed', 'interrupted', 'private-address', 'queue-full', 'max-pages-per-host', 'repeated-path', 'query-explosion',
+] as const satisfies readonly SkipReason[];
+
+const ERROR_CODES = [
+  'CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'TOTAL_TIMEOUT', 'DNS_FAILURE',
+  'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'THROTTLED', 'LOCAL_RESOURCE',
+  'FETCH_FAILED', 'REDIRECT_LOOP',
+] as const satisfies readonly RecordErrorCode[];
+
+const epochMs = () => z.number().describe('Epoch milliseconds.');
+const worker = () => z.string().optional().describe('The worker that wrote the record, in a crawl shared through Redis (--worker; default host-pid).');
+
+const throttleEvent = z
+  .strictObject({
+    at: z.number().describe('Epoch ms when the answer came: the host\'s pause began then.'),
+    status: z.int().describe('The throttling status (429, 503, …).'),
+    retryAfterMs: z.number().optional().describe('What Retry-After announced, ms, before maxRetryAfter capped it; absent when the server sent none (the pause was a backoff).'),
+    pausedUntil: z.number().describe('Epoch ms until which the host was paused.'),
+  })
+  .describe('A throttling answer and the pause it caused.');
+
+export const pageRecordSchema = z
+  .strictObject({
+    type: z.literal('page'),
+    url: z.string().describe('The URL requested, canonical (credentials redacted).'),
+    host: z.string().describe('The host key whose limits paced the request: host[:port], or the registrable domain with hostKey "domain".'),
+    status: z.int().nullable().describe('The HTTP status; null when no answer came (then `error` says why).'),
+    depth: z.int().min(0).describe('Links followed from a seed (seeds are 0; a redirect keeps its depth).'),
+    parent: z.string().nullable().describe('The page the URL was found on (or that redirected to it); null for a seed.'),
+    contentType: z.string().nullable().describe('The media type, lowercased, without parameters ("text/html"); null when none was sent or no answer came.'),
+    bytes: z
+      .int()
+      .min(0)
+      .nullable()
+      .describe('Decoded body bytes read; null when the body was not read (not HTML; see contentLength); 0 when no answer came.'),
+    contentLength: z.int().min(0).optional().describe('The Content-Length the server declared, when the body was not read. A claim, not checked.'),
+    truncated: z.boolean().optional().describe('True when the body was cut at --max-body; links come from the part read.'),
+    title: z.string().nullable().describe('The HTML <title>, whitespace collapsed; null when none.'),
+    links: z.int().min(0).describe('Links found on the page (for a sitemap: URLs it lists).'),
+    linkList: z.array(z.string()).optional().describe('With --links: the links found, absolute and canonical.'),
+    canonical: z.string().optional().describe('The page\'s rel=canonical URL (link element or Link header), absolute; absent when it names none.'),
+    content: z.string().optional().describe('With --content: the page\'s main content as text, HTML or Markdown.'),
+    contentTruncated: z.boolean().optional().describe('True when `content` was cut at --max-content.'),
+    extract: z
+      .record(z.string(), z.union([z.string(), z.null(), z.array(z.string())]))
+      .optional()
+      .describe('With --extract: one key per rule; a string or null (first match), or an array (name[]).'),
+    kind: z.enum(['sitemap', 'link-check']).optional().describe('Absent for a page crawled as usual; "sitemap" for a sitemap file, "link-check" for a link checked with --check-links.'),
+    method: z.enum(['HEAD', 'GET']).optional().describe('A link check\'s method: HEAD, or GET after HEAD was refused.'),
+    lastmod: z.string().optional().describe('The <lastmod> of the sitemap entry the URL came from, as written there.'),
+    location: z.string().optional().describe('A redirect\'s Location, absolute.'),
+    fetchedAt: z.string().describe('ISO 8601 time the fetch began (the record\'s own time).'),
+    startedAt: epochMs().optional().describe('Epoch ms when the request was written to the socket (what the host\'s limiter counts); absent when no answer came.'),
+    elapsedMs: z.number().min(0).describe('From the request\'s start to the end of its body, ms.'),
+    attempts: z.int().min(2).optional().describe('Fetch attempts, when more than one (retries after failures or throttling).'),
+    attemptStarts: z.array(z.number()).optional().describe('Epoch ms when the earlier attempts were sent, oldest first; the latest 10.'),
+    throttles: z.array(throttleEvent).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
+    savedPath: z.string().optional().describe('With --save-dir: the file the body was saved to, relative to that directory, "/"-separated.'),
+    warcOffset: z.int().min(0).optional().describe('With --warc: the byte offset of this page\'s response record in the WARC file.'),
+    worker: worker(),
+    error: z
+      .strictObject({
+        code: z.enum(ERROR_CODES).describe('Stable code: group by it, never by message.'),
+        message: z.string().describe('For humans; wording may change.'),
+      })
+      .optional()
+      .describe('Why the page failed: no answer (status null), or an answer the crawl could not use (REDIRECT_LOOP, THROTTLED).'),
+  })
+  .describe('A URL that was requested (or whose host could not be connected to at all).');
+
+export const skipRecordSchema = z
+  .strictObject({
+    type: z.literal('skipped'),
+    url: z.string().describe('The URL not fetched.'),
+    reason: z.enum(SKIP_REASONS).describe('Why it was not fetched (stable values).'),
+    depth: z.int().min(0).describe('As in a page record.'),
+    parent: z.string().nullable().describe('As in a page record.'),
+    detail: z.string().optional().describe('More on the reason: the deciding robots.txt rule, the refused address, …'),
+    worker: worker(),
+  })
+  .describe('A URL not fetched (seeds and redirect targets always; others with --emit-skipped).');
+
+export const robotsRecordSchema = z
+  .strictObject({
+    type: z.literal('robots'),
+    url: z.string().describe('The robots.txt URL requested (each redirect hop is a record).'),
+    host: z.string().describe('The host key whose limiter paced the request.'),
+    status: z.int().nullable().describe('The HTTP status; null when no answer came.'),
+    startedAt: epochMs().describe('Epoch ms when the request was sent (or began, when it failed before that).'),
+    elapsedMs: z.number().min(0),
+    bytes: z.int().min(0).describe('Bytes of robots.txt read (at most robots.maxSize).'),
+    pausedUntil: epochMs().optional().describe('A 429/503 answer: epoch ms until which it paused the host.'),
+    retryAfterMs: z.number().optional().describe('What its Retry-After announced, ms.'),
+    error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+    worker: worker(),
+  })
+  .describe('A robots.txt request, written with --emit-robots.');
+
+export const outputRecordSchema = z
+  .discriminatedUnion('type', [pageRecordSchema, skipRecordSchema, robotsRecordSchema])
+  .meta({ title: 'crawl record', description: 'One line of crawl\'s JSON-lines output.' });
+
+/** The exact text of record.schema.json. */
+export function renderRecordJsonSchema(): string {
+  const schema = z.toJSONSchema(outputRecordSchema, {
+    target: 'draft-2020-12',
+    io: 'output',
+    override: ({ jsonSchema }) => {
+      // z.int() implies safe-integer bounds; spelled out they are noise to a reader.
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+    },
+  }) as Record<string, unknown>;
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
+// ---------------------------------------------------------------- kept in step with types.ts
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Fails to compile when a record interface and its schema disagree: update both (see the header). */
+function inStep<T extends true>(): T | undefined {
+  return undefined;
+}
+inStep<Same<z.output<typeof pageRecordSchema>, PageRecord>>();
+inStep<Same<z.output<typeof skipRecordSchema>, SkipRecord>>();
+inStep<Same<z.output<typeof robotsRecordSchema>, RobotsFetchRecord>>();
+inStep<Same<z.output<typeof throttleEvent>, ThrottleEvent>>();
+inStep<Same<(typeof SKIP_REASONS)[number], SkipReason>>();
+inStep<Same<(typeof ERROR_CODES)[number], RecordErrorCode>>();

@@ -150,6 +150,18 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     expect(out.filter((r) => r.type === 'page' && r.status === 200).map((r) => r.url).sort()).toEqual(pagesOf('limited.localhost', 8).sort());
   }, 60_000);
 
+  it('--max-pages counts across the workers: 3 workers, 10 pages in all', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 40, linksPerPage: 3 } }, 'b.localhost': { generate: { pages: 40, linksPerPage: 3 } } } });
+    const crawlId = `cap-${randomUUID()}`;
+    const seeds = [web.url('a.localhost', '/'), web.url('b.localhost', '/')];
+    const args = (i: number) => [...shared(crawlId), '--rate', '50/s', '--max-pages', '10', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    expect(out.filter((r) => r.type === 'page')).toHaveLength(10);
+    expect(web.requests().filter((e) => e.path !== '/robots.txt')).toHaveLength(10);
+  }, 30_000);
+
   it('crawl status --redis shows the shared crawl; a finished crawl is not crawled again', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 5, linksPerPage: 2 } } } });
     const crawlId = `status-${randomUUID()}`;

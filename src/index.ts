@@ -15,6 +15,8 @@ export type { CrawlConfig, CrawlLog, CrawlOptions, ExplainOptions } from './api/
 // Errors a caller may catch: bad options (one line per problem) and bad seeds.
 export { ConfigError } from './config/settings.js';
 export { UsageError } from './config/seeds.js';
+// A `saveDir` or `warc` that cannot be written (the first pull rejects with it).
+export { OutputError } from './output/sink.js';
 
 // What the iteration yields and reports.
 export type { ErrorCode, HostPolicy, OutputRecord, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent, WindowLimit } from './types.js';

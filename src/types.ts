@@ -223,6 +223,7 @@ export type ErrorCode =
   | 'ABORTED'
   | 'THROTTLED'           // still throttled (429/503) after the throttle retry budget
   | 'LOCAL_RESOURCE'      // our side ran out of something (EMFILE, ENFILE, ENOBUFS, …): not the server's fault
+  | 'PROXY_ERROR'         // the proxy answered CONNECT with something other than 200 (407: it wants credentials)
   | 'FETCH_FAILED';
 
 /**

@@ -5,16 +5,18 @@
  * releases its connections, and explain() returns the `crawl check` verdicts
  * as data.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import type { Socket } from 'node:net';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
 import { main } from '../src/cli/cli.js';
-import { ConfigError, UsageError, crawl, explain, type CrawlOptions, type OutputRecord } from '../src/index.js';
+import { ConfigError, OutputError, UsageError, crawl, explain, type CrawlOptions, type OutputRecord, type PageRecord } from '../src/index.js';
 import { memoryIo } from './support/memory-io.js';
+import { readWarc } from './support/warc-reader.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -236,6 +238,132 @@ describe('crawl(): stopping', () => {
     }
     expect((await run.done).interrupted).toBe(true);
     expect(n).toBeLessThanOrEqual(2 + 1 + 1 + 2); // + the buffer, a write waiting, the requests in flight
+  });
+});
+
+describe("crawl(): the CLI's options for content, discovery, requests and archives", () => {
+  /** One site that exercises each: main content, a canonical, a sitemap named by robots.txt, a broken external link. */
+  const site = () => ({
+    'a.localhost': {
+      robots: 'User-agent: *\nAllow: /\nSitemap: {{origin:a.localhost}}/sitemap.xml\n',
+      pages: {
+        '/': '<title>Home</title><nav>menu</nav><main><h1>Home</h1><p>Hello <b>world</b></p></main><a href="/dup">dup</a> <a href="{{origin:b.localhost}}/gone">gone</a>',
+        '/dup': '<link rel="canonical" href="/canon"><main><h1>Dup</h1></main><a href="/canon">canon</a>',
+        '/canon': '<main><h1>Canon</h1></main>',
+        '/listed': '<main><h1>Listed</h1></main>',
+        '/logo.png': { headers: { 'content-type': 'image/png' }, body: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]) },
+        '/sitemap.xml': {
+          headers: { 'content-type': 'application/xml' },
+          body: '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{{origin:a.localhost}}/listed</loc><lastmod>2024-01-02</lastmod></url><url><loc>{{origin:a.localhost}}/logo.png</loc></url></urlset>',
+        },
+      },
+    },
+    'b.localhost': { pages: { '/gone': { status: 404, body: 'no' } } },
+  });
+
+  it('yields the records the CLI writes with the same flags (content, extract, canonical, sitemaps, link check, headers, cookies, robots records)', async () => {
+    web = await startWeb({ sites: site() });
+    const seed = web.url('a.localhost', '/');
+    const cli = await runCli([
+      '-q', '--rate', '200/s', '--allow-private', '--content', 'markdown', '--extract', 'title=h1', '--follow-canonical', '--sitemaps', '--check-links',
+      '--header', 'X-Team: web', '--cookie', 'sid=abc', '--emit-robots', seed,
+    ]);
+    expect(cli.code).toBe(0);
+    const fromCli = web.requests('a.localhost').map((r) => r.path).sort();
+    web.reset();
+    const lib = await collect({
+      seeds: [seed],
+      allowPrivate: true, // b.localhost is on loopback too
+      defaults: { rate: '200/s', headers: { 'X-Team': 'web' } },
+      content: 'markdown',
+      extract: { title: 'h1' },
+      followCanonical: true,
+      robotsSitemaps: true,
+      checkLinks: true,
+      cookies: { send: ['sid=abc'] },
+      emitRobots: true,
+    });
+    expect(comparable(lib)).toEqual(comparable(cli.records));
+    expect(web.requests('a.localhost').map((r) => r.path).sort()).toEqual(fromCli);
+
+    // What was compared has each feature in it.
+    const pages = new Map(lib.filter((r) => r.type === 'page').map((r) => [new URL(r.url).pathname, r]));
+    expect(pages.get('/')).toMatchObject({ content: '# Home\n\nHello **world**', extract: { title: 'Home' } });
+    expect(pages.has('/canon')).toBe(false); // /dup's canonical: marked seen, not fetched
+    expect(pages.get('/listed')).toMatchObject({ lastmod: '2024-01-02' });
+    expect(pages.get('/gone')).toMatchObject({ kind: 'link-check', status: 404 });
+    expect(lib.filter((r) => r.type === 'robots').map((r) => r.url).sort()).toEqual([web.url('a.localhost', '/robots.txt'), web.url('b.localhost', '/robots.txt')]);
+    for (const r of web.requests('a.localhost')) expect(r.headers).toMatchObject({ 'x-team': 'web', cookie: 'sid=abc' });
+  });
+
+  it('emitRobots adds a robots record per robots.txt request; without it there is none', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { robots: 'User-agent: *\nDisallow: /private\n', pages: { '/': 'home' } } } });
+    const seed = web.url('a.localhost', '/');
+    const without = await collect({ seeds: [seed], defaults: { rate: 'unlimited' } });
+    expect(without.map((r) => r.type)).toEqual(['page']);
+    const records = await collect({ seeds: [seed], defaults: { rate: 'unlimited' }, emitRobots: true });
+    expect(records.map((r) => r.type).sort()).toEqual(['page', 'robots']);
+    expect(records.find((r) => r.type === 'robots')).toMatchObject({ url: web.url('a.localhost', '/robots.txt'), status: 200 });
+  });
+
+  it('saveDir and warc write the bodies and a WARC, finished when the loop ends, with the paths and offsets in the records', async () => {
+    web = await startWeb({ sites: site() });
+    const dir = await mkdtemp(join(tmpdir(), 'api-archive-'));
+    const records = await collect({ seeds: [web.url('a.localhost', '/')], defaults: { rate: 'unlimited' }, robotsSitemaps: true, saveDir: join(dir, 'mirror'), warc: join(dir, 'site.warc.gz') });
+    expect((await readdir(dir)).sort()).toEqual(['mirror', 'site.warc.gz']); // no .partial left
+    const pages = records.filter((r): r is PageRecord => r.type === 'page' && r.status === 200);
+    expect(pages.map((p) => new URL(p.url).pathname).sort()).toEqual(['/', '/canon', '/dup', '/listed', '/logo.png', '/sitemap.xml']);
+    const logo = pages.find((p) => p.url.endsWith('/logo.png'))!;
+    expect(await readFile(join(dir, 'mirror', logo.savedPath!))).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
+    const home = pages.find((p) => new URL(p.url).pathname === '/')!;
+    expect(await readFile(join(dir, 'mirror', home.savedPath!), 'utf8')).toMatch(/<h1>Home<\/h1>/);
+    const warc = readWarc(await readFile(join(dir, 'site.warc.gz')));
+    expect(warc[0]!.header('WARC-Type')).toBe('warcinfo');
+    // Sitemap files are read for their URLs, not archived.
+    for (const page of pages.filter((p) => p.kind !== 'sitemap')) {
+      const response = warc.find((r) => r.offset === page.warcOffset);
+      expect(response?.header('WARC-Type'), page.url).toBe('response');
+      expect(response?.header('WARC-Target-URI')).toBe(page.url);
+    }
+  });
+
+  it('a bad warc name fails at once; a saveDir that cannot be written fails the first pull, before any request', async () => {
+    const seeds = ['http://a.localhost:1/'];
+    expect(() => crawl({ seeds, warc: 'site.warc', saveDir: '' })).toThrow(
+      new ConfigError(['options: warc: expected a file name ending in .warc.gz (each record is gzip-compressed), got "site.warc"', 'options: saveDir: expected a path, got ""']),
+    );
+    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': 'home' } } } });
+    const dir = await mkdtemp(join(tmpdir(), 'api-archive-'));
+    await writeFile(join(dir, 'file'), 'not a directory');
+    const run = crawl({ seeds: [web.url('a.localhost', '/')], saveDir: join(dir, 'file') });
+    const failure = await run.next().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(OutputError);
+    expect((failure as OutputError).message).toBe(`cannot write saveDir ${join(dir, 'file')}: not a directory`);
+    await expect(run.done).rejects.toBe(failure);
+    expect(web.requests()).toEqual([]);
+  });
+
+  it('takes a proxy (defaults.proxy) as --proxy: requests go through it, the politeness key stays the target host', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': 'home' } } } });
+    const seen: string[] = [];
+    const proxy = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      const target = new URL(req.url!);
+      const upstream = request({ host: '127.0.0.1', port: target.port, path: target.pathname, method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const seed = web.url('a.localhost', '/');
+      const records = await collect({ seeds: [seed], defaults: { rate: 'unlimited', proxy: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` } });
+      expect(records).toEqual([expect.objectContaining({ url: seed, status: 200, host: new URL(seed).host })]);
+      expect(seen).toEqual([`GET ${web.url('a.localhost', '/robots.txt')}`, `GET ${seed}`]);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
 

@@ -324,3 +324,24 @@ describe('options before a subcommand, help', () => {
     for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
   });
 });
+
+describe('--max-time', () => {
+  it('reads a bare number as seconds, as curl does (--max-time 1 stopped after 1 ms)', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
+    const io = memoryIo();
+    const started = performance.now();
+    const code = await main(['--rate', '20/s', '--max-time', '1', web.url('a.localhost', '/')], io);
+    const took = performance.now() - started;
+    expect(code).toBe(0);
+    expect(io.err()).toMatch(/--max-time 1 reached: stopping/);
+    expect(took).toBeGreaterThanOrEqual(950);
+    expect(took).toBeLessThan(10_000);
+    expect(io.out().trim().split('\n').length).toBeGreaterThan(5);
+  });
+
+  it('says so in --help', async () => {
+    const io = memoryIo();
+    await main(['--help'], io);
+    expect(io.out()).toMatch(/--max-time <duration> +stop cleanly after this long; a bare number is\s+seconds: --max-time 90/);
+  });
+});

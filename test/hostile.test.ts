@@ -110,15 +110,20 @@ describe('slow hosts and global slots', () => {
 describe('our own shortages are not the server\'s fault', () => {
   it('retries a page whose connect failed with EMFILE (LOCAL_RESOURCE) without counting it against the host', async () => {
     // Every request connects afresh (connection: close), so each one resolves the name again.
-    const server = http.createServer((_req, res) => res.writeHead(200, { connection: 'close', 'content-type': 'text/html' }).end('<title>ok</title>'));
+    let robotsServed = false;
+    const server = http.createServer((req, res) => {
+      if (req.url === '/robots.txt') robotsServed = true;
+      res.writeHead(200, { connection: 'close', 'content-type': 'text/html' }).end('<title>ok</title>');
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
     const port = (server.address() as AddressInfo).port;
-    let calls = 0;
+    let failures = 0;
     const lookup: LookupFunction = (_host, options, callback) => {
-      calls++;
-      // robots.txt resolves fine, then two page attempts hit EMFILE, then it works again.
-      const fail = calls === 2 || calls === 3;
+      // Lookups before robots.txt was served (an early resolution, robots.txt's own) work; then
+      // two page attempts hit EMFILE, then it works again.
+      const fail = robotsServed && failures < 2;
+      if (fail) failures++;
       process.nextTick(() => {
         if (fail) return callback(Object.assign(new Error('getaddrinfo EMFILE'), { code: 'EMFILE' }), '', 0);
         if (options.all) (callback as unknown as (e: null, a: unknown) => void)(null, [{ address: '127.0.0.1', family: 4 }]);

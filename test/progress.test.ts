@@ -15,6 +15,7 @@ import {
 } from '../src/output/summary.js';
 import type { PageRecord } from '../src/types.js';
 import { FakeClock } from './support/fake-clock.js';
+import { fakeCrawl } from './support/fake-crawl.js';
 
 /** A stderr stand-in: records every write; optionally looks like a terminal. */
 function fakeStream(tty: { columns: number } | null = null) {
@@ -56,6 +57,10 @@ describe('formatProgressLine', () => {
       '1:02 · fetched 1,234 · queued 5,678 · in flight 8 · 41.2 pages/s · errors 3 · skipped 2 · hosts 12 active, 30 waiting · throttled a.example 0.5/s',
     );
     expect(formatProgressLine(snapshot({ elapsedMs: 3_725_000 }), 0)).toMatch(/^1:02:05 · fetched 0 · .* · 0.0 pages\/s · errors 0 · hosts 0 active, 0 waiting$/);
+  });
+
+  it('shows requests the crawl aborted itself apart, as the summary does', () => {
+    expect(formatProgressLine(snapshot({ fetched: 3, errors: 1, aborted: 2 }), 0)).toBe('0:00 · fetched 3 · queued 0 · in flight 0 · 0.0 pages/s · errors 1 · aborted 2 · hosts 0 active, 0 waiting');
   });
 
   it('truncates with an ellipsis to exactly the width', () => {
@@ -355,5 +360,38 @@ describe('formatSummary', () => {
     clock.advance(1500);
     finishStats(stats, clock);
     expect(formatSummary(stats)).toBe('crawl: finished in 1.5s: 0 pages (0.0 pages/s), 0 errors, 0 skipped, 0 B\n');
+  });
+});
+
+describe('Crawler.progress() and the summary agree', () => {
+  it('does not count aborted requests as fetched pages or errors (regression: the live line said "fetched 3" for 1 page)', async () => {
+    let during: ProgressSnapshot | undefined;
+    const run = await fakeCrawl({
+      sites: {
+        'slow.test': {
+          pages: {
+            '/': { body: '<a href="/a">a</a><a href="/b">b</a>', latencyMs: 1 },
+            '/a': { body: 'a', latencyMs: 60_000 },
+            '/b': { body: 'b', latencyMs: 60_000 },
+          },
+        },
+      },
+      seeds: ['http://slow.test/'],
+      config: { defaults: { rate: 'unlimited', concurrency: 4 } },
+      onCrawler: (crawler, clock) => {
+        clock.setTimer(() => {
+          during = crawler.progress();
+          crawler.stop();
+          crawler.abort();
+        }, 5_000);
+      },
+    });
+    expect(during).toMatchObject({ fetched: 1, inFlight: 2, errors: 0 });
+    expect(run.pages.map((p) => p.error?.code ?? p.status)).toEqual([200, 'ABORTED', 'ABORTED']);
+    expect(run.stats.aborted).toBe(2);
+    const after = run.crawler.progress();
+    expect(after).toMatchObject({ fetched: 1, errors: 0, aborted: 2, inFlight: 0 });
+    const summary = formatSummary(run.stats);
+    expect(summary).toMatch(/: 1 page \(.*\), 0 errors, 0 skipped, 2 aborted,/);
   });
 });

@@ -146,6 +146,31 @@ describe('--proxy', () => {
     expect(served).toContain(`a.localhost:${webPort}/next`);
   });
 
+  it('a proxy refusing the tunnel (407 to CONNECT) is PROXY_ERROR with its status, not ABORTED', async () => {
+    const guarded = createHttpServer((req, res) => res.writeHead(407, { 'proxy-authenticate': 'Basic realm="p"' }).end());
+    guarded.on('connect', (req, socket) => {
+      passed.push(`CONNECT ${req.url}`);
+      socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="p"\r\nContent-Length: 0\r\n\r\n');
+    });
+    await listen(guarded);
+    try {
+      const seed = `https://localhost:${securePort}/next`;
+      const r = await withEnv({}, () => run(['--proxy', `http://127.0.0.1:${portOf(guarded)}`, '--insecure', '--no-robots', seed]));
+      expect(r.pages).toHaveLength(1);
+      expect(r.pages[0]).toMatchObject({ status: null, error: { code: 'PROXY_ERROR' } });
+      expect(r.pages[0]!.error!.message).toBe(`GET ${seed} failed: the proxy answered 407 to CONNECT (Proxy Authentication Required: the proxy URL needs a user name and password)`);
+      expect(r.code).toBe(3); // no HTTP answer from the site: nothing reached
+      expect(passed[0]).toBe(`CONNECT localhost:${securePort}`);
+      // With robots.txt: the host cannot be reached through the proxy, so it is given up within seconds and the page carries the code.
+      passed = [];
+      const withRobots = await withEnv({}, () => run(['--proxy', `http://127.0.0.1:${portOf(guarded)}`, '--insecure', seed]));
+      expect(withRobots.pages.map((p) => p.error?.code)).toEqual(['PROXY_ERROR']);
+      expect(passed).toEqual([1, 2, 3].map(() => `CONNECT localhost:${securePort}`)); // robots.txt, tried 3 times; the page not requested
+    } finally {
+      await close(guarded);
+    }
+  });
+
   it('a bad proxy URL is one line, exit 2', async () => {
     const r = await run(['--proxy', 'socks9://x', `http://a.localhost:${webPort}/`]);
     expect(r.code).toBe(2);

@@ -22,7 +22,7 @@ import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createScope, explainScope, type ScopeRejection } from '../parse/scope.js';
 import { hostKeyOf, originOf } from '../parse/url.js';
 import { capRobotsText, parseRobots, RobotsCache, type RobotsState } from '../robots/index.js';
-import type { CrawlSettings, HostPolicy } from '../types.js';
+import type { CrawlSettings, ErrorCode, HostPolicy, IpPolicy } from '../types.js';
 import type { ExplainOptions } from './options.js';
 import { EXPLAIN_ONLY, resolveOptions } from './resolve-options.js';
 
@@ -49,8 +49,15 @@ export type RobotsResult =
     }
   /** No usable file (e.g. a 404): everything is allowed. */
   | { checked: true; kind: 'allow-all'; allowed: true; reason: string }
-  /** 5xx, timeout or network failure: a crawl treats the whole host as disallowed until it answers. */
-  | { checked: true; kind: 'unavailable'; allowed: false; reason: string };
+  /**
+   * 5xx, 429, timeout or network failure: a crawl treats the whole host as
+   * disallowed until it answers, and once `robots.unavailableRetries` re-fetches
+   * have failed skips its URLs as `robots-unavailable`. `connectError` is set
+   * when the host could not be connected to at all (refused, DNS failure,
+   * connect timeout, TLS failure): a crawl then gives the host up within
+   * seconds and records each of its URLs as a page carrying that code.
+   */
+  | { checked: true; kind: 'unavailable'; allowed: false; reason: string; connectError?: ErrorCode };
 
 /** Whether a crawl may connect to the URL's host: the SSRF guard's verdict. */
 export interface NetworkResult {
@@ -61,6 +68,16 @@ export interface NetworkResult {
   /** The addresses the host resolved to (an IP literal: itself); empty when not checked or not resolvable. */
   addresses: string[];
   /** The verdict in words, naming the refused address and its block, e.g. "127.0.0.1 (loopback, 127.0.0.0/8)". */
+  explanation: string;
+}
+
+/** The per-IP limits (`perIp`) and the address the URL's host is counted under. */
+export interface PerIpResult {
+  /** The limits every host on one address shares; null when off. */
+  policy: IpPolicy | null;
+  /** The address the host is counted under (the first its name resolves to); null when off, proxied, with hostKey "domain", or unresolved. */
+  address: string | null;
+  /** The verdict in words. */
   explanation: string;
 }
 
@@ -78,6 +95,7 @@ export interface CheckResult {
   /** robots.txt Crawl-delay for our group, in ms; null when absent or not checked. */
   crawlDelayMs: number | null;
   network: NetworkResult;
+  perIp: PerIpResult;
   /** What a request to the URL carries: headers (secrets as `***`), the kind of credentials, the proxy, cookie names. */
   requests: RequestDescription;
   /** In scope, allowed by robots.txt, and on an address the crawl may connect to. */
@@ -134,7 +152,29 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
     : { checked: false, allowed: true };
   const crawlDelayMs = robots.checked && robots.kind === 'rules' ? robots.crawlDelayMs : null;
   const network = await networkFor(url, settings, guard, scope.inScope, lookup);
-  return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, network, requests: requests.describe(url), wouldFetch: scope.inScope && robots.allowed && network.allowed };
+  const described = requests.describe(url);
+  const perIp = await perIpFor(url, settings, described.proxy !== null, lookup);
+  return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, network, perIp, requests: described, wouldFetch: scope.inScope && robots.allowed && network.allowed };
+}
+
+/** Which address the crawl would count the host under, resolved as a crawl resolves it before scheduling (crawl/host-addresses.ts). */
+async function perIpFor(url: string, settings: CrawlSettings, proxied: boolean, lookup: LookupFunction): Promise<PerIpResult> {
+  const policy = settings.perIp ?? null;
+  if (policy === null) return { policy, address: null, explanation: 'off (no perIp in the config, no --ip-rate or --ip-concurrency)' };
+  const limits = `${policy.rateLabel === 'unlimited' ? 'no gap' : `rate ${policy.rateLabel}`}, ${Number.isFinite(policy.concurrency) ? `${policy.concurrency} at once` : 'no cap on requests at once'} per address, all its hosts together`;
+  const counted = (address: string | null, how: string): PerIpResult => ({ policy, address, explanation: `${limits}; ${how}` });
+  if (settings.hostKey !== 'host') return counted(null, 'not applied: hostKey "domain" spans names that may resolve apart');
+  if (proxied) return counted(null, 'not applied: requests go through a proxy, which connects to the host, not the crawl');
+  const hostname = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  if (net.isIP(hostname) !== 0) return counted(hostname, `counted under ${hostname}`);
+  try {
+    const [first] = await resolveAll(lookup, hostname);
+    if (first === undefined) return counted(null, `${hostname} resolves to no address: a crawl would record DNS_FAILURE`);
+    return counted(first, `counted under ${first} (the first address ${hostname} resolves to)`);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    return counted(null, `${hostname} could not be resolved (${typeof code === 'string' ? code : String(err)}): a crawl would record DNS_FAILURE`);
+  }
 }
 
 /** The guard's verdict on the URL's host, as the connect step would reach it. */
@@ -222,7 +262,7 @@ function robotsResult(state: RobotsState, url: string): RobotsResult {
     case 'allow-all':
       return { checked: true, kind: 'allow-all', allowed: true, reason: state.reason };
     case 'unavailable':
-      return { checked: true, kind: 'unavailable', allowed: false, reason: state.reason };
+      return { checked: true, kind: 'unavailable', allowed: false, reason: state.reason, ...(state.connectError && { connectError: state.connectError.code as ErrorCode }) };
     case 'rules': {
       const why = state.explain(url);
       return { checked: true, kind: 'rules', allowed: why.allowed, rule: why.rule, line: why.line, group: why.group, source: state.source, crawlDelayMs: state.crawlDelayMs };

@@ -19,6 +19,9 @@ import type { OutputRecord } from '../types.js';
 import { createCrawlSession, type CrawlSession } from './crawl-session.js';
 import type { CrawlLog, CrawlOptions } from './options.js';
 import { createRecordStream } from './record-stream.js';
+import { openPageArchive, type ArchiveTargets } from '../archive/open-archive.js';
+import type { ClosableArchive } from '../archive/page-archive.js';
+import type { RecordSink } from '../output/sink.js';
 import { CRAWL_ONLY, resolveOptions } from './resolve-options.js';
 
 /** A running (or not yet started) crawl: iterate it for records. */
@@ -55,6 +58,7 @@ const IDLE: ProgressSnapshot = Object.freeze({ fetched: 0, queued: 0, inFlight: 
  */
 export function crawl(options: CrawlOptions): CrawlRun {
   const { settings, seeds, extra } = resolveOptions(options, CRAWL_ONLY);
+  const targets: ArchiveTargets = { saveDir: extra.saveDir as string | undefined, warc: extra.warc as string | undefined };
   const signal = extra.signal as AbortSignal | undefined;
   const log = extra.log as CrawlLog | undefined;
   if (!settings.robots.enabled) log?.warn('robots.txt is IGNORED (robots.enabled is false): you are crawling pages their owners asked crawlers to leave alone');
@@ -88,14 +92,47 @@ export function crawl(options: CrawlOptions): CrawlRun {
     resolveDone(stats);
   };
 
-  const start = (): void => {
-    if (session || settled) return;
-    if (signal?.aborted || stopRequested) return endUnstarted();
-    session = createCrawlSession({ settings, seeds, sink: stream, signal, log });
+  const begin = (archive?: ClosableArchive): void => {
+    // The archive's files are finished before the stream ends, so a loop that has ended finds them complete.
+    const sink: RecordSink = archive ? withArchiveClose(stream, archive) : stream;
+    try {
+      session = createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true });
+    } catch (error) {
+      // A CA or cookie file that cannot be read. Without an archive this throws from the first next(), as before.
+      if (!archive) throw error;
+      void archive.abandon();
+      stream.fail(error);
+      rejectDone(error);
+      return;
+    }
     session.run().then(resolveDone, (error: unknown) => {
+      void archive?.abandon(); // a failed crawl's WARC stays .partial
       stream.fail(error);
       rejectDone(error);
     });
+  };
+
+  let opening = false;
+  const start = (): void => {
+    if (session || opening || settled) return;
+    if (signal?.aborted || stopRequested) return endUnstarted();
+    if (targets.saveDir === undefined && targets.warc === undefined) return begin();
+    // Opened at the first pull, as the crawl starts: a path that cannot be written fails that pull, before any request.
+    opening = true;
+    openPageArchive(targets, { cwd: process.cwd(), settings, resumed: false, now: systemClock.wallNow(), names: { saveDir: 'saveDir', warc: 'warc' } }).then(
+      async (opened) => {
+        opening = false;
+        if (!settled && !signal?.aborted && !stopRequested) return begin(opened?.archive);
+        // Left, stopped or aborted while the files were being opened: nothing runs.
+        await opened?.archive.close().catch(() => {});
+        if (!settled) endUnstarted();
+      },
+      (error: unknown) => {
+        opening = false;
+        stream.fail(error);
+        rejectDone(error);
+      },
+    );
   };
 
   const run: CrawlRun = {
@@ -120,4 +157,21 @@ export function crawl(options: CrawlOptions): CrawlRun {
     done,
   };
   return run;
+}
+
+/** `sink`, whose close() first finishes the archive's files (the WARC renamed into place); a failure there fails the crawl. */
+function withArchiveClose(sink: RecordSink, archive: ClosableArchive): RecordSink {
+  return {
+    write: (record) => sink.write(record),
+    async close() {
+      await archive.close();
+      await sink.close();
+    },
+    get broken() {
+      return sink.broken;
+    },
+    get written() {
+      return sink.written;
+    },
+  };
 }

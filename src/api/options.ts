@@ -24,10 +24,15 @@ export interface CrawlLog {
 
 /**
  * Options of {@link crawl}: the config file's fields plus the ones below.
- * Among the fields: `content: 'markdown'` (or `'text'`, `'html'`) and
- * `extract: { title: 'h1', 'links[]': 'a::attr(href)' }` add the page's main
- * content and CSS-selected fields to each HTML page record, like
- * `--content` and `--extract`; `followCanonical` is `--follow-canonical`.
+ * Among the fields, each as its flag: `content: 'markdown'` (or `'text'`,
+ * `'html'`) and `extract: { title: 'h1', 'links[]': 'a::attr(href)' }` add
+ * the page's main content and CSS-selected fields to each HTML page record
+ * (`--content`, `--extract`); `followCanonical` (`--follow-canonical`);
+ * `sitemaps: [url]` (`--sitemap`) and `robotsSitemaps: true` (`--sitemaps`);
+ * `checkLinks` (`--check-links`); `defaults.headers` or a `domains` entry's
+ * `headers` (`--header`), `cookies: { send: ['sid=1'], jar: 'cookies.txt' }`
+ * (`--cookie`, `--cookie-jar`), `defaults.proxy` (`--proxy`) and
+ * `tls: { insecure, ca }` (`--insecure`, `--ca`).
  */
 export interface CrawlOptions extends CrawlConfig {
   /**
@@ -54,6 +59,30 @@ export interface CrawlOptions extends CrawlConfig {
    * @default false
    */
   links?: boolean;
+  /**
+   * Also yield a `type: "robots"` record for each robots.txt request, like
+   * `--emit-robots`.
+   * @default false
+   */
+  emitRobots?: boolean;
+  /**
+   * Save each 2xx body (any type, up to `maxBody`) under this directory, like
+   * `--save-dir`: the page record's `savedPath` names its file, relative to
+   * the directory. Created if needed; relative to the working directory.
+   * Checked when the first record is pulled: a directory that cannot be
+   * written rejects that pull with an `OutputError`, before anything is fetched.
+   * @default none
+   */
+  saveDir?: string;
+  /**
+   * Also write requests and responses as WARC 1.1 to this file (its name must
+   * end in `.warc.gz`), like `--warc`: the page record's `warcOffset` is its
+   * response record's offset. Written as `FILE.partial` and renamed once the
+   * iteration has ended (completely, by `break` or by `stop()`); a crawl that
+   * fails leaves the `.partial`. Relative to the working directory.
+   * @default none
+   */
+  warc?: string;
   /**
    * Records held for a consumer that is not pulling. Once that many wait, the
    * crawl stops starting requests until the consumer catches up, so memory

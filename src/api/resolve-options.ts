@@ -9,6 +9,7 @@
 import { buildSettings, ConfigError, validateConfig, type FileConfig } from '../config/settings.js';
 import { checkSeeds, UsageError } from '../config/seeds.js';
 import { showValue } from '../config/units.js';
+import { archiveTargetProblem } from '../archive/open-archive.js';
 import type { CrawlSettings } from '../types.js';
 
 /** Names the options object in messages, where a config file's path would stand. */
@@ -28,8 +29,20 @@ const log: Check = (v) => {
     : `expected an object with info() and warn() methods (console will do), got ${showValue(v)}`;
 };
 
+const path: Check = (v) => (typeof v === 'string' && v.trim() !== '' ? undefined : `expected a path, got ${showValue(v)}`);
+const warcPath: Check = (v) => path(v) ?? archiveTargetProblem({ warc: v as string }, { saveDir: 'saveDir', warc: 'warc' })?.replace(/^warc: /, '');
+
 /** The code-only options each entry point accepts; every other key must be a config field. */
-export const CRAWL_ONLY: Record<string, Check> = { signal: abortSignal, emitSkipped: boolean, links: boolean, highWaterMark: positiveInteger, log };
+export const CRAWL_ONLY: Record<string, Check> = {
+  signal: abortSignal,
+  emitSkipped: boolean,
+  links: boolean,
+  emitRobots: boolean,
+  saveDir: path,
+  warc: warcPath,
+  highWaterMark: positiveInteger,
+  log,
+};
 export const EXPLAIN_ONLY: Record<string, Check> = { robotsTxt: text };
 
 export interface ResolvedOptions {

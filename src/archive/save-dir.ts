@@ -29,10 +29,12 @@ export class SaveDir {
     readonly root: string,
     /** As the user wrote it, for messages. */
     private readonly label: string,
+    /** The option's name in messages. */
+    private readonly name = '--save-dir',
   ) {}
 
-  /** Creates the directory if needed and checks it can be written, before any page is fetched. */
-  static async open(dir: string, cwd: string): Promise<SaveDir> {
+  /** Creates the directory if needed and checks it can be written, before any page is fetched. `name` is the option's name in messages. */
+  static async open(dir: string, cwd: string, name = '--save-dir'): Promise<SaveDir> {
     const root = resolve(cwd, dir);
     try {
       await fsp.mkdir(root, { recursive: true });
@@ -41,9 +43,9 @@ export class SaveDir {
       await fsp.rm(probe);
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code === 'EEXIST' || (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'not a directory' : describeFsError(err);
-      throw new OutputError('OUTPUT_UNWRITABLE', `cannot write --save-dir ${dir}: ${why}`, { cause: err });
+      throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name} ${dir}: ${why}`, { cause: err });
     }
-    return new SaveDir(root, dir);
+    return new SaveDir(root, dir, name);
   }
 
   /** Writes `body` for `url`; resolves with its path relative to the root, "/"-separated. */
@@ -80,6 +82,6 @@ export class SaveDir {
   }
 
   private failed(err: unknown): OutputError {
-    return new OutputError('OUTPUT_WRITE_FAILED', `cannot write --save-dir ${this.label}: ${describeFsError(err)}`, { cause: err });
+    return new OutputError('OUTPUT_WRITE_FAILED', `cannot write ${this.name} ${this.label}: ${describeFsError(err)}`, { cause: err });
   }
 }

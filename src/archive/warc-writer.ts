@@ -35,6 +35,8 @@ export interface WarcOpenOptions {
   path: string;
   /** As the user wrote it, for messages. */
   label: string;
+  /** The option's name in messages. @default "--warc" */
+  name?: string;
   /** A resumed crawl: an existing file is not overwritten; a new serial name is chosen. */
   resumed: boolean;
   /** ISO date of the warcinfo record. */
@@ -52,6 +54,7 @@ export class WarcWriter {
   private constructor(
     /** Where the file ends up (may be a serial name on a resume). */
     readonly path: string,
+    /** The option and the file as the user wrote it, for messages: `--warc site.warc.gz`. */
     private readonly label: string,
     private readonly handle: fsp.FileHandle,
     private readonly warcinfoId: string,
@@ -60,13 +63,14 @@ export class WarcWriter {
   /** Opens `<path>.partial` and writes the warcinfo record. Throws OutputError when the file cannot be written. */
   static async open(opts: WarcOpenOptions): Promise<WarcWriter> {
     const path = opts.resumed ? await freshName(opts.path) : opts.path;
-    const label = path === opts.path ? opts.label : basename(path);
+    const name = opts.name ?? '--warc';
+    const label = `${name} ${path === opts.path ? opts.label : basename(path)}`;
     let handle: fsp.FileHandle;
     try {
       if ((await fsp.stat(path).catch(() => undefined))?.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
       handle = await fsp.open(`${path}.partial`, 'w');
     } catch (err) {
-      throw new OutputError('OUTPUT_UNWRITABLE', `cannot write --warc ${opts.label}: ${describeFsError(err)}`, { cause: err });
+      throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name} ${opts.label}: ${describeFsError(err)}`, { cause: err });
     }
     const info = warcinfoRecord({ filename: basename(path), date: opts.date, info: opts.info });
     const writer = new WarcWriter(path, label, handle, info.id);
@@ -127,7 +131,7 @@ export class WarcWriter {
   }
 
   private failed(err: unknown): OutputError {
-    return new OutputError('OUTPUT_WRITE_FAILED', `cannot write --warc ${this.label}: ${describeFsError(err)}`, { cause: err });
+    return new OutputError('OUTPUT_WRITE_FAILED', `cannot write ${this.label}: ${describeFsError(err)}`, { cause: err });
   }
 }
 

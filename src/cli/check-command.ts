@@ -13,6 +13,7 @@ import { loadConfig } from '../config/load-config.js';
 import { checkSeeds, UsageError } from '../config/seeds.js';
 import { explainWith, type CheckResult, type RobotsResult } from '../api/check.js';
 import { redactCredentials } from '../fetch/redact.js';
+import { INSECURE_WARNING } from '../fetch/tls.js';
 import type { HostPolicy } from '../types.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {
@@ -27,9 +28,18 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
     timeout: flags.timeout,
     rate: flags.rate,
     hostConcurrency: flags.hostConcurrency,
+    ipRate: flags.ipRate,
+    ipConcurrency: flags.ipConcurrency,
     allowPrivate: flags.allowPrivate,
     robots: flags.robots === false ? false : undefined,
+    headers: flags.header,
+    cookies: flags.cookie,
+    cookieJar: flags.cookieJar,
+    proxy: flags.proxy,
+    insecure: flags.insecure,
+    ca: flags.ca,
   });
+  if (settings.requests.tls.insecure) io.stderr.write(`crawl: warning: ${INSECURE_WARNING}\n`);
   // The file is only read when robots.txt is checked at all.
   const robotsTxt = flags.robotsFile !== undefined && settings.robots.enabled ? await readRobotsFile(flags.robotsFile, io.cwd) : undefined;
   const result = await explainWith({ url: url!, seeds, settings, robotsTxt, cwd: io.cwd });
@@ -50,13 +60,15 @@ export function formatCheck(r: CheckResult): string {
   const out: string[] = [`url:     ${redactCredentials(r.url)}`];
   out.push(`scope:   ${r.scope.explanation}`);
   out.push(`policy:  ${describePolicy(r.hostKey, r.policy)}`);
+  out.push(`per-ip:  ${r.perIp.explanation}`);
   out.push(`robots:  ${describeRobots(r.robots)}`);
   if (r.robots.checked && r.robots.kind === 'rules' && r.robots.crawlDelayMs !== null) {
     out.push(`         Crawl-delay ${r.robots.crawlDelayMs / 1000}s (a floor on the gap unless the policy ignores it)`);
   }
   out.push(`network: ${r.network.explanation}`);
   out.push(...describeRequests(r));
-  out.push(`verdict: ${r.wouldFetch ? 'would be fetched' : 'would be skipped'}`);
+  const unreachable = r.scope.inScope && r.network.allowed && r.robots.checked && r.robots.kind === 'unavailable' ? r.robots.connectError : undefined;
+  out.push(`verdict: ${r.wouldFetch ? 'would be fetched' : unreachable ? `would be recorded with error ${unreachable}, not requested` : 'would be skipped'}`);
   return out.join('\n') + '\n';
 }
 
@@ -86,7 +98,10 @@ function describeRobots(r: RobotsResult): string {
     case 'allow-all':
       return `allowed: ${r.reason}, so everything is allowed`;
     case 'unavailable':
-      return `disallowed: robots.txt is unavailable (${r.reason}); a crawl treats the whole host as disallowed until it answers`;
+      if (r.connectError) {
+        return `not reachable: ${r.reason}; a crawl re-tries it for a few seconds, then gives the host up: its URLs become page records with error ${r.connectError}, not requested`;
+      }
+      return `disallowed: robots.txt is unavailable (${r.reason}); a crawl treats the whole host as disallowed until it answers, then (after robots.unavailableRetries re-fetches) skips its URLs as robots-unavailable`;
     case 'rules': {
       const group = r.group ? ` in group "${r.group}"` : ' (no group applies to our user agent)';
       if (r.rule === null) return `${r.allowed ? 'allowed' : 'disallowed'}: no rule matches${group} — ${r.source}`;

@@ -55,6 +55,10 @@ export function buildProgram(
     .option('-c, --concurrency <n>', 'requests in flight across all hosts (default 16)')
     .option('--rate <rate>', 'default per-host rate: "2/s", "30/min", a min delay "500ms" or "unlimited" (default 1/s)')
     .option('--host-concurrency <n>', 'default requests in flight per host (default 2)')
+    .option('--ip-rate <rate>', 'per-IP rate: all hosts on one address together,\n' +
+      'e.g. --ip-rate 5/s (default off)')
+    .option('--ip-concurrency <n>', 'requests in flight per IP address, all its hosts\n' +
+      'together (default off)')
     .option('--max-depth <n>', 'follow links at most this many steps from a seed (default 100)')
     .option('--max-pages <n>', 'stop after fetching this many URLs (default unlimited)')
     .option('--max-pages-per-host <n>', 'fetch at most this many URLs of one host (default 100,000)')
@@ -81,7 +85,9 @@ export function buildProgram(
     .option('--crawl-id <name>', 'with --redis: the shared crawl\'s name')
     .option('--worker <name>', 'with --redis: this worker\'s name in records (default: host-pid)')
     .option('--lease <duration>', 'with --redis: a dead worker\'s requests go back to the queue after this (default 60s)')
-    .option('--max-time <duration>', 'stop cleanly after this long, e.g. "30m" (records flushed, summary printed, exit 0)')
+    .option('--max-time <duration>', 'stop cleanly after this long; a bare number is\n' +
+      'seconds: --max-time 90, "30m" (records flushed,\n' +
+      'summary printed, exit 0)')
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
     .option('--save-dir <dir>', 'save each 2xx body (any type, up to --max-body) as DIR/host/path, named by the record\'s savedPath, e.g. --save-dir mirror')
@@ -128,10 +134,14 @@ export function buildProgram(
 
   program
     .command('report')
-    .description('write a self-contained HTML report of a records file (or a --state file): politeness per host, throughput, failures')
+    .description('write a self-contained HTML report of a records file (or of a --state or --redis crawl): politeness per host, throughput, failures')
     .argument('[records]', 'JSON-lines records written by crawl ("-" = stdin)')
     .option('--state <file>', 'or the records a crawl kept in its --state file, e.g.\n' +
       'crawl report --state crawl.db -o report.html')
+    .option('--redis <url>', 'or every worker\'s records of a crawl shared through\n' +
+      'Redis (with --crawl-id), e.g. crawl report --redis\n' +
+      'redis://localhost:6379 --crawl-id shop -o shop.html')
+    .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('-o, --output <file>', 'the HTML file ("-" = stdout; default: the records file with .html)')
     .option('--config <file>', 'the crawl\'s config file, for the configured rate per host')
     .option('--rate <rate>', 'the crawl\'s --rate, likewise')
@@ -152,7 +162,17 @@ export function buildProgram(
     .option('--user-agent <ua>', 'User-Agent whose product token picks the robots.txt group')
     .option('--rate <rate>', 'default per-host rate, as for crawl (default 1/s)')
     .option('--host-concurrency <n>', 'default requests in flight per host (default 2)')
+    .option('--ip-rate <rate>', 'per-IP rate, as for crawl (default off)')
+    .option('--ip-concurrency <n>', 'requests in flight per IP address (default off)')
     .option('--allow-private', 'lift the SSRF guard, as for crawl')
+    .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' +
+      'shown in the request: line, secrets as ***', collect)
+    .option('--cookie <name=value>', 'a cookie sent to the seeds\' hosts (repeatable)', collect)
+    .option('--cookie-jar <file>', 'cookies of a Netscape cookies.txt, as for crawl')
+    .option('--proxy <url>', 'proxy for robots.txt and the request: line, e.g.\n' +
+      'http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY)')
+    .option('--insecure', 'accept any TLS certificate when fetching robots.txt')
+    .option('--ca <file>', 'also trust the CA certificates in this PEM file')
     .option('--robots-file <file>', 'use this local robots.txt instead of fetching it')
     .option('--no-robots', 'skip the robots.txt verdict')
     .option('--timeout <duration>', 'timeout for the robots.txt request (a bare number is seconds)')

@@ -21,7 +21,7 @@ import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { checkStateFlags, openStateTarget, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
-import { parseDuration } from '../config/units.js';
+import { parseDuration, secondsIfBare } from '../config/units.js';
 import { openArchive } from './archive-target.js';
 import type { CrawlSettings } from '../types.js';
 import type { Logger } from '../output/logger.js';
@@ -204,6 +204,8 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     concurrency: f.concurrency,
     rate: f.rate,
     hostConcurrency: f.hostConcurrency,
+    ipRate: f.ipRate,
+    ipConcurrency: f.ipConcurrency,
     maxDepth: f.maxDepth,
     maxPages: f.maxPages,
     maxPagesPerHost: f.maxPagesPerHost,
@@ -254,11 +256,11 @@ async function writeWhole(path: string, text: string, name: string): Promise<voi
   }
 }
 
-/** `--max-time`: a duration from 1 ms up (the system clock waits out even very long ones in steps). */
+/** `--max-time`: a duration from 1 ms up, a bare number in seconds as curl's (the system clock waits out even very long ones in steps). */
 function maxTime(text: string): number {
   let ms: number;
   try {
-    ms = parseDuration(text);
+    ms = parseDuration(secondsIfBare(text) as string);
   } catch (err) {
     throw new UsageError(`--max-time: ${(err as Error).message}`);
   }

@@ -17,6 +17,8 @@ export interface CrawlFlags {
   concurrency?: string;
   rate?: string;
   hostConcurrency?: string;
+  ipRate?: string;
+  ipConcurrency?: string;
   maxDepth?: string;
   maxPages?: string;
   maxPagesPerHost?: string;
@@ -73,6 +75,9 @@ export interface ReportFlags {
   output?: string;
   /** Read the records a `--state` crawl kept, instead of a records file. */
   state?: string;
+  /** Or the records every worker of a `--redis` crawl kept (with crawlId). */
+  redis?: string;
+  crawlId?: string;
   config?: string;
   rate?: string;
   quiet?: boolean;
@@ -90,7 +95,16 @@ export interface CheckFlags {
   timeout?: string;
   rate?: string;
   hostConcurrency?: string;
+  ipRate?: string;
+  ipConcurrency?: string;
   allowPrivate?: boolean;
+  /** What requests carry, as for a crawl: the `request:` line shows it (secrets masked). */
+  header?: string[];
+  cookie?: string[];
+  cookieJar?: string;
+  proxy?: string;
+  insecure?: boolean;
+  ca?: string;
 }
 
 export interface Io {

@@ -23,6 +23,7 @@ import { VERSION } from '../version.js';
 import { cookiesSchema, tlsSchema } from './request-schema.js';
 import { contentFields } from './content-fields.js';
 import { urlList } from './url-list.js';
+import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
 
 export { describeIssue, fieldSchemas } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
@@ -102,8 +103,14 @@ const robotsSchema = z.strictObject({
     .describe('How long a fetched robots.txt is reused, at most "24h". Default "24h".'),
   unavailableRetries: integer(0, 100)
     .prefault(2)
-    .describe('Re-fetches of a robots.txt that answered 5xx or was unreachable, before its host is given up (all its URLs skipped). Default 2.'),
-  unavailableRetryDelay: duration().prefault('5s').describe('Wait before each such re-fetch. Default "5s".'),
+    .describe(
+      'Re-fetches of a robots.txt that answered 5xx or 429 or failed in transit, before its host is given up: its URLs are then skipped as "robots-unavailable". ' +
+        'A host that cannot be connected to at all (refused, DNS failure, connect timeout, TLS failure, a proxy refusing the tunnel) is re-tried sooner (see unavailableRetryDelay), ' +
+        'and once given up its URLs get page records carrying that error code (they are not requested). Default 2.',
+    ),
+  unavailableRetryDelay: duration()
+    .prefault('5s')
+    .describe('Wait before the first such re-fetch, doubling after each; at most 1s (then 2s, …) for a host that cannot be connected to, so a dead host is given up in about 3s with the defaults. Default "5s".'),
 });
 
 const trapsSchema = z.strictObject({
@@ -197,6 +204,7 @@ export const configFileSchema = z
     tls: tlsSchema.prefault({}).describe('TLS trust for https connections (through a proxy too).'),
     defaults: policyDefaultsSchema.prefault({}),
     domains: domainsSchema.prefault({}),
+    perIp: perIpSchema.optional().describe(PER_IP_TEXT.perIp),
   })
   .superRefine(checkMergedPolicies, { when: isObject })
   .meta({ title: 'crawl configuration', description: 'Configuration file for the crawl web crawler (crawler.config.json).' });
@@ -226,6 +234,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 1 && first === 'traps') return Object.keys(trapsSchema.shape);
   if (path.length === 1 && first === 'cookies') return Object.keys(cookiesSchema.shape);
   if (path.length === 1 && first === 'tls') return Object.keys(tlsSchema.shape);
+  if (path.length === 1 && first === 'perIp') return ['$comment', 'rate', 'concurrency'];
   // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.
   const policyDepth = first === 'defaults' ? 1 : first === 'domains' && typeof second === 'string' ? 2 : undefined;
   if (policyDepth === undefined) return [];

@@ -18,6 +18,7 @@ import { contentFormat, extractFlags } from './content-fields.js';
 import { cookiePairs, placedSecrets } from './request-schema.js';
 import { proxyUrlProblem } from '../fetch/proxy.js';
 import { parseHeaderLine } from '../fetch/request-headers.js';
+import { mergePerIp } from './per-ip-schema.js';
 
 export type { FileConfig } from './file-schema.js';
 
@@ -226,6 +227,10 @@ export interface CliOverrides {
   insecure?: boolean;
   /** `--ca FILE`: replaces `tls.ca`. */
   ca?: string;
+  /** `--ip-rate`: replaces `perIp.rate`, and turns per-IP limits on. */
+  ipRate?: string;
+  /** `--ip-concurrency` (1-1000): replaces `perIp.concurrency`, and turns per-IP limits on. */
+  ipConcurrency?: string | number;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -259,6 +264,8 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   cookieJar: '--cookie-jar',
   insecure: '--insecure',
   ca: '--ca',
+  ipRate: '--ip-rate',
+  ipConcurrency: '--ip-concurrency',
 };
 
 /** "16" → 16 so integer flags get the same range checks and messages as the file; "abc" stays "abc". */
@@ -302,6 +309,8 @@ const cliSchema = z.object({
   cookieJar: z.string().min(1, { error: 'expected a file path' }).optional(),
   insecure: fieldSchemas.boolean().optional(),
   ca: z.string().min(1, { error: 'expected a file path' }).optional(),
+  ipRate: fieldSchemas.rate().optional(),
+  ipConcurrency: intFlag(1, 1000),
 });
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
@@ -378,6 +387,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     sitemaps: { urls: flags.sitemap ?? base.sitemaps, fromRobots: flags.sitemaps ?? base.robotsSitemaps },
     checkLinks: flags.checkLinks ?? base.checkLinks,
     network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },
+    perIp: mergePerIp(base.perIp, { rate: flags.ipRate, concurrency: flags.ipConcurrency }),
     policyFor: createPolicyResolver(base.domains, defaults),
     requests: {
       cookies: { send: flags.cookies ?? base.cookies.send, jar: flags.cookieJar ?? base.cookies.jar ?? null, keep: base.cookies.keep },

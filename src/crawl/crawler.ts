@@ -23,6 +23,8 @@ import { pageOutcome, redactRecord } from './page-outcome.js';
 import { SlowRequests } from './slow-requests.js';
 import { RobotsCache, RobotsGate, productToken } from '../robots/index.js';
 import { Scheduler, type TakeResult } from './scheduler.js';
+import { HostAddresses } from './host-addresses.js';
+import { IpLimits } from '../politeness/ip-limits.js';
 import { DueTimer } from './due-timer.js';
 import { createScope } from '../parse/scope.js';
 import type { CrawlSettings, ErrorCode, HostPolicy, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
@@ -86,6 +88,8 @@ export class Crawler {
   private readonly store: CrawlStore;
   private readonly hosts: HostTable;
   private readonly scheduler: Scheduler<HostPolicy>;
+  /** Each host's address, resolved before its first request (absent: resolved inside the connect). */
+  private readonly addresses: HostAddresses | undefined;
   private readonly robots: RobotsGate;
   private inScope: ReturnType<typeof createScope>;
   /** Scope without the include/exclude filters (they are about pages): where a robots.txt redirect may go. */
@@ -125,6 +129,8 @@ export class Crawler {
   private fetched = 0;
   private errors = 0;
   private skipped = 0;
+  /** Requests the crawl aborted itself (ABORTED records): counted apart, as the summary does. */
+  private aborted = 0;
   private stopping = false;
   /** Seeds are in the store: until then the crawl cannot end, even when stopped (every seed gets a record). */
   private seeded = false;
@@ -153,6 +159,12 @@ export class Crawler {
       random: opts.random,
       persist: this.store.durable ? (key, saved) => this.settle(this.store.saveHost(key, saved)) : undefined,
     });
+    // Hosts are resolved before they are scheduled, so a slow lookup holds no slot and per-IP limits know the address.
+    // A `domain` host key spans names that may resolve apart: those are resolved inside the connect, as before.
+    const resolveHost = opts.fetcher.resolveHost?.bind(opts.fetcher);
+    this.addresses = resolveHost && this.settings.hostKey === 'host' ? new HostAddresses({ clock: opts.clock, lookup: resolveHost, onResolved: (key) => this.scheduler.resolved(key) }) : undefined;
+    const { perIp } = this.settings;
+    if (perIp && !this.addresses) opts.log?.warn(`perIp limits not applied: ${this.settings.hostKey === 'host' ? 'this fetcher does not resolve hosts ahead' : 'a hostKey "domain" key spans names that may resolve apart'}`);
     this.scheduler = new Scheduler({
       clock: opts.clock,
       concurrency: this.settings.concurrency,
@@ -160,6 +172,8 @@ export class Crawler {
       source: { hasWork: (key) => this.hasWork(key), take: (key, now) => this.take(key, now) },
       onSettle: () => this.checkDone(),
       random: opts.random,
+      addresses: this.addresses,
+      ipLimits: perIp && this.addresses ? new IpLimits(perIp) : undefined,
     });
     const note = (key: string, message: string) => {
       addNote(this.stats, message, key);
@@ -286,6 +300,7 @@ export class Crawler {
       inFlight: this.scheduler.inFlight + this.slow.count,
       errors: this.errors,
       skipped: this.skipped,
+      ...(this.aborted > 0 && { aborted: this.aborted }),
       hostsWaiting: waiting,
       hostsActive: active,
       elapsedMs: this.clock.now() - this.stats.startedAt,
@@ -430,6 +445,13 @@ export class Crawler {
         lease = claimed;
       }
       const { entry } = lease;
+      const unresolved = this.addresses?.failure(key);
+      if (unresolved !== undefined) {
+        // Its name does not resolve: a DNS_FAILURE record at once, no request, no slot (host-addresses.ts).
+        this.settle(this.store.complete(lease, errorCode(unresolved)));
+        this.unreached(entry, key, errorCode(unresolved), `GET ${entry.url} failed: ${unresolved.message.replace(/^\S+ \S+ failed: /, '')}`);
+        continue;
+      }
       if (this.settings.robots.enabled) {
         const verdict = this.robots.check(entry.url, key);
         if (verdict.kind === 'wait') {
@@ -439,12 +461,7 @@ export class Crawler {
         if (verdict.kind === 'fail') {
           // Its host could not be connected to for robots.txt: a page record with that error (a dead link), not a skip.
           this.settle(this.store.complete(lease, verdict.code));
-          const record: PageRecord = {
-            type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent, contentType: null, bytes: 0,
-            title: null, links: 0, fetchedAt: this.isoTime(this.clock.wallNow()), elapsedMs: 0, error: { code: verdict.code as ErrorCode, message: verdict.message },
-          };
-          decorateRecord(record, entry);
-          this.emitPage(record, key);
+          this.unreached(entry, key, verdict.code as ErrorCode, verdict.message);
           continue;
         }
         if (verdict.kind === 'skip') {
@@ -457,6 +474,16 @@ export class Crawler {
       const taken = lease;
       return this.slow.wrap(key, (ctx) => this.fetchPage(taken, ctx));
     }
+  }
+
+  /** A page record for a URL whose host could not be reached before any request of its own: an error, not a skip. */
+  private unreached(entry: FrontierEntry, key: string, code: ErrorCode, message: string): void {
+    const record: PageRecord = {
+      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent, contentType: null, bytes: 0,
+      title: null, links: 0, fetchedAt: this.isoTime(this.clock.wallNow()), elapsedMs: 0, error: { code, message },
+    };
+    decorateRecord(record, entry);
+    this.emitPage(record, key);
   }
 
   private claimLater(key: string, claim: Promise<Lease | ClaimWait | undefined>): void {
@@ -780,8 +807,12 @@ export class Crawler {
   }
 
   private emitPage(record: PageRecord, key: string): void {
-    this.fetched++;
-    if (record.error) this.errors++;
+    // As the summary counts it (countPage): a request the crawl aborted itself is neither a page fetched nor an error.
+    if (record.error?.code === 'ABORTED') this.aborted++;
+    else {
+      this.fetched++;
+      if (record.error) this.errors++;
+    }
     countPage(this.stats, record, key);
     this.write(record);
   }

@@ -23,6 +23,17 @@
  * every seeded host. Only `hostsSnapshot`
  * (progress, a few times a second) and the sweep (at most every 30 s) walk
  * every host.
+ *
+ * Addresses and per-IP limits (both optional): with `addresses`
+ * (host-addresses.ts) a host is first resolved, in the background, and
+ * visited again when its answer arrives, so a slow lookup holds no slot.
+ * With `ipLimits` (politeness/ip-limits.ts) a request starts only when its
+ * host's limiter AND its address's limiter allow it; a host ready but for
+ * its address waits in that address's FIFO, and the address hands out one
+ * host per turn (when its gap is over — filed in a second heap, O(log A) —
+ * or when one of its requests is written or ends), so a start costs O(1)
+ * more however many hosts share the address. Every visit of a host with an
+ * address ends by passing the turn on if the address is still ready.
  */
 import type { Clock } from '../clock.js';
 import { DueTimer } from './due-timer.js';
@@ -30,6 +41,8 @@ import type { HostLimiter, LimiterPolicy, StartTicket } from '../politeness/host
 import { HostTable, type HostState, type Job, type JobContext } from '../politeness/host-state.js';
 import { TimeHeap } from '../store/time-heap.js';
 import { KeyQueue } from './key-queue.js';
+import { PENDING, type HostAddresses } from './host-addresses.js';
+import type { IpLimits, IpState } from '../politeness/ip-limits.js';
 
 export type { Job, JobContext } from '../politeness/host-state.js';
 
@@ -58,6 +71,10 @@ export interface SchedulerOptions<P extends LimiterPolicy = LimiterPolicy> {
   /** Called after every job and whenever the scheduler may have gone quiet. */
   onSettle?: () => void;
   random?: () => number;
+  /** Resolves each host before its first start (host-addresses.ts). @default none: hosts are not resolved ahead */
+  addresses?: HostAddresses;
+  /** Per-IP limits over the addresses `addresses` answers. @default none */
+  ipLimits?: IpLimits;
 }
 
 type HostSlot = HostState<LimiterPolicy>;
@@ -69,6 +86,8 @@ const MAX_VISITS_PER_PASS = 1_024;
 export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   private readonly hosts: HostTable<P>;
   private readonly heap = new TimeHeap<string>();
+  /** Addresses whose gap ends later, with hosts waiting for them. */
+  private readonly ipHeap = new TimeHeap<string>();
   private readonly ready = new KeyQueue();
   /** Hosts with an internal job (robots.txt) submitted: visited before `ready`, so a broad start-up's robots.txt requests do not wait behind every other seeded host. */
   private readonly urgent = new KeyQueue();
@@ -112,6 +131,19 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     this.schedulePump();
   }
 
+  /**
+   * The host's address just arrived (host-addresses.ts): visit it ahead of
+   * the round-robin, as a host with robots.txt to fetch is. A broad crawl's
+   * hosts are all new at the start; behind the ready list, the first
+   * requests would wait for a pass over every seeded host.
+   */
+  resolved(key: string): void {
+    if (this.stopped || this.urgentSet.has(key)) return;
+    this.urgentSet.add(key);
+    this.urgent.push(key);
+    this.schedulePump();
+  }
+
   /** The host may have new work or changed state: re-check it soon. */
   wake(key: string): void {
     if (this.stopped || this.readySet.has(key)) return;
@@ -135,12 +167,19 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
       out.push({
         key,
         inFlight: slot.limiter.inFlight,
-        waiting: hasWork && slot.limiter.readyAt(now) > now,
+        waiting: hasWork && (slot.limiter.readyAt(now) > now || this.waitsForAddress(key, now)),
         pausedUntil: slot.limiter.pausedUntil,
         rateFactor: slot.limiter.rateFactor,
       });
     }
     return out;
+  }
+
+  /** Whether the host waits for its address: a lookup under way, or its IP's limits. */
+  private waitsForAddress(key: string, now: number): boolean {
+    const answer = this.opts.addresses?.peek(key);
+    if (answer === PENDING) return true;
+    return typeof answer === 'string' && this.opts.ipLimits !== undefined && this.opts.ipLimits.readyAt(answer, now) > now;
   }
 
   /** Stops starting new work; running jobs finish on their own. */
@@ -180,6 +219,14 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
         this.ready.push(key);
       }
     }
+    while (this.ipHeap.peekTime() <= now) {
+      const { item: ip } = this.ipHeap.pop()!;
+      const state = this.opts.ipLimits?.peek(ip);
+      if (state) {
+        state.wakeAt = Infinity;
+        this.passTurn(state, now);
+      }
+    }
     while (this.urgent.length > 0 && this.running < this.opts.concurrency) {
       const key = this.urgent.shift();
       this.urgentSet.delete(key);
@@ -200,17 +247,39 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
       else if (this.ready.length > 0) this.scheduleImmediatePump();
     }
     if (now - this.lastSweep > SWEEP_EVERY_MS) this.sweep(now);
-    this.timer.armAt(this.heap.peekTime());
+    this.timer.armAt(Math.min(this.heap.peekTime(), this.ipHeap.peekTime()));
     this.opts.onSettle?.();
   }
 
-  /** Starts one request for `key` if it may start now; otherwise files it under its wake time. */
+  /**
+   * Starts one request for `key` if it and its address may start now;
+   * otherwise files it under its wake time, or in its address's queue.
+   */
   private visit(key: string, now: number): void {
+    let ip: IpState | undefined;
+    const { addresses, ipLimits } = this.opts;
+    if (addresses !== undefined) {
+      const answer = addresses.state(key, now);
+      if (answer === PENDING) return; // its answer wakes the host
+      // A failed lookup goes on to `take`, which records the host's URLs as DNS_FAILURE without a request.
+      if (typeof answer === 'string' && ipLimits !== undefined) ip = ipLimits.get(answer);
+    }
+    this.visitHost(key, now, ip);
+    // The address may still start one more (concurrency, no gap, or this host had nothing): the next host's turn.
+    if (ip !== undefined) this.passTurn(ip, now);
+  }
+
+  private visitHost(key: string, now: number, ip: IpState | undefined): void {
     const slot = this.hosts.get(key);
     const readyAt = slot.limiter.readyAt(now);
     if (readyAt > now) {
       if (readyAt !== Infinity && (slot.jobs.length > 0 || this.opts.source.hasWork(key))) this.sleepUntil(key, slot, readyAt);
       return; // Infinity: a running request's release will wake it
+    }
+    if (ip !== undefined && ip.limiter.readyAt(now) > now) {
+      // Ready but for its address: in the address's queue (no slot, no heap entry), until the address hands it a turn.
+      if (slot.jobs.length > 0 || this.opts.source.hasWork(key)) this.opts.ipLimits!.wait(ip, key);
+      return;
     }
     let job: Job | undefined = slot.jobs.length > 0 ? slot.jobs.shift() : undefined;
     if (job) this.queuedJobs--;
@@ -228,43 +297,79 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
         return;
       }
     }
-    this.start(key, slot, job, now);
+    this.start(key, slot, job, now, ip);
     // Back of the round-robin: the next pass starts another request if the
     // host is still ready (concurrency > 1, no gap), or files it under its readyAt.
     this.wake(key);
   }
 
-  private start(key: string, slot: HostSlot, job: Job, now: number): void {
+  private start(key: string, slot: HostSlot, job: Job, now: number, ip: IpState | undefined): void {
     const ticket: StartTicket = slot.limiter.acquire(now);
     this.hosts.changed(key);
     this.running++;
+    const ipTicket = ip?.limiter.acquire(now);
+    /** Null once the address's share is released (or handed to `detach`). */
+    let ipRelease: (() => void) | null = ip === undefined ? null : () => {
+      ip.limiter.release(ipTicket);
+      this.passTurn(ip, this.opts.clock.now());
+      this.schedulePump();
+    };
     const ctx: JobContext = {
       onDispatched: (at) => {
         slot.limiter.markDispatched(ticket, at);
         this.hosts.changed(key);
         this.wake(key); // a host with a gap waits for this write before its next start
+        if (ip !== undefined) {
+          ip.limiter.markDispatched(ipTicket!, at);
+          this.passTurn(ip, this.opts.clock.now()); // likewise the hosts waiting for its address
+        }
       },
       onResponse: (at) => {
         slot.limiter.markResponded(ticket, at);
         this.hosts.changed(key);
+        if (ip !== undefined) ip.limiter.markResponded(ipTicket!, at);
+      },
+      detach: () => {
+        const release = ipRelease ?? (() => {});
+        ipRelease = null;
+        return release;
       },
     };
     // Runs at once, as it did inside p-queue before that was dropped: with
     // the slots counted here it never queued anything, and cost ~1 µs a job.
-    void this.run(key, slot, job, ctx, ticket);
+    void this.run(key, slot, job, ctx, ticket, () => ipRelease?.());
   }
 
-  private async run(key: string, slot: HostSlot, job: Job, ctx: JobContext, ticket: StartTicket): Promise<void> {
+  private async run(key: string, slot: HostSlot, job: Job, ctx: JobContext, ticket: StartTicket, releaseIp: () => void): Promise<void> {
     try {
       await job(ctx);
     } catch {
       // Jobs report their own failures; a throw here must not wedge the scheduler.
     } finally {
       slot.limiter.release(ticket);
+      releaseIp();
       this.running--;
       this.wake(key);
       this.schedulePump();
       this.opts.onSettle?.();
+    }
+  }
+
+  /**
+   * The address may start a request now: wake the next host waiting for it
+   * (one; its visit passes the turn on). Not yet, at a known time: file the
+   * address in the heap. Never: a write or a release calls this again.
+   */
+  private passTurn(ip: IpState, now: number): void {
+    if (ip.waiting === null || this.stopped) return;
+    const at = ip.limiter.readyAt(now);
+    if (at <= now) {
+      const key = this.opts.ipLimits!.next(ip);
+      if (key !== undefined) this.wake(key);
+    } else if (at !== Infinity && ip.wakeAt > at) {
+      ip.wakeAt = at;
+      this.ipHeap.push(at, ip.ip);
+      this.timer.armAt(Math.min(this.heap.peekTime(), this.ipHeap.peekTime()));
     }
   }
 
@@ -278,5 +383,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   private sweep(now: number): void {
     this.lastSweep = now;
     this.hosts.sweep(now, (key) => this.readySet.has(key) || this.opts.source.hasWork(key));
+    this.opts.ipLimits?.sweep(now);
+    this.opts.addresses?.sweep((key) => this.hosts.peek(key) !== undefined);
   }
 }

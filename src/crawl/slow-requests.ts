@@ -43,6 +43,9 @@ interface Running {
   startedAt: number;
   dispatched: boolean;
   release: () => void;
+  /** Released: what ends the request's share of its address (JobContext.detach). */
+  ended?: () => void;
+  ctx: JobContext;
 }
 
 export class SlowRequests {
@@ -76,7 +79,7 @@ export class SlowRequests {
   private run(key: string, ctx: JobContext, job: Job): Promise<void> {
     const id = ++this.seq;
     return new Promise<void>((resolve) => {
-      const entry: Running = { key, startedAt: this.opts.clock.now(), dispatched: false, release: resolve };
+      const entry: Running = { key, startedAt: this.opts.clock.now(), dispatched: false, release: resolve, ctx };
       this.running.set(id, entry);
       this.timer.armAt(entry.startedAt + this.afterMs);
       const inner: JobContext = {
@@ -88,7 +91,8 @@ export class SlowRequests {
       };
       const finish = () => {
         if (this.running.delete(id)) return resolve();
-        // It was released: it ends now for its host.
+        // It was released: it ends now for its host (and its address).
+        entry.ended?.();
         this.releasedCount--;
         const left = (this.released.get(key) ?? 1) - 1;
         if (left === 0) this.released.delete(key);
@@ -116,6 +120,7 @@ export class SlowRequests {
       this.running.delete(id);
       this.releasedCount++;
       this.released.set(entry.key, (this.released.get(entry.key) ?? 0) + 1);
+      entry.ended = entry.ctx.detach?.();
       entry.release();
     }
     this.timer.armAt(recheck);

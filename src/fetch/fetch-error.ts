@@ -9,6 +9,7 @@
  */
 import { errors } from 'undici';
 import type { ErrorCode } from '../types.js';
+import { PROXY_STATUS_CODE } from './proxy-tunnel.js';
 
 /** Error code used by body.ts for anything the content decoders reject. */
 export const CONTENT_DECODING_CODE = 'ERR_CONTENT_DECODING';
@@ -32,6 +33,7 @@ const DESCRIPTIONS: Record<ErrorCode, string> = {
   ABORTED: 'aborted',
   THROTTLED: 'still throttled by the server after every retry',
   LOCAL_RESOURCE: 'out of a local resource (file descriptors, buffers or ports), not a server failure',
+  PROXY_ERROR: 'the proxy refused to open a tunnel to the host',
   FETCH_FAILED: 'request failed',
 };
 
@@ -85,6 +87,7 @@ const BY_CODE: Record<string, ErrorCode> = {
   UND_ERR_NOT_SUPPORTED: 'INVALID_RESPONSE',
   [CONTENT_DECODING_CODE]: 'DECODE_ERROR',
   [TOTAL_TIMEOUT_CODE]: 'TOTAL_TIMEOUT',
+  [PROXY_STATUS_CODE]: 'PROXY_ERROR',
 };
 
 /**

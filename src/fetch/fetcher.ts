@@ -34,6 +34,7 @@ import { cachedLookup, DNS_CACHE_DEFAULTS, type DnsCacheOptions } from './dns-ca
 import { classifyError, FetchError, LOCAL_RESOURCE_CODES, TOTAL_TIMEOUT_CODE } from './fetch-error.js';
 import { redactCredentials } from './redact.js';
 import { checkProxiedTarget } from './proxy.js';
+import { describeProxyStatus, tunnelClientFactory } from './proxy-tunnel.js';
 import type { RequestExtras } from './request-extras.js';
 import { tlsConnectOptions, type TlsSettings } from './tls.js';
 import { PhaseDeadlines, type DeadlineCode } from './phase-deadlines.js';
@@ -268,6 +269,8 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
         proxyTls: { timeout: timeouts.connectMs },
         requestTls: { ...tlsOptions, timeout: timeouts.connectMs },
+        // A refused CONNECT fails as PROXY_ERROR with the proxy's status, not as ABORTED (proxy-tunnel.ts).
+        clientFactory: tunnelClientFactory,
       });
       proxied.set(proxy, agent);
     }
@@ -297,6 +300,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     if (code === 'TOTAL_TIMEOUT') return `response not complete within ${req.totalMs ?? timeouts.totalMs} ms (total deadline)`;
     if (code === 'LOCAL_RESOURCE') return `${DESCRIBE_LOCAL} (${localCode(err) ?? 'resource exhausted'})`;
     if ((code === 'DECODE_ERROR' || code === 'FETCH_FAILED') && err instanceof Error) return redactCredentials(err.message);
+    if (code === 'PROXY_ERROR') return describeProxyStatus(err);
     return undefined;
   }
 

@@ -18,6 +18,8 @@ export interface ProgressSnapshot {
   inFlight: number;
   errors: number;
   skipped: number;
+  /** Requests the crawl aborted itself (a second Ctrl-C, a stop's grace period): not in `fetched` nor `errors`, as in the summary; absent when none. */
+  aborted?: number;
   hostsWaiting: number;
   hostsActive: number;
   elapsedMs: number;
@@ -109,6 +111,7 @@ export function formatProgressLine(s: ProgressSnapshot, pagesPerSecond: number, 
     `errors ${int(s.errors)}`,
   );
   if (s.skipped > 0) parts.push(`skipped ${int(s.skipped)}`);
+  if (s.aborted) parts.push(`aborted ${int(s.aborted)}`);
   parts.push(`hosts ${int(s.hostsActive)} active, ${int(s.hostsWaiting)} waiting`);
   if (s.paused?.length) parts.push(`paused ${s.paused.map((p) => `${p.host} ${Math.ceil(p.leftMs / 1000)}s`).join(', ')}`);
   if (s.throttled?.length) parts.push(`throttled ${s.throttled.map((t) => `${t.host} ${t.rate}`).join(', ')}`);

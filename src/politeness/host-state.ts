@@ -35,6 +35,13 @@ export interface JobContext {
   onDispatched(at: number): void;
   /** Call with clock.now() when its response headers arrive. */
   onResponse(at: number): void;
+  /**
+   * The job is about to end before its request does (a slow request giving
+   * its global slot back, crawl/slow-requests.ts): returns what to call when
+   * the request really ends, so its address's in-flight count (per-IP
+   * limits) stays exact. Contexts built elsewhere may leave it out.
+   */
+  detach?(): () => void;
 }
 
 /** One request's worth of work, run by the scheduler when its host may start one. */

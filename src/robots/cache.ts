@@ -13,7 +13,8 @@
  *   counts as unreachable like a 5xx.
  * - other 4xx: allow-all.
  * - A host that cannot be connected to at all (CONNECT_ERROR_CODES: refused,
- *   no DNS answer, connect timeout, TLS failure): unreachable too, but
+ *   no DNS answer, connect timeout, TLS failure, a proxy refusing the
+ *   tunnel): unreachable too, but
  *   retried after at most CONNECT_RETRY_DELAY_MS (doubling), so a dead host
  *   is given up in seconds; the state keeps the error (`connectError`), and
  *   the gate turns the host's URLs into page records carrying it (a dead
@@ -91,7 +92,7 @@ interface Entry {
 type Outcome = RobotsState | { kind: 'unreachable'; reason: string; connectError?: { code: string; message: string } };
 
 /** Transport failures that mean the host could not be connected to at all (see the header). */
-export const CONNECT_ERROR_CODES: ReadonlySet<string> = new Set(['CONNECTION_REFUSED', 'DNS_FAILURE', 'CONNECT_TIMEOUT', 'TLS_ERROR']);
+export const CONNECT_ERROR_CODES: ReadonlySet<string> = new Set(['CONNECTION_REFUSED', 'DNS_FAILURE', 'CONNECT_TIMEOUT', 'TLS_ERROR', 'PROXY_ERROR']);
 
 /** The longest wait before retrying a robots.txt whose host could not be connected to: 1 s, then 2 s (default retries), so a refused host is given up after ~3 s, not 15 s. */
 export const CONNECT_RETRY_DELAY_MS = 1_000;

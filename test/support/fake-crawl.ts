@@ -31,6 +31,10 @@ export interface FakeCrawlOptions {
   serverClockSkewMs?: number;
   /** Bounds on the simulated run. @default 1 h of simulated time, 100 000 timers */
   limits?: Omit<RunLimits, 'describe'>;
+  /** DNS: host name → address; the crawl then resolves hosts before scheduling them (scripted-fetcher.ts). @default none */
+  addresses?: Record<string, string>;
+  /** How long each lookup takes. @default 0 */
+  dnsMs?: number | ((host: string) => number);
   /** Write robots.txt records (`--emit-robots`). @default false */
   robotsRecords?: boolean;
   /** Sees the crawler and the clock before the crawl starts (to stop it, read its progress, …). */
@@ -63,6 +67,8 @@ export async function fakeCrawl(opts: FakeCrawlOptions): Promise<FakeCrawlRun> {
     maxBodyBytes: settings.maxBodyBytes,
     latencyMs: opts.latencyMs,
     serverClockSkewMs: opts.serverClockSkewMs,
+    addresses: opts.addresses,
+    dnsMs: opts.dnsMs,
   });
   // Records go through JSON as they would on stdout, so tests see exactly what a reader would.
   const lines: string[] = [];

@@ -145,9 +145,19 @@ export interface ScriptedFetcherOptions {
   latencyMs?: number;
   /** The server's wall clock minus ours, for Date and HTTP-date Retry-After headers. @default 0 */
   serverClockSkewMs?: number;
+  /**
+   * DNS: the address each host name resolves to. When given, the fetcher has
+   * `resolveHost` (the crawl resolves hosts before scheduling them): a name
+   * not listed fails with DNS_FAILURE. @default none: no `resolveHost`
+   */
+  addresses?: Record<string, string>;
+  /** How long `resolveHost` takes; a function varies it per host. @default 0 */
+  dnsMs?: number | ((host: string) => number);
 }
 
 export interface ScriptedFetcher extends Fetcher {
+  /** Host names asked of `resolveHost`, in order. */
+  readonly lookups: string[];
   /** Server-side log in arrival order (a copy; entries are live), optionally for one host. */
   requests(host?: string): ScriptedLogEntry[];
   /** Arrival times at one host. */
@@ -360,7 +370,21 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
     }
   }
 
+  const lookups: string[] = [];
+  const addresses = opts.addresses === undefined ? undefined : new Map(Object.entries(opts.addresses).map(([h, a]) => [h.toLowerCase(), a]));
+  const resolveHost = async (host: string): Promise<string | null> => {
+    const name = new URL(`http://${host}/`).hostname;
+    lookups.push(name);
+    const ms = typeof opts.dnsMs === 'function' ? opts.dnsMs(name) : (opts.dnsMs ?? 0);
+    await new Promise<void>((resolve) => clock.setTimer(resolve, ms));
+    const address = addresses!.get(name);
+    if (address === undefined) throw new FetchError('DNS_FAILURE', { method: 'GET', url: `http://${host}/`, detail: `${name} could not be resolved (ENOTFOUND)` });
+    return address;
+  };
+
   return {
+    lookups,
+    ...(addresses !== undefined && { resolveHost }),
     fetch,
     close: async () => {},
     requests: (host) => (host === undefined ? log.slice() : log.filter((e) => e.host === host)),

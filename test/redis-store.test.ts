@@ -313,6 +313,45 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
     }
   });
 
+  it('keeps queued entries compact: each parent stored once, forgotten when no entry names it; entries intact', async () => {
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: url() });
+    await admin.connect();
+    const store = new RedisStore({ url: url(), crawlId: `compact-${randomUUID()}` });
+    try {
+      await store.open(meta);
+      const parents = ['https://a.example/list?page=1', 'http://b.example:8080/', 'https://c.example/x|y'];
+      const made: FrontierEntry[] = [];
+      for (let i = 0; i < 30; i++) {
+        const key = i % 2 === 0 ? 'a.example' : 'b.example:8080';
+        const u = i % 3 === 0 ? `https://${key}/p/${i}` : i % 3 === 1 ? `http://${key}/p/${i}?q=a|b` : `https://other.example/${key}/${i}`;
+        const e: FrontierEntry = { url: u, depth: i % 4, parent: i === 29 ? null : parents[i % 3]!, hops: i % 2, attempt: i % 5, ...(i % 7 === 0 ? { throttles: 0 } : {}), ...(i % 5 === 0 ? { extra: { kind: 'sitemap|x', n: [i, 1.5] } } : {}) };
+        made.push(e);
+        expect(await store.add(u, key, e)).toBe(true);
+      }
+      const par = `${store.keyPrefix}par`;
+      expect(await admin.hLen(par)).toBe(3); // 29 entries name 3 parents, each stored once
+      // Not JSON: no field names, no scheme and host, a tag for the parent (https://a.example/p/6, depth 2, attempt 1).
+      expect(await admin.lRange(`${store.keyPrefix}q:a.example`, 0, -1)).toContainEqual(expect.stringMatching(/^2,0,1\|[0-9a-f]{12}\|\/p\/6$/));
+      const leases: Lease[] = [];
+      for (const key of ['a.example', 'b.example:8080']) {
+        for (let l = await store.claim(key); isLease(l); l = await store.claim(key)) leases.push(l);
+      }
+      expect(leases.map((l) => l.entry).sort((x, y) => x.url.localeCompare(y.url))).toEqual([...made].sort((x, y) => x.url.localeCompare(y.url)));
+      // Released with a new parent: the old one is forgotten once nothing names it.
+      for (const l of leases) await store.release(l, { ...l.entry, parent: 'https://d.example/', attempt: l.entry.attempt + 1 }, now() + 60_000);
+      expect(Object.values(await admin.hGetAll(par))).toEqual(['https://d.example/']);
+      const back = await store.drain();
+      expect(back).toHaveLength(30);
+      expect(back.every((e) => e.parent === 'https://d.example/')).toBe(true);
+      expect(await admin.hLen(par)).toBe(0);
+      expect(await admin.hLen(`${store.keyPrefix}pref`)).toBe(0);
+    } finally {
+      await store.close();
+      await admin.quit();
+    }
+  });
+
   it('fails at once with a RedisStoreError when Redis cannot be reached', async () => {
     const probe = await startRedisServer();
     const deadUrl = probe.url;

@@ -206,8 +206,18 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const crawlId = `outage-${randomUUID()}`;
     const args = (i: number) => ['--redis', redis!.url, '--crawl-id', crawlId, '--rate', '10/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('a.localhost', '/')];
     const workers = [0, 1].map((i) => start(args(i)));
-    // Paused mid-crawl: once both workers have joined and pages are being fetched.
-    while (web.requests().length < 8) await sleep(50);
+    // Paused mid-crawl: once both workers have joined (each has held a lease) and pages are being fetched.
+    // (Waiting for requests alone let a loaded machine pause Redis before the second worker had connected.)
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: redis!.url });
+    await admin.connect();
+    const owners = new Set<string>();
+    while (owners.size < 2 || web.requests().length < 8) {
+      const leases = await admin.hGetAll(`crawl:{${crawlId}}:leases`);
+      for (const [field, owner] of Object.entries(leases)) if (field.endsWith(':o')) owners.add(owner);
+      await sleep(10);
+    }
+    await admin.quit();
     redis!.pause();
     await sleep(6_500);
     redis!.resume();

@@ -2,7 +2,9 @@
  * `crawl report <records.jsonl> [-o report.html]`: reads a records file as a
  * stream and writes one self-contained HTML report (src/report/). With
  * `--state FILE` the records come from the record log a `--state` crawl kept
- * (read-only: the crawl may still be running). With `--config` / `--rate`,
+ * (read-only: the crawl may still be running); with `--redis URL --crawl-id
+ * ID`, from the one every worker of a shared crawl appends to (likewise
+ * readable while it runs). With `--config` / `--rate`,
  * the configured rate per host is taken from them when the records do not
  * carry it. `-o -` writes the HTML to stdout.
  */
@@ -18,6 +20,7 @@ import type { HostKeyMode } from '../types.js';
 import { EXIT, type Io, type ReportFlags } from './flags.js';
 
 export async function reportCommand(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {
+  if (flags.redis !== undefined || flags.crawlId !== undefined) return reportFromRedis(file, flags, io);
   if (file !== undefined && flags.state !== undefined) throw new UsageError('give a records file or --state FILE, not both');
   if (file === undefined && flags.state === undefined) throw new UsageError('no records to report on: give a records file (crawl report pages.jsonl) or --state FILE');
   const out = flags.output ?? defaultOutput(file ?? flags.state!);
@@ -29,6 +32,11 @@ export async function reportCommand(file: string | undefined, flags: ReportFlags
     const input = file === '-' ? io.stdin : await openInput(file, io.cwd);
     data = await aggregateRecords(input as AsyncIterable<Buffer | string>, { source: file === '-' ? 'stdin' : basename(file), policyFor, hostKey });
   }
+  return writeReport(data, out, flags, io);
+}
+
+/** Renders the report to `out` ("-": stdout) and says so. */
+async function writeReport(data: ReportData, out: string, flags: ReportFlags, io: Io): Promise<number> {
   const html = await renderReport(data);
   if (out === '-') {
     io.stdout.write(html);
@@ -64,6 +72,26 @@ async function fromState(file: string, cwd: string, opts: { policyFor?: PolicyLo
   } finally {
     store.close();
   }
+}
+
+/** `crawl report --redis URL --crawl-id ID`: the record log of a shared crawl, every worker's records. */
+async function reportFromRedis(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {
+  if (flags.redis === undefined) throw new UsageError('--crawl-id goes with --redis URL');
+  if (flags.crawlId === undefined) throw new UsageError('--redis needs --crawl-id NAME: the shared crawl to report on');
+  if (file !== undefined || flags.state !== undefined) throw new UsageError('give a records file, --state FILE or --redis URL --crawl-id NAME: one of them');
+  if (!/^rediss?:\/\//i.test(flags.redis)) throw new UsageError(`--redis expects a URL like redis://host:6379/0, got ${JSON.stringify(flags.redis)}`);
+  const { RedisStore } = await import('../store/redis-store.js');
+  const { redactRedisUrl } = await import('./state-target.js');
+  const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId });
+  let data: ReportData;
+  try {
+    if ((await store.peekMeta()) === undefined) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis)}`);
+    const { policyFor, hostKey } = await configuredPolicy(flags, io);
+    data = await aggregateValues(store.recordLog().read(), { source: `Redis crawl "${flags.crawlId}"`, policyFor, hostKey });
+  } finally {
+    await store.close();
+  }
+  return writeReport(data, flags.output ?? `${flags.crawlId.replace(/[^A-Za-z0-9._-]/g, '_')}.html`, flags, io);
 }
 
 async function openInput(file: string, cwd: string): Promise<NodeJS.ReadableStream> {

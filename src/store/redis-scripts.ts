@@ -15,7 +15,11 @@
  *                       48 bits as integers, so Redis keeps it as an intset
  *                       (8 bytes a member) up to set-max-intset-entries
  *   P rlock:ORIGIN string the worker fetching ORIGIN's robots.txt (expires)
- *   P q:HOST     list   HOST's queue, head on the left; entries are FrontierEntry JSON
+ *   P q:HOST     list   HOST's queue, head on the left; entries in the compact
+ *                       form below
+ *   P par        hash   interned parent URLs: tag → URL (a parent is stored once,
+ *                       however many queued, delayed or leased entries name it)
+ *   P pref       hash   tag → how many stored entries name it; at 0 both go
  *   P work       set    hosts whose queue is not empty
  *   P delayed    zset   "HOST\nENTRY" by due time (the releasing worker's clock)
  *   P leases     hash   ID:o owner, ID:k host, ID:e entry, per lease
@@ -38,6 +42,17 @@
  * cluster client routes it to the crawl's slot). Most answers start with the
  * VIEW: queued, delayed, leased, seen, the earliest due time ('' for none)
  * and the `started` counter — what the worker's synchronous views show.
+ *
+ * A stored entry (queues, `delayed`, `leases`) is `HEAD|TAG|TAIL`, about
+ * 16 bytes plus its path where FrontierEntry JSON took ~150 plus the URL
+ * (field names, and the parent: a whole URL): HEAD is
+ * `depth,hops,attempt,throttles,extraLen` with trailing defaults left out
+ * (`1` for a plain link), TAG the parent's 12-hex-digit key in `P par` (''
+ * for none), TAIL the extra's JSON (extraLen characters; usually none) then
+ * the URL, written `/PATH` for `https://HOST/PATH` and `*` then `/PATH` for
+ * `http://HOST/PATH` when HOST is its queue's host key. Scripts take an entry as
+ * HEAD, PARENT, TAIL (PARENT '' for none, else `p` and the URL) and answer
+ * with the stored form and PARENT; redis-store.ts encodes and decodes it.
  *
  * Numbers leave Lua as strings: Redis truncates a Lua number to an integer
  * in a reply, and times here have fractions of a millisecond.
@@ -75,6 +90,51 @@ local function end_in_flight(host)
   local h = P .. 'h:' .. host
   if (tonumber(redis.call('HGET', h, 'inflight')) or 0) > 0 then redis.call('HINCRBY', h, 'inflight', -1) end
 end
+-- Interns a parent ('' or 'p' .. URL) and counts one more entry naming it:
+-- its tag, the first 48 bits of its SHA-1 (probing on to URL, newline, k if another
+-- URL holds that tag: an entry only ever names the tag whose URL is its parent).
+local function intern(parent)
+  if parent == '' then return '' end
+  local url = string.sub(parent, 2)
+  local k = 0
+  while true do
+    local tag = string.sub(redis.sha1hex(k == 0 and url or (url .. '\\n' .. k)), 1, 12)
+    local held = redis.call('HGET', P .. 'par', tag)
+    if not held then
+      redis.call('HSET', P .. 'par', tag, url)
+      redis.call('HSET', P .. 'pref', tag, 1)
+      return tag
+    end
+    if held == url then
+      redis.call('HINCRBY', P .. 'pref', tag, 1)
+      return tag
+    end
+    k = k + 1
+  end
+end
+local function stored_entry(head, parent, tail) return head .. '|' .. intern(parent) .. '|' .. tail end
+local function tag_of(entry)
+  local a = string.find(entry, '|', 1, true)
+  local b = string.find(entry, '|', a + 1, true)
+  return string.sub(entry, a + 1, b - 1)
+end
+-- PARENT of a stored entry: '' or 'p' .. URL.
+local function parent_of(entry)
+  local tag = tag_of(entry)
+  if tag == '' then return '' end
+  local url = redis.call('HGET', P .. 'par', tag)
+  return url and ('p' .. url) or ''
+end
+-- A stored entry leaves the crawl for good: one entry fewer names its parent.
+local function unref(entry)
+  local tag = tag_of(entry)
+  if tag == '' then return end
+  if redis.call('HINCRBY', P .. 'pref', tag, -1) <= 0 then
+    redis.call('HDEL', P .. 'pref', tag)
+    redis.call('HDEL', P .. 'par', tag)
+  end
+end
+local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
 local function end_lease(id)
   redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
   redis.call('ZREM', P .. 'lexp', id)
@@ -120,7 +180,7 @@ return view(out)
 `;
 
 /**
- * ADD(P, url, host, entry JSON or '') → VIEW, new 0|1, host, its queue
+ * ADD(P, url, host, HEAD or '', PARENT, TAIL) → VIEW, new 0|1, host, its queue
  * length. A URL whose fingerprint is in the seen set is not new (two URLs
  * share a 64-bit fingerprint with odds of about n²/2⁶⁵: 3 in a million at
  * ten million URLs); a host given up takes nothing more (the URL is only
@@ -134,7 +194,7 @@ bump('seen', 1)
 local host = ARGV[3]
 if ARGV[4] == '' then return view({ 1 }) end
 if redis.call('HGET', P .. 'h:' .. host, 'givenup') ~= '1' then
-  redis.call('RPUSH', qkey(host), ARGV[4])
+  redis.call('RPUSH', qkey(host), stored_entry(ARGV[4], ARGV[5], ARGV[6]))
   redis.call('SADD', P .. 'work', host)
   bump('queued', 1)
 end
@@ -147,7 +207,7 @@ return view({ 1, host, redis.call('LLEN', qkey(host)) })
  * then count, windowMs per window) → VIEW, then one of
  *   0, now, queue length            nothing queued (or the host is given up)
  *   1, now, notBefore               not before then (Redis time)
- *   2, now, lease id, entry, queue length
+ *   2, now, lease id, entry, PARENT, queue length
  *
  * readyAt is host-limiter.ts's, on the shared state and Redis's clock: the
  * pause; the gap (interval / rate factor, Crawl-delay and a RateLimit pace
@@ -167,7 +227,11 @@ local h = P .. 'h:' .. host
 local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil', 'givenup')
 if f[8] == '1' then
   local left = redis.call('LRANGE', q, 0, -1)
-  for i = 1, #left do redis.call('RPUSH', P .. 'dropped', left[i]) end
+  for i = 1, #left do
+    -- Kept whole: the parent's URL goes with it.
+    redis.call('RPUSH', P .. 'dropped', parent_of(left[i]) .. '\\n' .. left[i])
+    unref(left[i])
+  end
   redis.call('DEL', q)
   redis.call('SREM', P .. 'work', host)
   bump('queued', -#left)
@@ -211,7 +275,7 @@ redis.call('HSET', P .. 'leases', id .. ':o', ARGV[3], id .. ':k', host, id .. '
 redis.call('ZADD', P .. 'lexp', fmt(now + tonumber(ARGV[4])), id)
 bump('queued', -1)
 bump('leased', 1)
-return view({ 2, fmt(now), id, entry, left })
+return view({ 2, fmt(now), id, entry, parent_of(entry), left })
 `;
 
 /** COMPLETE(P, id, owner) → VIEW, held 1 | lost 0 (expired and given back, maybe claimed by another worker). */
@@ -219,6 +283,7 @@ const COMPLETE = `
 local id = ARGV[2]
 if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
 end_in_flight(redis.call('HGET', P .. 'leases', id .. ':k'))
+unref(redis.call('HGET', P .. 'leases', id .. ':e'))
 end_lease(id)
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
@@ -281,19 +346,21 @@ return view(out)
 `;
 
 /**
- * RELEASE(P, id, owner, entry JSON, due or '') → VIEW, held 1 | lost 0,
+ * RELEASE(P, id, owner, HEAD, PARENT, TAIL, due or '') → VIEW, held 1 | lost 0,
  * host, its queue length. Back to the head of the host's queue, or delayed.
  */
 const RELEASE = `
 local id = ARGV[2]
 if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
 local host = redis.call('HGET', P .. 'leases', id .. ':k')
+local entry = stored_entry(ARGV[4], ARGV[5], ARGV[6])
+unref(redis.call('HGET', P .. 'leases', id .. ':e'))
 end_in_flight(host)
 end_lease(id)
-if ARGV[5] == '' then
-  requeue_head(host, ARGV[4])
+if ARGV[7] == '' then
+  requeue_head(host, entry)
 else
-  redis.call('ZADD', P .. 'delayed', ARGV[5], host .. '\\n' .. ARGV[4])
+  redis.call('ZADD', P .. 'delayed', ARGV[7], host .. '\\n' .. entry)
   bump('delayed', 1)
 end
 return view({ 1, host, redis.call('LLEN', qkey(host)) })
@@ -327,7 +394,7 @@ end
 return view(out)
 `;
 
-/** DRAIN(P, host or '' for all) → VIEW, then every entry removed (queued first, then delayed). Leases stay. */
+/** DRAIN(P, host or '' for all) → VIEW, then every entry removed, as entry, PARENT, host triples (queued first, then delayed). Leases stay. */
 const DRAIN = `
 local only = ARGV[2]
 local out = {}
@@ -335,7 +402,12 @@ local hosts = only == '' and redis.call('SMEMBERS', P .. 'work') or { only }
 local queued = 0
 for _, host in ipairs(hosts) do
   local entries = redis.call('LRANGE', qkey(host), 0, -1)
-  for i = 1, #entries do out[#out + 1] = entries[i] end
+  for i = 1, #entries do
+    out[#out + 1] = entries[i]
+    out[#out + 1] = parent_of(entries[i])
+    out[#out + 1] = host
+    unref(entries[i])
+  end
   queued = queued + #entries
   redis.call('DEL', qkey(host))
   redis.call('SREM', P .. 'work', host)
@@ -346,6 +418,9 @@ for _, member in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
   local host, entry = split(member)
   if only == '' or host == only then
     out[#out + 1] = entry
+    out[#out + 1] = parent_of(entry)
+    out[#out + 1] = host
+    unref(entry)
     redis.call('ZREM', P .. 'delayed', member)
     delayed = delayed + 1
   end
@@ -356,14 +431,13 @@ return view(out)
 
 /**
  * CLEAR(P, host or '' for all) → VIEW, n, then n host, count pairs, then the
- * entries of depth 0. Removes what DRAIN would, but sends back counts (per
+ * entries of depth 0 (entry, PARENT, host triples). Removes what DRAIN would, but sends back counts (per
  * host, depth-0 entries not counted) and only the depth-0 entries (seeds and
  * where they redirect), read in slices so no reply grows with the queue.
  */
 const CLEAR = `
 local only = ARGV[2]
 local counts, zero = {}, {}
-local function is_zero(entry) return string.find(entry, '"depth":0[,}]') ~= nil end
 local hosts = only == '' and redis.call('SMEMBERS', P .. 'work') or { only }
 local queued = 0
 for _, host in ipairs(hosts) do
@@ -374,8 +448,11 @@ for _, host in ipairs(hosts) do
     for _, entry in ipairs(redis.call('LRANGE', q, from, from + 999)) do
       if is_zero(entry) then
         zero[#zero + 1] = entry
+        zero[#zero + 1] = parent_of(entry)
+        zero[#zero + 1] = host
         kept = kept + 1
       end
+      unref(entry)
     end
   end
   if n > kept then counts[host] = (counts[host] or 0) + n - kept end
@@ -388,7 +465,14 @@ local delayed = 0
 for _, member in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
   local host, entry = split(member)
   if only == '' or host == only then
-    if is_zero(entry) then zero[#zero + 1] = entry else counts[host] = (counts[host] or 0) + 1 end
+    if is_zero(entry) then
+      zero[#zero + 1] = entry
+      zero[#zero + 1] = parent_of(entry)
+      zero[#zero + 1] = host
+    else
+      counts[host] = (counts[host] or 0) + 1
+    end
+    unref(entry)
     redis.call('ZREM', P .. 'delayed', member)
     delayed = delayed + 1
   end

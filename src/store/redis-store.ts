@@ -50,8 +50,12 @@
  *   worker's times for the same reason.
  * - Memory: the seen set holds 64-bit fingerprints, not URLs, in 65,536
  *   intset buckets (redis-scripts.ts's layout): about 8 bytes per seen URL
- *   while buckets stay under set-max-intset-entries (512 by default: 33
- *   million URLs).
+ *   past the buckets' fixed ~7 MB, while buckets stay under
+ *   set-max-intset-entries (512 by default: 33 million URLs). A queued entry
+ *   is a compact string, not JSON (`encodeEntry`): its URL without the
+ *   queue's own scheme and host, a few counts, and a 12-character tag for its
+ *   parent, which is stored once (bench/redis-memory.js: 17 bytes plus the
+ *   URL's length per queued URL, seen-set member included).
  * - **Ending together.** The crawl loop surveys the whole crawl (`survey`)
  *   before it ends and at an interval while it runs: a worker whose own view
  *   is empty waits while any worker holds a lease (it may add links), takes
@@ -59,6 +63,13 @@
  *   when nothing is queued, delayed or leased anywhere.
  * - **robots.txt once per crawl**: `lockRobots` gives one worker the right
  *   to fetch an origin's file; the others wait for its record.
+ * - **Record log** (`recordLog`, for `crawl report --redis`): every worker's
+ *   records in one list, `P records`, as JSON. Appends are batched (one
+ *   RPUSH per LOG_BATCH records or LOG_FLUSH_MS) and never awaited by the
+ *   writer unless LOG_HIGH_WATER records are unacknowledged; `complete`
+ *   sends what is buffered first, on the same connection, so a URL's record
+ *   reaches Redis before its completion does. Read back with LRANGE, in
+ *   batches.
  *
  * Not shared yet (the claim is the only cross-worker gate): a lease's start
  * is reserved when it is claimed, and the crawl loop may hold it while
@@ -75,7 +86,7 @@ import { randomUUID } from 'node:crypto';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, StoreCounts, Survey } from './crawl-store.js';
+import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, Survey } from './crawl-store.js';
 import { SCRIPTS, scriptSource, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { SeenSet } from './seen-set.js';
 
@@ -90,6 +101,14 @@ export const BUSY_RETRY_MS = 50;
 const SILENT_MS = 5_000;
 /** Expired leases given back per timer tick. */
 const REAP_BATCH = 200;
+/** Records per RPUSH of the record log, at most. */
+const LOG_BATCH = 500;
+/** Records wait at most this long for a batch (unless a `complete` sends them sooner). */
+const LOG_FLUSH_MS = 50;
+/** Records sent and not yet acknowledged past which `append` makes the writer wait. */
+const LOG_HIGH_WATER = 20_000;
+/** Records read per LRANGE. */
+const LOG_READ_BATCH = 2_000;
 
 /** What Redis holds about one crawl, read in one script (times on Redis's clock, epoch ms). */
 export interface RedisStatusData {
@@ -137,6 +156,8 @@ export interface RedisConnection {
   hSet(key: string, field: string, value: string): Promise<unknown>;
   set(key: string, value: string, options: { NX: true; PX: number }): Promise<unknown>;
   del(key: string): Promise<unknown>;
+  rPush(key: string, elements: string[]): Promise<unknown>;
+  lRange(key: string, start: number, stop: number): Promise<unknown>;
 }
 
 export interface RedisStoreOptions {
@@ -214,6 +235,11 @@ export class RedisStore implements CrawlStore {
   private ticking = false;
   private connected = false;
   private closed = false;
+  /** Record log: records not sent yet (JSON), the flush timer, sends in order, and how many are unacknowledged. */
+  private logBuffer: string[] = [];
+  private logTimer: NodeJS.Timeout | null = null;
+  private logChain: Promise<void> = Promise.resolve();
+  private logPending = 0;
 
   constructor(private readonly opts: RedisStoreOptions) {
     if (!/^[^\s{}]+$/.test(opts.crawlId)) throw new TypeError(`Expected \`crawlId\` to be a non-empty name without spaces or braces, got ${JSON.stringify(opts.crawlId)}`);
@@ -280,6 +306,7 @@ export class RedisStore implements CrawlStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.flushRecords();
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     if (this.watchdog) clearInterval(this.watchdog);
@@ -295,7 +322,7 @@ export class RedisStore implements CrawlStore {
 
   async add(url: string, key: string, entry: FrontierEntry | null): Promise<boolean> {
     this.seen.add(url); // either way it is seen once this answers
-    const rest = this.applyView(await this.run('add', [url, key, entry ? JSON.stringify(entry) : '']));
+    const rest = this.applyView(await this.run('add', [url, key, ...(entry ? encodeEntry(entry, key) : ['', '', ''])]));
     if (rest.length > 1) this.setQueued(String(rest[1]), Number(rest[2]));
     return Number(rest[0]) === 1;
   }
@@ -323,22 +350,23 @@ export class RedisStore implements CrawlStore {
       this.setQueued(key, Number(rest[2]));
       return undefined;
     }
-    const lease: RedisLease = { id: Number(rest[2]), key, entry: JSON.parse(String(rest[3])) as FrontierEntry, reservedAt: Number(rest[1]) };
+    const lease: RedisLease = { id: Number(rest[2]), key, entry: decodeEntry(String(rest[3]), String(rest[4]), key), reservedAt: Number(rest[1]) };
     this.lastClaim.set(key, { reservedAt: lease.reservedAt, sentAt: t0 });
-    this.setQueued(key, Number(rest[4]));
+    this.setQueued(key, Number(rest[5]));
     this.held.set(lease.id, lease);
     return lease;
   }
 
   async complete(lease: Lease, outcome?: string): Promise<void> {
     this.take(lease);
+    this.sendRecords(); // its record first: commands on one connection run in order
     const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '']));
     if (Number(rest[0]) === 0) this.lostLeases++;
   }
 
   async release(lease: Lease, entry: FrontierEntry, dueAt?: number): Promise<void> {
     this.take(lease);
-    const rest = this.applyView(await this.run('release', [String(lease.id), this.owner, JSON.stringify(entry), dueAt === undefined ? '' : String(dueAt)]));
+    const rest = this.applyView(await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt)]));
     if (Number(rest[0]) === 0) this.lostLeases++;
     else this.setQueued(String(rest[1]), Number(rest[2]));
   }
@@ -365,7 +393,7 @@ export class RedisStore implements CrawlStore {
     const rest = this.applyView(await this.run('drain', [key ?? '']));
     if (key === undefined) this.perHost.clear();
     else this.perHost.delete(key);
-    return rest.map((e) => JSON.parse(String(e)) as FrontierEntry);
+    return decodeTriples(rest);
   }
 
   async clear(key?: string): Promise<Cleared> {
@@ -375,7 +403,7 @@ export class RedisStore implements CrawlStore {
     const n = Number(rest[0]);
     const counts: Array<[string, number]> = [];
     for (let i = 0; i < n; i++) counts.push([String(rest[1 + 2 * i]), Number(rest[2 + 2 * i])]);
-    return { counts, depthZero: rest.slice(1 + 2 * n).map((e) => JSON.parse(String(e)) as FrontierEntry) };
+    return { counts, depthZero: decodeTriples(rest.slice(1 + 2 * n)) };
   }
 
   queued(key?: string): number {
@@ -441,6 +469,77 @@ export class RedisStore implements CrawlStore {
   async addToCounter(name: CounterName, by: number): Promise<number> {
     const rest = this.applyView(await this.run('counter', [name, String(by)]));
     return Number(rest[0]);
+  }
+
+  /** Every worker's records of this crawl, for `crawl report --redis` (see "Record log" above). */
+  recordLog(): RecordLog {
+    return {
+      append: (record) => {
+        this.logBuffer.push(JSON.stringify(record));
+        if (this.logBuffer.length >= LOG_BATCH) this.sendRecords();
+        else if (!this.logTimer) {
+          this.logTimer = setTimeout(() => this.sendRecords(), LOG_FLUSH_MS);
+          this.logTimer.unref();
+        }
+        // A Redis that does not keep up (or is lost) slows the writer instead of growing this buffer.
+        return this.logPending > LOG_HIGH_WATER ? this.logChain : undefined;
+      },
+      read: () => this.readRecords(),
+    };
+  }
+
+  /** Sends the buffered records now (one RPUSH); the send is retried with backoff while Redis is lost. */
+  private sendRecords(): void {
+    if (this.logTimer) clearTimeout(this.logTimer);
+    this.logTimer = null;
+    if (this.logBuffer.length === 0) return;
+    const batch = this.logBuffer;
+    this.logBuffer = [];
+    this.logPending += batch.length;
+    const key = `${this.prefix}records`;
+    const first = this.connection().rPush(key, batch);
+    this.logChain = this.logChain.then(async () => {
+      try {
+        for (let attempt = 0, sent = first; ; attempt++) {
+          try {
+            await sent;
+            return;
+          } catch (err) {
+            if (this.closed || (this.replyError && err instanceof this.replyError)) throw err;
+            await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5_000)));
+            sent = this.connection().rPush(key, batch);
+          }
+        }
+      } catch (err) {
+        this.opts.onError?.(new RedisStoreError(`${batch.length} record(s) not kept for the report: ${(err as Error).message}`, { cause: err }));
+      } finally {
+        this.logPending -= batch.length;
+      }
+    });
+  }
+
+  /** Sends what is buffered and waits for every send (at most 10 s: a lost Redis must not hold a worker's exit). */
+  private async flushRecords(): Promise<void> {
+    if (!this.client || (this.logBuffer.length === 0 && this.logPending === 0)) return;
+    this.sendRecords();
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)));
+    await Promise.race([this.logChain, gaveUp]);
+    clearTimeout(timer);
+    if (this.logPending > 0) this.opts.onError?.(new RedisStoreError(`${this.logPending} record(s) not kept for the report: Redis did not answer`));
+  }
+
+  private async *readRecords(): AsyncGenerator<unknown> {
+    await this.connect();
+    // This worker's own records too: what it appended is sent before reading.
+    this.sendRecords();
+    await this.logChain;
+    const key = `${this.prefix}records`;
+    for (let from = 0; ; from += LOG_READ_BATCH) {
+      const batch = (await this.connection().lRange(key, from, from + LOG_READ_BATCH - 1)) as unknown[];
+      for (const json of batch) yield JSON.parse(String(json)) as unknown;
+      if (batch.length < LOG_READ_BATCH) return;
+    }
   }
 
   /** How the shared crawl stands, for `crawl status --redis` (connects; needs no `open`). */
@@ -674,6 +773,48 @@ function sharedFields(saved: HostSaved): SharedFields {
     givenup: saved.givenUp ? '1' : '0',
     failures: String(saved.feedback?.failures ?? 0),
   };
+}
+
+/**
+ * A frontier entry as the scripts take it (redis-scripts.ts, "A stored
+ * entry"): HEAD (`depth,hops,attempt,throttles,extraLen`, trailing defaults
+ * left out), PARENT ('' for none, else `p` and the URL: the script interns
+ * it) and TAIL (the extra's JSON, then the URL: `/PATH` for
+ * `https://KEY/PATH`, `*` then `/PATH` for `http://KEY/PATH`, else whole).
+ */
+export function encodeEntry(entry: FrontierEntry, key: string): [head: string, parent: string, tail: string] {
+  const extra = entry.extra === undefined ? '' : JSON.stringify(entry.extra);
+  const head = [String(entry.depth), String(entry.hops), String(entry.attempt), entry.throttles === undefined ? '' : String(entry.throttles), String(extra.length)];
+  const defaults = ['', '0', '0', '', '0'];
+  while (head.length > 1 && head[head.length - 1] === defaults[head.length - 1]) head.pop();
+  const { url } = entry;
+  let short = url;
+  if (url.startsWith(key, 8) && url.startsWith('https://') && url[8 + key.length] === '/') short = url.slice(8 + key.length);
+  else if (url.startsWith(key, 7) && url.startsWith('http://') && url[7 + key.length] === '/') short = `*${url.slice(7 + key.length)}`;
+  return [head.join(','), entry.parent === null ? '' : `p${entry.parent}`, extra + short];
+}
+
+/** The entry a script answered with: its stored form, its PARENT and its queue's host key. */
+export function decodeEntry(stored: string, parent: string, key: string): FrontierEntry {
+  const a = stored.indexOf('|');
+  const b = stored.indexOf('|', a + 1);
+  if (a < 0 || b < 0) throw new RedisStoreError(`unexpected frontier entry in Redis: ${JSON.stringify(stored.slice(0, 200))}`);
+  const [depth, hops = '0', attempt = '0', throttles = '', extraLength = '0'] = stored.slice(0, a).split(',');
+  const tail = stored.slice(b + 1);
+  const n = Number(extraLength);
+  const short = tail.slice(n);
+  const url = short[0] === '/' ? `https://${key}${short}` : short[0] === '*' ? `http://${key}${short.slice(1)}` : short;
+  const entry: FrontierEntry = { url, depth: Number(depth), parent: parent === '' ? null : parent.slice(1), hops: Number(hops), attempt: Number(attempt) };
+  if (throttles !== '') entry.throttles = Number(throttles);
+  if (n > 0) entry.extra = JSON.parse(tail.slice(0, n)) as FrontierEntry['extra'];
+  return entry;
+}
+
+/** entry, PARENT, host triples, as DRAIN and CLEAR answer. */
+function decodeTriples(flat: unknown[]): FrontierEntry[] {
+  const out: FrontierEntry[] = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) out.push(decodeEntry(String(flat[i]), String(flat[i + 1]), String(flat[i + 2])));
+  return out;
 }
 
 /** HostSaved is JSON-safe (host-state.ts writes null for "never"). */

@@ -102,6 +102,24 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     }
   }, 60_000);
 
+  it('3 workers, 2 requests at once per host: the gap still holds between every two starts, whichever worker made them', async () => {
+    // Slow answers keep two requests in flight; a start reserved by one worker and written by it later
+    // (connecting, robots.txt loading) must still hold the others back until then.
+    const hosts = ['a.localhost', 'b.localhost'];
+    const robots = { status: 200, body: 'User-agent: *\nAllow: /\n', delayMs: 400 };
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { delayMs: 120, robots, generate: { pages: 24, linksPerPage: 3 } }])) });
+    const seeds = hosts.map((h) => web!.url(h, '/'));
+    const crawlId = `pair-${randomUUID()}`;
+    const args = (i: number) => [...shared(crawlId), '--rate', '10/s', '--host-concurrency', '2', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    expect(duplicates(web.requests())).toEqual([]);
+    for (const h of hosts) {
+      expect(web.maxInFlight(h)).toBeLessThanOrEqual(2);
+      expect(minGap(web.requests(h).map((e) => e.at))).toBeGreaterThanOrEqual(95);
+    }
+  }, 60_000);
+
   it('a worker killed with -9 mid-crawl: the others fetch everything, repeating at most its in-flight requests', async () => {
     const hosts = ['a.localhost', 'b.localhost', 'c.localhost'];
     web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { delayMs: 150, generate: { pages: 20, linksPerPage: 3 } }])) });

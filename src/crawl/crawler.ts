@@ -455,7 +455,10 @@ export class Crawler {
       if (this.settings.robots.enabled) {
         const verdict = this.robots.check(entry.url, key);
         if (verdict.kind === 'wait') {
-          this.held.set(key, lease);
+          // A shared store's claim holds every worker's next start to the host until this one is written:
+          // give it back rather than hold it while robots.txt loads.
+          if (this.store.dispatched) this.settle(this.store.release(lease, entry));
+          else this.held.set(key, lease);
           return { notBefore: verdict.until };
         }
         if (verdict.kind === 'fail') {
@@ -562,6 +565,7 @@ export class Crawler {
     key: string,
     ctx: JobContext,
     req: Pick<FetchRequest, 'read' | 'method' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs' | 'capture'>,
+    lease?: Lease,
   ): Promise<{ res: FetchResult; startedAt: number; sinceLastMs: number }> {
     let startedAt = this.clock.now();
     let sinceLastMs = Infinity;
@@ -577,6 +581,8 @@ export class Crawler {
         if (last !== undefined) sinceLastMs = at - last;
         if (last === undefined || at > last) this.lastSent.set(host, at);
         ctx.onDispatched(at);
+        // A shared store holds other workers' next start to this host until it hears of this write.
+        if (lease && this.store.dispatched) this.settle(this.store.dispatched(lease, at));
       },
       onResponse: ctx.onResponse,
     });
@@ -605,7 +611,7 @@ export class Crawler {
     let record: PageRecord;
     let captured: FetchResult | undefined;
     try {
-      const { res, startedAt, sinceLastMs } = await this.send(entry.url, key, ctx, this.requestWithCapture(requestFor(entry)));
+      const { res, startedAt, sinceLastMs } = await this.send(entry.url, key, ctx, this.requestWithCapture(requestFor(entry)), lease);
       if (res.capture) captured = res;
       const action = this.feedback.answered(key, res, startedAt, !this.stopping, sinceLastMs);
       if (wantsGet(entry, res) && this.checkWithGet(lease)) return;

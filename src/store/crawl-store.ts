@@ -227,6 +227,13 @@ export interface CrawlStore {
    * others wait for its record (`getRobots`). Storing the record ends it.
    */
   lockRobots?(origin: string, ttlMs: number): Promise<boolean>;
+  /**
+   * A shared store only: the lease's request was written to its socket at
+   * `at` (this worker's clock). A shared store holds every worker's next
+   * start to the host back until then, so the gap counts from the real
+   * write (a claim only reserves a start; connecting takes its time).
+   */
+  dispatched?(lease: Lease, at: number): MaybePromise<void>;
 }
 
 /** What `survey` answers. */

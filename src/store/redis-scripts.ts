@@ -32,6 +32,7 @@
  *                       givenup, failures; and the last saver's HostSaved JSON
  *                       (saved) with that saver's clock offset (off)
  *   P h:HOST:w:MS list  starts in the host's window of MS ms, newest first
+ *   P h:HOST:pend set   leases of HOST claimed but not yet written to their socket
  *   P hosts      set    hosts with a saved record
  *   P robots     hash   origin → RobotsRecord JSON
  *   P dropped    list   entries queued for a host after it was given up
@@ -136,6 +137,8 @@ local function unref(entry)
 end
 local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
 local function end_lease(id)
+  local host = redis.call('HGET', P .. 'leases', id .. ':k')
+  if host then redis.call('SREM', P .. 'h:' .. host .. ':pend', id) end
   redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
   redis.call('ZREM', P .. 'lexp', id)
   bump('leased', -1)
@@ -248,6 +251,10 @@ if gap > 0 and last then
   at = math.max(at, last + gap + gap * tonumber(ARGV[8]) + math.min(tonumber(ARGV[9]), gap * tonumber(ARGV[10])))
 end
 local wratio, wms, nw = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+-- With a gap or a window to keep, a start reserved by a claim but not yet written to its socket
+-- (connecting, or behind its worker's event loop) holds back the next: the gap counts from the
+-- real write (STARTED), not from the reservation.
+if (gap > 0 or nw > 0) and redis.call('SCARD', h .. ':pend') > 0 then at = math.max(at, now + tonumber(ARGV[7])) end
 for i = 0, nw - 1 do
   local count, w = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
   local starts = redis.call('LRANGE', h .. ':w:' .. ARGV[15 + 2 * i], 0, count - 1)
@@ -272,6 +279,7 @@ local left = redis.call('LLEN', q)
 if left == 0 then redis.call('SREM', P .. 'work', host) end
 local id = redis.call('INCR', P .. 'seq')
 redis.call('HSET', P .. 'leases', id .. ':o', ARGV[3], id .. ':k', host, id .. ':e', entry)
+redis.call('SADD', h .. ':pend', id)
 redis.call('ZADD', P .. 'lexp', fmt(now + tonumber(ARGV[4])), id)
 bump('queued', -1)
 bump('leased', 1)
@@ -557,6 +565,19 @@ end
 return out
 `;
 
+/**
+ * STARTED(P, lease id, host, start) → VIEW. The lease's request was written
+ * to its socket no later than `start` (Redis time): the host's last start
+ * moves there if later, and the host's next claim is no longer held back.
+ */
+const STARTED = `
+local h = P .. 'h:' .. ARGV[3]
+redis.call('SREM', h .. ':pend', ARGV[2])
+local start = tonumber(ARGV[4])
+if start and start > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', ARGV[4]) end
+return view({})
+`;
+
 /** COUNTER(P, name, by) → VIEW, the new value. */
 const COUNTER = `
 local v = redis.call('HINCRBY', P .. 'counters', ARGV[2], tonumber(ARGV[3]))
@@ -591,6 +612,7 @@ export const SCRIPTS = {
   loadHosts: LOAD_HOSTS,
   counter: COUNTER,
   finish: FINISH,
+  started: STARTED,
   status: STATUS,
 } as const;
 

@@ -71,11 +71,15 @@
  *   reaches Redis before its completion does. Read back with LRANGE, in
  *   batches.
  *
- * Not shared yet (the claim is the only cross-worker gate): a lease's start
- * is reserved when it is claimed, and the crawl loop may hold it while
- * robots.txt loads, so the page can leave later than reserved (its dispatch
- * time, sent by `saveHost`, then moves the shared last start later);
- * robots.txt requests pass only the fetching worker's own limiter (their
+ * - **A claim reserves a start; the write confirms it.** Until the lease's
+ *   request is written to its socket (`dispatched`, which also moves the
+ *   shared last start to an upper bound of that write's Redis time), the
+ *   host's next claim by any worker waits, when the host has a gap or a
+ *   window: connecting, or a worker's busy event loop, cannot bring two
+ *   starts closer than the gap. A claim is given back, not held, while
+ *   robots.txt loads.
+ *
+ * Not shared yet (the claim is the only cross-worker gate): robots.txt requests pass only the fetching worker's own limiter (their
  * starts reach the shared last start through `saveHost`, not the window
  * logs); the shared gap has no jitter; and a worker's local host record
  * learns other workers' feedback only at `open` (the claim enforces it
@@ -134,6 +138,8 @@ export interface RedisStatusData {
 export interface RedisLease extends Lease {
   /** Redis time (ms) the claim reserved this request's start at. */
   readonly reservedAt: number;
+  /** When this worker sent the claim (its clock): the script ran after it. */
+  readonly claimSentAt: number;
 }
 
 /** The part of a host policy the claim script enforces. */
@@ -350,7 +356,7 @@ export class RedisStore implements CrawlStore {
       this.setQueued(key, Number(rest[2]));
       return undefined;
     }
-    const lease: RedisLease = { id: Number(rest[2]), key, entry: decodeEntry(String(rest[3]), String(rest[4]), key), reservedAt: Number(rest[1]) };
+    const lease: RedisLease = { id: Number(rest[2]), key, entry: decodeEntry(String(rest[3]), String(rest[4]), key), reservedAt: Number(rest[1]), claimSentAt: t0 };
     this.lastClaim.set(key, { reservedAt: lease.reservedAt, sentAt: t0 });
     this.setQueued(key, Number(rest[5]));
     this.held.set(lease.id, lease);
@@ -369,6 +375,18 @@ export class RedisStore implements CrawlStore {
     const rest = this.applyView(await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt)]));
     if (Number(rest[0]) === 0) this.lostLeases++;
     else this.setQueued(String(rest[1]), Number(rest[2]));
+  }
+
+  /**
+   * The lease's request was written to its socket at `at` (this worker's
+   * clock). Until this lands, the host's next claim by any worker waits: a
+   * start counts from its real write, not from its reservation.
+   */
+  async dispatched(lease: Lease, at: number): Promise<void> {
+    const own = this.held.get(lease.id) as RedisLease | undefined;
+    if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
+    const start = Math.max(own.reservedAt + (at - own.claimSentAt), this.toRedis(at));
+    this.applyView(await this.run('started', [String(lease.id), lease.key, String(start)]));
   }
 
   /** Extends one lease by `leaseMs` from now (the timer does this for every held lease anyway). */

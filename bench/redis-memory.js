@@ -14,7 +14,7 @@
  */
 import { createClient } from 'redis';
 import { RedisStore } from '../dist/store/redis-store.js';
-import { startRedisServer } from './redis-server.js';
+import { startRedisServer } from '../fixtures/redis-server.js';
 import { round } from './lib/stats.js';
 
 const HOSTS = 100;

@@ -24,7 +24,7 @@ import { duplicates, startWeb } from '../fixtures/web.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
 import { serverSpan } from './lib/loop.js';
 import { median, round } from './lib/stats.js';
-import { startRedisServer } from './redis-server.js';
+import { startRedisServer } from '../fixtures/redis-server.js';
 
 const HOSTS = Array.from({ length: 20 }, (_, i) => `h${String(i + 1).padStart(2, '0')}.localhost`);
 const CONCURRENCY = 64;

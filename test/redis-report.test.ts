@@ -4,7 +4,6 @@
  * `recordLog`), and the report is built from all of them — real worker
  * processes, a real redis-server, the real binary.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startWeb, type Web } from '../fixtures/web.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import { redisServerMissing, startRedisServer, type RedisServer } from './support/redis-server.js';
+import { jsonLines, requireBuilt, startCrawl } from './support/spawn-crawl.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'crawl.js');
@@ -22,14 +22,7 @@ let redis: RedisServer | undefined;
 let web: Web | undefined;
 let dir = '';
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const run = (args: string[]) => startCrawl(args, dir).done;
 
 interface Rec {
   type: string;
@@ -37,13 +30,11 @@ interface Rec {
   status?: number | null;
   worker?: string;
 }
-const records = (text: string): Rec[] => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Rec);
+const records = (text: string): Rec[] => jsonLines<Rec>(text);
 
 describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl report --redis: the record log of a shared crawl', () => {
   beforeAll(async () => {
-    await readFile(join(root, 'dist', 'cli', 'cli.js')).catch(() => {
-      throw new Error('dist/ is missing: run `npm run build` (npm test does it)');
-    });
+    await requireBuilt();
     redis = await startRedisServer();
   });
   afterAll(async () => {

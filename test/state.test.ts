@@ -3,26 +3,19 @@
  * clearly what is wrong with a bad state file. The real binary, really
  * killed, checked from the servers' own request logs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { duplicates, minGap, startWeb, type Web } from '../fixtures/web.js';
 import { seededRandom } from './support/seeded-random.js';
+import { jsonLines, requireBuilt, startCrawl } from './support/spawn-crawl.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'crawl.js');
 
 let web: Web | undefined;
 let dir = '';
-beforeAll(async () => {
-  await readFile(join(root, 'dist', 'cli', 'cli.js')).catch(() => {
-    throw new Error('dist/ is missing: run `npm run build` (npm test does it)');
-  });
-});
+beforeAll(requireBuilt);
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
 });
@@ -32,25 +25,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[]): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const done = new Promise<Run>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done };
-}
-
+const start = (args: string[]) => startCrawl(args, dir);
 const run = (args: string[]) => start(args).done;
-const records = (text: string) => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { url: string; status: number | null; type: string });
+const records = (text: string) => jsonLines<{ url: string; status: number | null; type: string }>(text);
 
 describe('--state: crash-safe, resumable crawls', () => {
   it('survives repeated kill -9: every page fetched and written, repeats only around a kill, gaps kept across restarts', async () => {

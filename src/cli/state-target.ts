@@ -11,6 +11,7 @@ import { UsageError } from '../config/seeds.js';
 import { parseDuration } from '../config/units.js';
 import type { Logger } from '../output/logger.js';
 import type { CrawlStore } from '../store/crawl-store.js';
+import { redactUrl } from '../store/redis-store.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlFlags } from './flags.js';
 
@@ -96,12 +97,4 @@ function leaseMs(text: string): number {
 }
 
 /** A Redis URL without its password, for messages. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the given URL';
-  }
-}
+export const redactRedisUrl = redactUrl;

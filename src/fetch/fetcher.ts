@@ -239,15 +239,19 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
   const lookup = caching ? cachedLookup(base, { now: () => clock.now(), ...DNS_CACHE_DEFAULTS, ...(opts.dnsCache || {}) }) : base;
   const idleMs = opts.idleOriginMs ?? IDLE_ORIGIN_MS;
   const tlsOptions = tlsConnectOptions(opts.tls);
+  // What every pool shares, direct or through a proxy.
+  const pool = {
+    connections: opts.connectionsPerOrigin ?? 64,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+    keepAliveTimeout: idleMs,
+    keepAliveMaxTimeout: idleMs,
+    // Server hints are shortened by this much (a socket the server is about to close is not reused); undici's 2 s would leave nothing of a 4 s cap.
+    keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
+  };
   const newAgent = (guard: AddressGuard | undefined) =>
     new Agent({
-      connections: opts.connectionsPerOrigin ?? 64,
-      headersTimeout: timeouts.headersMs,
-      bodyTimeout: timeouts.bodyMs,
-      keepAliveTimeout: idleMs,
-      keepAliveMaxTimeout: idleMs,
-      // Server hints are shortened by this much (a socket the server is about to close is not reused); undici's 2 s would leave nothing of a 4 s cap.
-      keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
+      ...pool,
       // Timed on our clock: undici's own connect timer runs on a coarse tick (timed-connector.ts).
       connect: timedConnector(guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup, tls: tlsOptions }) : buildConnector({ ...tlsOptions, timeout: timeouts.connectMs, lookup }), timeouts.connectMs, clock),
     });
@@ -261,12 +265,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         uri: proxy,
         // http URLs go as absolute-form GETs (what forward proxies expect); https ones through a CONNECT tunnel.
         proxyTunnel: false,
-        connections: opts.connectionsPerOrigin ?? 64,
-        headersTimeout: timeouts.headersMs,
-        bodyTimeout: timeouts.bodyMs,
-        keepAliveTimeout: idleMs,
-        keepAliveMaxTimeout: idleMs,
-        keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
+        ...pool,
         proxyTls: { timeout: timeouts.connectMs },
         requestTls: { ...tlsOptions, timeout: timeouts.connectMs },
         // A refused CONNECT fails as PROXY_ERROR with the proxy's status, not as ABORTED (proxy-tunnel.ts).

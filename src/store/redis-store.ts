@@ -859,7 +859,7 @@ function shiftSaved(saved: HostSaved, delta: number): HostSaved {
 }
 
 /** A Redis URL without its password, for messages. */
-function redactUrl(url: string): string {
+export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';

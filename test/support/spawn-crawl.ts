@@ -1,0 +1,42 @@
+/**
+ * The real binary as a child process, for tests that must really stop,
+ * kill or run several crawls at once (--state, --redis). `dist/` must be
+ * built (npm test builds it); `requireBuilt` says so in one line if not.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = join(root, 'bin', 'crawl.js');
+
+export interface CrawlRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts `crawl ...args` in `cwd`; `done` resolves when it has exited and its streams closed. */
+export function startCrawl(args: readonly string[], cwd: string): { child: ChildProcess; done: Promise<CrawlRun> } {
+  const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const done = new Promise<CrawlRun>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
+
+/** Rejects with one clear line when dist/ has not been built. */
+export async function requireBuilt(): Promise<void> {
+  await readFile(join(root, 'dist', 'cli', 'cli.js')).catch(() => {
+    throw new Error('dist/ is missing: run `npm run build` (npm test does it)');
+  });
+}
+
+/** A JSON-lines file or stream's records (every line must parse: a torn line fails the test). */
+export function jsonLines<T = Record<string, unknown>>(text: string): T[] {
+  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as T);
+}

@@ -75,6 +75,12 @@ export const ROBOTS_TIMEOUT_MS = 10_000;
  * the others' leases (which may still add links) have ended.
  */
 export const SURVEY_INTERVAL_MS = 1_000;
+/**
+ * A worker with nothing of its own left surveys this often, so it sees the
+ * crawl end (or new work) soon after the last other worker's lease: the
+ * whole crawl ends when its slowest worker notices.
+ */
+export const SURVEY_IDLE_INTERVAL_MS = 200;
 /** Paused hosts listed on the progress line, at most. */
 const PROGRESS_PAUSED_HOSTS = 5;
 
@@ -927,13 +933,15 @@ export class Crawler {
     return this.scheduler.inFlight === 0 && this.scheduler.pendingJobs === 0 && this.robots.pending === 0 && this.claiming.size === 0 && this.slow.count === 0 && this.held.size === 0;
   }
 
-  private armSurvey(): void {
+  private armSurvey(sinceLastMs = 0): void {
     this.surveyTimer = this.clock.setTimer(() => {
       this.surveyTimer = null;
       if (this.finished) return;
+      const elapsed = sinceLastMs + SURVEY_IDLE_INTERVAL_MS;
+      if (elapsed < SURVEY_INTERVAL_MS && !this.locallyIdle()) return this.armSurvey(elapsed);
       this.survey();
       this.armSurvey();
-    }, SURVEY_INTERVAL_MS);
+    }, SURVEY_IDLE_INTERVAL_MS);
   }
 
   private cancelSurvey(): void {

@@ -24,6 +24,22 @@
  * (progress, a few times a second) and the sweep (at most every 30 s) walk
  * every host.
  *
+ * Hosts never visited (no record in the HostTable: seeds, new links' hosts,
+ * hosts swept for being idle) wait in their own FIFO, `fresh`, and cost
+ * nothing else: no record, no robots.txt load, no address lookup. A pass
+ * takes them up only after the urgent and ready hosts, while a global slot
+ * is still free, and while fewer than `maxOpening` (MAX_OPENING_PER_SLOT ×
+ * concurrency) hosts are *opening*: taken up, and their first job (robots.txt,
+ * or a page) not ended yet, nor told to wait for a known time. The first
+ * job ending (or `take` answering null, a job, or a wait until a known time)
+ * makes the host an ordinary one. So a broad crawl's 100,000 seeds are
+ * opened about as fast as slots free up, robots.txt just ahead of the host's
+ * first page, and no faster: a host whose robots.txt is in, waits in the
+ * round-robin for its gap and is served before any new host is opened.
+ * That keeps the work conserving (a slot is never left idle while a fresh
+ * host waits and the window has room) and bounds what the hosts not reached
+ * yet cost to their queued URLs. O(1) per decision (a ring buffer and a set).
+ *
  * Addresses and per-IP limits (both optional): with `addresses`
  * (host-addresses.ts) a host is first resolved, in the background, and
  * visited again when its answer arrives, so a slow lookup holds no slot.
@@ -82,6 +98,17 @@ type HostSlot = HostState<LimiterPolicy>;
 const SWEEP_EVERY_MS = 30_000;
 /** Hosts one pump pass visits at most before yielding to the event loop. */
 const MAX_VISITS_PER_PASS = 1_024;
+/**
+ * Hosts opening at once (address lookup, robots.txt load, first job), per
+ * global slot; at least MIN_OPENING. 2,048 at -c 256: a broad crawl's first
+ * wave of robots.txt requests covers ~2,000 hosts, as many as a CPU-bound
+ * crawl of hosts at 5/s keeps busy (bench/broad.js: 2,000 hosts crawl as fast
+ * as with no window), while 100,000 seeds cost their queued URLs and no more
+ * (bench/queued-hosts-probe.js; 4× gave a slower ramp-up at 2,000 hosts, 16×
+ * ~100 MB more at 100,000).
+ */
+export const MAX_OPENING_PER_SLOT = 8;
+const MIN_OPENING = 64;
 
 export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   private readonly hosts: HostTable<P>;
@@ -96,6 +123,12 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   /** Internal jobs submitted and not started yet, across all hosts. */
   private queuedJobs = 0;
   private readonly readySet = new Set<string>();
+  /** Hosts woken without a record, never visited (or swept): taken up after the ready ones, within the opening window. */
+  private readonly fresh = new KeyQueue();
+  private readonly freshSet = new Set<string>();
+  /** Hosts taken up from `fresh` whose first job has not ended yet (see the header). */
+  private readonly opening = new Set<string>();
+  private readonly maxOpening: number;
   /** Jobs running: the global slots in use. A job starts only when one is free, so nothing ever waits for a slot. */
   private running = 0;
   private readonly timer: DueTimer;
@@ -105,6 +138,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
 
   constructor(private readonly opts: SchedulerOptions<P>) {
     this.lastSweep = opts.clock.now();
+    this.maxOpening = Math.max(MIN_OPENING, MAX_OPENING_PER_SLOT * opts.concurrency);
     this.timer = new DueTimer(opts.clock, () => this.pump());
     if (opts.hosts) this.hosts = opts.hosts;
     else if (opts.policyFor) this.hosts = new HostTable<P>({ policyFor: opts.policyFor, random: opts.random });
@@ -144,12 +178,28 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     this.schedulePump();
   }
 
-  /** The host may have new work or changed state: re-check it soon. */
+  /** The host may have new work or changed state: re-check it soon. A host without a record waits in `fresh`. */
   wake(key: string): void {
     if (this.stopped || this.readySet.has(key)) return;
-    this.readySet.add(key);
-    this.ready.push(key);
+    if (this.hosts.peek(key) === undefined) {
+      if (this.freshSet.has(key)) return;
+      this.freshSet.add(key);
+      this.fresh.push(key);
+    } else {
+      this.readySet.add(key);
+      this.ready.push(key);
+    }
     this.schedulePump();
+  }
+
+  /** Hosts taken up and not yet through their first job (at most MAX_OPENING_PER_SLOT × concurrency). */
+  get openingHosts(): number {
+    return this.opening.size;
+  }
+
+  /** Hosts woken that were never visited, waiting to be taken up. */
+  get freshHosts(): number {
+    return this.fresh.length;
   }
 
   /** The limiter of a host (created on first use). */
@@ -237,14 +287,30 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     // run: a pass over 100,000 seeded hosts took a second before the first request could leave.
     const capped = this.ready.length > MAX_VISITS_PER_PASS;
     let budget = capped ? MAX_VISITS_PER_PASS : this.ready.length;
+    let visits = 0;
     while (budget-- > 0 && this.running < this.opts.concurrency && this.ready.length > 0) {
       const key = this.ready.shift();
       this.readySet.delete(key);
+      visits++;
+      this.visit(key, now);
+    }
+    // Then hosts never visited, while a slot is free and the opening window has room (see the header).
+    let freshBudget = MAX_VISITS_PER_PASS - visits;
+    while (freshBudget-- > 0 && this.running < this.opts.concurrency && this.fresh.length > 0 && this.opening.size < this.maxOpening) {
+      const key = this.fresh.shift();
+      this.freshSet.delete(key);
+      if (this.readySet.has(key)) continue; // it got a record meanwhile and waits in `ready`
+      if (this.hosts.peek(key) === undefined) {
+        // Nothing left for it (a cap, a stop, a give-up emptied its queue): no record made, no place taken.
+        if (!this.opts.source.hasWork(key)) continue;
+        this.opening.add(key);
+      }
       this.visit(key, now);
     }
     if (this.running < this.opts.concurrency) {
+      const freshWaits = this.fresh.length > 0 && this.opening.size < this.maxOpening;
       if (this.urgent.length > 0 || (this.ready.length > 0 && !capped)) this.schedulePump();
-      else if (this.ready.length > 0) this.scheduleImmediatePump();
+      else if (this.ready.length > 0 || freshWaits) this.scheduleImmediatePump();
     }
     if (now - this.lastSweep > SWEEP_EVERY_MS) this.sweep(now);
     this.timer.armAt(Math.min(this.heap.peekTime(), this.ipHeap.peekTime()));
@@ -285,6 +351,8 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     if (job) this.queuedJobs--;
     else {
       const taken = this.opts.source.take(key, now);
+      // Opening ends with a page job, nothing to do, or a wait with a known end (not a load under way).
+      if (this.opening.size > 0 && (taken === null || typeof taken === 'function' || taken.notBefore !== Infinity)) this.opened(key);
       if (typeof taken === 'function') job = taken;
       else if (slot.jobs.length > 0) {
         // Taking submitted an internal job for this host (its robots.txt): run it now,
@@ -349,6 +417,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
       slot.limiter.release(ticket);
       releaseIp();
       this.running--;
+      if (this.opening.size > 0) this.opened(key);
       this.wake(key);
       this.schedulePump();
       this.opts.onSettle?.();
@@ -373,6 +442,11 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     }
   }
 
+  /** The host's first job ended (or it needs none): it leaves the opening window, and the next fresh host may be taken up. */
+  private opened(key: string): void {
+    if (this.opening.delete(key) && this.fresh.length > 0) this.schedulePump();
+  }
+
   private sleepUntil(key: string, slot: HostSlot, at: number): void {
     if (slot.wakeAt <= at) return; // already filed to wake no later than that
     slot.wakeAt = at;
@@ -382,7 +456,12 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   /** Forgets hosts whose state no longer constrains anything (lazily recreated on next use). */
   private sweep(now: number): void {
     this.lastSweep = now;
-    this.hosts.sweep(now, (key) => this.readySet.has(key) || this.opts.source.hasWork(key));
+    this.hosts.sweep(now, (key) => this.readySet.has(key) || this.freshSet.has(key) || this.opts.source.hasWork(key));
+    // A host left with nothing to do while opening (its queue emptied by a cap, a give-up) frees its place in the window.
+    for (const key of this.opening) {
+      const slot = this.hosts.peek(key);
+      if (!this.opts.source.hasWork(key) && (slot === undefined || (slot.jobs.length === 0 && slot.limiter.inFlight === 0))) this.opening.delete(key);
+    }
     this.opts.ipLimits?.sweep(now);
     this.opts.addresses?.sweep((key) => this.hosts.peek(key) !== undefined);
   }

@@ -173,8 +173,27 @@ class EntryQueue {
   }
 }
 
+/**
+ * A host's queue. Most hosts of a broad crawl have one URL queued (their
+ * seed, or the one link found to them), and an EntryQueue with its first
+ * chunk costs ~280 bytes: one entry is kept alone instead, as its URL string
+ * when it has a seed's shape (depth 0, no parent, nothing else: 0 bytes
+ * more), else as a copy of the entry (~50 bytes). A second entry turns it
+ * into an EntryQueue.
+ */
+type HostQueue = EntryQueue | string | FrontierEntry;
+
+/** The lone entry as its own value (a copy: callers never get back what they pushed). */
+function alone(e: FrontierEntry): string | FrontierEntry {
+  return e.parent === null && pack(e) === 0 ? e.url : { ...e };
+}
+
+function entryOf(q: string | FrontierEntry): FrontierEntry {
+  return typeof q === 'string' ? unpack(q, null, 0) : { ...q };
+}
+
 export class MemoryFrontier {
-  private readonly queues = new Map<string, EntryQueue>();
+  private readonly queues = new Map<string, HostQueue>();
   private readonly seen = new SeenSet();
   private total = 0;
 
@@ -187,31 +206,47 @@ export class MemoryFrontier {
   }
 
   push(hostKey: string, entry: FrontierEntry): void {
-    this.queueFor(hostKey).push(entry);
+    const q = this.queues.get(hostKey);
+    if (q === undefined) this.queues.set(hostKey, alone(entry));
+    else if (q instanceof EntryQueue) q.push(entry);
+    else this.queues.set(hostKey, queueOf(entryOf(q), entry));
     this.total++;
   }
 
   unshift(hostKey: string, entry: FrontierEntry): void {
-    this.queueFor(hostKey).unshift(entry);
+    const q = this.queues.get(hostKey);
+    if (q === undefined) this.queues.set(hostKey, alone(entry));
+    else if (q instanceof EntryQueue) q.unshift(entry);
+    else this.queues.set(hostKey, queueOf(entry, entryOf(q)));
     this.total++;
   }
 
   peek(hostKey: string): FrontierEntry | undefined {
-    return this.queues.get(hostKey)?.peek();
+    const q = this.queues.get(hostKey);
+    if (q === undefined) return undefined;
+    return q instanceof EntryQueue ? q.peek() : entryOf(q);
   }
 
   shift(hostKey: string): FrontierEntry | undefined {
     const q = this.queues.get(hostKey);
-    const e = q?.shift();
-    if (!e) return undefined;
+    if (q === undefined) return undefined;
+    let e: FrontierEntry | undefined;
+    if (q instanceof EntryQueue) {
+      e = q.shift();
+      if (!e) return undefined;
+      if (q.length === 0) this.queues.delete(hostKey);
+    } else {
+      e = entryOf(q);
+      this.queues.delete(hostKey);
+    }
     this.total--;
-    if (q!.length === 0) this.queues.delete(hostKey);
     return e;
   }
 
   size(hostKey?: string): number {
     if (hostKey === undefined) return this.total;
-    return this.queues.get(hostKey)?.length ?? 0;
+    const q = this.queues.get(hostKey);
+    return q === undefined ? 0 : q instanceof EntryQueue ? q.length : 1;
   }
 
   hosts(): IterableIterator<string> {
@@ -222,7 +257,7 @@ export class MemoryFrontier {
     const q = this.queues.get(hostKey);
     if (!q) return [];
     this.queues.delete(hostKey);
-    const out = q.drain();
+    const out = q instanceof EntryQueue ? q.drain() : [entryOf(q)];
     this.total -= out.length;
     return out;
   }
@@ -232,6 +267,11 @@ export class MemoryFrontier {
     const q = this.queues.get(hostKey);
     if (!q) return { removed: 0, depthZero: [] };
     this.queues.delete(hostKey);
+    if (!(q instanceof EntryQueue)) {
+      this.total--;
+      const e = entryOf(q);
+      return { removed: 1, depthZero: e.depth === 0 ? [e] : [] };
+    }
     this.total -= q.length;
     return { removed: q.length, depthZero: q.depthZero() };
   }
@@ -240,12 +280,11 @@ export class MemoryFrontier {
     return this.seen.size;
   }
 
-  private queueFor(hostKey: string): EntryQueue {
-    let q = this.queues.get(hostKey);
-    if (!q) {
-      q = new EntryQueue();
-      this.queues.set(hostKey, q);
-    }
-    return q;
-  }
+}
+
+function queueOf(first: FrontierEntry, second: FrontierEntry): EntryQueue {
+  const q = new EntryQueue();
+  q.push(first);
+  q.push(second);
+  return q;
 }

@@ -167,6 +167,46 @@ describe('WARC records', () => {
   });
 });
 
+describe('WARC and credentials', () => {
+  it('never writes a credential: auth, cookies, secret-valued and credential-named headers are *** in request records', async () => {
+    const secrets = { WARC_TEST_KEY: 'k3y-from-env-7f1', WARC_TEST_PASS: 'pa55-from-env-9c2' };
+    Object.assign(process.env, secrets);
+    try {
+      web = await startWeb({ sites: { 'a.localhost': { robots: null, pages: { '/': { headers: { 'set-cookie': 'sid=cookie-value-5e8; Path=/' }, body: '<a href="/2">2</a>' }, '/2': 'two' } } } });
+      const dir = await mkdtemp(join(tmpdir(), 'warc-'));
+      const config = {
+        allowPrivate: true,
+        domains: {
+          'a.localhost': {
+            headers: { 'X-Plain': 'shown', 'X-Team-Id': { env: 'WARC_TEST_KEY' }, 'X-Auth-Token': 'plain-token-3a7' },
+            auth: { basic: { user: 'crawler', password: { env: 'WARC_TEST_PASS' } } },
+          },
+        },
+      };
+      await import('node:fs/promises').then((fs) => fs.writeFile(join(dir, 'c.json'), JSON.stringify(config)));
+      const io = memoryIo(dir);
+      const code = await main(['--config', 'c.json', '--warc', 'site.warc.gz', '--rate', '200/s', '-q', web.url('a.localhost', '/')], io);
+      expect(io.err()).toBe('');
+      expect(code).toBe(0);
+      // The server got them all …
+      const got = web.requests('a.localhost').find((r) => r.path === '/2')!.headers;
+      expect(got['x-team-id']).toBe(secrets.WARC_TEST_KEY);
+      expect(got.cookie).toBe('sid=cookie-value-5e8');
+      // … the archive none.
+      const text = gunzipSync(await readFile(join(dir, 'site.warc.gz'))).toString('latin1');
+      for (const value of [...Object.values(secrets), 'cookie-value-5e8', 'plain-token-3a7', Buffer.from(`crawler:${secrets.WARC_TEST_PASS}`).toString('base64')]) {
+        const inRequests = readWarc(await readFile(join(dir, 'site.warc.gz'))).filter((r) => r.header('WARC-Type') === 'request').some((r) => r.block.toString('latin1').includes(value));
+        expect(inRequests, value).toBe(false);
+      }
+      expect(text).toMatch(/x-team-id: \*\*\*/i);
+      expect(text).toMatch(/authorization: \*\*\*/i);
+      expect(text).toMatch(/x-plain: shown/i);
+    } finally {
+      for (const name of Object.keys(secrets)) delete process.env[name];
+    }
+  });
+});
+
 describe('--warc rules', () => {
   it('a name not ending in .warc.gz is one clear line and exit 2', async () => {
     const io = memoryIo(await mkdtemp(join(tmpdir(), 'warc-')));

@@ -363,7 +363,9 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const { data, truncated } = await current.readBody(headers['content-encoding']);
       if (capture) {
         // An archive keeps bodies of every type; only HTML is decoded to text for the parser.
-        const kept = current.captured(data, truncated, requestHead(target, sent.authorization === undefined ? sent : { ...sent, authorization: '***' }));
+        // The archived head never holds a credential: what extras added is masked by the rules that added it.
+        const shown = opts.extras ? opts.extras.masked(target, sent) : sent;
+        const kept = current.captured(data, truncated, requestHead(target, shown));
         const text = isHtml || req.read === 'text' ? decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml }) : null;
         return { url, status, headers, contentType, charset: text?.charset ?? null, body: text?.text ?? null, bytes: data.length, truncated, location, elapsedMs: clock.now() - started, capture: kept };
       }

@@ -10,8 +10,8 @@
 import type { HostAuth, HostPolicy } from '../types.js';
 import type { CrawlCookieJar } from './cookie-jar.js';
 import { selectProxy, type EnvProxies } from './proxy.js';
-import { describeHeaders } from './request-headers.js';
-import { revealValue } from './secret.js';
+import { describeHeaders, isSensitiveHeader } from './request-headers.js';
+import { revealValue, Secret } from './secret.js';
 import { redactCredentials } from './redact.js';
 
 /** The part of a host's policy this module reads. */
@@ -24,6 +24,12 @@ export interface RequestExtras {
   proxyFor(url: URL): string | null;
   /** A response to `url` arrived with these Set-Cookie headers. */
   received(url: URL, setCookie: readonly string[]): void;
+  /**
+   * `headers` as sent to `url`, fit to be written out (a WARC's request
+   * record): credentials, cookies, credential-like names and every value read
+   * from a secret as `***`.
+   */
+  masked(url: URL, headers: Readonly<Record<string, string>>): Record<string, string>;
 }
 
 export interface RequestExtrasOptions {
@@ -46,13 +52,20 @@ export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
   const env = opts.env ?? NO_ENV;
   // Policies are shared frozen objects (one per config entry), so each one's headers are built once.
   const built = new WeakMap<RequestPolicy, Record<string, string>>();
+  /** Per policy, the names of headers whose values came from a Secret. */
+  const secretNames = new WeakMap<RequestPolicy, Set<string>>();
   const fixedHeaders = (policy: RequestPolicy): Record<string, string> => {
     let headers = built.get(policy);
     if (headers === undefined) {
       headers = {};
-      for (const [name, value] of Object.entries(policy.headers ?? {})) headers[name] = revealValue(value);
+      const secret = new Set<string>();
+      for (const [name, value] of Object.entries(policy.headers ?? {})) {
+        headers[name] = revealValue(value);
+        if (value instanceof Secret) secret.add(name);
+      }
       if (policy.auth) headers.authorization = authorizationOf(policy.auth);
       built.set(policy, headers);
+      secretNames.set(policy, secret);
     }
     return headers;
   };
@@ -69,6 +82,14 @@ export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
     },
     received(url, setCookie) {
       opts.cookies?.store(url, setCookie);
+    },
+    masked(url, headers) {
+      const policy = opts.policyFor(url.host);
+      fixedHeaders(policy);
+      const secret = secretNames.get(policy)!;
+      const out: Record<string, string> = {};
+      for (const [name, value] of Object.entries(headers)) out[name] = secret.has(name) || isSensitiveHeader(name) ? '***' : value;
+      return out;
     },
   };
 }

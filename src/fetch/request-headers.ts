@@ -65,10 +65,15 @@ export function parseHeaderLine(text: string): { name: string; value: string } |
 /** Names whose values are credentials by convention; shown as `***` even when written in plain text. */
 const SENSITIVE = /auth|token|key|secret|session|cookie|passw|credential|signature/i;
 
+/** A header whose value is a credential by its name (Authorization, Cookie, X-Api-Key, …). */
+export function isSensitiveHeader(name: string): boolean {
+  return SENSITIVE.test(name);
+}
+
 /** `"name: value"` lines for humans (`crawl check`): secrets and credential-like values as `***`. */
 export function describeHeaders(headers: Readonly<Record<string, HeaderValue>>): string[] {
   return Object.entries(headers).map(([name, value]) => {
     if (value instanceof Secret) return `${name}: *** (from ${value.source}${value.missing ? ', which is not set' : ''})`;
-    return `${name}: ${SENSITIVE.test(name) ? '***' : value}`;
+    return `${name}: ${isSensitiveHeader(name) ? '***' : value}`;
   });
 }

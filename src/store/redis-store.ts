@@ -222,7 +222,8 @@ export class RedisStore implements CrawlStore {
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
   /** Per host, this worker's latest claim: its reserved start (Redis time) and when its call was sent (this worker's clock). */
-  private readonly lastClaim = new Map<string, { reservedAt: number; sentAt: number }>();
+  /** Per host with a lease held, the newest such lease (forgotten with it: bounded by the leases held). */
+  private readonly lastClaim = new Map<string, RedisLease>();
   private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
   private nextDue = Infinity;
   private started = 0;
@@ -357,7 +358,7 @@ export class RedisStore implements CrawlStore {
       return undefined;
     }
     const lease: RedisLease = { id: Number(rest[2]), key, entry: decodeEntry(String(rest[3]), String(rest[4]), key), reservedAt: Number(rest[1]), claimSentAt: t0 };
-    this.lastClaim.set(key, { reservedAt: lease.reservedAt, sentAt: t0 });
+    this.lastClaim.set(key, lease);
     this.setQueued(key, Number(rest[5]));
     this.held.set(lease.id, lease);
     return lease;
@@ -385,7 +386,7 @@ export class RedisStore implements CrawlStore {
   async dispatched(lease: Lease, at: number): Promise<void> {
     const own = this.held.get(lease.id) as RedisLease | undefined;
     if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
-    const start = Math.max(own.reservedAt + (at - own.claimSentAt), this.toRedis(at));
+    const start = this.startToRedis(own, at);
     this.applyView(await this.run('started', [String(lease.id), lease.key, String(start)]));
   }
 
@@ -447,7 +448,7 @@ export class RedisStore implements CrawlStore {
     }
     this.sent.set(key, shared);
     const { limiter } = saved;
-    const last = limiter.lastStart === null ? '' : String(this.startToRedis(key, limiter.lastStart));
+    const last = limiter.lastStart === null ? '' : String(this.startToRedis(this.lastClaim.get(key), limiter.lastStart));
     const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
     this.applyView(await this.run('saveHost', [key, JSON.stringify(saved), String(this.offset), last, pause, ...changed]));
   }
@@ -605,9 +606,8 @@ export class RedisStore implements CrawlStore {
    * clock. Unlike the measured offset, this bound holds however slow the
    * round trips were (an offset sampled under load may be off by half of one).
    */
-  private startToRedis(key: string, localMs: number): number {
-    const claim = this.lastClaim.get(key);
-    if (claim && localMs >= claim.sentAt) return Math.max(claim.reservedAt + (localMs - claim.sentAt), this.toRedis(localMs));
+  private startToRedis(claim: RedisLease | undefined, localMs: number): number {
+    if (claim && localMs >= claim.claimSentAt) return Math.max(claim.reservedAt + (localMs - claim.claimSentAt), this.toRedis(localMs));
     return this.toRedis(localMs);
   }
 
@@ -753,6 +753,11 @@ export class RedisStore implements CrawlStore {
 
   private take(lease: Lease): void {
     if (!this.held.delete(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
+    this.forgetClaim(lease);
+  }
+
+  private forgetClaim(lease: Lease): void {
+    if (this.lastClaim.get(lease.key)?.id === lease.id) this.lastClaim.delete(lease.key);
   }
 
   private async renewIds(ids: number[]): Promise<void> {
@@ -761,7 +766,11 @@ export class RedisStore implements CrawlStore {
     this.sample(Number(rest[0]), t0, this.now());
     // Not ours any more: expired and given back while this worker stalled.
     for (const id of rest.slice(1)) {
-      if (this.held.delete(Number(id))) this.lostLeases++;
+      const lost = this.held.get(Number(id));
+      if (!lost) continue;
+      this.held.delete(lost.id);
+      this.forgetClaim(lost);
+      this.lostLeases++;
     }
   }
 

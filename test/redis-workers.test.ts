@@ -196,6 +196,8 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       [['--redis', redis!.url, '--crawl-id', 'x', '--state', 's.db', 'http://a.localhost/'], /^crawl: --state and --redis/],
       [['--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`], /^crawl: no seed URL given, and Redis crawl ".*" does not exist yet/],
       [['status', '--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`], /^crawl: Redis holds no crawl named/],
+      [['status', '--redis', redis!.url, '--crawl-id', 'bad id'], /^crawl: --crawl-id expects a name/],
+      [['report', '--redis', 'localhost:6379', '--crawl-id', 'x'], /^crawl: --redis expects a URL/],
     ];
     for (const [args, message] of cases) {
       const r = await start(args).done;

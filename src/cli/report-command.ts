@@ -76,12 +76,11 @@ async function fromState(file: string, cwd: string, opts: { policyFor?: PolicyLo
 
 /** `crawl report --redis URL --crawl-id ID`: the record log of a shared crawl, every worker's records. */
 async function reportFromRedis(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {
-  if (flags.redis === undefined) throw new UsageError('--crawl-id goes with --redis URL');
-  if (flags.crawlId === undefined) throw new UsageError('--redis needs --crawl-id NAME: the shared crawl to report on');
+  const { checkRedisFlags, redactRedisUrl } = await import('./state-target.js');
+  checkRedisFlags(flags, 'the shared crawl to report on');
+  if (flags.redis === undefined || flags.crawlId === undefined) throw new UsageError('--crawl-id goes with --redis URL');
   if (file !== undefined || flags.state !== undefined) throw new UsageError('give a records file, --state FILE or --redis URL --crawl-id NAME: one of them');
-  if (!/^rediss?:\/\//i.test(flags.redis)) throw new UsageError(`--redis expects a URL like redis://host:6379/0, got ${JSON.stringify(flags.redis)}`);
   const { RedisStore } = await import('../store/redis-store.js');
-  const { redactRedisUrl } = await import('./state-target.js');
   const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId });
   let data: ReportData;
   try {

@@ -31,19 +31,28 @@ export interface StateTarget {
 /** A crawl id: what Redis key names and the Cluster hash tag allow, and what a person types. */
 const CRAWL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-/** Checks the state flags together; opens nothing. */
-export function checkStateFlags(flags: CrawlFlags): void {
-  if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE (a Redis crawl starts over under a new --crawl-id)');
-  if (flags.redis !== undefined && flags.state !== undefined) throw new UsageError('--state and --redis are two places for one crawl\'s state: give one');
-  if (flags.redis !== undefined && flags.crawlId === undefined) throw new UsageError('--redis needs --crawl-id NAME: every worker of one crawl gives the same name');
+/**
+ * `--redis URL` and `--crawl-id NAME` together and well-formed, for every
+ * command that takes them (crawl, status, report); `why` ends the message
+ * for a missing crawl id.
+ */
+export function checkRedisFlags(flags: { redis?: string; crawlId?: string }, why: string): void {
+  if (flags.redis !== undefined && flags.crawlId === undefined) throw new UsageError(`--redis needs --crawl-id NAME: ${why}`);
   if (flags.crawlId !== undefined && flags.redis === undefined) throw new UsageError('--crawl-id goes with --redis URL');
-  if (flags.worker !== undefined && flags.redis === undefined) throw new UsageError('--worker goes with --redis URL');
-  if (flags.lease !== undefined && flags.redis === undefined) throw new UsageError('--lease goes with --redis URL');
-  if (flags.lease !== undefined) leaseMs(flags.lease);
   if (flags.redis !== undefined && !/^rediss?:\/\//i.test(flags.redis)) throw new UsageError(`--redis expects a URL like redis://host:6379/0, got ${JSON.stringify(flags.redis)}`);
   if (flags.crawlId !== undefined && !CRAWL_ID.test(flags.crawlId)) {
     throw new UsageError(`--crawl-id expects a name of letters, digits and . _ : - (up to 128, starting with a letter or digit), got ${JSON.stringify(flags.crawlId)}`);
   }
+}
+
+/** Checks the state flags together; opens nothing. */
+export function checkStateFlags(flags: CrawlFlags): void {
+  if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE (a Redis crawl starts over under a new --crawl-id)');
+  if (flags.redis !== undefined && flags.state !== undefined) throw new UsageError('--state and --redis are two places for one crawl\'s state: give one');
+  checkRedisFlags(flags, 'every worker of one crawl gives the same name');
+  if (flags.worker !== undefined && flags.redis === undefined) throw new UsageError('--worker goes with --redis URL');
+  if (flags.lease !== undefined && flags.redis === undefined) throw new UsageError('--lease goes with --redis URL');
+  if (flags.lease !== undefined) leaseMs(flags.lease);
   if (flags.worker !== undefined && !/^[^\s"\\]{1,100}$/.test(flags.worker)) throw new UsageError(`--worker expects a name without spaces or quotes (up to 100 characters), got ${JSON.stringify(flags.worker)}`);
 }
 

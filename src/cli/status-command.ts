@@ -7,12 +7,13 @@ import { readCrawlStatus, type CrawlStatus } from '../store/sqlite-status.js';
 import { UsageError } from '../config/seeds.js';
 import { EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
-import { redactRedisUrl } from './state-target.js';
+import { checkRedisFlags, redactRedisUrl } from './state-target.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
   const top = Number(flags.top ?? '10');
   if (!Number.isInteger(top) || top < 1) throw new UsageError(`--top expects a whole number from 1 up, got ${JSON.stringify(flags.top)}`);
   if ((flags.state === undefined) === (flags.redis === undefined)) throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
+  checkRedisFlags(flags, 'the shared crawl to show');
   if (flags.redis !== undefined) return redisStatus(flags, io, top);
   const status = readCrawlStatus(resolve(io.cwd, flags.state!), { top });
   io.stdout.write(flags.json ? JSON.stringify({ ...status, file: flags.state }) + '\n' : formatStatus({ ...status, file: flags.state! }));
@@ -21,9 +22,8 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
 
 /** `crawl status --redis URL --crawl-id NAME`: the shared crawl as every worker sees it. */
 async function redisStatus(flags: StatusFlags, io: Io, top: number): Promise<number> {
-  if (flags.crawlId === undefined) throw new UsageError('--redis needs --crawl-id NAME');
   const { RedisStore } = await import('../store/redis-store.js');
-  const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId });
+  const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId! });
   try {
     const data = await store.status();
     if (!data.exists) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis!)}`);

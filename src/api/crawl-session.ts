@@ -16,7 +16,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { Crawler } from '../crawl/crawler.js';
 import { createFetcher } from '../fetch/fetcher.js';
-import { setUpRequests } from '../fetch/request-setup.js';
+import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { RecordSink } from '../output/sink.js';
@@ -46,6 +46,8 @@ export interface CrawlSessionOptions {
   store?: CrawlStore;
   /** Relative paths in the settings (`--ca`, `--cookie-jar`) are resolved against this. @default process.cwd() */
   cwd?: string;
+  /** What requests carry, already set up (the CLI does it before it opens any output); @default set up from `settings` */
+  requests?: RequestSetup;
   /** Write a `type: "robots"` record per robots.txt request. @default false */
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc; closed by whoever opened it). @default none */
@@ -68,7 +70,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const { settings, seeds, sink, signal, log } = opts;
   const clock = opts.clock ?? systemClock;
   // Files (CA, cookie jar) are read now: a bad one fails the start, not the crawl.
-  const requests = setUpRequests(settings, seeds, { cwd: opts.cwd, now: () => clock.wallNow() });
+  const requests = opts.requests ?? setUpRequests(settings, seeds, { cwd: opts.cwd, now: () => clock.wallNow() });
   if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
   for (const warning of requests.warnings) log?.warn(warning);
   const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls });

@@ -13,7 +13,7 @@ import { crawlExitCode } from './exit-code.js';
 import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
-import { setUpRequests } from '../fetch/request-setup.js';
+import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
 import { createLogger } from '../output/logger.js';
 import { openOutput } from '../output/sink.js';
@@ -49,20 +49,20 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   const seeds = rawSeeds.length === 0 && (flags.state !== undefined || flags.redis !== undefined || (flags.sitemap?.length ?? 0) > 0) ? [] : checkSeeds(rawSeeds);
   const file = await loadConfig(flags.config, io.cwd);
   const settings = buildSettings(file, toOverrides(flags));
-  // A bad --ca or --cookie-jar fails now, before any output exists (the session reads them again).
-  setUpRequests(settings, seeds, { cwd: io.cwd, now: () => clock.wallNow() });
+  // A bad --ca or --cookie-jar fails now, before any output exists; the session uses this setup.
+  const requests = setUpRequests(settings, seeds, { cwd: io.cwd, now: () => clock.wallNow() });
   if (!settings.robots.enabled) {
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
   const target = await openStateTarget(flags, io.cwd, settings, clock, log);
   try {
-    return await crawlInto(seeds, settings, target, flags, io, log, maxTimeMs);
+    return await crawlInto(seeds, settings, requests, target, flags, io, log, maxTimeMs);
   } finally {
     await target?.close();
   }
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, target: StateTarget | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   const held = await target?.peek();
@@ -103,7 +103,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, target: State
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
-  const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd }));
+  const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 

@@ -36,17 +36,14 @@ const STOP_GRACE_MS = 5_000;
 export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): Promise<number> {
   const clock = systemClock;
   const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, clock });
-  const rawSeeds = [...args];
-  if (flags.seedsFile !== undefined) {
-    const path = flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile);
-    // No spread: a seeds file of 150,000+ lines would overflow the call stack.
-    for (const seed of await readSeedsFile(path, io.stdin)) rawSeeds.push(seed);
-  }
+  // A seeds file's URLs come back canonical: not parsed a second time below.
+  const fileSeeds = flags.seedsFile === undefined ? [] : await readSeedsFile(flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile), io.stdin);
   checkStateFlags(flags);
   const maxTimeMs = flags.maxTime === undefined ? undefined : maxTime(flags.maxTime);
   // With --state or --redis, no seeds means: resume (or join) what it holds.
   // --sitemap names a start of its own: no seed needed then.
-  const seeds = rawSeeds.length === 0 && (flags.state !== undefined || flags.redis !== undefined || (flags.sitemap?.length ?? 0) > 0) ? [] : checkSeeds(rawSeeds);
+  const none = args.length === 0 && fileSeeds.length === 0;
+  const seeds = none && (flags.state !== undefined || flags.redis !== undefined || (flags.sitemap?.length ?? 0) > 0) ? [] : checkSeeds(args, fileSeeds);
   const file = await loadConfig(flags.config, io.cwd);
   const settings = buildSettings(file, toOverrides(flags));
   // A bad --ca or --cookie-jar fails now, before any output exists; the session uses this setup.

@@ -11,8 +11,9 @@ export class UsageError extends Error {
 
 /**
  * Reads one URL per line; blank lines and `#` comments are ignored. `-` is
- * stdin. Throws UsageError naming the line of the first bad URL, or saying
- * the file holds none.
+ * stdin. Returns the URLs canonical (as checkSeeds would: each is parsed
+ * once), in file order, repeats kept. Throws UsageError naming the line of
+ * the first bad URL, or saying the file holds none.
  */
 export async function readSeedsFile(path: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<string[]> {
   let text: string;
@@ -28,28 +29,36 @@ export async function readSeedsFile(path: string, stdin: NodeJS.ReadableStream =
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n]!.trim();
     if (line === '' || line.startsWith('#')) continue;
-    if (canonicalize(parseAbsolute(line)) === null) {
+    const url = canonicalize(parseAbsolute(line));
+    if (url === null) {
       throw new UsageError(`${name}, line ${n + 1}: invalid seed URL ${JSON.stringify(line)}: expected an absolute http:// or https:// URL`);
     }
-    seeds.push(line);
+    seeds.push(url);
   }
   if (seeds.length === 0) throw new UsageError(`${name} is empty: no URL in it (blank lines and # comments are ignored)`);
   return seeds;
 }
 
-/** Canonical seeds in the given order, duplicates removed; throws UsageError naming the first bad one. */
-export function checkSeeds(raw: string[]): string[] {
-  if (raw.length === 0) throw new UsageError('no seed URL given (usage: crawl [options] <seed-url...>)');
+/**
+ * Canonical seeds in the given order, duplicates removed; throws UsageError
+ * naming the first bad one. `canonical` are seeds already canonical (a
+ * seeds file's, from readSeedsFile): added after `raw`, not parsed again.
+ */
+export function checkSeeds(raw: readonly string[], canonical: readonly string[] = []): string[] {
+  if (raw.length === 0 && canonical.length === 0) throw new UsageError('no seed URL given (usage: crawl [options] <seed-url...>)');
   const out: string[] = [];
   const seen = new Set<string>();
+  const keep = (url: string): void => {
+    if (seen.has(url)) return;
+    seen.add(url);
+    out.push(url);
+  };
   for (const s of raw) {
     const url = canonicalize(parseAbsolute(s));
     if (url === null) throw new UsageError(`invalid seed URL ${JSON.stringify(s)}: expected an absolute http:// or https:// URL`);
-    if (!seen.has(url)) {
-      seen.add(url);
-      out.push(url);
-    }
+    keep(url);
   }
+  for (const url of canonical) keep(url);
   return out;
 }
 

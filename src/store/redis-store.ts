@@ -516,19 +516,12 @@ export class RedisStore implements CrawlStore {
     this.logBuffer = [];
     this.logPending += batch.length;
     const key = `${this.prefix}records`;
+    // Sent now, not when the chain gets to it: a URL's record reaches Redis before its completion does.
     const first = this.connection().rPush(key, batch);
+    first.catch(() => {}); // handled (retried) in the chain
     this.logChain = this.logChain.then(async () => {
       try {
-        for (let attempt = 0, sent = first; ; attempt++) {
-          try {
-            await sent;
-            return;
-          } catch (err) {
-            if (this.closed || (this.replyError && err instanceof this.replyError)) throw err;
-            await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5_000)));
-            sent = this.connection().rPush(key, batch);
-          }
-        }
+        await this.untilAnswered(() => this.connection().rPush(key, batch), first);
       } catch (err) {
         this.opts.onError?.(new RedisStoreError(`${batch.length} record(s) not kept for the report: ${(err as Error).message}`, { cause: err }));
       } finally {
@@ -678,20 +671,33 @@ export class RedisStore implements CrawlStore {
    */
   private async run(name: ScriptName, args: string[]): Promise<unknown[]> {
     const options = { keys: [this.metaKey], arguments: [this.prefix, ...args] };
-    for (let attempt = 0; ; attempt++) {
+    const evalOnce = async (): Promise<unknown[]> => {
       const client = this.connection();
-      this.calls.set(++this.callSeq, Date.now());
-      const call = this.callSeq;
       try {
-        try {
-          const reply = (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
-          if (this.lostSince !== null) this.reconnected();
-          return reply;
-        } catch (err) {
-          if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
-          this.shas.set(name, await client.scriptLoad(scriptSource(name)));
-          return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
-        }
+        return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
+      } catch (err) {
+        if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
+        this.shas.set(name, await client.scriptLoad(scriptSource(name)));
+        return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
+      }
+    };
+    return this.untilAnswered(evalOnce);
+  }
+
+  /**
+   * Waits for `send`'s answer (`first`: a send already under way), sending
+   * again with backoff while the connection is lost (reported once, and when
+   * Redis answers again); an error Redis itself answered is thrown.
+   */
+  private async untilAnswered<T>(send: () => Promise<T>, first?: Promise<T>): Promise<T> {
+    let pending = first ?? send();
+    for (let attempt = 0; ; attempt++) {
+      const call = ++this.callSeq;
+      this.calls.set(call, Date.now());
+      try {
+        const reply = await pending;
+        if (this.lostSince !== null) this.reconnected();
+        return reply;
       } catch (err) {
         if (this.closed || (this.replyError && err instanceof this.replyError)) throw err;
         if (this.lostSince === null) {
@@ -699,6 +705,7 @@ export class RedisStore implements CrawlStore {
           this.opts.onLost?.(err as Error);
         }
         await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5_000)));
+        pending = send();
       } finally {
         this.calls.delete(call);
       }

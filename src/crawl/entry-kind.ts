@@ -15,7 +15,7 @@
  */
 import type { FetchRequest } from '../fetch/fetcher.js';
 import { SITEMAP_MAX_BYTES } from '../parse/sitemap.js';
-import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
+import type { FrontierEntry } from '../store/crawl-store.js';
 import type { PageRecord } from '../types.js';
 
 export type EntryKind = 'page' | 'sitemap' | 'link-check';
@@ -45,9 +45,4 @@ export function decorateRecord(record: PageRecord, entry: FrontierEntry): void {
   if (kind === 'link-check') record.method = entry.extra?.method === 'GET' ? 'GET' : 'HEAD';
   const lastmod = entry.extra?.lastmod;
   if (typeof lastmod === 'string') record.lastmod = lastmod;
-}
-
-/** `extra` with `kind` marks added (other fields kept). */
-export function withKind(extra: EntryExtra | undefined, fields: EntryExtra): EntryExtra {
-  return { ...extra, ...fields };
 }

@@ -78,10 +78,6 @@ export class IpLimits {
     state.waiting.queue.push(key);
   }
 
-  isWaiting(ip: string, key: string): boolean {
-    return this.records.get(ip)?.waiting?.keys.has(key) ?? false;
-  }
-
   /** The next host waiting for `state`'s address, taken out of its queue, or undefined when none waits. O(1). */
   next(state: IpState): string | undefined {
     const w = state.waiting;

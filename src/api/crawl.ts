@@ -21,7 +21,7 @@ import type { CrawlLog, CrawlOptions } from './options.js';
 import { createRecordStream } from './record-stream.js';
 import { openPageArchive, type ArchiveTargets } from '../archive/open-archive.js';
 import type { ClosableArchive } from '../archive/page-archive.js';
-import type { RecordSink } from '../output/sink.js';
+import { wrapSink, type RecordSink } from '../output/sink.js';
 import { CRAWL_ONLY, resolveOptions } from './resolve-options.js';
 
 /** A running (or not yet started) crawl: iterate it for records. */
@@ -161,17 +161,10 @@ export function crawl(options: CrawlOptions): CrawlRun {
 
 /** `sink`, whose close() first finishes the archive's files (the WARC renamed into place); a failure there fails the crawl. */
 function withArchiveClose(sink: RecordSink, archive: ClosableArchive): RecordSink {
-  return {
-    write: (record) => sink.write(record),
+  return wrapSink(sink, {
     async close() {
       await archive.close();
       await sink.close();
     },
-    get broken() {
-      return sink.broken;
-    },
-    get written() {
-      return sink.written;
-    },
-  };
+  });
 }

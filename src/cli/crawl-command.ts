@@ -16,7 +16,7 @@ import { loadConfig } from '../config/load-config.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
 import { createLogger } from '../output/logger.js';
-import { openOutput } from '../output/sink.js';
+import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { checkStateFlags, openStateTarget, type StateTarget } from './state-target.js';
@@ -171,16 +171,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
 
 /** A shared crawl's records say which worker wrote them. */
 function nameWorker(sink: RecordSink, worker: string): RecordSink {
-  return {
-    write: (record) => sink.write({ ...record, worker }),
-    close: () => sink.close(),
-    get broken() {
-      return sink.broken;
-    },
-    get written() {
-      return sink.written;
-    },
-  };
+  return wrapSink(sink, { write: (record) => sink.write({ ...record, worker }) });
 }
 
 /** " and 2 sitemaps" when sitemaps were named (--sitemap), else "". */

@@ -50,6 +50,23 @@ export interface RecordSink {
   readonly written: number;
 }
 
+/**
+ * A sink in front of `inner`: `write` and `close` replaced where given,
+ * `broken` and `written` always `inner`'s (what the reader got).
+ */
+export function wrapSink(inner: RecordSink, over: { write?: (record: OutputRecord) => Promise<void>; close?: () => Promise<void> }): RecordSink {
+  return {
+    write: over.write ?? ((record) => inner.write(record)),
+    close: over.close ?? (() => inner.close()),
+    get broken() {
+      return inner.broken;
+    },
+    get written() {
+      return inner.written;
+    },
+  };
+}
+
 export interface JsonLinesSinkOptions {
   /**
    * Called once, the first time the reader is found gone (EPIPE, destroyed

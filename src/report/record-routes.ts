@@ -8,7 +8,7 @@
  * The crawl writes robots.txt records whenever one of those wants them
  * (`robotsRecords`); the report and the record log always get them.
  */
-import type { RecordSink } from '../output/sink.js';
+import { wrapSink, type RecordSink } from '../output/sink.js';
 import type { RecordLog } from '../store/crawl-store.js';
 import type { OutputRecord } from '../types.js';
 import { keptRecord } from './kept-record.js';
@@ -26,21 +26,14 @@ export function routeRecords(out: RecordSink, opts: { emitRobots?: boolean; tap?
   const emitRobots = opts.emitRobots ?? false;
   let sink = out;
   if (log || !emitRobots) {
-    sink = {
+    sink = wrapSink(out, {
       write(record: OutputRecord) {
         const kept = log?.append(keptRecord(record));
         const written = record.type !== 'robots' || emitRobots ? out.write(record) : undefined;
         if (kept instanceof Promise) return written ? Promise.all([kept, written]).then(() => undefined) : kept;
         return written ?? Promise.resolve();
       },
-      close: () => out.close(),
-      get broken() {
-        return out.broken;
-      },
-      get written() {
-        return out.written;
-      },
-    };
+    });
   }
   if (tap) sink = tap.wrap(sink);
   return { sink, robotsRecords: emitRobots || tap !== undefined || log !== undefined };

@@ -4,7 +4,7 @@
  * needs no records file to read back (stdout may be a pipe) and memory stays
  * the builder's bounded aggregates.
  */
-import type { RecordSink } from '../output/sink.js';
+import { wrapSink, type RecordSink } from '../output/sink.js';
 import type { HostKeyMode, HostPolicy, OutputRecord } from '../types.js';
 import { VERSION } from '../version.js';
 import { renderReport } from './render-html.js';
@@ -27,19 +27,12 @@ export function createReportTap(opts: { hostKey: HostKeyMode; policyFor: (host: 
   };
   return {
     wrap(sink) {
-      return {
-        get broken() {
-          return sink.broken;
-        },
-        get written() {
-          return sink.written;
-        },
+      return wrapSink(sink, {
         write(record) {
           take(record);
           return sink.write(record);
         },
-        close: () => sink.close(),
-      };
+      });
     },
     render: (source) => renderReport(builder.finish({ source, generator: `crawl ${VERSION}` })),
   };

@@ -1,0 +1,87 @@
+/**
+ * What the crawl writes and counts: page and skip records, in order, through
+ * one write chain to the sink (awaited by jobs, which is how a slow reader
+ * slows the crawl), with credentials redacted, and the counts the progress
+ * line shows. A URL the user named (a seed, or where it redirects) always
+ * gets its record; other skips only with `emitSkipped`.
+ */
+import type { RecordSink } from '../output/sink.js';
+import { countPage, countSkip, hostStats } from '../output/summary.js';
+import type { Cleared, FrontierEntry } from '../store/index.js';
+import type { ErrorCode, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
+import { hostKey, type CrawlContext } from './crawl-context.js';
+import { decorateRecord } from './entry-kind.js';
+import { isoTimeFormatter } from './iso-time.js';
+import { redactRecord } from './page-outcome.js';
+import type { RedirectChains } from './redirect-chains.js';
+
+export class CrawlRecords {
+  /** Pages fetched (with or without an error), as the summary counts them. */
+  fetched = 0;
+  errors = 0;
+  skipped = 0;
+  /** Requests the crawl aborted itself (ABORTED records): counted apart, as the summary does. */
+  aborted = 0;
+  /** Every record handed to the sink so far has been written. */
+  writes: Promise<void> = Promise.resolve();
+  readonly isoTime = isoTimeFormatter();
+
+  constructor(
+    private readonly ctx: CrawlContext,
+    private readonly sink: RecordSink,
+    private readonly redirects: RedirectChains,
+  ) {}
+
+  page(record: PageRecord, key: string): void {
+    // As the summary counts it (countPage): a request the crawl aborted itself is neither a page fetched nor an error.
+    if (record.error?.code === 'ABORTED') this.aborted++;
+    else {
+      this.fetched++;
+      if (record.error) this.errors++;
+    }
+    countPage(this.ctx.stats, record, key);
+    this.write(record);
+  }
+
+  /** A page record for a URL whose host could not be reached before any request of its own: an error, not a skip. */
+  unreached(entry: FrontierEntry, key: string, code: ErrorCode, message: string): void {
+    const record: PageRecord = {
+      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent, contentType: null, bytes: 0,
+      title: null, links: 0, fetchedAt: this.isoTime(this.ctx.clock.wallNow()), elapsedMs: 0, error: { code, message },
+    };
+    decorateRecord(record, entry);
+    this.page(record, key);
+  }
+
+  skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false): void {
+    this.skipped++;
+    if (this.redirects.size > 0) this.redirects.done(url);
+    countSkip(this.ctx.stats, reason, hostKey(this.ctx, url));
+    // A URL the user named (a seed, or where it redirects) is never dropped silently.
+    if (!this.ctx.settings.emitSkipped && depth > 0 && !named) return;
+    const record: SkipRecord = { type: 'skipped', url, reason, depth, parent };
+    if (detail) record.detail = detail;
+    this.write(record);
+  }
+
+  /** URLs skipped in bulk, per host key, without a record each (crawl-end.ts `skipLeft`). */
+  skippedInBulk(reason: SkipReason, counts: Cleared['counts']): number {
+    const { stats } = this.ctx;
+    let left = 0;
+    for (const [host, n] of counts) {
+      this.skipped += n;
+      left += n;
+      hostStats(stats, host).skipped += n;
+      stats.skippedByReason.set(reason, (stats.skippedByReason.get(reason) ?? 0) + n);
+    }
+    return left;
+  }
+
+  /** Writes in order; the chain is awaited by jobs, which is how a slow reader slows the crawl. */
+  write(record: OutputRecord): void {
+    const sink = this.sink;
+    // Credentials in URLs (http://user:secret@host/) never leave the crawler.
+    const out = redactRecord(record);
+    this.writes = this.writes.then(() => (sink.broken ? undefined : sink.write(out)));
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The scheduler's work source: hands it a host's next request, made from a
+ * lease claimed from the store. Never waits: what robots.txt forbids is
+ * skipped, a host whose name does not resolve gets its error record, and a
+ * lease that cannot start yet (robots.txt still loading) waits in the
+ * one-lease-per-host buffer (`held`) instead of going back to the store.
+ *
+ * An asynchronous claim (a network store) is remembered while under way, its
+ * answer buffered, and a shared store's "not before" (its own politeness)
+ * kept until its time; the host is woken when either arrives. Delayed
+ * entries (retries) are promoted when the due timer fires.
+ */
+import type { Job } from '../politeness/index.js';
+import type { RobotsGate } from '../robots/index.js';
+import type { ClaimWait, Lease } from '../store/index.js';
+import type { ErrorCode } from '../types.js';
+import { capReached, type CrawlContext } from './crawl-context.js';
+import type { CrawlRecords } from './crawl-records.js';
+import type { DueTimer } from './due-timer.js';
+import type { HostAddresses } from './host-addresses.js';
+import { errorCode, type PageExchange } from './page-exchange.js';
+import type { TakeResult } from './scheduler.js';
+import type { SlowRequests } from './slow-requests.js';
+
+export interface LeaseSourceParts {
+  records: CrawlRecords;
+  robots: RobotsGate;
+  slow: SlowRequests;
+  /** Absent: names are resolved inside the connect. */
+  addresses: HostAddresses | undefined;
+  dueTimer: DueTimer;
+  /** The host has (new) work. */
+  wake(key: string): void;
+  /** Makes a started lease's request. */
+  exchange: Pick<PageExchange, 'fetchPage'>;
+}
+
+export class LeaseSource {
+  /**
+   * The local prefetch buffer: a lease per host claimed from the store but not
+   * started yet (its host waits on robots.txt, or it came back from an
+   * asynchronous claim). Taken before the store is asked again.
+   */
+  private readonly held = new Map<string, Lease>();
+  /** Hosts with an asynchronous claim under way. */
+  private readonly claiming = new Set<string>();
+  /** Hosts whose last asynchronous claim answered "not before": the store's (shared) politeness says wait until then. */
+  private readonly claimWaits = new Map<string, number>();
+
+  constructor(
+    private readonly ctx: CrawlContext,
+    private readonly parts: LeaseSourceParts,
+  ) {}
+
+  /** Leases held, not started yet (they count as queued). */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** Asynchronous claims under way. */
+  get claimingCount(): number {
+    return this.claiming.size;
+  }
+
+  /** Takes the host's held lease out of the buffer, if it has one. */
+  takeHeld(key: string): Lease | undefined {
+    const lease = this.held.get(key);
+    if (lease) this.held.delete(key);
+    return lease;
+  }
+
+  /** Empties the buffer (the crawl is ending), handing back what it held. */
+  takeAllHeld(): Lease[] {
+    const leases = [...this.held.values()];
+    this.held.clear();
+    return leases;
+  }
+
+  hasWork(key: string): boolean {
+    return (this.held.has(key) || this.ctx.store.queued(key) > 0) && !capReached(this.ctx);
+  }
+
+  /** Picks the host's next request, skipping what robots.txt forbids. Never waits. */
+  take(key: string, now: number): TakeResult {
+    const { ctx, parts } = this;
+    const { store, calls } = ctx;
+    if (ctx.stopping) return null;
+    // Slow requests gave their global slot back, not their host's: woken when one ends.
+    const slow = parts.slow.holds(key);
+    if (slow > 0) {
+      const { limiter, policy } = ctx.hosts.get(key);
+      if (limiter.inFlight + slow >= policy.concurrency) return { notBefore: Infinity };
+    }
+    for (;;) {
+      if (capReached(ctx)) return null;
+      let lease = this.held.get(key);
+      if (lease) {
+        this.held.delete(key);
+      } else {
+        if (this.claiming.has(key)) return { notBefore: Infinity };
+        const wait = this.claimWaits.get(key);
+        if (wait !== undefined) {
+          if (wait > now) return { notBefore: wait };
+          this.claimWaits.delete(key);
+        }
+        const claimed = store.claim(key, now);
+        if (claimed instanceof Promise) {
+          this.claimLater(key, claimed);
+          return { notBefore: Infinity }; // woken when the lease arrives
+        }
+        if (!claimed) return null;
+        // A shared store's politeness (other workers' starts, a pause one of them saw) says not yet.
+        if (!('entry' in claimed)) return { notBefore: claimed.notBefore };
+        lease = claimed;
+      }
+      const { entry } = lease;
+      const unresolved = parts.addresses?.failure(key);
+      if (unresolved !== undefined) {
+        // Its name does not resolve: a DNS_FAILURE record at once, no request, no slot (host-addresses.ts).
+        calls.settle(store.complete(lease, errorCode(unresolved)));
+        parts.records.unreached(entry, key, errorCode(unresolved), `GET ${entry.url} failed: ${unresolved.message.replace(/^\S+ \S+ failed: /, '')}`);
+        continue;
+      }
+      if (ctx.settings.robots.enabled) {
+        const verdict = parts.robots.check(entry.url, key);
+        if (verdict.kind === 'wait') {
+          // A shared store's claim holds every worker's next start to the host until this one is written:
+          // give it back rather than hold it while robots.txt loads.
+          if (store.dispatched) calls.settle(store.release(lease, entry));
+          else this.held.set(key, lease);
+          return { notBefore: verdict.until };
+        }
+        if (verdict.kind === 'fail') {
+          // Its host could not be connected to for robots.txt: a page record with that error (a dead link), not a skip.
+          calls.settle(store.complete(lease, verdict.code));
+          parts.records.unreached(entry, key, verdict.code as ErrorCode, verdict.message);
+          continue;
+        }
+        if (verdict.kind === 'skip') {
+          calls.settle(store.complete(lease, verdict.reason));
+          parts.records.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
+          continue;
+        }
+      }
+      calls.settle(store.addToCounter('started', 1));
+      return this.start(key, lease);
+    }
+  }
+
+  /** The lease's request, as a job that gives its global slot back once slow (slow-requests.ts). */
+  private start(key: string, lease: Lease): Job {
+    const { parts } = this;
+    return parts.slow.wrap(key, (job) => parts.exchange.fetchPage(lease, job));
+  }
+
+  private claimLater(key: string, claim: Promise<Lease | ClaimWait | undefined>): void {
+    this.claiming.add(key);
+    this.ctx.calls.settle(claim, (answer) => {
+      this.claiming.delete(key);
+      if (!answer) return;
+      // A wait is kept until its time: the next take hands it to the scheduler, which sleeps the host until then.
+      if ('entry' in answer) this.held.set(key, answer);
+      else this.claimWaits.set(key, answer.notBefore);
+      this.parts.wake(key);
+    });
+  }
+
+  /** Delayed entries (retries) came due: they are at the head of their hosts' queues now. */
+  promoteDue(): void {
+    const { ctx, parts } = this;
+    ctx.calls.settle(ctx.store.promoteDue(ctx.clock.now()), (keys) => {
+      for (const key of keys) parts.wake(key);
+      parts.dueTimer.armAt(ctx.store.nextDueAt());
+    });
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * One page's exchange with its server: the request for a leased URL, what
+ * the answer means as server feedback classifies it (politeness/), and where
+ * the URL goes next — its record written and the lease completed; back to
+ * the head of its host's queue (throttled, or a link check's HEAD refused);
+ * back to the store due after a backoff (a transient failure); or skipped
+ * (the SSRF guard refused its address). The lease is completed only after
+ * its record is written, so a store that outlives the process never loses a
+ * URL whose record is not out.
+ */
+import type { PageArchive } from '../archive/page-archive.js';
+import { AddressRefusedError } from '../fetch/address-guard.js';
+import { FetchError } from '../fetch/fetch-error.js';
+import type { FetchRequest, FetchResult } from '../fetch/fetcher.js';
+import { backoffDelay, type HostFeedback, type JobContext } from '../politeness/index.js';
+import type { EntryExtra, Lease } from '../store/index.js';
+import type { ErrorCode, HostPolicy, PageRecord } from '../types.js';
+import { historyFields, throttleEvent, withAttempt } from './attempt-history.js';
+import type { CrawlContext } from './crawl-context.js';
+import type { CrawlRecords } from './crawl-records.js';
+import type { DueTimer } from './due-timer.js';
+import { decorateRecord, entryKind, requestFor } from './entry-kind.js';
+import { asGet, wantsGet } from './link-check.js';
+import type { PageLinks } from './page-links.js';
+import type { RedirectChains } from './redirect-chains.js';
+import type { RequestSender } from './request-sender.js';
+import { sitemapOutcome } from './sitemaps.js';
+
+export interface PageExchangeParts {
+  records: CrawlRecords;
+  sender: RequestSender;
+  feedback: HostFeedback;
+  links: PageLinks;
+  redirects: RedirectChains;
+  /** Wakes the crawl when the store's earliest delayed entry (a retry) is due. */
+  dueTimer: DueTimer;
+  /** Where fetched pages are kept (--save-dir, --warc); pages are captured only when set. */
+  archive: PageArchive | undefined;
+  random: (() => number) | undefined;
+  /** The host has work again. */
+  wake(key: string): void;
+  /** The host was just given up (crawl-end.ts). */
+  giveUpHost(key: string, policy: HostPolicy): void;
+  /** Something of ours failed (the archive): the crawl stops with it. */
+  fail(err: unknown): void;
+}
+
+export class PageExchange {
+  constructor(
+    private readonly ctx: CrawlContext,
+    private readonly parts: PageExchangeParts,
+  ) {}
+
+  /**
+   * Fetches a leased URL and acts on the outcome as server feedback classifies
+   * it. The lease is completed only after its record is written, so a store
+   * that outlives the process never loses a URL whose record is not out.
+   */
+  async fetchPage(lease: Lease, job: JobContext): Promise<void> {
+    const { ctx, parts } = this;
+    const { clock, settings, store } = ctx;
+    const { entry, key } = lease;
+    const { policy } = ctx.hosts.get(key);
+    const fetchedAt = parts.records.isoTime(clock.wallNow());
+    const t0 = clock.now();
+    const base: PageRecord = {
+      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent,
+      contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
+    };
+    decorateRecord(base, entry);
+    if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) {
+      base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
+      Object.assign(base, historyFields(entry.extra));
+    }
+    let record: PageRecord;
+    let captured: FetchResult | undefined;
+    try {
+      const { res, startedAt, sinceLastMs } = await parts.sender.send(entry.url, key, job, this.requestWithCapture(requestFor(entry)), lease);
+      if (res.capture) captured = res;
+      const action = parts.feedback.answered(key, res, startedAt, !ctx.stopping, sinceLastMs);
+      if (wantsGet(entry, res) && this.checkWithGet(lease)) return;
+      // The pause HostFeedback just set, for the record (attempt-history.ts).
+      const throttle = action === 'throttle' ? throttleEvent(res, clock.now(), clock.wallNow(), ctx.hosts.get(key).limiter.pausedUntil) : undefined;
+      if (action === 'throttle' && this.requeueThrottled(lease, policy, withAttempt(entry.extra, startedAt, throttle))) return;
+      if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, startedAt))) return;
+      if (action === 'give-up') parts.giveUpHost(key, policy);
+      base.startedAt = Math.round(startedAt);
+      const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: settings.maxRedirects, emitLinks: settings.emitLinks, chain: parts.redirects.before(entry) }).catch(asError);
+      record = parts.links.follow(entry, res, base, sitemap);
+      if (action === 'throttle') {
+        record.throttles = historyFields(entry.extra, throttle).throttles;
+        record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
+      }
+    } catch (err) {
+      if (err instanceof AddressRefusedError) return this.refused(lease, err);
+      const code = errorCode(err);
+      if (wantsGet(entry, { code }) && this.checkWithGet(lease)) return;
+      // Our own shortage (EMFILE, …): try again later, without counting it against the host.
+      if (code === 'LOCAL_RESOURCE' && !ctx.stopping && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
+      if (code === 'ABORTED' && ctx.stopping && store.durable) {
+        // Cut short by the stop: the resumed crawl fetches it again.
+        ctx.calls.settle(store.addToCounter('started', -1));
+        ctx.calls.settle(store.release(lease, entry));
+        return;
+      }
+      const action = parts.feedback.errored(key, code, !ctx.stopping);
+      if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
+      if (action === 'give-up') parts.giveUpHost(key, policy);
+      record = { ...base, elapsedMs: Math.round(clock.now() - t0), error: { code, message: errorMessage(err) } };
+    }
+    if (captured !== undefined && !(await this.archive(record, captured))) return;
+    parts.records.page(record, key);
+    if (entry.hops > 0) parts.redirects.done(entry.url);
+    await parts.records.writes;
+    ctx.calls.settle(store.complete(lease, record.error?.code ?? String(record.status)));
+  }
+
+  /** A page read as usual also hands its bytes to the archive, when there is one (no cost otherwise). */
+  private requestWithCapture(req: ReturnType<typeof requestFor>): ReturnType<typeof requestFor> & Pick<FetchRequest, 'capture'> {
+    return this.parts.archive !== undefined && req.read === 'html' ? { ...req, capture: true } : req;
+  }
+
+  /** Hands a fetched page to --save-dir / --warc before its record is written; false when that failed and the crawl stops. */
+  private async archive(record: PageRecord, res: FetchResult): Promise<boolean> {
+    try {
+      Object.assign(record, await this.parts.archive!.keep(record, res));
+      return true;
+    } catch (err) {
+      this.parts.fail(err);
+      return false;
+    }
+  }
+
+  /**
+   * The SSRF guard refused the URL's address: a skip, not a fetch (it does not
+   * count towards maxPages) and not the host's failure. A seed's redirect
+   * target or any redirect target gets its record even without emitSkipped.
+   */
+  private refused(lease: Lease, err: AddressRefusedError): void {
+    const { entry } = lease;
+    const { calls, store } = this.ctx;
+    calls.settle(store.addToCounter('started', -1));
+    calls.settle(store.complete(lease, 'private-address'));
+    this.parts.records.skip(entry.url, 'private-address', entry.depth, entry.parent, err.detail, entry.hops > 0);
+  }
+
+  /** A link check's HEAD was refused: back to the head of its host's queue, to be checked with GET (paying the host's gap again). */
+  private checkWithGet(lease: Lease): boolean {
+    const { calls, store } = this.ctx;
+    if (this.ctx.stopping) return false;
+    calls.settle(store.addToCounter('started', -1)); // one link, one count
+    calls.settle(store.release(lease, asGet(lease.entry)), () => this.parts.wake(lease.key));
+    return true;
+  }
+
+  /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
+  private requeueThrottled(lease: Lease, policy: HostPolicy, extra: EntryExtra): boolean {
+    const { calls, store } = this.ctx;
+    const throttles = (lease.entry.throttles ?? 0) + 1;
+    if (this.ctx.stopping || throttles > policy.throttleRetries) return false;
+    calls.settle(store.addToCounter('started', -1)); // it will be taken again
+    calls.settle(store.release(lease, { ...lease.entry, throttles, extra }), () => this.parts.wake(lease.key));
+    return true;
+  }
+
+  /** A transient failure: the URL goes back to the store (with `extra`, its attempt history), due after a backoff. False when its retries are spent. */
+  private retryLater(lease: Lease, policy: HostPolicy, extra: EntryExtra): boolean {
+    const { ctx, parts } = this;
+    const { calls, store } = ctx;
+    const { entry } = lease;
+    if (entry.attempt >= policy.retries) return false;
+    const attempt = entry.attempt + 1;
+    const dueAt = ctx.clock.now() + backoffDelay(attempt, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: parts.random ?? Math.random });
+    calls.settle(store.addToCounter('started', -1));
+    calls.settle(store.release(lease, { ...entry, attempt, extra }, dueAt), () => parts.dueTimer.armAt(store.nextDueAt()));
+    return true;
+  }
+}
+
+/** A failure's stable code (fetch/fetch-error.ts); anything else is FETCH_FAILED. */
+export function errorCode(err: unknown): ErrorCode {
+  return err instanceof FetchError ? err.code : 'FETCH_FAILED';
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

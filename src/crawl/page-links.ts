@@ -1,0 +1,90 @@
+/**
+ * What a fetched page leads to: its record (page-outcome.ts, or
+ * sitemaps.ts for a sitemap file) and the URLs it names, fed to the frontier
+ * (frontier-intake.ts): links, redirect targets (their chains kept by
+ * redirect-chains.ts), the canonical claimed with --follow-canonical, and
+ * nofollow links recorded as skipped. Never throws: a failure in link
+ * handling is ours, not the page's, so the record stays what was fetched and
+ * the failure is said once as a note.
+ */
+import type { FetchResult } from '../fetch/fetcher.js';
+import { redactCredentials } from '../fetch/redact.js';
+import { addNote } from '../output/summary.js';
+import type { FrontierEntry } from '../store/index.js';
+import type { PageRecord } from '../types.js';
+import type { CrawlContext } from './crawl-context.js';
+import type { CrawlRecords } from './crawl-records.js';
+import type { FrontierIntake } from './frontier-intake.js';
+import { pageOutcome } from './page-outcome.js';
+import type { RedirectChains } from './redirect-chains.js';
+import type { SitemapOutcome, SitemapSeeds } from './sitemaps.js';
+
+export interface PageLinksParts {
+  intake: FrontierIntake;
+  records: CrawlRecords;
+  redirects: RedirectChains;
+  sitemaps: SitemapSeeds;
+  /** The robots.txt product token of the crawl's user agent (for `<meta name="…">`). */
+  token: string;
+}
+
+export class PageLinks {
+  constructor(
+    private readonly ctx: CrawlContext,
+    private readonly parts: PageLinksParts,
+  ) {}
+
+  /**
+   * Builds the record and feeds the URLs it leads to back into the store.
+   * Never throws: a failure in link handling is ours, not the page's, so the
+   * record stays what was fetched and the failure is reported as a note.
+   */
+  follow(entry: FrontierEntry, res: FetchResult, base: PageRecord, sitemap?: SitemapOutcome | Error): PageRecord {
+    const { ctx, parts } = this;
+    const { settings } = ctx;
+    const chain = parts.redirects.before(entry);
+    let out: ReturnType<typeof pageOutcome>;
+    try {
+      if (sitemap instanceof Error) throw sitemap;
+      for (const message of sitemap?.notes ?? []) parts.sitemaps.note(message);
+      out = sitemap ?? pageOutcome(entry, res, base, {
+        maxRedirects: settings.maxRedirects,
+        respectNofollow: settings.respectNofollow,
+        emitLinks: settings.emitLinks,
+        userAgentToken: parts.token,
+        chain,
+        content: settings.content,
+      });
+    } catch (err) {
+      this.linksFailed(entry.url, err);
+      return { ...base, status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) };
+    }
+    if (!ctx.stopping) {
+      try {
+        // Before the links: one of them is often the canonical itself.
+        if (settings.followCanonical) parts.intake.claimCanonical(entry.url, out.record.canonical);
+        for (const next of out.next) {
+          if (parts.intake.enqueue(next.url, next.depth, entry.url, next.hops, next.named, next.extra) && next.hops > 0) parts.redirects.queued(next.url, chain, entry.url);
+        }
+        // Not marked seen: a followed link to the same URL elsewhere still counts.
+        for (const link of out.nofollow) {
+          if (!ctx.store.isSeen(link)) parts.records.skip(link, 'nofollow', entry.depth + 1, entry.url);
+        }
+      } catch (err) {
+        this.linksFailed(entry.url, err);
+      }
+    }
+    return out.record;
+  }
+
+  /** Link handling threw (a bug, or a filter V8 cannot run): said once per kind of failure, never a fetch error. */
+  private linksFailed(url: string, err: unknown): void {
+    const { stats, log } = this.ctx;
+    let why = (err instanceof Error ? err.message : String(err)).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, 'invalid regular expression: ');
+    if (why.length > 200) why = `${why.slice(0, 200)}…`;
+    const note = `links not followed (our failure, not the site's): ${why}`;
+    if (stats.notes.includes(note)) return;
+    addNote(stats, note);
+    log?.warn(redactCredentials(`${note}; first at ${url}`));
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The crawl's progress as the live progress line (output/progress.ts) and
+ * the library's `progress()` read it: a read-only snapshot built on demand,
+ * never kept up to date on the hot path.
+ */
+import type { ProgressSnapshot } from '../output/progress.js';
+import type { HostFeedback } from '../politeness/index.js';
+import type { HostPolicy } from '../types.js';
+import type { CrawlContext } from './crawl-context.js';
+import type { CrawlRecords } from './crawl-records.js';
+import type { LeaseSource } from './lease-source.js';
+import type { Scheduler } from './scheduler.js';
+import type { SlowRequests } from './slow-requests.js';
+
+/** Paused hosts listed on the progress line, at most. */
+const PROGRESS_PAUSED_HOSTS = 5;
+
+export interface ProgressParts {
+  records: CrawlRecords;
+  leases: LeaseSource;
+  scheduler: Scheduler<HostPolicy>;
+  slow: SlowRequests;
+  feedback: HostFeedback;
+}
+
+export function progressSnapshot(ctx: CrawlContext, parts: ProgressParts): ProgressSnapshot {
+  const { clock, settings, store, stats } = ctx;
+  const { records, scheduler } = parts;
+  let waiting = 0;
+  let active = 0;
+  const now = clock.now();
+  const paused: Array<{ host: string; leftMs: number }> = [];
+  for (const h of scheduler.hostsSnapshot()) {
+    if (h.inFlight > 0) active++;
+    else if (h.waiting) waiting++;
+    if (h.pausedUntil > now && paused.length < PROGRESS_PAUSED_HOSTS) paused.push({ host: h.key, leftMs: h.pausedUntil - now });
+  }
+  const { maxPages } = settings;
+  return {
+    fetched: records.fetched,
+    queued: store.queued() + parts.leases.heldCount,
+    inFlight: scheduler.inFlight + parts.slow.count,
+    errors: records.errors,
+    skipped: records.skipped,
+    ...(records.aborted > 0 && { aborted: records.aborted }),
+    hostsWaiting: waiting,
+    hostsActive: active,
+    elapsedMs: clock.now() - stats.startedAt,
+    throttled: parts.feedback.slowed(),
+    paused,
+    ...(Number.isFinite(maxPages) && { limit: maxPages }),
+  };
+}

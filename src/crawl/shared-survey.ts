@@ -1,0 +1,99 @@
+/**
+ * A shared store's survey (the Redis store: one crawl, many workers). This
+ * worker's view is not the crawl's: every SURVEY_INTERVAL_MS it surveys the
+ * whole crawl to take up hosts other workers queued and re-arm the due timer
+ * on the crawl's earliest retry; once nothing of its own is left, every
+ * SURVEY_IDLE_INTERVAL_MS, to see whether the others' leases (which may
+ * still add links) have ended. When nothing is queued, delayed or leased
+ * anywhere, it asks the store to finish the crawl; the store refuses if
+ * another worker added work meanwhile, and the survey goes on.
+ */
+import type { Timer } from '../clock.js';
+import { capReached, type CrawlContext } from './crawl-context.js';
+import type { DueTimer } from './due-timer.js';
+
+/**
+ * With a shared store, how often a worker surveys the whole crawl: to take up
+ * hosts other workers queued, and, once its own part is done, to see whether
+ * the others' leases (which may still add links) have ended.
+ */
+export const SURVEY_INTERVAL_MS = 1_000;
+/**
+ * A worker with nothing of its own left surveys this often, so it sees the
+ * crawl end (or new work) soon after the last other worker's lease: the
+ * whole crawl ends when its slowest worker notices.
+ */
+export const SURVEY_IDLE_INTERVAL_MS = 200;
+
+export interface SharedSurveyParts {
+  dueTimer: DueTimer;
+  /** The host has work (perhaps another worker's). */
+  wake(key: string): void;
+  /** Nothing of this worker's own is running, waiting or held. */
+  locallyIdle(): boolean;
+  /** The crawl may have ended. */
+  settled(): void;
+  fail(err: unknown): void;
+}
+
+export class SharedSurvey {
+  /** The store said nothing is left anywhere and marked the crawl finished. */
+  ended = false;
+  /** A survey is under way. */
+  private surveying = false;
+  private timer: Timer | null = null;
+
+  constructor(
+    private readonly ctx: CrawlContext,
+    private readonly parts: SharedSurveyParts,
+  ) {}
+
+  /**
+   * Surveys a shared store: wakes the hosts with work (other workers' too),
+   * re-arms the due timer on the crawl's earliest retry, and when nothing is
+   * queued, delayed or leased anywhere, asks the store to finish the crawl
+   * (it refuses if another worker added work meanwhile: then the survey goes on).
+   */
+  survey(): void {
+    const { ctx, parts } = this;
+    const { store, calls } = ctx;
+    if (this.surveying || ctx.finished || !store.survey) return;
+    this.surveying = true;
+    calls.settle(store.survey(), (s) => {
+      this.surveying = false;
+      for (const [key] of s.hosts) parts.wake(key);
+      parts.dueTimer.armAt(store.nextDueAt());
+      if (ctx.stopping || capReached(ctx) || s.queued + s.delayed + s.leased > 0 || !parts.locallyIdle()) return;
+      calls.pending++; // the crawl cannot end under the finish call
+      Promise.resolve(store.finish()).then(
+        (done) => {
+          calls.pending--;
+          if (done !== false) this.ended = true;
+          parts.settled();
+        },
+        (err: unknown) => {
+          calls.pending--;
+          parts.fail(err);
+        },
+      );
+    });
+  }
+
+  /** Surveys every SURVEY_INTERVAL_MS, or every SURVEY_IDLE_INTERVAL_MS while this worker is idle, until the crawl ends. */
+  arm(sinceLastMs = 0): void {
+    const { ctx, parts } = this;
+    this.timer = ctx.clock.setTimer(() => {
+      this.timer = null;
+      if (ctx.finished) return;
+      const elapsed = sinceLastMs + SURVEY_IDLE_INTERVAL_MS;
+      if (elapsed < SURVEY_INTERVAL_MS && !parts.locallyIdle()) return this.arm(elapsed);
+      this.survey();
+      this.arm();
+    }, SURVEY_IDLE_INTERVAL_MS);
+  }
+
+  cancel(): void {
+    if (this.timer) this.ctx.clock.clearTimer(this.timer);
+    this.timer = null;
+  }
+}

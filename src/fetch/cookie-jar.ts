@@ -36,6 +36,11 @@ function countDomain(idx: Index, domain: string): number {
 class BoundedStore extends MemoryCookieStore {
   private count = 0;
 
+  /** Cookies held: 0 lets a request skip the jar's lookup (most crawls never receive a cookie). */
+  get size(): number {
+    return this.count;
+  }
+
   override putCookie(cookie: Cookie): Promise<void>;
   override putCookie(cookie: Cookie, callback: (error: Error | null) => void): void;
   override putCookie(cookie: Cookie, callback?: (error: Error | null) => void): Promise<void> | void {
@@ -246,6 +251,7 @@ export class CrawlCookieJar {
 
   /** The Cookie header for a request to `url`, or undefined when no cookie matches. */
   header(url: URL): string | undefined {
+    if (this.cookies.size === 0) return undefined; // the jar is on by default: an empty one must cost nothing per request
     const cookies = this.matching(url);
     return cookies.length === 0 ? undefined : cookies.map((c) => c.cookieString()).join('; ');
   }

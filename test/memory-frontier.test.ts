@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFrontier, type FrontierEntry } from '../src/store/memory-frontier.js';
 import { SeenSet, fingerprint } from '../src/store/seen-set.js';
+import { seededRandom } from './support/seeded-random.js';
 
 describe('SeenSet', () => {
   it('adds once, remembers across growth, and never forgets', () => {
@@ -135,15 +136,3 @@ describe('MemoryFrontier storage', () => {
     expect(out.attempt).toBe(0);
   });
 });
-
-/** Deterministic PRNG (mulberry32) so a failure can be replayed. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

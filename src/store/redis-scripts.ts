@@ -126,6 +126,12 @@ local function parent_of(entry)
   local url = redis.call('HGET', P .. 'par', tag)
   return url and ('p' .. url) or ''
 end
+-- Appends an entry as an answer sends it back: entry, PARENT, host.
+local function push_entry(t, entry, host)
+  t[#t + 1] = entry
+  t[#t + 1] = parent_of(entry)
+  t[#t + 1] = host
+end
 -- A stored entry leaves the crawl for good: one entry fewer names its parent.
 local function unref(entry)
   local tag = tag_of(entry)
@@ -411,9 +417,7 @@ local queued = 0
 for _, host in ipairs(hosts) do
   local entries = redis.call('LRANGE', qkey(host), 0, -1)
   for i = 1, #entries do
-    out[#out + 1] = entries[i]
-    out[#out + 1] = parent_of(entries[i])
-    out[#out + 1] = host
+    push_entry(out, entries[i], host)
     unref(entries[i])
   end
   queued = queued + #entries
@@ -425,9 +429,7 @@ local delayed = 0
 for _, member in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
   local host, entry = split(member)
   if only == '' or host == only then
-    out[#out + 1] = entry
-    out[#out + 1] = parent_of(entry)
-    out[#out + 1] = host
+    push_entry(out, entry, host)
     unref(entry)
     redis.call('ZREM', P .. 'delayed', member)
     delayed = delayed + 1
@@ -455,9 +457,7 @@ for _, host in ipairs(hosts) do
   for from = 0, n - 1, 1000 do
     for _, entry in ipairs(redis.call('LRANGE', q, from, from + 999)) do
       if is_zero(entry) then
-        zero[#zero + 1] = entry
-        zero[#zero + 1] = parent_of(entry)
-        zero[#zero + 1] = host
+        push_entry(zero, entry, host)
         kept = kept + 1
       end
       unref(entry)
@@ -474,9 +474,7 @@ for _, member in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
   local host, entry = split(member)
   if only == '' or host == only then
     if is_zero(entry) then
-      zero[#zero + 1] = entry
-      zero[#zero + 1] = parent_of(entry)
-      zero[#zero + 1] = host
+      push_entry(zero, entry, host)
     else
       counts[host] = (counts[host] or 0) + 1
     end

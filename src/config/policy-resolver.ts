@@ -14,7 +14,6 @@
  * Rules that span two fields (backoff base <= cap, say) are checked here too,
  * on the merged result, because per-field fallback is what can break them.
  */
-import type { HeaderValue } from '../fetch/secret.js';
 import type { HostAuth, HostPolicy, WindowLimit } from '../types.js';
 import type { Rate } from './rate.js';
 
@@ -27,26 +26,17 @@ export type CrawlDelayMode = 'floor' | 'ignore';
  * fields each, so an entry that sets one sub-field falls back to defaults for
  * the other like any other field.
  */
-export interface PolicyFields {
+export interface PolicyFields
+  extends Pick<
+    HostPolicy,
+    | 'concurrency' | 'jitterMs' | 'maxCrawlDelayMs' | 'retries' | 'retryStatuses' | 'backoffBaseMs' | 'backoffCapMs'
+    | 'throttleStatuses' | 'maxRetryAfterMs' | 'throttleRetries' | 'adaptive' | 'hostFailurePause' | 'hostFailureGiveUp'
+    | 'maxPagesPerHost' | 'headers'
+  > {
+  // What differs from HostPolicy: the rate and Crawl-delay as written, windows as `limits`, and an unset proxy.
   rate: Rate;
   limits: WindowLimit[];
-  concurrency: number;
-  jitterMs: number;
   crawlDelay: CrawlDelayMode;
-  maxCrawlDelayMs: number;
-  retries: number;
-  retryStatuses: number[];
-  backoffBaseMs: number;
-  backoffCapMs: number;
-  throttleStatuses: number[];
-  maxRetryAfterMs: number;
-  throttleRetries: number;
-  adaptive: boolean;
-  hostFailurePause: number;
-  hostFailureGiveUp: number;
-  maxPagesPerHost: number;
-  /** Extra request headers, lowercased names; an entry's are merged over the defaults' by name. */
-  headers: Readonly<Record<string, HeaderValue>>;
   /** A proxy URL, `false` for direct; absent: unset. */
   proxy?: string | false;
 }

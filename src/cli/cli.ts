@@ -4,7 +4,8 @@
  * functions returning an exit code; nothing else calls process.exit.
  *
  * Exit codes (EXIT in flags.ts): 0 finished, 1 internal error, 2 usage or
- * config error, 3 nothing could be reached, 130 SIGINT, 143 SIGTERM.
+ * config error, 3 nothing could be reached, 4 a file could not be written
+ * (disk full, read-only, permission), 130 SIGINT, 143 SIGTERM.
  * `crawl check` exits 0 when the URL would be fetched and 1 when it would be
  * skipped.
  *
@@ -38,7 +39,8 @@ the summary go to stderr. Config: ./crawler.config.json is used when present
 
 Exit codes: 0 finished (some URL answered, even with 404); 1 internal error;
 2 usage or config error; 3 nothing could be reached (every seed failed:
-refused, DNS failure, timeout; no HTTP answer at all); 130 SIGINT; 143 SIGTERM.
+refused, DNS failure, timeout; no HTTP answer at all); 4 a file could not be
+written (disk full, read-only file system, permission); 130 SIGINT; 143 SIGTERM.
 --max-time and a closed pipe (| head) end with 0.`;
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
@@ -229,10 +231,39 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       for (const line of String(known.message).split('\n')) errLine(line);
       return EXIT.usage;
     }
+    const ioLine = ioFailure(err);
+    if (ioLine) {
+      errLine(ioLine);
+      return EXIT.io;
+    }
     errLine(`internal error: ${err instanceof Error ? err.message : String(err)}`);
     if (process.env.CRAWL_DEBUG && err instanceof Error && err.stack) io.stderr.write(err.stack + '\n');
     return EXIT.internal;
   }
+}
+
+/** Errno codes that mean the machine refused a write: the environment, not a bug. */
+const IO_ERRNO: Record<string, string> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'an I/O error',
+  EFBIG: 'the file is too large',
+};
+
+/**
+ * One line for an environment failure (an `IO_FAILED` error a writer raised,
+ * or a raw errno error that reached the boundary), else undefined.
+ */
+function ioFailure(err: unknown): string | undefined {
+  const e = err as { code?: string; message?: string; path?: string; syscall?: string };
+  if (!e || typeof e.code !== 'string') return undefined;
+  if (e.code === 'IO_FAILED') return String(e.message);
+  const why = IO_ERRNO[e.code];
+  if (!why) return undefined;
+  return e.path ? `cannot write ${e.path}: ${why}` : `a write failed: ${why} (${e.code})`;
 }
 
 function defaultIo(): Io {

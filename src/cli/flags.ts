@@ -8,9 +8,11 @@
  * Exit codes (documented in `crawl --help` and the README): 0 finished,
  * 1 internal error (or `crawl check`: the URL would be skipped), 2 usage or
  * config error, 3 nothing could be reached (every seed failed: no HTTP answer
- * at all; exit-code.ts), 130 SIGINT, 143 SIGTERM.
+ * at all; exit-code.ts), 4 the machine refused a file the crawl writes
+ * (disk full, read-only file system, no permission: an environment error,
+ * not a bug), 130 SIGINT, 143 SIGTERM.
  */
-export const EXIT = { ok: 0, internal: 1, usage: 2, nothingReached: 3, interrupted: 130, terminated: 143 } as const;
+export const EXIT = { ok: 0, internal: 1, usage: 2, nothingReached: 3, io: 4, interrupted: 130, terminated: 143 } as const;
 
 export interface CrawlFlags {
   config?: string;

@@ -4,6 +4,7 @@
  * already-checked forms.
  */
 import type { HeaderValue, Secret } from './fetch/secret.js';
+import type { UserPattern } from './config/user-pattern.js';
 
 /** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */
 export interface WindowLimit {
@@ -123,8 +124,9 @@ export interface CrawlSettings {
     maxQueryVariants: number;
   };
   scope: Scope;
-  include: RegExp[];
-  exclude: RegExp[];
+  /** URL filters, compiled for a linear-time engine (config/user-pattern.ts). */
+  include: UserPattern[];
+  exclude: UserPattern[];
   /** connect, headers and body are idle limits; totalMs is a deadline on the whole response (connect to last body byte). */
   timeouts: { connectMs: number; headersMs: number; bodyMs: number; totalMs: number };
   maxBodyBytes: number;

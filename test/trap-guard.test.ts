@@ -1,12 +1,10 @@
 /**
- * The trap defences' pure parts (src/crawl/trap-guard.ts, admission.ts) and
- * the start-up check of URL filters (src/config/regex-check.ts), as tables.
+ * The trap defences' pure parts (src/crawl/trap-guard.ts, admission.ts), as tables.
  */
 import { describe, expect, it } from 'vitest';
 import { CountTable, queryParamCount, queryPathKey, repeatedSegment, withoutQuery } from '../src/crawl/trap-guard.js';
 import { Admission } from '../src/crawl/admission.js';
 import { buildSettings, validateConfig } from '../src/config/settings.js';
-import { nestedRepetition, patternProblem } from '../src/config/regex-check.js';
 import { ADAPTIVE, initialFeedback, isQuiet, onThrottle } from '../src/politeness/adaptive-rate.js';
 
 describe('repeatedSegment', () => {
@@ -90,37 +88,6 @@ describe('Admission', () => {
     });
     queued = 10;
     expect(a.reserve('http://c.test/', 'c.test', false)).toEqual({ reason: 'queue-full', detail: '10 URLs queued (maxQueued)' });
-  });
-});
-
-describe('URL filter patterns', () => {
-  it.each<[string, string | undefined]>([
-    ['(a+)+', '(a+)+'],
-    ['(a+)+?', '(a+)+?'],
-    ['((a+)?)+', '((a+)?)+'],
-    ['(?:[a-z]+/)*', undefined],
-    ['(?:[a-z/]+/)*', '(?:[a-z/]+/)*'],
-    ['(?:[^/]+/)*', undefined],
-    ['(?:[\\[a]+\\])*', undefined],
-    ['(?:[a\\]]+\\])*', '(?:[a\\]]+\\])*'],
-    ['(?:\\w+\\.)+', undefined],
-    ['(?:\\w+\\w)+', '(?:\\w+\\w)+'],
-    ['(?:a+b|c+d)+', undefined],
-    ['(?:a+b|c+)+', '(?:a+b|c+)+'],
-    ['(?<=x)(?<name>a+b)+', undefined],
-    ['(a{2,3})+', '(a{2,3})+'],
-    ['(a{1})+', undefined],
-    ['(a?)+', undefined],
-    ['x{1,2', undefined],
-    ['(\\x41+\\x42)+', undefined],
-    ['(.+\\1)+', '(.+\\1)+'],
-  ])('%s → %s', (source, nested) => {
-    expect(() => new RegExp(source)).not.toThrow();
-    expect(nestedRepetition(source)).toBe(nested);
-  });
-
-  it('says nothing about a fine pattern', () => {
-    expect(patternProblem('^https://example\\.com/')).toBeUndefined();
   });
 });
 

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { NetworkSyntaxError, parseNetwork } from '../fetch/address-ranges.js';
 import { RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from './rate.js';
 import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize, showValue } from './units.js';
-import { MAX_PATTERN_LENGTH, patternProblem } from './regex-check.js';
+import { PatternError, compileUserPattern, type UserPattern } from './user-pattern.js';
 
 /** Runs a unit parser as a transform, turning its UnitError into an issue at the field's path. */
 function parsedBy<I, T>(input: z.ZodType<I>, parse: (value: I) => T) {
@@ -128,35 +128,20 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
 }
 
 /**
- * A JavaScript RegExp source (no flags) → compiled RegExp. A URL filter runs
- * on every URL found, so one that is too long, or that can backtrack
- * catastrophically, is refused here (regex-check.ts), as is one V8 cannot run.
+ * A pattern source (no flags) → a compiled UserPattern. A URL filter runs on
+ * every URL found, so it is compiled for a linear-time engine, and one that
+ * engine cannot run (lookaround, backreferences, too long) is refused here,
+ * at start-up, instead of on the first link (user-pattern.ts).
  */
 function regexList() {
-  const item = z.string({ error: (i) => `expected a regular expression string, got ${showValue(i.input)}` }).transform((source, ctx) => {
-    const refuse = (message: string) => {
-      ctx.addIssue({ code: 'custom', message, input: source });
+  const item = z.string({ error: (i) => `expected a regular expression string, got ${showValue(i.input)}` }).transform((source, ctx): UserPattern => {
+    try {
+      return compileUserPattern(source);
+    } catch (error) {
+      if (!(error instanceof PatternError)) throw error;
+      ctx.addIssue({ code: 'custom', message: error.message, input: source });
       return z.NEVER;
-    };
-    const tooLong = source.length > MAX_PATTERN_LENGTH ? patternProblem(source) : undefined;
-    if (tooLong) return refuse(tooLong);
-    let re: RegExp;
-    try {
-      re = new RegExp(source);
-    } catch (error) {
-      const why = (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
-      return refuse(`invalid regular expression ${JSON.stringify(source)}: ${why}`);
     }
-    const problem = patternProblem(source);
-    if (problem) return refuse(problem);
-    try {
-      // V8 compiles a pattern on its first use, and only then says "Regular expression too large".
-      re.test('http://example.com/');
-    } catch (error) {
-      const why = (error as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
-      return refuse(`regular expression ${JSON.stringify(source)} cannot be run: ${why}`);
-    }
-    return re;
   });
   return z.array(item, { error: (i) => `expected a list of regular expressions, got ${showValue(i.input)}` });
 }

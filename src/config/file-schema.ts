@@ -156,8 +156,8 @@ export const configFileSchema = z
     scope: oneOf(['host', 'domain', 'any'])
       .prefault('host')
       .describe('Which links are followed: "host" (the seeds\' hosts), "domain" (the seeds\' registrable domains) or "any". Default "host".'),
-    include: regexList().prefault([]).describe('If set, only URLs matching at least one of these JavaScript regexes (tested against the absolute URL) are crawled. Default none.'),
-    exclude: regexList().prefault([]).describe('URLs matching any of these JavaScript regexes are skipped. Default none.'),
+    include: regexList().prefault([]).describe('If set, only URLs matching at least one of these regular expressions (RE2 syntax, matched in linear time: no lookaround or backreferences; tested against the canonical absolute URL) are crawled. Default none.'),
+    exclude: regexList().prefault([]).describe('URLs matching any of these regular expressions (RE2 syntax, as for include) are skipped. Default none.'),
     timeout: timeoutSchema
       .prefault({ connect: '10s', headers: '30s', body: '30s', total: '3m' })
       .describe(

@@ -7,6 +7,7 @@
  */
 import { canonicalize, hostKeyOf, hostnameOf, registrableDomain } from './url.js';
 import type { Scope, SkipReason } from '../types.js';
+import type { UserPattern } from '../config/user-pattern.js';
 
 export interface ScopeOptions {
   /**
@@ -18,15 +19,16 @@ export interface ScopeOptions {
   seeds: string[];
   /**
    * If non-empty, a URL must match at least one of these (tested on its
-   * canonical form).
+   * canonical form). Compiled by config/user-pattern.ts, the only way a
+   * user's pattern is matched: in linear time.
    * @default []
    */
-  include?: RegExp[];
+  include?: UserPattern[];
   /**
    * A URL matching any of these is rejected (tested on its canonical form).
    * @default []
    */
-  exclude?: RegExp[];
+  exclude?: UserPattern[];
   /**
    * Longest canonical URL accepted, in UTF-16 code units.
    * @default Infinity
@@ -56,8 +58,8 @@ interface Compiled {
   scope: Scope;
   /** Scope key (host key or registrable domain) → the first seed that has it. */
   seedByKey: Map<string, string>;
-  include: Array<{ test: RegExp; label: string }>;
-  exclude: Array<{ test: RegExp; label: string }>;
+  include: UserPattern[];
+  exclude: UserPattern[];
   maxUrlLength: number;
 }
 
@@ -133,19 +135,10 @@ function compile(options: ScopeOptions): Compiled {
   return {
     scope: options.scope,
     seedByKey,
-    include: (options.include ?? []).map(compilePattern),
-    exclude: (options.exclude ?? []).map(compilePattern),
+    include: options.include ?? [],
+    exclude: options.exclude ?? [],
     maxUrlLength,
   };
-}
-
-/**
- * A global or sticky RegExp keeps `lastIndex` between `test` calls, so the
- * same URL could match on one call and not the next. Patterns are copied
- * without those flags; the label keeps the user's spelling.
- */
-function compilePattern(pattern: RegExp): { test: RegExp; label: string } {
-  return { test: new RegExp(pattern.source, pattern.flags.replace(/[gy]/g, '')), label: String(pattern) };
 }
 
 function scopeKey(scope: Scope, canonicalUrl: string): string {
@@ -179,17 +172,17 @@ function judge(c: Compiled, url: string): Judgement {
     }
   }
 
-  const excluded = c.exclude.find((p) => p.test.test(canonical));
-  if (excluded !== undefined) return { ok: false, reason: 'filtered', detail: `matches --exclude ${excluded.label}` };
+  const excluded = c.exclude.find((p) => p.test(canonical));
+  if (excluded !== undefined) return { ok: false, reason: 'filtered', detail: `matches --exclude ${String(excluded)}` };
 
   let include: string | null = null;
   if (c.include.length > 0) {
-    const matched = c.include.find((p) => p.test.test(canonical));
+    const matched = c.include.find((p) => p.test(canonical));
     if (matched === undefined) {
-      const labels = c.include.map((p) => p.label).join(', ');
+      const labels = c.include.map(String).join(', ');
       return { ok: false, reason: 'filtered', detail: `matches no --include pattern (${labels})` };
     }
-    include = matched.label;
+    include = String(matched);
   }
   return { ok: true, seed, include };
 }

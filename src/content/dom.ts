@@ -10,7 +10,8 @@
  * 100,000 nested tags would otherwise overflow the stack. Browsers cap their
  * trees too (Blink at 512).
  */
-import { DomHandler, Parser } from 'htmlparser2';
+import { DomHandler } from 'htmlparser2';
+import { parseHtml } from '../parse/bounded-parser.js';
 import type { AnyNode, Document, Element } from 'domhandler';
 
 export type { AnyNode, Document, Element } from 'domhandler';
@@ -35,7 +36,8 @@ class BoundedDomHandler extends DomHandler {
 /** Parses an HTML document (lenient, as parse/parser.ts does). Never throws. */
 export function parseDom(html: string): Document {
   const handler = new BoundedDomHandler();
-  new Parser(handler, { xmlMode: false, decodeEntities: true }).end(html);
+  // The parser caps its own nesting too, so parsing stays linear in the input (bounded-parser.ts).
+  parseHtml(html, handler);
   return handler.root;
 }
 

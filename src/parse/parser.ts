@@ -11,7 +11,7 @@
  * the same as walking the DOM htmlparser2 would build, because that DOM is
  * built from exactly these events (test/parser.test.ts checks the two agree).
  */
-import { Parser } from 'htmlparser2';
+import { parseHtml } from './bounded-parser.js';
 import { linkResolver } from './link-resolver.js';
 import { canonicalize, resolveLink } from './url.js';
 
@@ -71,10 +71,6 @@ const TITLE_MAX_LENGTH = 1000;
 
 /** The base of a document without a URL (HTML's about:blank): only absolute URLs resolve against it. */
 const NO_BASE = 'about:blank';
-
-// htmlparser2 in HTML mode (tag and attribute names lowercased, entities
-// decoded): the options cheerio passed it when this module used cheerio.load.
-const PARSE_OPTIONS = { xmlMode: false, decodeEntities: true } as const;
 
 const ASCII_WHITESPACE = /[\t\n\f\r ]+/g;
 
@@ -158,8 +154,8 @@ class PageEvents {
  */
 export function extractPage(html: string, pageUrl: string, opts: ExtractOptions): ExtractedPage {
   const events = new PageEvents();
-  // Events, not a tree: absurdly deep nesting costs nothing extra and no stack.
-  new Parser(events, PARSE_OPTIONS).end(html);
+  // Events, not a tree, and nesting capped (bounded-parser.ts): absurdly deep nesting costs nothing extra and no stack.
+  parseHtml(html, events);
 
   const token = opts.userAgentToken?.trim().toLowerCase() || undefined;
   const robots = parseXRobotsTag(opts.xRobotsTag, token);

@@ -19,7 +19,8 @@
  *   canonicalising the URLs is the crawl's business (crawl/sitemaps.ts).
  */
 import { createGunzip } from 'node:zlib';
-import { Parser } from 'htmlparser2';
+import type { Parser } from 'htmlparser2';
+import { BoundedParser } from './bounded-parser.js';
 
 /** Most URLs one sitemap file may list (sitemaps.org). */
 export const SITEMAP_MAX_URLS = 50_000;
@@ -188,7 +189,8 @@ export class SitemapReader {
   private startXml(): XmlState {
     const state: XmlState = { root: null, stack: [], item: null, field: null, closing: false, parser: null as unknown as Parser };
     const ITEM_OF = { urlset: 'url', sitemapindex: 'sitemap' } as const;
-    state.parser = new Parser(
+    // Nesting capped, as for HTML: a hostile sitemap of nested tags parses in linear time (bounded-parser.ts).
+    state.parser = new BoundedParser(
       {
         onopentag: (name) => {
           if (this.stopped) return;

@@ -9,9 +9,9 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
-import { parseDom } from '../src/content/dom.js';
+import { parseDom, parseDomYielding } from '../src/content/dom.js';
 import { pageContent } from '../src/content/page-content.js';
-import { extractPage } from '../src/parse/parser.js';
+import { extractPage, extractPageYielding } from '../src/parse/parser.js';
 import { parseSitemap } from '../src/parse/sitemap.js';
 import { jsonLines, requireBuilt, startCrawl } from './support/spawn-crawl.js';
 
@@ -58,6 +58,27 @@ describe.each(Object.entries(UNITS))('1 MB of unclosed %s', (_name, unit) => {
     expect(ratio).toBeLessThan(30);
     // The DOM keeps the text after the deep part.
     expect(JSON.stringify(parseDom(large).children.map((n) => n.type))).toBe('["tag"]');
+  }, 60_000);
+});
+
+describe('a long page parsed in slices', () => {
+  it('gives the event loop turns during the parse, and the same links, title and content as a parse in one go', async () => {
+    const html = hostile(UNITS['div span b i'], 1_000_000);
+    let turns = 0;
+    let done = false;
+    const tick = () => {
+      if (done) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const page = await extractPageYielding(html, PAGE, { respectNofollow: true });
+    const doc = await parseDomYielding(html);
+    done = true;
+    expect(turns).toBeGreaterThan(10);
+    expect(page).toEqual(extract(html));
+    const settings = { format: 'markdown' as const, maxBytes: 1 << 20, extract: [] };
+    expect(pageContent(html, PAGE, settings, doc)).toEqual(pageContent(html, PAGE, settings));
   }, 60_000);
 });
 

@@ -11,7 +11,7 @@
  * trees too (Blink at 512).
  */
 import { DomHandler } from 'htmlparser2';
-import { parseHtml } from '../parse/bounded-parser.js';
+import { parseHtml, parseHtmlYielding } from '../parse/bounded-parser.js';
 import type { AnyNode, Document, Element } from 'domhandler';
 
 export type { AnyNode, Document, Element } from 'domhandler';
@@ -38,6 +38,13 @@ export function parseDom(html: string): Document {
   const handler = new BoundedDomHandler();
   // The parser caps its own nesting too, so parsing stays linear in the input (bounded-parser.ts).
   parseHtml(html, handler);
+  return handler.root;
+}
+
+/** `parseDom`, giving the event loop a turn between slices of a long document. */
+export async function parseDomYielding(html: string): Promise<Document> {
+  const handler = new BoundedDomHandler();
+  await parseHtmlYielding(html, handler);
   return handler.root;
 }
 

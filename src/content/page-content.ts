@@ -5,7 +5,7 @@
  */
 import { DomUtils } from 'htmlparser2';
 import type { ContentSettings } from '../types.js';
-import { parseDom } from './dom.js';
+import { parseDom, type Document } from './dom.js';
 import { HTML_OUT, runExtract, type ExtractValue } from './extract.js';
 import { mainContent } from './main-content.js';
 import { toMarkdown } from './markdown.js';
@@ -26,11 +26,12 @@ export function wantsContent(settings: ContentSettings): boolean {
 /**
  * The content (main part of the page, as text, HTML or Markdown) and the
  * extracted fields. Links and images in Markdown resolve against `baseUrl`
- * (the page's `<base href>` or its URL). Never throws on any HTML.
+ * (the page's `<base href>` or its URL). `parsed`: the DOM of `html`, when
+ * the caller built it already (dom.ts `parseDomYielding`). Never throws on any HTML.
  */
-export function pageContent(html: string, baseUrl: string, settings: ContentSettings): PageContent {
+export function pageContent(html: string, baseUrl: string, settings: ContentSettings, parsed?: Document): PageContent {
   const out: PageContent = {};
-  const doc = parseDom(html);
+  const doc = parsed ?? parseDom(html);
   const cut = (text: string) => cutUtf8(text, settings.maxBytes);
   // Before the content is chosen: that prunes the DOM, and a rule may want what it drops (a nav link).
   if (settings.extract.length > 0) out.extract = runExtract(doc, settings.extract, cut);

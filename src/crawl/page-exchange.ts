@@ -86,7 +86,9 @@ export class PageExchange {
       if (action === 'give-up') parts.giveUpHost(key, policy);
       base.startedAt = Math.round(startedAt);
       const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: settings.maxRedirects, emitLinks: settings.emitLinks, chain: parts.redirects.before(entry) }).catch(asError);
-      record = parts.links.follow(entry, res, base, sitemap);
+      // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
+      const parsed = sitemap === undefined && parts.links.parsesLong(res) ? await parts.links.parseAhead(entry, res) : undefined;
+      record = parts.links.follow(entry, res, base, sitemap, parsed);
       if (action === 'throttle') {
         record.throttles = historyFields(entry.extra, throttle).throttles;
         record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };

@@ -15,7 +15,7 @@ import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { pageOutcome } from './page-outcome.js';
+import { pageOutcome, parseBody, parsesLong, type OutcomeOptions, type ParsedBody } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { SitemapOutcome, SitemapSeeds } from './sitemaps.js';
 
@@ -39,26 +39,19 @@ export class PageLinks {
    * Never throws: a failure in link handling is ours, not the page's, so the
    * record stays what was fetched and the failure is reported as a note.
    */
-  follow(entry: FrontierEntry, res: FetchResult, base: PageRecord, sitemap?: SitemapOutcome | Error): PageRecord {
+  follow(entry: FrontierEntry, res: FetchResult, base: PageRecord, sitemap?: SitemapOutcome | Error, parsed?: ParsedBody): PageRecord {
     const { ctx, parts } = this;
-    const { settings } = ctx;
     const chain = parts.redirects.before(entry);
     let out: ReturnType<typeof pageOutcome>;
     try {
       if (sitemap instanceof Error) throw sitemap;
       for (const message of sitemap?.notes ?? []) parts.sitemaps.note(message);
-      out = sitemap ?? pageOutcome(entry, res, base, {
-        maxRedirects: settings.maxRedirects,
-        respectNofollow: settings.respectNofollow,
-        emitLinks: settings.emitLinks,
-        userAgentToken: parts.token,
-        chain,
-        content: settings.content,
-      });
+      out = sitemap ?? pageOutcome(entry, res, base, this.outcomeOptions(chain), parsed);
     } catch (err) {
       this.linksFailed(entry.url, err);
       return { ...base, status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) };
     }
+    const { settings } = ctx;
     if (!ctx.stopping) {
       try {
         // Before the links: one of them is often the canonical itself.
@@ -75,6 +68,32 @@ export class PageLinks {
       }
     }
     return out.record;
+  }
+
+  /** Whether `follow` would parse a body long enough to be parsed ahead with `parseAhead`, the event loop served meanwhile. */
+  parsesLong(res: FetchResult): boolean {
+    return parsesLong(res);
+  }
+
+  /**
+   * Parses a long page ahead of `follow`, in slices with the event loop
+   * served between them (progress, Ctrl-C). Undefined when that failed:
+   * `follow` then parses it again and reports the failure as its own.
+   */
+  async parseAhead(entry: FrontierEntry, res: FetchResult): Promise<ParsedBody | undefined> {
+    return parseBody(entry, res, this.outcomeOptions()).catch(() => undefined);
+  }
+
+  private outcomeOptions(chain?: readonly string[]): OutcomeOptions {
+    const { settings } = this.ctx;
+    return {
+      maxRedirects: settings.maxRedirects,
+      respectNofollow: settings.respectNofollow,
+      emitLinks: settings.emitLinks,
+      userAgentToken: this.parts.token,
+      chain,
+      content: settings.content,
+    };
   }
 
   /** Link handling threw (a bug, or a filter V8 cannot run): said once per kind of failure, never a fetch error. */

@@ -5,12 +5,14 @@
  */
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
-import { extractPage } from '../parse/parser.js';
+import { extractPage, extractPageYielding, type ExtractedPage } from '../parse/parser.js';
+import { parsesInSlices } from '../parse/bounded-parser.js';
 import type { OutputRecord, PageRecord, SkipRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { canonicalFromLinkHeader } from '../parse/link-header.js';
 import { pageContent, wantsContent } from '../content/page-content.js';
+import { parseDomYielding, type Document } from '../content/dom.js';
 import type { ContentSettings } from '../types.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -39,7 +41,35 @@ export interface PageOutcome {
   nofollow: string[];
 }
 
-export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRecord, opts: OutcomeOptions): PageOutcome {
+/** A long body parsed ahead of `pageOutcome`, the event loop served between slices. */
+export interface ParsedBody {
+  page: ExtractedPage;
+  /** The content DOM, when `--content` or `--extract` asks for one. */
+  doc?: Document;
+}
+
+/** Whether `res` carries a body `pageOutcome` would parse that is long enough to parse ahead with `parseBody`. */
+export function parsesLong(res: FetchResult): boolean {
+  return res.body !== null && res.status >= 200 && res.status < 300 && parsesInSlices(res.body);
+}
+
+/**
+ * Parses a long body as `pageOutcome` would, in slices with the event loop
+ * served between them, so progress and Ctrl-C are not held up by one big
+ * page. Hand the result to `pageOutcome`.
+ */
+export async function parseBody(entry: FrontierEntry, res: FetchResult, opts: OutcomeOptions): Promise<ParsedBody> {
+  const page = await extractPageYielding(res.body!, entry.url, extractOptions(res, opts));
+  if (opts.content === undefined || !wantsContent(opts.content)) return { page };
+  return { page, doc: await parseDomYielding(res.body!) };
+}
+
+function extractOptions(res: FetchResult, opts: OutcomeOptions) {
+  return { respectNofollow: opts.respectNofollow, xRobotsTag: res.headers['x-robots-tag'] ?? null, userAgentToken: opts.userAgentToken };
+}
+
+/** `parsed`: the body parsed ahead by `parseBody` (a long page), else it is parsed here. */
+export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRecord, opts: OutcomeOptions, parsed?: ParsedBody): PageOutcome {
   // A body not read (not HTML) has no size we know: null, and the size the server declared.
   const unread = res.body === null && res.bytes === 0;
   const record: PageRecord = { ...base, status: res.status, contentType: res.contentType, bytes: unread ? null : res.bytes, elapsedMs: Math.round(res.elapsedMs) };
@@ -68,11 +98,7 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     return out;
   }
   if (res.body !== null && res.status >= 200 && res.status < 300) {
-    const page = extractPage(res.body, entry.url, {
-      respectNofollow: opts.respectNofollow,
-      xRobotsTag: res.headers['x-robots-tag'] ?? null,
-      userAgentToken: opts.userAgentToken,
-    });
+    const page = parsed?.page ?? extractPage(res.body, entry.url, extractOptions(res, opts));
     record.title = page.title;
     record.links = page.links.length;
     if (opts.emitLinks) record.linkList = page.links;
@@ -80,7 +106,7 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     out.nofollow = page.nofollowLinks;
     const canonical = page.canonical ?? canonicalFromLinkHeader(res.headers.link, entry.url);
     if (canonical !== null) record.canonical = canonical;
-    if (opts.content !== undefined && wantsContent(opts.content)) Object.assign(record, pageContent(res.body, page.baseUrl, opts.content));
+    if (opts.content !== undefined && wantsContent(opts.content)) Object.assign(record, pageContent(res.body, page.baseUrl, opts.content, parsed?.doc));
   } else if (res.status >= 200 && res.status < 300 && res.headers.link !== undefined) {
     // A PDF or an image may name its canonical in a header too.
     const canonical = canonicalFromLinkHeader(res.headers.link, entry.url);

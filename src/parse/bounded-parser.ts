@@ -11,6 +11,10 @@
  * instead of its child, so the depth stays put and every tag, every link and
  * all text are still read. Open and close events stay balanced.
  *
+ * A long document can still take a while (about a quarter of a second per
+ * MB), so `parseHtmlYielding` feeds it in slices and gives the event loop a
+ * turn between them: progress lines and Ctrl-C are served during the parse.
+ *
  * It reaches into two private fields of htmlparser2's Parser (`stack`,
  * `foreignContext`); test/deep-nesting.test.ts and test/parser.test.ts pin
  * the behaviour, so an upgrade that moves them fails there, not silently.
@@ -55,4 +59,27 @@ export class BoundedParser extends Parser {
 /** Parses `html` whole into `handler`'s callbacks, nesting capped. Never throws on any input. */
 export function parseHtml(html: string, handler: Partial<Handler>): void {
   new BoundedParser(handler).end(html);
+}
+
+/** UTF-16 units parsed between two turns of the event loop: a few milliseconds of work. */
+export const PARSE_SLICE = 64 * 1024;
+
+/** Whether `parseHtmlYielding` would yield at all on `html`: below one slice it parses in one go. */
+export function parsesInSlices(html: string): boolean {
+  return html.length > PARSE_SLICE;
+}
+
+/**
+ * Parses `html` into `handler`'s callbacks like `parseHtml`, one slice at a
+ * time, yielding to the event loop (setImmediate: after timers and I/O,
+ * signals included) between slices. The events are the same, except that a
+ * text may come in more pieces.
+ */
+export async function parseHtmlYielding(html: string, handler: Partial<Handler>): Promise<void> {
+  const parser = new BoundedParser(handler);
+  for (let at = 0; at < html.length; at += PARSE_SLICE) {
+    if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    parser.write(html.slice(at, at + PARSE_SLICE));
+  }
+  parser.end();
 }

@@ -11,7 +11,7 @@
  * the same as walking the DOM htmlparser2 would build, because that DOM is
  * built from exactly these events (test/parser.test.ts checks the two agree).
  */
-import { parseHtml } from './bounded-parser.js';
+import { parseHtml, parseHtmlYielding } from './bounded-parser.js';
 import { linkResolver } from './link-resolver.js';
 import { canonicalize, resolveLink } from './url.js';
 
@@ -156,7 +156,17 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions)
   const events = new PageEvents();
   // Events, not a tree, and nesting capped (bounded-parser.ts): absurdly deep nesting costs nothing extra and no stack.
   parseHtml(html, events);
+  return pageFrom(events, pageUrl, opts);
+}
 
+/** `extractPage`, giving the event loop a turn between slices of a long document (bounded-parser.ts). */
+export async function extractPageYielding(html: string, pageUrl: string, opts: ExtractOptions): Promise<ExtractedPage> {
+  const events = new PageEvents();
+  await parseHtmlYielding(html, events);
+  return pageFrom(events, pageUrl, opts);
+}
+
+function pageFrom(events: PageEvents, pageUrl: string, opts: ExtractOptions): ExtractedPage {
   const token = opts.userAgentToken?.trim().toLowerCase() || undefined;
   const robots = parseXRobotsTag(opts.xRobotsTag, token);
   const meta = events.metaContents;

@@ -234,7 +234,7 @@ describe('createJsonLinesSink', () => {
     expect(onBrokenPipe).toHaveBeenCalledTimes(1);
   });
 
-  it('rejects with OUTPUT_WRITE_FAILED on a real write failure (not a broken pipe)', async () => {
+  it('rejects with IO_FAILED, in words, when the disk is full (not a broken pipe)', async () => {
     const onBrokenPipe = vi.fn();
     const stream = new Writable({
       write(_chunk, _e, cb) {
@@ -248,9 +248,9 @@ describe('createJsonLinesSink', () => {
     await flushMicrotasks();
     const err = await sink.write(page(2)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OutputError);
-    expect((err as OutputError).code).toBe('OUTPUT_WRITE_FAILED');
-    expect((err as OutputError).message).toBe('cannot write output to out.jsonl: no space left on device');
-    await expect(sink.close()).rejects.toMatchObject({ code: 'OUTPUT_WRITE_FAILED' });
+    expect((err as OutputError).code).toBe('IO_FAILED');
+    expect((err as OutputError).message).toBe('cannot write output to out.jsonl: the disk is full');
+    await expect(sink.close()).rejects.toMatchObject({ code: 'IO_FAILED' });
     expect(onBrokenPipe).not.toHaveBeenCalled();
     expect(sink.broken).toBe(false);
   });

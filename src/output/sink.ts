@@ -18,11 +18,18 @@
  * - A file target is written to `<path>.partial` and renamed on `close()`, so
  *   `<path>` only ever holds whole records.
  */
-import { constants as fsConstants, promises as fsp } from 'node:fs';
+import { constants as fsConstants, promises as fsp, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { OutputRecord } from '../types.js';
 
-export type OutputErrorCode = 'OUTPUT_UNWRITABLE' | 'OUTPUT_WRITE_FAILED';
+/**
+ * OUTPUT_UNWRITABLE: a target refused before the crawl (exit 2);
+ * OUTPUT_EXISTS: a file that is never overwritten (a WARC) already exists (exit 2);
+ * IO_FAILED: the machine refused a write mid-crawl: disk full, read-only, permission (exit 4);
+ * OUTPUT_WRITE_FAILED: any other write failure.
+ */
+export type OutputErrorCode = 'OUTPUT_UNWRITABLE' | 'OUTPUT_EXISTS' | 'IO_FAILED' | 'OUTPUT_WRITE_FAILED';
 
 /** A failure of the output target itself. The message is one line and names the path. */
 export class OutputError extends Error {
@@ -127,8 +134,7 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
       broken = true;
       opts.onBrokenPipe?.();
     } else {
-      const reason = err instanceof Error ? err.message : String(err);
-      failure = new OutputError('OUTPUT_WRITE_FAILED', `cannot write ${label}: ${reason}`, { cause: err });
+      failure = writeFailure(label, err);
     }
     batch = ''; // nobody will read it
     batchRecords = 0;
@@ -275,11 +281,37 @@ async function repairTornTail(partial: string, torn: string): Promise<number> {
   }
 }
 
+/**
+ * Errno codes meaning the machine refused a write (full, read-only, no
+ * permission): the environment, not a bug. A write failing with one of them
+ * mid-crawl is an `IO_FAILED` error (the CLI exits 4).
+ */
+const ENVIRONMENT_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EFBIG']);
+
+/** A write to `what` (an option and its file: `--warc site.warc.gz`) failed: IO_FAILED when the machine refused it, else OUTPUT_WRITE_FAILED. */
+export function writeFailure(what: string, err: unknown): OutputError {
+  const code = ENVIRONMENT_ERRNO.has(errorCode(err) ?? '') ? 'IO_FAILED' : 'OUTPUT_WRITE_FAILED';
+  return new OutputError(code, `cannot write ${what}: ${describeFsError(err)}`, { cause: err });
+}
+
 /** Why a path cannot be written, in words; the code stays in `cause`. */
 export function describeFsError(err: unknown): string {
   switch (errorCode(err)) {
-    case 'ENOENT':
+    case 'ENOENT': {
+      // Under a directory that exists, ENOENT means it takes no new entries (/proc, /sys).
+      const path = (err as { path?: unknown }).path;
+      const parent = typeof path === 'string' ? dirname(path) : undefined;
+      if (parent !== undefined && parent !== path && isDirectory(parent)) return `nothing can be created in ${parent}`;
       return 'directory does not exist';
+    }
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'EDQUOT':
+      return 'the disk quota is exhausted';
+    case 'EIO':
+      return 'an I/O error';
+    case 'EFBIG':
+      return 'the file is too large';
     case 'ENOTDIR':
       return 'a parent is not a directory';
     case 'EACCES':
@@ -291,6 +323,14 @@ export function describeFsError(err: unknown): string {
       return 'is a directory';
     default:
       return err instanceof Error ? err.message : String(err);
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
@@ -328,7 +368,7 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
     throw unwritable(describeFsError(err), err);
   }
   const stream = handle.createWriteStream();
-  const sink = createJsonLinesSink(stream, { end: true, label: `output to ${partial}` });
+  const sink = createJsonLinesSink(stream, { end: true, label: `output to ${target}` });
 
   let finishing: Promise<void> | undefined;
   return {
@@ -348,7 +388,7 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
         try {
           await fsp.rename(partial, target);
         } catch (err) {
-          throw unwritable(`cannot rename ${partial}: ${describeFsError(err)}`, err);
+          throw writeFailure(`output to ${target} (renaming ${partial})`, err);
         }
       })();
       return finishing;

@@ -55,6 +55,13 @@ export interface RecordSink {
   readonly broken: boolean;
   /** Records the stream confirmed (write callback without error). Exact after `close()`. */
   readonly written: number;
+  /**
+   * Resolves once every record written so far is confirmed (its write
+   * callback ran without error); rejects with the sink's failure. A crawl
+   * whose state outlives it completes a URL only then, so a record lost to
+   * a full disk is fetched again on resume. Absent: `write()` is enough.
+   */
+  confirmed?(): Promise<void>;
 }
 
 /**
@@ -65,6 +72,7 @@ export function wrapSink(inner: RecordSink, over: { write?: (record: OutputRecor
   return {
     write: over.write ?? ((record) => inner.write(record)),
     close: over.close ?? (() => inner.close()),
+    ...(inner.confirmed && { confirmed: () => inner.confirmed!() }),
     get broken() {
       return inner.broken;
     },
@@ -88,6 +96,12 @@ export interface JsonLinesSinkOptions {
   end?: boolean;
   /** Names the target in error messages. @default "output" */
   label?: string;
+  /**
+   * Called once when a write fails (not for a reader gone), with the bytes
+   * the stream confirmed before it: a file target cuts itself back to them,
+   * so it ends with the last whole confirmed record.
+   */
+  onFailure?: (confirmedBytes: number) => void;
 }
 
 /** Error codes meaning "nobody is reading any more", as opposed to a real failure. */
@@ -115,6 +129,21 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
   // Whoever waits for 'drain' or for the last callback; settled on drain, flush, break or failure.
   let drainWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
   let flushWaiters: Array<() => void> = [];
+  // Write calls are numbered; their callbacks run in order (a stream's writes are serial).
+  let callsMade = 0;
+  let callsDone = 0;
+  let confirmedBytes = 0;
+  let confirmWaiters: Array<{ upTo: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  const settleConfirmed = (): void => {
+    if (confirmWaiters.length === 0) return;
+    const waiting = confirmWaiters;
+    confirmWaiters = [];
+    for (const w of waiting) {
+      if (failure) w.reject(failure);
+      else if (broken || w.upTo <= callsDone) w.resolve();
+      else confirmWaiters.push(w);
+    }
+  };
 
   const settleDrain = (): void => {
     const waiters = drainWaiters;
@@ -135,11 +164,13 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
       opts.onBrokenPipe?.();
     } else {
       failure = writeFailure(label, err);
+      opts.onFailure?.(confirmedBytes);
     }
     batch = ''; // nobody will read it
     batchRecords = 0;
     settleDrain();
     settleFlush();
+    settleConfirmed();
   };
   const onDrain = (): void => {
     needDrain = false;
@@ -167,11 +198,17 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     batch = '';
     batchRecords = 0;
     pending++;
+    callsMade++;
     const accepted = stream.write(chunk, (err?: Error | null) => {
       pending--;
+      callsDone++;
       if (err) onError(err);
-      else written += records;
+      else {
+        written += records;
+        confirmedBytes += Buffer.byteLength(chunk);
+      }
       settleFlush();
+      settleConfirmed();
     });
     if (!accepted && !broken && !failure) needDrain = true;
   };
@@ -182,6 +219,14 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     },
     get written() {
       return written;
+    },
+
+    confirmed() {
+      if (failure) return Promise.reject(failure);
+      // Lines still gathering go out at the end of this turn, as the next write call.
+      const upTo = callsMade + (batch === '' ? 0 : 1);
+      if (broken || upTo <= callsDone) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => confirmWaiters.push({ upTo, resolve, reject }));
     },
 
     write(record) {
@@ -367,8 +412,18 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
   } catch (err) {
     throw unwritable(describeFsError(err), err);
   }
+  // Where this run's records start: a failed write cuts the file back to its last whole confirmed record.
+  const startSize = opts.append ? (await handle.stat()).size : 0;
   const stream = handle.createWriteStream();
-  const sink = createJsonLinesSink(stream, { end: true, label: `output to ${target}` });
+  const sink = createJsonLinesSink(stream, {
+    end: true,
+    label: `output to ${target}`,
+    onFailure: (confirmedBytes) => {
+      // Truncating needs no free space; a resumed crawl then appends after whole records only.
+      cutBack = fsp.truncate(partial, startSize + confirmedBytes).catch(() => {});
+    },
+  });
+  let cutBack: Promise<void> = Promise.resolve();
 
   let finishing: Promise<void> | undefined;
   return {
@@ -379,11 +434,18 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
       return sink.written;
     },
     write: (record) => sink.write(record),
+    confirmed: () => sink.confirmed!().catch(async (err: unknown) => {
+      await cutBack;
+      throw err;
+    }),
     close() {
       finishing ??= (async () => {
         // On failure close() rejects and the .partial stays for inspection;
         // the target name never receives a file that may end mid-line.
-        await sink.close();
+        await sink.close().catch(async (err: unknown) => {
+          await cutBack;
+          throw err;
+        });
         if (opts.keepPartial?.()) return;
         try {
           await fsp.rename(partial, target);

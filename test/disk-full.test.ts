@@ -41,7 +41,7 @@ let web: Web | undefined;
 afterEach(async () => {
   await web?.close();
   web = undefined;
-  if (!mountProblem) for (const name of ['pages.jsonl', 'pages.jsonl.partial', 'pages.jsonl.torn', 'filler', 'mirror']) await rm(join(mnt, name), { recursive: true, force: true });
+  if (!mountProblem) for (const name of ['pages.jsonl', 'pages.jsonl.partial', 'pages.jsonl.torn', 'filler', 'mirror', 'report.html', 'report.html.partial']) await rm(join(mnt, name), { recursive: true, force: true });
 });
 
 async function site(): Promise<Web> {
@@ -105,6 +105,24 @@ describe('the disk fills up mid-crawl (issue 21)', () => {
     expect(lines).toEqual([`crawl: cannot write --save-dir ${join(mnt, 'mirror')}: the disk is full`]);
     expect(code).toBe(4);
     expect(pagePaths(w.requests()).length).toBeLessThan(PAGES / 2);
+  }, 60_000);
+
+  it('--report: a report the disk has no room for is exit 4 with one line naming it; with --state, how to write it later', async (t) => {
+    if (mountProblem) return t.skip(mountProblem);
+    const w = await site();
+    const work = await mkdtemp(join(tmpdir(), 'crawl-full-report-'));
+    // Room for a few KB, not for the report (its inlined script alone is more).
+    await writeFile(join(mnt, 'filler'), Buffer.alloc(240 * 1024));
+    const report = join(mnt, 'report.html');
+    const { code, lines } = await cli(work, ['-q', '--rate', 'unlimited', '--state', 's.db', '--report', report, w.url('a.localhost')]);
+    expect(lines).toEqual([`crawl: cannot write --report ${report}: the disk is full (its records are kept in s.db: crawl report --state s.db -o ${report} writes the report once there is room)`]);
+    expect(code).toBe(4);
+    expect(pagePaths(w.requests()).length).toBe(PAGES + 1); // the crawl itself was whole
+    await rm(join(mnt, 'filler'));
+    const later = await cli(work, ['report', '-q', '--state', 's.db', '-o', report]);
+    expect(later.code).toBe(0);
+    expect(await readFile(report, 'utf8')).toMatch(/^<!doctype html>/i);
+    await rm(report);
   }, 60_000);
 
   it('--warc: stops at once, names the file and says the disk is full, exit 4', async (t) => {

@@ -155,10 +155,12 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     await archive?.close();
     progress.stop();
     if (!brokenPipe) log.block(formatSummary(stats));
-    if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', flags.stats!);
+    if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', `--stats ${flags.stats}`);
     if (reportPath && tap) {
       const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl');
-      await writeWhole(reportPath, html, flags.report!);
+      // A --state crawl keeps its records: the report can be written later from them.
+      const later = target && !target.shared ? `its records are kept in ${target.label}: crawl report --state ${target.label} -o ${flags.report} writes the report once there is room` : undefined;
+      await writeWhole(reportPath, html, `--report ${flags.report}`, later);
       log.info(`wrote the report to ${flags.report} (${formatBytes(Buffer.byteLength(html))})`);
     }
     const partialNote = flags.output && flags.output !== '-' ? `records so far in ${flags.output}.partial` : '';
@@ -266,13 +268,15 @@ async function writablePath(file: string, cwd: string, flag: string): Promise<st
 }
 
 /** Writes a whole file or nothing: a reader never sees half of it. */
-async function writeWhole(path: string, text: string, name: string): Promise<void> {
+async function writeWhole(path: string, text: string, name: string, hint?: string): Promise<void> {
   try {
     await writeFile(`${path}.partial`, text);
     await rename(`${path}.partial`, path);
   } catch (err) {
     await rm(`${path}.partial`, { force: true }).catch(() => {});
-    throw writeFailure(name, err);
+    const failure = writeFailure(name, err);
+    if (hint) failure.message += ` (${hint})`;
+    throw failure;
   }
 }
 

@@ -234,6 +234,30 @@ describe('createJsonLinesSink', () => {
     expect(onBrokenPipe).toHaveBeenCalledTimes(1);
   });
 
+  it('confirmed() resolves only once the records written so far are through the stream (their write callbacks ran), and rejects with its failure', async () => {
+    const callbacks: Array<(err?: Error | null) => void> = [];
+    const stream = new Writable({
+      write(_chunk, _e, cb) {
+        callbacks.push(cb);
+      },
+    });
+    const sink = createJsonLinesSink(stream);
+    await sink.write(page(1));
+    let confirmed = false;
+    const first = sink.confirmed!().then(() => (confirmed = true));
+    await flushMicrotasks();
+    expect(callbacks).toHaveLength(1); // the batch went out at the end of the turn
+    expect(confirmed).toBe(false);
+    callbacks.shift()!();
+    await first;
+    expect(confirmed).toBe(true);
+    await sink.write(page(2));
+    const second = sink.confirmed!();
+    await flushMicrotasks();
+    callbacks.shift()!(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    await expect(second).rejects.toMatchObject({ code: 'IO_FAILED' });
+  });
+
   it('rejects with IO_FAILED, in words, when the disk is full (not a broken pipe)', async () => {
     const onBrokenPipe = vi.fn();
     const stream = new Writable({

@@ -70,7 +70,7 @@ describe('crawl report', () => {
   it('an unwritable output is one line and exit 2', async () => {
     const io = memoryIo();
     expect(await main(['report', 'pages.jsonl', '-o', 'no/such/dir/r.html'], io)).toBe(2);
-    expect(io.err()).toBe('crawl: cannot write no/such/dir/r.html: ENOENT\n');
+    expect(io.err()).toBe('crawl: cannot write no/such/dir/r.html: directory does not exist\n');
   });
 
   it('names the output after the input by default', () => {

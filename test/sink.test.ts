@@ -234,7 +234,31 @@ describe('createJsonLinesSink', () => {
     expect(onBrokenPipe).toHaveBeenCalledTimes(1);
   });
 
-  it('rejects with OUTPUT_WRITE_FAILED on a real write failure (not a broken pipe)', async () => {
+  it('confirmed() resolves only once the records written so far are through the stream (their write callbacks ran), and rejects with its failure', async () => {
+    const callbacks: Array<(err?: Error | null) => void> = [];
+    const stream = new Writable({
+      write(_chunk, _e, cb) {
+        callbacks.push(cb);
+      },
+    });
+    const sink = createJsonLinesSink(stream);
+    await sink.write(page(1));
+    let confirmed = false;
+    const first = sink.confirmed!().then(() => (confirmed = true));
+    await flushMicrotasks();
+    expect(callbacks).toHaveLength(1); // the batch went out at the end of the turn
+    expect(confirmed).toBe(false);
+    callbacks.shift()!();
+    await first;
+    expect(confirmed).toBe(true);
+    await sink.write(page(2));
+    const second = sink.confirmed!();
+    await flushMicrotasks();
+    callbacks.shift()!(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }));
+    await expect(second).rejects.toMatchObject({ code: 'IO_FAILED' });
+  });
+
+  it('rejects with IO_FAILED, in words, when the disk is full (not a broken pipe)', async () => {
     const onBrokenPipe = vi.fn();
     const stream = new Writable({
       write(_chunk, _e, cb) {
@@ -248,9 +272,9 @@ describe('createJsonLinesSink', () => {
     await flushMicrotasks();
     const err = await sink.write(page(2)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OutputError);
-    expect((err as OutputError).code).toBe('OUTPUT_WRITE_FAILED');
-    expect((err as OutputError).message).toBe('cannot write output to out.jsonl: no space left on device');
-    await expect(sink.close()).rejects.toMatchObject({ code: 'OUTPUT_WRITE_FAILED' });
+    expect((err as OutputError).code).toBe('IO_FAILED');
+    expect((err as OutputError).message).toBe('cannot write output to out.jsonl: the disk is full');
+    await expect(sink.close()).rejects.toMatchObject({ code: 'IO_FAILED' });
     expect(onBrokenPipe).not.toHaveBeenCalled();
     expect(sink.broken).toBe(false);
   });

@@ -15,7 +15,7 @@
 import { systemClock } from '../clock.js';
 import { createStats, finishStats, type CrawlStats } from '../output/summary.js';
 import type { ProgressSnapshot } from '../output/progress.js';
-import type { OutputRecord } from '../types.js';
+import type { CrawlSettings, OutputRecord } from '../types.js';
 import { createCrawlSession, type CrawlSession } from './crawl-session.js';
 import type { CrawlLog, CrawlOptions } from './options.js';
 import { createRecordStream } from './record-stream.js';
@@ -23,6 +23,7 @@ import { openPageArchive, type ArchiveTargets } from '../archive/open-archive.js
 import type { ClosableArchive } from '../archive/page-archive.js';
 import { wrapSink, type RecordSink } from '../output/sink.js';
 import { CRAWL_ONLY, resolveOptions } from './resolve-options.js';
+import { checkTargets, type NamedTarget } from '../output/output-targets.js';
 
 /** A running (or not yet started) crawl: iterate it for records. */
 export interface CrawlRun extends AsyncIterable<OutputRecord> {
@@ -119,7 +120,10 @@ export function crawl(options: CrawlOptions): CrawlRun {
     if (targets.saveDir === undefined && targets.warc === undefined) return begin();
     // Opened at the first pull, as the crawl starts: a path that cannot be written fails that pull, before any request.
     opening = true;
-    openPageArchive(targets, { cwd: process.cwd(), settings, resumed: false, now: systemClock.wallNow(), names: { saveDir: 'saveDir', warc: 'warc' } }).then(
+    const cwd = process.cwd();
+    checkTargets(libraryTargets(targets, settings), cwd)
+      .then(() => openPageArchive(targets, { cwd, settings, resumed: false, now: systemClock.wallNow(), names: { saveDir: 'saveDir', warc: 'warc' } }))
+      .then(
       async (opened) => {
         opening = false;
         if (!settled && !signal?.aborted && !stopRequested) return begin(opened?.archive);
@@ -157,6 +161,16 @@ export function crawl(options: CrawlOptions): CrawlRun {
     done,
   };
   return run;
+}
+
+/** The files a library crawl writes or reads, for checkTargets: a warc inside saveDir, or over the cookie jar, is refused. */
+function libraryTargets(targets: ArchiveTargets, settings: CrawlSettings): NamedTarget[] {
+  const named: NamedTarget[] = [];
+  if (targets.saveDir !== undefined) named.push({ option: 'saveDir', path: targets.saveDir, writes: true, tree: true });
+  if (targets.warc !== undefined) named.push({ option: 'warc', path: targets.warc, writes: true });
+  if (settings.requests.cookies.jar !== null) named.push({ option: 'cookies.jar', path: settings.requests.cookies.jar, writes: false });
+  if (settings.requests.tls.ca !== null) named.push({ option: 'tls.ca', path: settings.requests.tls.ca, writes: false });
+  return named;
 }
 
 /** `sink`, whose close() first finishes the archive's files (the WARC renamed into place); a failure there fails the crawl. */

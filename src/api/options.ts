@@ -79,7 +79,12 @@ export interface CrawlOptions extends CrawlConfig {
    * end in `.warc.gz`), like `--warc`: the page record's `warcOffset` is its
    * response record's offset. Written as `FILE.partial` and renamed once the
    * iteration has ended (completely, by `break` or by `stop()`); a crawl that
-   * fails leaves the `.partial`. Relative to the working directory.
+   * fails leaves the `.partial`. Relative to the working directory. An
+   * existing file (or its `.partial`) is never overwritten: the first pull
+   * rejects with an `OutputError` of code `OUTPUT_EXISTS`; so it does, with a
+   * `UsageError`, for a file inside `saveDir` or one that is `cookies.jar`.
+   * A disk that fills up fails the crawl with an `OutputError` of code
+   * `IO_FAILED`.
    * @default none
    */
   warc?: string;

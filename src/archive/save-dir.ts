@@ -9,13 +9,16 @@
  * goes, a file where a directory goes), which this run's allocator could
  * not know (an earlier run into the same directory), sends the body to
  * `HOST/~conflict/HASH.ext` instead of failing. Any other failure to write
- * (disk full, permissions) is an OutputError: the crawl stops, as it does
- * when its records cannot be written.
+ * (disk full, permissions: IO_FAILED) is an OutputError: the crawl stops, as
+ * it does when its records cannot be written. Directories are made by
+ * makeDirs (output-targets.ts), never Node's recursive mkdir, which spins
+ * for ever under /proc.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { describeFsError, OutputError } from '../output/sink.js';
+import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
+import { makeDirs, probeDir } from '../output/output-targets.js';
 import { extensionOf, PathAllocator, shortHash } from './url-path.js';
 
 /** Errors meaning "the other kind of thing holds that name". */
@@ -37,10 +40,8 @@ export class SaveDir {
   static async open(dir: string, cwd: string, name = '--save-dir'): Promise<SaveDir> {
     const root = resolve(cwd, dir);
     try {
-      await fsp.mkdir(root, { recursive: true });
-      const probe = join(root, `.crawl-${randomBytes(6).toString('hex')}.tmp`);
-      await fsp.writeFile(probe, '');
-      await fsp.rm(probe);
+      await makeDirs(root);
+      await probeDir(root);
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code === 'EEXIST' || (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'not a directory' : describeFsError(err);
       throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name} ${dir}: ${why}`, { cause: err });
@@ -70,7 +71,7 @@ export class SaveDir {
   private async write(path: string, body: Buffer): Promise<void> {
     const target = join(this.root, ...path.split('/'));
     const dir = dirname(target);
-    await fsp.mkdir(dir, { recursive: true });
+    await makeDirs(dir);
     const temp = join(dir, `.crawl-${randomBytes(6).toString('hex')}.tmp`);
     try {
       await fsp.writeFile(temp, body);
@@ -82,6 +83,6 @@ export class SaveDir {
   }
 
   private failed(err: unknown): OutputError {
-    return new OutputError('OUTPUT_WRITE_FAILED', `cannot write ${this.name} ${this.label}: ${describeFsError(err)}`, { cause: err });
+    return writeFailure(`${this.name} ${this.label}`, err);
   }
 }

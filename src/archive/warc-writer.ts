@@ -11,18 +11,19 @@
  * - Records are written in the order `write()` is called; a request and its
  *   response are adjacent. `write()` resolves with the byte offset of the
  *   response record's gzip member once both are on disk.
- * - A resumed crawl (--state) never appends to a WARC file: when FILE (or
- *   FILE.partial) exists, the run writes FILE-1.warc.gz (then -2, …), and
- *   says so. WARC collections are routinely several files; replay tools
+ * - A WARC file is never overwritten. A new crawl refuses a FILE (or
+ *   FILE.partial) that exists (OUTPUT_EXISTS). A resumed crawl (--state)
+ *   never appends to one either: the run writes FILE-1.warc.gz (then -2, …),
+ *   and says so. WARC collections are routinely several files; replay tools
  *   take them together.
- * - A write failure (disk full) rejects this and every later write with an
- *   OutputError; the crawl stops.
+ * - A write failure rejects this and every later write with an OutputError
+ *   (IO_FAILED when the disk is full or the like); the crawl stops.
  */
 import { promises as fsp } from 'node:fs';
 import { basename } from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { describeFsError, OutputError } from '../output/sink.js';
+import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
 import { exchangeRecords, warcinfoRecord, type ExchangeInput } from './warc-record.js';
 
 const gzip = promisify(zlib.gzip);
@@ -64,6 +65,13 @@ export class WarcWriter {
   static async open(opts: WarcOpenOptions): Promise<WarcWriter> {
     const path = opts.resumed ? await freshName(opts.path) : opts.path;
     const name = opts.name ?? '--warc';
+    if (!opts.resumed) {
+      // A WARC is an archive, often the only copy of what a site served: never overwritten.
+      const held = (await isFile(path)) ? opts.label : (await isFile(`${path}.partial`)) ? `${opts.label}.partial` : undefined;
+      if (held !== undefined) {
+        throw new OutputError('OUTPUT_EXISTS', `${name} ${held} already exists (a WARC file is never overwritten): remove it or give another name`);
+      }
+    }
     const label = `${name} ${path === opts.path ? opts.label : basename(path)}`;
     let handle: fsp.FileHandle;
     try {
@@ -131,8 +139,12 @@ export class WarcWriter {
   }
 
   private failed(err: unknown): OutputError {
-    return new OutputError('OUTPUT_WRITE_FAILED', `cannot write ${this.label}: ${describeFsError(err)}`, { cause: err });
+    return writeFailure(this.label, err);
   }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return (await fsp.stat(path).catch(() => undefined))?.isFile() === true;
 }
 
 /** `path` when neither it nor its `.partial` exists, else the first free `STEM-N.warc.gz`. */

@@ -227,7 +227,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
-    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID'].includes(known.code)) {
+    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'OUTPUT_EXISTS', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID'].includes(known.code)) {
       for (const line of String(known.message).split('\n')) errLine(line);
       return EXIT.usage;
     }

@@ -5,8 +5,7 @@
  * a `.partial` file as the sink, a broken pipe ending quietly, SIGINT/SIGTERM
  * with a grace period, progress, the summary and the exit code.
  */
-import { access, rename, stat, writeFile } from 'node:fs/promises';
-import { constants as fsConstants } from 'node:fs';
+import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { EXIT, type CrawlFlags, type Io } from './flags.js';
 import { crawlExitCode } from './exit-code.js';
@@ -28,7 +27,8 @@ import type { Logger } from '../output/logger.js';
 import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
 import { createReportTap } from '../report/report-tap.js';
 import { routeRecords } from '../report/record-routes.js';
-import { describeFsError, OutputError } from '../output/sink.js';
+import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
+import { checkTargets, probeDir, type NamedTarget } from '../output/output-targets.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
 const STOP_GRACE_MS = 5_000;
@@ -48,18 +48,31 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   const settings = buildSettings(file, toOverrides(flags));
   // A bad --ca or --cookie-jar fails now, before any output exists; the session uses this setup.
   const requests = setUpRequests(settings, seeds, { cwd: io.cwd, now: () => clock.wallNow() });
+  // Outputs that would overwrite one another (or an input) are refused before any file is opened.
+  await checkTargets(namedTargets(flags, settings), io.cwd);
+  // Where the report and the stats go is checked now: a typo should not cost a whole crawl.
+  const ends = {
+    report: flags.report === undefined ? undefined : await writablePath(flags.report, io.cwd, '--report'),
+    stats: flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats'),
+  };
   if (!settings.robots.enabled) {
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
   const target = await openStateTarget(flags, io.cwd, settings, clock, log);
   try {
-    return await crawlInto(seeds, settings, requests, target, flags, io, log, maxTimeMs);
+    return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs);
   } finally {
     await target?.close();
   }
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
+/** Absolute paths of the files written when the crawl ends, already checked. */
+interface EndFiles {
+  report?: string;
+  stats?: string;
+}
+
+async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   const held = await target?.peek();
@@ -72,9 +85,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     log.info(`${target!.label}: this crawl already finished; nothing to do (${target!.shared ? 'a new --crawl-id starts another' : '--fresh starts it over'})`);
     return EXIT.ok;
   }
-  // Where the report and the stats go is checked now: a typo should not cost a whole crawl.
-  const reportPath = flags.report === undefined ? undefined : await writablePath(flags.report, io.cwd, '--report');
-  const statsPath = flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats');
+  const { report: reportPath, stats: statsPath } = ends;
   const archive = await openArchive(flags, { cwd: io.cwd, settings, resumed: held !== undefined, now: clock.wallNow(), log });
   const stdoutTarget = flags.output === undefined || flags.output === '-';
   let started: CrawlSession | undefined; // set right after the sink exists
@@ -144,10 +155,12 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     await archive?.close();
     progress.stop();
     if (!brokenPipe) log.block(formatSummary(stats));
-    if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', flags.stats!);
+    if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', `--stats ${flags.stats}`);
     if (reportPath && tap) {
       const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl');
-      await writeWhole(reportPath, html, flags.report!);
+      // A --state crawl keeps its records: the report can be written later from them.
+      const later = target && !target.shared ? `its records are kept in ${target.label}: crawl report --state ${target.label} -o ${flags.report} writes the report once there is room` : undefined;
+      await writeWhole(reportPath, html, `--report ${flags.report}`, later);
       log.info(`wrote the report to ${flags.report} (${formatBytes(Buffer.byteLength(html))})`);
     }
     const partialNote = flags.output && flags.output !== '-' ? `records so far in ${flags.output}.partial` : '';
@@ -221,26 +234,49 @@ function describeDefaults(p: { rateLabel: string; concurrency: number }): string
   return `${p.rateLabel} and ${p.concurrency} at once per host`;
 }
 
+/** Every file the crawl writes or reads, by the option that names it, for checkTargets. */
+function namedTargets(flags: CrawlFlags, settings: CrawlSettings): NamedTarget[] {
+  const named: NamedTarget[] = [];
+  const add = (option: string, path: string | null | undefined, writes: boolean, tree = false) => {
+    if (path !== undefined && path !== null && path !== '-') named.push({ option, path, writes, tree });
+  };
+  add('-o', flags.output, true);
+  add('--state', flags.state, true);
+  add('--warc', flags.warc, true);
+  add('--report', flags.report, true);
+  add('--stats', flags.stats, true);
+  add('--save-dir', flags.saveDir, true, true);
+  add(flags.cookieJar !== undefined ? '--cookie-jar' : 'the config\'s cookies.jar', settings.requests.cookies.jar, false);
+  add(flags.ca !== undefined ? '--ca' : 'the config\'s tls.ca', settings.requests.tls.ca, false);
+  add('--seeds-file', flags.seedsFile, false);
+  add('--config', flags.config, false);
+  return named;
+}
+
 /** The absolute path for a file written when the crawl ends, once it is known that it can be. */
 async function writablePath(file: string, cwd: string, flag: string): Promise<string> {
   const path = resolve(cwd, file);
-  const unwritable = (why: string) => new OutputError('OUTPUT_UNWRITABLE', `cannot write ${flag} ${file}: ${why}`);
+  const unwritable = (why: string, cause?: unknown) => new OutputError('OUTPUT_UNWRITABLE', `cannot write ${flag} ${file}: ${why}`, { cause });
   if ((await stat(path).catch(() => undefined))?.isDirectory()) throw unwritable('is a directory');
   try {
-    await access(dirname(path), fsConstants.W_OK);
+    // A file made and removed: access(W_OK) says yes to root where nothing can be created (/proc).
+    await probeDir(dirname(path));
   } catch (err) {
-    throw unwritable(describeFsError(err));
+    throw unwritable(describeFsError(err), err);
   }
   return path;
 }
 
 /** Writes a whole file or nothing: a reader never sees half of it. */
-async function writeWhole(path: string, text: string, name: string): Promise<void> {
+async function writeWhole(path: string, text: string, name: string, hint?: string): Promise<void> {
   try {
     await writeFile(`${path}.partial`, text);
     await rename(`${path}.partial`, path);
   } catch (err) {
-    throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name}: ${describeFsError(err)}`, { cause: err });
+    await rm(`${path}.partial`, { force: true }).catch(() => {});
+    const failure = writeFailure(name, err);
+    if (hint) failure.message += ` (${hint})`;
+    throw failure;
   }
 }
 

@@ -10,7 +10,8 @@
  */
 import { open, writeFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { OutputError } from '../output/sink.js';
+import { OutputError, writeFailure } from '../output/sink.js';
+import { checkTargets, type NamedTarget } from '../output/output-targets.js';
 import { formatBytes } from '../output/summary.js';
 import { aggregateRecords, aggregateValues, renderReport, type ReportData } from '../report/build-report.js';
 import { UsageError } from '../config/seeds.js';
@@ -24,6 +25,7 @@ export async function reportCommand(file: string | undefined, flags: ReportFlags
   if (file !== undefined && flags.state !== undefined) throw new UsageError('give a records file or --state FILE, not both');
   if (file === undefined && flags.state === undefined) throw new UsageError('no records to report on: give a records file (crawl report pages.jsonl) or --state FILE');
   const out = flags.output ?? defaultOutput(file ?? flags.state!);
+  if (out !== '-' && file !== '-') await refuseOverwritingInput(out, file === undefined ? { option: '--state', path: flags.state! } : { option: 'records', path: file }, flags, io.cwd);
   const { policyFor, hostKey } = await configuredPolicy(flags, io);
   let data: ReportData;
   if (file === undefined) {
@@ -44,7 +46,9 @@ async function writeReport(data: ReportData, out: string, flags: ReportFlags, io
     try {
       await writeFile(resolve(io.cwd, out), html);
     } catch (err) {
-      throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+      // Disk full or read-only is the machine's refusal (IO_FAILED, exit 4); a bad path is a usage error.
+      const failure = writeFailure(out, err);
+      throw failure.code === 'IO_FAILED' ? failure : new OutputError('OUTPUT_UNWRITABLE', failure.message, { cause: err });
     }
   }
   if (!flags.quiet) {
@@ -54,6 +58,25 @@ async function writeReport(data: ReportData, out: string, flags: ReportFlags, io
     io.stderr.write(`crawl: wrote ${where} (${formatBytes(Buffer.byteLength(html))}) from ${records.toLocaleString('en-US')} records${bad}\n`);
   }
   return EXIT.ok;
+}
+
+/**
+ * `crawl report pages.jsonl -o pages.jsonl` would replace the only copy of
+ * the records with their report: refused, as is `--state s.db -o s.db` and
+ * an -o that is the --config file.
+ */
+async function refuseOverwritingInput(out: string, input: { option: string; path: string }, flags: ReportFlags, cwd: string): Promise<void> {
+  const inputs: NamedTarget[] = [{ option: input.option, path: input.path, writes: false }];
+  if (flags.config !== undefined) inputs.push({ option: '--config', path: flags.config, writes: false });
+  for (const read of inputs) {
+    try {
+      await checkTargets([{ option: '-o', path: out, writes: true }, read], cwd);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      const what = read.option === 'records' ? 'the records file' : `the ${read.option} file`;
+      throw new UsageError(`-o ${out} is ${what} the report reads (${read.path}): writing the report there would replace it; give another -o`);
+    }
+  }
 }
 
 /** pages.jsonl → pages.html; crawl.db → crawl.html; stdin → report.html. */

@@ -2,7 +2,7 @@
  * What the crawl writes and counts: page and skip records, in order, through
  * one write chain to the sink (awaited by jobs, which is how a slow reader
  * slows the crawl), with credentials redacted, and the counts the progress
- * line shows. A URL the user named (a seed, or where it redirects) always
+ * line shows. A record the sink refuses (disk full) fails the crawl at once. A URL the user named (a seed, or where it redirects) always
  * gets its record; other skips only with `emitSkipped`.
  */
 import type { RecordSink } from '../output/sink.js';
@@ -26,10 +26,14 @@ export class CrawlRecords {
   writes: Promise<void> = Promise.resolve();
   readonly isoTime = isoTimeFormatter();
 
+  private failed = false;
+
   constructor(
     private readonly ctx: CrawlContext,
     private readonly sink: RecordSink,
     private readonly redirects: RedirectChains,
+    /** The sink refused a record (disk full): the crawl stops now, instead of fetching pages nobody can keep. */
+    private readonly onFail?: (err: unknown) => void,
   ) {}
 
   page(record: PageRecord, key: string): void {
@@ -77,11 +81,29 @@ export class CrawlRecords {
     return left;
   }
 
+  /**
+   * Resolves once every record written so far is confirmed by the sink (on
+   * disk, for a file), not only accepted: a store that outlives the process
+   * completes a URL only then, so a record lost to a full disk is fetched
+   * again on resume instead of being lost.
+   */
+  confirmed(): Promise<void> {
+    const sink = this.sink;
+    return this.writes.then(() => sink.confirmed?.());
+  }
+
   /** Writes in order; the chain is awaited by jobs, which is how a slow reader slows the crawl. */
   write(record: OutputRecord): void {
     const sink = this.sink;
     // Credentials in URLs (http://user:secret@host/) never leave the crawler.
     const out = redactRecord(record);
-    this.writes = this.writes.then(() => (sink.broken ? undefined : sink.write(out)));
+    const next = this.writes.then(() => (sink.broken ? undefined : sink.write(out)));
+    this.writes = next;
+    // Once rejected the chain stays rejected: every later record is dropped and every job awaiting it stops.
+    next.catch((err: unknown) => {
+      if (this.failed) return;
+      this.failed = true;
+      this.onFail?.(err);
+    });
   }
 }

@@ -115,7 +115,7 @@ export class Crawler {
     const check = () => this.end.check();
     const fail = (err: unknown) => this.end.fail(err);
     const redirects = new RedirectChains();
-    const records = (this.records = new CrawlRecords(ctx, opts.sink, redirects));
+    const records = (this.records = new CrawlRecords(ctx, opts.sink, redirects, fail));
     // Hosts are resolved before they are scheduled, so a slow lookup holds no slot and per-IP limits know the address.
     // A `domain` host key spans names that may resolve apart: those are resolved inside the connect, as before.
     const resolveHost = opts.fetcher.resolveHost?.bind(opts.fetcher);

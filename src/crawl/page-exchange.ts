@@ -113,7 +113,8 @@ export class PageExchange {
     if (captured !== undefined && !(await this.archive(record, captured))) return;
     parts.records.page(record, key);
     if (entry.hops > 0) parts.redirects.done(entry.url);
-    await parts.records.writes;
+    // A durable store completes the URL only once its record is confirmed: a record lost to a full disk is fetched again on resume.
+    await (store.durable ? parts.records.confirmed() : parts.records.writes);
     ctx.calls.settle(store.complete(lease, record.error?.code ?? String(record.status)));
   }
 

@@ -18,11 +18,18 @@
  * - A file target is written to `<path>.partial` and renamed on `close()`, so
  *   `<path>` only ever holds whole records.
  */
-import { constants as fsConstants, promises as fsp } from 'node:fs';
+import { constants as fsConstants, promises as fsp, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { OutputRecord } from '../types.js';
 
-export type OutputErrorCode = 'OUTPUT_UNWRITABLE' | 'OUTPUT_WRITE_FAILED';
+/**
+ * OUTPUT_UNWRITABLE: a target refused before the crawl (exit 2);
+ * OUTPUT_EXISTS: a file that is never overwritten (a WARC) already exists (exit 2);
+ * IO_FAILED: the machine refused a write mid-crawl: disk full, read-only, permission (exit 4);
+ * OUTPUT_WRITE_FAILED: any other write failure.
+ */
+export type OutputErrorCode = 'OUTPUT_UNWRITABLE' | 'OUTPUT_EXISTS' | 'IO_FAILED' | 'OUTPUT_WRITE_FAILED';
 
 /** A failure of the output target itself. The message is one line and names the path. */
 export class OutputError extends Error {
@@ -48,6 +55,13 @@ export interface RecordSink {
   readonly broken: boolean;
   /** Records the stream confirmed (write callback without error). Exact after `close()`. */
   readonly written: number;
+  /**
+   * Resolves once every record written so far is confirmed (its write
+   * callback ran without error); rejects with the sink's failure. A crawl
+   * whose state outlives it completes a URL only then, so a record lost to
+   * a full disk is fetched again on resume. Absent: `write()` is enough.
+   */
+  confirmed?(): Promise<void>;
 }
 
 /**
@@ -58,6 +72,7 @@ export function wrapSink(inner: RecordSink, over: { write?: (record: OutputRecor
   return {
     write: over.write ?? ((record) => inner.write(record)),
     close: over.close ?? (() => inner.close()),
+    ...(inner.confirmed && { confirmed: () => inner.confirmed!() }),
     get broken() {
       return inner.broken;
     },
@@ -81,6 +96,12 @@ export interface JsonLinesSinkOptions {
   end?: boolean;
   /** Names the target in error messages. @default "output" */
   label?: string;
+  /**
+   * Called once when a write fails (not for a reader gone), with the bytes
+   * the stream confirmed before it: a file target cuts itself back to them,
+   * so it ends with the last whole confirmed record.
+   */
+  onFailure?: (confirmedBytes: number) => void;
 }
 
 /** Error codes meaning "nobody is reading any more", as opposed to a real failure. */
@@ -108,6 +129,21 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
   // Whoever waits for 'drain' or for the last callback; settled on drain, flush, break or failure.
   let drainWaiters: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
   let flushWaiters: Array<() => void> = [];
+  // Write calls are numbered; their callbacks run in order (a stream's writes are serial).
+  let callsMade = 0;
+  let callsDone = 0;
+  let confirmedBytes = 0;
+  let confirmWaiters: Array<{ upTo: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  const settleConfirmed = (): void => {
+    if (confirmWaiters.length === 0) return;
+    const waiting = confirmWaiters;
+    confirmWaiters = [];
+    for (const w of waiting) {
+      if (failure) w.reject(failure);
+      else if (broken || w.upTo <= callsDone) w.resolve();
+      else confirmWaiters.push(w);
+    }
+  };
 
   const settleDrain = (): void => {
     const waiters = drainWaiters;
@@ -127,13 +163,14 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
       broken = true;
       opts.onBrokenPipe?.();
     } else {
-      const reason = err instanceof Error ? err.message : String(err);
-      failure = new OutputError('OUTPUT_WRITE_FAILED', `cannot write ${label}: ${reason}`, { cause: err });
+      failure = writeFailure(label, err);
+      opts.onFailure?.(confirmedBytes);
     }
     batch = ''; // nobody will read it
     batchRecords = 0;
     settleDrain();
     settleFlush();
+    settleConfirmed();
   };
   const onDrain = (): void => {
     needDrain = false;
@@ -161,11 +198,17 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     batch = '';
     batchRecords = 0;
     pending++;
+    callsMade++;
     const accepted = stream.write(chunk, (err?: Error | null) => {
       pending--;
+      callsDone++;
       if (err) onError(err);
-      else written += records;
+      else {
+        written += records;
+        confirmedBytes += Buffer.byteLength(chunk);
+      }
       settleFlush();
+      settleConfirmed();
     });
     if (!accepted && !broken && !failure) needDrain = true;
   };
@@ -176,6 +219,14 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     },
     get written() {
       return written;
+    },
+
+    confirmed() {
+      if (failure) return Promise.reject(failure);
+      // Lines still gathering go out at the end of this turn, as the next write call.
+      const upTo = callsMade + (batch === '' ? 0 : 1);
+      if (broken || upTo <= callsDone) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => confirmWaiters.push({ upTo, resolve, reject }));
     },
 
     write(record) {
@@ -275,11 +326,37 @@ async function repairTornTail(partial: string, torn: string): Promise<number> {
   }
 }
 
+/**
+ * Errno codes meaning the machine refused a write (full, read-only, no
+ * permission): the environment, not a bug. A write failing with one of them
+ * mid-crawl is an `IO_FAILED` error (the CLI exits 4).
+ */
+const ENVIRONMENT_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EFBIG']);
+
+/** A write to `what` (an option and its file: `--warc site.warc.gz`) failed: IO_FAILED when the machine refused it, else OUTPUT_WRITE_FAILED. */
+export function writeFailure(what: string, err: unknown): OutputError {
+  const code = ENVIRONMENT_ERRNO.has(errorCode(err) ?? '') ? 'IO_FAILED' : 'OUTPUT_WRITE_FAILED';
+  return new OutputError(code, `cannot write ${what}: ${describeFsError(err)}`, { cause: err });
+}
+
 /** Why a path cannot be written, in words; the code stays in `cause`. */
 export function describeFsError(err: unknown): string {
   switch (errorCode(err)) {
-    case 'ENOENT':
+    case 'ENOENT': {
+      // Under a directory that exists, ENOENT means it takes no new entries (/proc, /sys).
+      const path = (err as { path?: unknown }).path;
+      const parent = typeof path === 'string' ? dirname(path) : undefined;
+      if (parent !== undefined && parent !== path && isDirectory(parent)) return `nothing can be created in ${parent}`;
       return 'directory does not exist';
+    }
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'EDQUOT':
+      return 'the disk quota is exhausted';
+    case 'EIO':
+      return 'an I/O error';
+    case 'EFBIG':
+      return 'the file is too large';
     case 'ENOTDIR':
       return 'a parent is not a directory';
     case 'EACCES':
@@ -291,6 +368,14 @@ export function describeFsError(err: unknown): string {
       return 'is a directory';
     default:
       return err instanceof Error ? err.message : String(err);
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
@@ -327,8 +412,18 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
   } catch (err) {
     throw unwritable(describeFsError(err), err);
   }
+  // Where this run's records start: a failed write cuts the file back to its last whole confirmed record.
+  const startSize = opts.append ? (await handle.stat()).size : 0;
   const stream = handle.createWriteStream();
-  const sink = createJsonLinesSink(stream, { end: true, label: `output to ${partial}` });
+  const sink = createJsonLinesSink(stream, {
+    end: true,
+    label: `output to ${target}`,
+    onFailure: (confirmedBytes) => {
+      // Truncating needs no free space; a resumed crawl then appends after whole records only.
+      cutBack = fsp.truncate(partial, startSize + confirmedBytes).catch(() => {});
+    },
+  });
+  let cutBack: Promise<void> = Promise.resolve();
 
   let finishing: Promise<void> | undefined;
   return {
@@ -339,16 +434,23 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
       return sink.written;
     },
     write: (record) => sink.write(record),
+    confirmed: () => sink.confirmed!().catch(async (err: unknown) => {
+      await cutBack;
+      throw err;
+    }),
     close() {
       finishing ??= (async () => {
         // On failure close() rejects and the .partial stays for inspection;
         // the target name never receives a file that may end mid-line.
-        await sink.close();
+        await sink.close().catch(async (err: unknown) => {
+          await cutBack;
+          throw err;
+        });
         if (opts.keepPartial?.()) return;
         try {
           await fsp.rename(partial, target);
         } catch (err) {
-          throw unwritable(`cannot rename ${partial}: ${describeFsError(err)}`, err);
+          throw writeFailure(`output to ${target} (renaming ${partial})`, err);
         }
       })();
       return finishing;

@@ -30,6 +30,8 @@ function parse(argv: string[]) {
     {
       crawl: async (seeds, flags) => ((seen.crawl = [seeds, flags]), 0),
       check: async (url, flags) => ((seen.check = [url, flags]), 0),
+      status: async () => 0,
+      report: async () => 0,
     },
     result,
   );

@@ -223,7 +223,9 @@ describe('content encodings and the body cap', () => {
     const { data, truncated } = await readDecodedBody(source, 'gzip', 2 * 1024 * 1024);
     expect(data.length).toBe(2 * 1024 * 1024);
     expect(truncated).toBe(true);
-    expect(pulled).toBeLessThan(member.length * 100); // a few dozen members at most, not 5000
+    // What the stream buffers ahead (64 KiB high-water marks since Node 22: ~60 members each)
+    // plus what the decoder holds: a few hundred members at most, not 5000.
+    expect(pulled).toBeLessThan(member.length * 400);
     expect(source.destroyed).toBe(true);
   });
 

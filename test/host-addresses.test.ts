@@ -148,7 +148,7 @@ describe('the fetcher resolves ahead through the cache the connect uses', () => 
     const f = createFetcher({
       userAgent: 'dns-test/1.0', timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 }, maxBodyBytes: 1 << 20, clock: systemClock,
       lookup: fakeLookup({}),
-      extras: createRequestExtras({ policyFor: (host) => ({ headers: {}, proxy: host.startsWith('via.') ? 'http://127.0.0.1:3128' : false }) }),
+      extras: createRequestExtras({ policyFor: (host) => ({ headers: {}, auth: null, proxy: host.startsWith('via.') ? 'http://127.0.0.1:3128' : false }) }),
     });
     cleanups.push(() => f.close());
     expect(await f.resolveHost!('via.test')).toBeNull();

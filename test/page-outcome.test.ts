@@ -4,7 +4,7 @@ import { pageOutcome } from '../src/crawl/page-outcome.js';
 import type { PageRecord } from '../src/types.js';
 
 const entry = { url: 'http://a.test/dir/page', depth: 2, parent: 'http://a.test/', hops: 0, attempt: 0 };
-const base: PageRecord = { type: 'page', url: entry.url, status: null, depth: 2, parent: entry.parent, contentType: null, bytes: 0, title: null, links: 0, fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 0 };
+const base: PageRecord = { type: 'page', url: entry.url, host: 'a.test', status: null, depth: 2, parent: entry.parent, contentType: null, bytes: 0, title: null, links: 0, fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 0 };
 const opts = { maxRedirects: 3, respectNofollow: true, emitLinks: false, userAgentToken: 'crawl' };
 const res = (r: Partial<FetchResult>): FetchResult => ({ url: entry.url, status: 200, headers: {}, contentType: 'text/html', charset: 'utf-8', body: null, bytes: 0, truncated: false, location: null, elapsedMs: 12.4, ...r });
 

@@ -371,7 +371,7 @@ describe('extractPage memory', () => {
  * before the streaming one), kept as the reference the event-based version
  * must agree with.
  */
-function extractViaDom(html: string, pageUrl: string, opts: ExtractOptions): Omit<ExtractedPage, 'noindex' | 'nofollowAll' | 'nofollowLinks'> {
+function extractViaDom(html: string, pageUrl: string, opts: ExtractOptions): Omit<ExtractedPage, 'noindex' | 'nofollowAll' | 'nofollowLinks' | 'canonical'> {
   type Node = { type: string; name?: string; data?: string; attribs?: Record<string, string>; children?: Node[] };
   const root = load(html, { xml: { xmlMode: false, decodeEntities: true } }).root()[0] as unknown as Node;
   let baseHref: string | undefined;

@@ -30,6 +30,7 @@ const defaults: PolicyFields = {
   adaptive: true,
   hostFailurePause: 5,
   hostFailureGiveUp: 15,
+  maxPagesPerHost: 100_000,
   headers: {},
 };
 
@@ -48,6 +49,7 @@ const feedbackDefaults = {
   adaptive: true,
   hostFailurePause: 5,
   hostFailureGiveUp: 15,
+  maxPagesPerHost: 100_000,
 };
 
 const domains: DomainPolicies = {
@@ -174,6 +176,7 @@ describe('resolveHostPolicy', () => {
       adaptive: true,
       hostFailurePause: 5,
       hostFailureGiveUp: 40,
+      maxPagesPerHost: 100_000,
       ...requestDefaults,
     });
   });

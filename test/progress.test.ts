@@ -295,7 +295,7 @@ describe('createLogger', () => {
 
 function page(url: string, status: number | null, extra: Partial<PageRecord> = {}): PageRecord {
   return {
-    type: 'page', url, status, depth: 0, parent: null, contentType: 'text/html', bytes: 1024, title: null, links: 0,
+    type: 'page', url, host: new URL(url).host, status, depth: 0, parent: null, contentType: 'text/html', bytes: 1024, title: null, links: 0,
     fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 1, ...extra,
   };
 }

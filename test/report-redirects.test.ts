@@ -1,11 +1,11 @@
 /** Redirect chains followed through the records. */
 import { describe, expect, it } from 'vitest';
 import { RedirectTracker } from '../src/report/redirects.js';
-import { viewRecord, type RecordView } from '../src/report/record-view.js';
+import { viewRecord, type PageView, type SkipView } from '../src/report/record-view.js';
 
-const page = (url: string, status: number | null, location?: string, error?: string): RecordView =>
-  viewRecord({ type: 'page', url, status, location, error: error ? { code: error, message: '' } : undefined, fetchedAt: '2026-01-01T00:00:00Z', elapsedMs: 1 })!;
-const skip = (url: string, reason: string): RecordView => viewRecord({ type: 'skipped', url, reason })!;
+const page = (url: string, status: number | null, location?: string, error?: string): PageView =>
+  viewRecord({ type: 'page', url, status, location, error: error ? { code: error, message: '' } : undefined, fetchedAt: '2026-01-01T00:00:00Z', elapsedMs: 1 }) as PageView;
+const skip = (url: string, reason: string): SkipView => viewRecord({ type: 'skipped', url, reason }) as SkipView;
 
 describe('RedirectTracker', () => {
   it('follows a chain to its end, through unrelated records in between', () => {

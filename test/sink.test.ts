@@ -11,6 +11,7 @@ function page(n: number, extra: Partial<PageRecord> = {}): PageRecord {
   return {
     type: 'page',
     url: `http://127.0.0.1/p/${n}`,
+    host: '127.0.0.1',
     status: 200,
     depth: 1,
     parent: null,

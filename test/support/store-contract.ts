@@ -17,6 +17,16 @@ export interface StoreFixture {
 }
 
 const meta = { seeds: ['http://a.example/'], configFingerprint: 'f1' };
+/**
+ * `claim` for the contract's own calls: the suite never sets politeness that
+ * would make a store answer "not before", so a ClaimWait is a contract breach.
+ */
+async function claimLease(store: CrawlStore, key: string, now: number): Promise<Lease | undefined> {
+  const got = await store.claim(key, now);
+  if (got && !('id' in got)) throw new Error(`claim(${key}) answered "not before ${got.notBefore}" where the contract expects a lease or nothing`);
+  return got;
+}
+
 const entry = (url: string, extra: Partial<FrontierEntry> = {}): FrontierEntry => ({ url, depth: 1, parent: 'http://a.example/', hops: 0, attempt: 0, ...extra });
 
 export function describeStoreContract(name: string, factory: () => Promise<StoreFixture>): void {
@@ -34,7 +44,7 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
     };
     const claimAll = async (store: CrawlStore, key: string): Promise<Lease[]> => {
       const out: Lease[] = [];
-      for (let lease = await store.claim(key, 0); lease; lease = await store.claim(key, 0)) out.push(lease);
+      for (let lease = await claimLease(store, key, 0); lease; lease = await claimLease(store, key, 0)) out.push(lease);
       return out;
     };
 
@@ -82,22 +92,22 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       expect(a.map((l) => l.entry)).toEqual([entry('http://a.example/1'), entry('http://a.example/2', { hops: 3, attempt: 1, throttles: 4 }), odd, rich]);
       expect(a.every((l) => l.key === 'a')).toBe(true);
       expect((await claimAll(store, 'b')).map((l) => l.entry.url)).toEqual(['http://b.example/1']);
-      expect(await store.claim('nobody', 0)).toBeUndefined();
+      expect(await claimLease(store, 'nobody', 0)).toBeUndefined();
     });
 
     it('never hands a lease out twice; complete ends it, release puts it back at the head', async () => {
       const store = await open();
       await store.add('http://a.example/1', 'a', entry('http://a.example/1'));
       await store.add('http://a.example/2', 'a', entry('http://a.example/2'));
-      const first = (await store.claim('a', 0))!;
+      const first = (await claimLease(store, 'a', 0))!;
       expect(store.counts()).toMatchObject({ queued: 1, leased: 1 });
-      const second = (await store.claim('a', 0))!;
+      const second = (await claimLease(store, 'a', 0))!;
       expect(second.entry.url).toBe('http://a.example/2');
       expect(second.id).not.toBe(first.id);
-      expect(await store.claim('a', 0)).toBeUndefined(); // both leased: nothing to hand out
+      expect(await claimLease(store, 'a', 0)).toBeUndefined(); // both leased: nothing to hand out
       await store.release(first, { ...first.entry, throttles: 1, extra: { history: [{ at: 5 }] } });
       expect(store.counts()).toMatchObject({ queued: 1, leased: 1 });
-      const again = (await store.claim('a', 0))!;
+      const again = (await claimLease(store, 'a', 0))!;
       expect(again.entry).toEqual({ ...first.entry, throttles: 1, extra: { history: [{ at: 5 }] } });
       await store.complete(again);
       await store.complete(second);
@@ -112,13 +122,13 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       await store.add('http://a.example/1', 'a', entry('http://a.example/1'));
       await store.add('http://a.example/2', 'a', entry('http://a.example/2'));
       await store.add('http://b.example/1', 'b', entry('http://b.example/1'));
-      const lease = (await store.claim('a', 0))!;
-      const blease = (await store.claim('b', 0))!;
+      const lease = (await claimLease(store, 'a', 0))!;
+      const blease = (await claimLease(store, 'b', 0))!;
       await store.release(lease, { ...lease.entry, attempt: 1 }, 5_000);
       await store.release(blease, { ...blease.entry, attempt: 1 }, 3_000);
       expect(store.counts()).toEqual({ queued: 1, delayed: 2, leased: 0, seen: 3 });
       expect(store.nextDueAt()).toBe(3_000);
-      expect(await store.claim('b', 0)).toBeUndefined();
+      expect(await claimLease(store, 'b', 0)).toBeUndefined();
       expect(await store.promoteDue(2_999)).toEqual([]);
       expect(await store.promoteDue(4_000)).toEqual(['b']);
       expect(store.nextDueAt()).toBe(5_000);
@@ -132,10 +142,10 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       const store = await open();
       for (const u of ['http://a.example/1', 'http://a.example/2', 'http://a.example/3']) await store.add(u, 'a', entry(u));
       for (const u of ['http://b.example/1', 'http://b.example/2']) await store.add(u, 'b', entry(u));
-      const leased = (await store.claim('a', 0))!;
-      const delayed = (await store.claim('b', 0))!;
+      const leased = (await claimLease(store, 'a', 0))!;
+      const delayed = (await claimLease(store, 'b', 0))!;
       await store.release(delayed, delayed.entry, 9_000);
-      const aLeft = (await store.claim('a', 0))!;
+      const aLeft = (await claimLease(store, 'a', 0))!;
       await store.release(aLeft, aLeft.entry, 8_000);
       expect((await store.drain('a')).map((e) => e.url).sort()).toEqual(['http://a.example/2', 'http://a.example/3']);
       expect(store.counts()).toEqual({ queued: 1, delayed: 1, leased: 1, seen: 5 });
@@ -155,10 +165,10 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       await add('http://b.example/0', 'b', { depth: 0, hops: 1, parent: 'http://a.example/0' });
       await add('http://b.example/1', 'b', { depth: 2 });
       await add('http://b.example/2', 'b');
-      const leased = (await store.claim('a', 0))!; // a/0, a seed: a lease stays
-      const bDelayed = (await store.claim('b', 0))!;
+      const leased = (await claimLease(store, 'a', 0))!; // a/0, a seed: a lease stays
+      const bDelayed = (await claimLease(store, 'b', 0))!;
       await store.release(bDelayed, { ...bDelayed.entry, attempt: 1 }, 9_000);
-      const aDelayed = (await store.claim('a', 0))!;
+      const aDelayed = (await claimLease(store, 'a', 0))!;
       await store.release(aDelayed, aDelayed.entry, 8_000);
       expect(store.counts()).toEqual({ queued: 4, delayed: 2, leased: 1, seen: 7 });
 
@@ -175,7 +185,7 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       expect(store.counts()).toEqual({ queued: 0, delayed: 0, leased: 1, seen: 7 });
       expect(store.nextDueAt()).toBe(Infinity);
       expect([...store.hostsWithWork()]).toEqual([]);
-      expect(await store.claim('b', 0)).toBeUndefined();
+      expect(await claimLease(store, 'b', 0)).toBeUndefined();
       expect(await store.add('http://b.example/1', 'b', entry('http://b.example/1'))).toBe(false); // cleared stays seen
       await store.complete(leased);
       expect(await store.clear()).toEqual({ counts: [], depthZero: [] });
@@ -289,7 +299,7 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
           expect(await store.add(url, key, entry(url))).toBe(isNew);
           if (isNew) model.set(key, [...(model.get(key) ?? []), url]);
         } else if (r < 0.65) {
-          const lease = await store.claim(key, now);
+          const lease = await claimLease(store, key, now);
           const expected = model.get(key)?.shift();
           expect(lease?.entry.url).toBe(expected);
           if (lease) leases.push(lease);

@@ -129,7 +129,7 @@ export function buildProgram(
     .option('--redis <url>', 'or a crawl shared through Redis (with --crawl-id)')
     .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('--json', 'print one JSON object instead of text')
-    .option('--top <n>', 'hosts to list per table', '10')
+    .option('--top <n>', 'hosts to list per table (default 10)')
     .action(async (flags: StatusFlags, cmd: Command) => {
       result.code = await handlers.status(withParentOptions(program, cmd, flags));
     });

@@ -5,13 +5,15 @@
 import { resolve } from 'node:path';
 import { readCrawlStatus, type CrawlStatus } from '../store/sqlite-status.js';
 import { UsageError } from '../config/seeds.js';
+import { integerProblem } from '../config/fields.js';
 import { EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
 import { checkRedisFlags, redactRedisUrl } from './state-target.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
+  const topProblem = integerProblem(Number(flags.top ?? '10'), 1, undefined, flags.top ?? '10');
+  if (topProblem) throw new UsageError(`--top: ${topProblem}`);
   const top = Number(flags.top ?? '10');
-  if (!Number.isInteger(top) || top < 1) throw new UsageError(`--top expects a whole number from 1 up, got ${JSON.stringify(flags.top)}`);
   if ((flags.state === undefined) === (flags.redis === undefined)) throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
   checkRedisFlags(flags, 'the shared crawl to show');
   if (flags.redis !== undefined) return redisStatus(flags, io, top);

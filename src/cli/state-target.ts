@@ -79,6 +79,7 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
   const store = new RedisStore({
     url,
     crawlId: flags.crawlId!,
+    worker,
     leaseMs: flags.lease === undefined ? undefined : leaseMs(flags.lease),
     now: () => clock.now(),
     policyFor: (key) => settings.policyFor(key),

@@ -119,12 +119,13 @@ export function integerProblem(value: unknown, min: number, max?: number, typed?
 
 /**
  * An integer in [min, max]; wrong type and too small read "expected …",
- * too large "too large (max N)". Each check stops the rest, so one bad value
- * is one message (1e20 fails both z.int's safe range and `max`).
+ * too large "too large (max N)". 1e20 fails both z.int's safe range and
+ * `max` with the same words: the config's problem list drops the repeat
+ * (aborting at the first check would also skip the file's cross-field rules).
  */
 function integer(min: number, max?: number) {
   const error = (issue: { input?: unknown }) => integerProblem(issue.input, min, max) ?? `expected an integer, got ${showValue(issue.input)}`;
-  const base = z.int({ error, abort: true }).min(min, { error, abort: true });
+  const base = z.int({ error }).min(min, { error });
   return max === undefined ? base : base.max(max, { error });
 }
 

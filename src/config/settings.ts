@@ -84,8 +84,15 @@ function isRootTypeMismatch(issues: readonly Issue[]): boolean {
   return issues.every((i) => i.code === 'invalid_type' && i.path.length === 0);
 }
 
-/** Turns zod issues into `"<where>: <what>"` lines; `where(path)` names the location. */
+/**
+ * Turns zod issues into `"<where>: <what>"` lines; `where(path)` names the
+ * location. A line said twice (two checks failing one value alike) is said once.
+ */
 function issueLines(issues: readonly Issue[], where: (path: PropertyKey[]) => string, prefix: PropertyKey[] = []): string[] {
+  return [...new Set(allIssueLines(issues, where, prefix))];
+}
+
+function allIssueLines(issues: readonly Issue[], where: (path: PropertyKey[]) => string, prefix: PropertyKey[] = []): string[] {
   const lines: string[] = [];
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];

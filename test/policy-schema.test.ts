@@ -56,7 +56,7 @@ describe('validateConfig: defaults and domains', () => {
   const WHY_FAILURES = 'the host would be given up before it is ever paused';
 
   it.each<[unknown, string]>([
-    [{ defaults: { retries: 21 } }, 'c.json: defaults.retries: expected an integer from 0 to 20, got 21'],
+    [{ defaults: { retries: 21 } }, 'c.json: defaults.retries: too large (max 20), got 21'],
     [{ defaults: { retries: -1 } }, 'c.json: defaults.retries: expected an integer from 0 to 20, got -1'],
     [{ domains: { 'a.com': { retries: 1.5 } } }, 'c.json: domains["a.com"].retries: expected an integer from 0 to 20, got 1.5'],
     [{ defaults: { retryStatuses: '500' } }, 'c.json: defaults.retryStatuses: expected a list of HTTP statuses like [500, 502], got "500"'],
@@ -69,7 +69,7 @@ describe('validateConfig: defaults and domains', () => {
     [{ domains: { 'a.com': { backoff: { cap: 'soon' } } } }, 'c.json: domains["a.com"].backoff.cap: expected a duration like "30s" or "500ms", got "soon"'],
     [{ defaults: { maxRetryAfter: '25h' } }, 'c.json: defaults.maxRetryAfter: expected a duration of at most 24h, got "25h"'],
     [{ domains: { 'a.com': { maxRetryAfter: 0 } } }, 'c.json: domains["a.com"].maxRetryAfter: expected a duration greater than zero, got 0'],
-    [{ defaults: { throttleRetries: 1001 } }, 'c.json: defaults.throttleRetries: expected an integer from 0 to 1000, got 1001'],
+    [{ defaults: { throttleRetries: 1001 } }, 'c.json: defaults.throttleRetries: too large (max 1000), got 1001'],
     [{ defaults: { adaptive: 'yes' } }, 'c.json: defaults.adaptive: expected true or false, got "yes"'],
     [{ defaults: { hostFailures: 5 } }, 'c.json: defaults.hostFailures: expected an object, got 5'],
     [{ domains: { 'a.com': { hostFailures: { pause: 0 } } } }, 'c.json: domains["a.com"].hostFailures.pause: expected an integer >= 1, got 0'],

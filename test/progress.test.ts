@@ -331,7 +331,7 @@ describe('formatSummary', () => {
         '  host            fetched  errors  skipped  robots  rate',
         '  a.example           814       0        3       1  2/s',
         '  b.example:8080        3       0        0       1  1/s (throttled to 0.5/s)',
-        '  c.example             1       1        0       0',
+        '  +1 host with nothing fetched (1 error)',
         '  notes',
         '    a.example: Crawl-delay 60s capped at 10s',
         '    b.example:8080: Retry-After 3600s capped at 300s',

@@ -9,6 +9,7 @@
 import { buildSettings, ConfigError, validateConfig, type FileConfig } from '../config/settings.js';
 import { checkSeeds, UsageError } from '../config/seeds.js';
 import { showValue } from '../config/units.js';
+import { integerProblem } from '../config/fields.js';
 import { archiveTargetProblem } from '../archive/open-archive.js';
 import type { CrawlSettings } from '../types.js';
 
@@ -19,7 +20,7 @@ export const OPTIONS_SOURCE = 'options';
 type Check = (value: unknown) => string | undefined;
 
 const boolean: Check = (v) => (typeof v === 'boolean' ? undefined : `expected true or false, got ${showValue(v)}`);
-const positiveInteger: Check = (v) => (Number.isInteger(v) && (v as number) >= 1 ? undefined : `expected an integer >= 1, got ${showValue(v)}`);
+const positiveInteger: Check = (v) => integerProblem(v, 1);
 const abortSignal: Check = (v) => (v instanceof AbortSignal ? undefined : `expected an AbortSignal, got ${showValue(v)}`);
 const text: Check = (v) => (typeof v === 'string' ? undefined : `expected a string, got ${showValue(v)}`);
 const log: Check = (v) => {

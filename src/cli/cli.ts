@@ -87,6 +87,9 @@ export function buildProgram(
     .option('--crawl-id <name>', 'with --redis: the shared crawl\'s name')
     .option('--worker <name>', 'with --redis: this worker\'s name in records (default: host-pid)')
     .option('--lease <duration>', 'with --redis: a dead worker\'s requests go back to the queue after this (default 60s)')
+    .option('--wait-for-crawl <duration>', 'with --redis and no seeds: wait this long for the\n' +
+      'crawl to appear (another worker gives the seeds;\n' +
+      'a bare number is seconds; default 30s, 0: none)')
     .option('--max-time <duration>', 'stop cleanly after this long; a bare number is\n' +
       'seconds: --max-time 90, "30m" (records flushed,\n' +
       'summary printed, exit 0)')
@@ -129,7 +132,7 @@ export function buildProgram(
     .option('--redis <url>', 'or a crawl shared through Redis (with --crawl-id)')
     .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('--json', 'print one JSON object instead of text')
-    .option('--top <n>', 'hosts to list per table', '10')
+    .option('--top <n>', 'hosts to list per table (default 10)')
     .action(async (flags: StatusFlags, cmd: Command) => {
       result.code = await handlers.status(withParentOptions(program, cmd, flags));
     });

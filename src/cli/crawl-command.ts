@@ -18,7 +18,7 @@ import { createLogger } from '../output/logger.js';
 import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
-import { checkStateFlags, openStateTarget, type StateTarget } from './state-target.js';
+import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCrawlMs, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
 import { openArchive } from './archive-target.js';
@@ -75,8 +75,14 @@ interface EndFiles {
 async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
-  const held = await target?.peek();
-  if (target && held === undefined && seeds.length === 0 && settings.sitemaps.urls.length === 0) {
+  let held = await target?.peek();
+  const seedless = seeds.length === 0 && settings.sitemaps.urls.length === 0;
+  if (target?.shared && held === undefined && seedless) {
+    const waited = await waitForCrawl(target, flags, io, log);
+    if (typeof waited === 'number') return waited;
+    held = waited.held;
+  }
+  if (target && held === undefined && seedless) {
     throw new UsageError(target.shared
       ? `no seed URL given, and ${target.label} does not exist yet (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`
       : `no seed URL given, and ${target.label} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
@@ -180,6 +186,46 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     io.signals.off('SIGINT', onInt);
     io.signals.off('SIGTERM', onTerm);
   }
+}
+
+/** How often a seedless worker asks whether its crawl exists yet. */
+const WAIT_POLL_MS = 250;
+
+/**
+ * Workers started together race: the one without seeds may look before the
+ * one with seeds has created the crawl. It waits (bounded by
+ * --wait-for-crawl), saying so; a signal ends the wait with its exit code.
+ * Gives back what peek() found, or an exit code.
+ */
+async function waitForCrawl(target: StateTarget, flags: CrawlFlags, io: Io, log: Logger): Promise<{ held: Awaited<ReturnType<StateTarget['peek']>> } | number> {
+  const waitMs = flags.waitForCrawl === undefined ? DEFAULT_WAIT_FOR_CRAWL_MS : waitForCrawlMs(flags.waitForCrawl);
+  if (waitMs === 0) return { held: undefined };
+  const label = flags.waitForCrawl ?? `${DEFAULT_WAIT_FOR_CRAWL_MS / 1000}s`;
+  log.info(`${target.label} does not exist yet; waiting up to ${label} for the worker that gives the seeds`);
+  let signal: 'SIGINT' | 'SIGTERM' | undefined;
+  let wake: (() => void) | undefined;
+  const onInt = () => ((signal = 'SIGINT'), wake?.());
+  const onTerm = () => ((signal = 'SIGTERM'), wake?.());
+  io.signals.on('SIGINT', onInt);
+  io.signals.on('SIGTERM', onTerm);
+  try {
+    const deadline = performance.now() + waitMs;
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(WAIT_POLL_MS, left));
+        wake = () => (clearTimeout(timer), resolve());
+      });
+      if (signal) return signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+      const held = await target.peek();
+      if (held !== undefined) return { held };
+    }
+  } finally {
+    io.signals.off('SIGINT', onInt);
+    io.signals.off('SIGTERM', onTerm);
+  }
+  throw new UsageError(`no seed URL given, and ${target.label} did not appear within ${label} (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`);
 }
 
 /** A shared crawl's records say which worker wrote them. */

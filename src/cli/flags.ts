@@ -54,6 +54,8 @@ export interface CrawlFlags {
   crawlId?: string;
   worker?: string;
   lease?: string;
+  /** With --redis and no seeds: how long to wait for the crawl to appear. */
+  waitForCrawl?: string;
   report?: string;
   stats?: string;
   maxTime?: string;

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import { UsageError } from '../config/seeds.js';
-import { parseDuration } from '../config/units.js';
+import { parseDuration, secondsIfBare } from '../config/units.js';
 import type { Logger } from '../output/logger.js';
 import type { CrawlStore } from '../store/crawl-store.js';
 import { redactUrl } from '../store/redis-store.js';
@@ -53,6 +53,8 @@ export function checkStateFlags(flags: CrawlFlags): void {
   if (flags.worker !== undefined && flags.redis === undefined) throw new UsageError('--worker goes with --redis URL');
   if (flags.lease !== undefined && flags.redis === undefined) throw new UsageError('--lease goes with --redis URL');
   if (flags.lease !== undefined) leaseMs(flags.lease);
+  if (flags.waitForCrawl !== undefined && flags.redis === undefined) throw new UsageError('--wait-for-crawl goes with --redis URL');
+  if (flags.waitForCrawl !== undefined) waitForCrawlMs(flags.waitForCrawl);
   if (flags.worker !== undefined && !/^[^\s"\\]{1,100}$/.test(flags.worker)) throw new UsageError(`--worker expects a name without spaces or quotes (up to 100 characters), got ${JSON.stringify(flags.worker)}`);
 }
 
@@ -77,6 +79,7 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
   const store = new RedisStore({
     url,
     crawlId: flags.crawlId!,
+    worker,
     leaseMs: flags.lease === undefined ? undefined : leaseMs(flags.lease),
     now: () => clock.now(),
     policyFor: (key) => settings.policyFor(key),
@@ -91,6 +94,21 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
     peek: () => store.peekMeta(),
     close: () => store.close(),
   };
+}
+
+/** How long a seedless worker waits for its crawl by default: long enough for workers started together. */
+export const DEFAULT_WAIT_FOR_CRAWL_MS = 30_000;
+
+/** `--wait-for-crawl`: a duration from 0 (no wait) to 24h; a bare number is seconds, as for --max-time. */
+export function waitForCrawlMs(text: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(secondsIfBare(text) as string);
+  } catch (err) {
+    throw new UsageError(`--wait-for-crawl: ${(err as Error).message}`);
+  }
+  if (ms > 24 * 3_600_000) throw new UsageError(`--wait-for-crawl: expected a duration of at most 24h, got ${JSON.stringify(text)}`);
+  return ms;
 }
 
 /** `--lease`: long enough to renew a few times over a slow Redis round trip, short enough to matter. */

@@ -3,15 +3,17 @@
  * it runs or after it stopped. Text for people, `--json` for scripts.
  */
 import { resolve } from 'node:path';
-import { readCrawlStatus, type CrawlStatus } from '../store/sqlite-status.js';
+import { readCrawlStatus, recentRate, type CrawlStatus } from '../store/sqlite-status.js';
 import { UsageError } from '../config/seeds.js';
+import { integerProblem } from '../config/fields.js';
 import { EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
 import { checkRedisFlags, redactRedisUrl } from './state-target.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
+  const topProblem = integerProblem(Number(flags.top ?? '10'), 1, undefined, flags.top ?? '10');
+  if (topProblem) throw new UsageError(`--top: ${topProblem}`);
   const top = Number(flags.top ?? '10');
-  if (!Number.isInteger(top) || top < 1) throw new UsageError(`--top expects a whole number from 1 up, got ${JSON.stringify(flags.top)}`);
   if ((flags.state === undefined) === (flags.redis === undefined)) throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
   checkRedisFlags(flags, 'the shared crawl to show');
   if (flags.redis !== undefined) return redisStatus(flags, io, top);
@@ -50,7 +52,8 @@ export function redisCrawlStatus(d: RedisStatusData, top: number, file: string):
     lastCommitAt: null,
     done: d.outcomes,
     doneTotal,
-    recentRate: Math.round((d.recentPerMinute / 60) * 10) / 10,
+    // Redis trims its log of completions to the last minute: a younger crawl's count covers its whole life.
+    ...recentRate(d.now, d.createdAt ?? -Infinity, () => d.recentPerMinute),
     queued: d.counts.queued,
     delayed: d.counts.delayed,
     leased: d.counts.leased,
@@ -69,16 +72,19 @@ const iso = (ms: number | null): string | null => (ms === null || !Number.isFini
 
 export function formatStatus(s: CrawlStatus): string {
   const lines: string[] = [];
+  // A claim whose lease has not expired is one a live worker keeps renewing.
+  const liveWorkers = (s.workers ?? []).filter((w) => w.leases > w.expired);
   const state = s.finished
     ? 'finished'
     : s.workers !== undefined
-      ? s.workers.length > 0 ? `running (${s.workers.length} worker(s) holding requests: ${s.workers.map((w) => `${w.name} ${w.leases}`).join(', ')})` : 'no worker holding a request now (workers may be waiting on a host\'s pace, or none is running)'
+      ? liveWorkers.length > 0 ? `running (${liveWorkers.length} worker(s) holding requests: ${liveWorkers.map((w) => `${w.name} ${w.leases - w.expired}`).join(', ')})` : 'no worker holding a request now (workers may be waiting on a host\'s pace, or none is running)'
       : s.heldBy !== null ? `running (process ${s.heldBy})` : 'stopped (run the same crawl command to resume)';
   lines.push(`${s.file}: ${state}`);
   lines.push(`  started ${s.createdAt ?? '?'}${s.lastCommitAt === null && s.workers !== undefined ? '' : `, last written ${s.lastCommitAt ?? '?'}`}; ${s.seeds.length} seed(s)`);
   const outcomes = Object.entries(s.done).map(([k, n]) => `${k} ${n}`).join(', ');
-  lines.push(`  done:     ${s.doneTotal}${outcomes ? ` (${outcomes})` : ''}; ${s.recentRate}/s over the last minute`);
-  lines.push(`  queued:   ${s.queued}, waiting to retry ${s.delayed}, claimed ${s.leased}${s.heldBy === null && s.leased > 0 ? ' (left by a stop or crash; back in the queue on resume)' : ''}`);
+  const over = s.recentWindowMs >= 60_000 ? 'minute' : `${Math.round(s.recentWindowMs / 1000)}s`;
+  lines.push(`  done:     ${s.doneTotal}${outcomes ? ` (${outcomes})` : ''}; ${s.recentRate}/s over the last ${over}`);
+  lines.push(`  queued:   ${s.queued}, waiting to retry ${s.delayed}, claimed ${s.leased}${claims(s)}`);
   if (s.topQueued.length > 0) lines.push(`  top queues: ${s.topQueued.map((h) => `${h.host} ${h.queued}`).join(', ')}`);
   if (s.paused.length > 0) lines.push(`  paused:   ${s.paused.map((h) => `${h.host} until ${h.until}`).join(', ')}`);
   if (s.throttled.length > 0) lines.push(`  slowed:   ${s.throttled.map((h) => `${h.host} at ${Math.round(h.rateFactor * 1000) / 10}% of its rate`).join(', ')}`);
@@ -87,4 +93,15 @@ export function formatStatus(s: CrawlStatus): string {
   lines.push(`  robots.txt: ${kinds || 'none fetched yet'}`);
   for (const u of s.robots.unavailable) lines.push(`    ${u.origin}: ${u.reason}${u.retryAt ? `, retry at ${u.retryAt}` : ', given up'}`);
   return lines.join('\n') + '\n';
+}
+
+/** Whose the claimed URLs are: a running process's, live workers', or left behind by a stop. */
+function claims(s: CrawlStatus): string {
+  if (s.leased === 0) return '';
+  if (s.workers === undefined) return s.heldBy === null ? ' (left by a stop or crash; back in the queue on resume)' : '';
+  const expired = s.workers.reduce((n, w) => n + w.expired, 0);
+  const live = s.leased - expired;
+  const left = `${expired} expired: left by a stopped worker; back in the queue when a worker runs`;
+  if (expired === 0) return ' (all held by live workers)';
+  return live > 0 ? ` (${live} held by live workers; ${left})` : ` (${left})`;
 }

@@ -3,7 +3,7 @@
  * crawl starts: a bad seed is a usage error, not a record.
  */
 import { readFile } from 'node:fs/promises';
-import { canonicalize } from '../parse/url.js';
+import { canonicalize, urlProblem } from '../parse/url.js';
 
 export class UsageError extends Error {
   readonly code = 'USAGE';
@@ -31,7 +31,7 @@ export async function readSeedsFile(path: string, stdin: NodeJS.ReadableStream =
     if (line === '' || line.startsWith('#')) continue;
     const url = canonicalize(parseAbsolute(line));
     if (url === null) {
-      throw new UsageError(`${name}, line ${n + 1}: invalid seed URL ${JSON.stringify(line)}: expected an absolute http:// or https:// URL`);
+      throw new UsageError(`${name}, line ${n + 1}: invalid seed URL ${JSON.stringify(line)}: ${urlProblem(line)}`);
     }
     seeds.push(url);
   }
@@ -55,7 +55,7 @@ export function checkSeeds(raw: readonly string[], canonical: readonly string[] 
   };
   for (const s of raw) {
     const url = canonicalize(parseAbsolute(s));
-    if (url === null) throw new UsageError(`invalid seed URL ${JSON.stringify(s)}: expected an absolute http:// or https:// URL`);
+    if (url === null) throw new UsageError(`invalid seed URL ${JSON.stringify(s)}: ${urlProblem(s)}`);
     keep(url);
   }
   for (const url of canonical) keep(url);

@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { DEFAULT_USER_AGENT, configFileSchema, describeIssue, fieldSchemas, knownKeysAt, type FileConfig } from './file-schema.js';
+import { integerProblem } from './fields.js';
 import { createPolicyResolver, type PolicyFields } from './policy-resolver.js';
 import type { CrawlSettings } from '../types.js';
 import { secondsIfBare, showValue } from './units.js';
@@ -83,8 +84,15 @@ function isRootTypeMismatch(issues: readonly Issue[]): boolean {
   return issues.every((i) => i.code === 'invalid_type' && i.path.length === 0);
 }
 
-/** Turns zod issues into `"<where>: <what>"` lines; `where(path)` names the location. */
+/**
+ * Turns zod issues into `"<where>: <what>"` lines; `where(path)` names the
+ * location. A line said twice (two checks failing one value alike) is said once.
+ */
 function issueLines(issues: readonly Issue[], where: (path: PropertyKey[]) => string, prefix: PropertyKey[] = []): string[] {
+  return [...new Set(allIssueLines(issues, where, prefix))];
+}
+
+function allIssueLines(issues: readonly Issue[], where: (path: PropertyKey[]) => string, prefix: PropertyKey[] = []): string[] {
   const lines: string[] = [];
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
@@ -268,10 +276,25 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   ipConcurrency: '--ip-concurrency',
 };
 
-/** "16" → 16 so integer flags get the same range checks and messages as the file; "abc" stays "abc". */
+/**
+ * "16" → 16 with the file's range checks and messages; a bad value is echoed
+ * as typed ("9007199254740993", not the double it rounds to) in one line.
+ */
 function intFlag(min: number, max?: number) {
-  const toNumber = (v: unknown) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v);
-  return z.preprocess(toNumber, fieldSchemas.integer(min, max)).optional();
+  const field = fieldSchemas.integer(min, max);
+  return z
+    .unknown()
+    .transform((value, ctx) => {
+      if (value === undefined) return undefined;
+      const typed = typeof value === 'string' ? value : undefined;
+      const asNumber = typed !== undefined && /^\s*-?\d+\s*$/.test(typed) ? Number(typed) : value;
+      const problem = integerProblem(asNumber, min, max, typed);
+      const parsed = problem === undefined ? field.safeParse(asNumber) : undefined;
+      if (parsed?.success) return parsed.data;
+      ctx.addIssue({ code: 'custom', message: problem ?? `expected an integer, got ${showValue(value)}` });
+      return z.NEVER;
+    })
+    .optional();
 }
 
 const cliSchema = z.object({

@@ -66,7 +66,7 @@ export function parseDuration(value: string | number): number {
   const m = typeof value === 'string' ? DURATION_RE.exec(value) : null;
   if (!m) throw new UnitError(`${DURATION_HINT}, got ${showValue(value)}`, value);
   const ms = Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!;
-  if (!Number.isFinite(ms)) throw new UnitError(`${DURATION_HINT}, got ${showValue(value)} (too large)`, value);
+  if (!Number.isFinite(ms)) throw new UnitError(`too large, got ${showValue(value)}`, value);
   return ms;
 }
 
@@ -125,6 +125,6 @@ export function parseSize(value: string | number): number {
   if (Math.abs(bytes - rounded) > 1e-6) {
     throw new UnitError(`${SIZE_HINT}, got ${showValue(value)} (not a whole number of bytes)`, value);
   }
-  if (!Number.isSafeInteger(rounded)) throw new UnitError(`${SIZE_HINT}, got ${showValue(value)} (too large)`, value);
+  if (!Number.isSafeInteger(rounded)) throw new UnitError(`too large (max ${Number.MAX_SAFE_INTEGER} bytes), got ${showValue(value)}`, value);
   return rounded;
 }

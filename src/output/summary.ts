@@ -179,23 +179,46 @@ function histogram<K extends string | number>(map: Map<K, number>): string {
     .join(', ');
 }
 
+/**
+ * Hosts that answered, most fetched first, top SUMMARY_TOP_HOSTS as rows.
+ * Hosts where nothing was fetched (every request failed before an HTTP
+ * answer, or every URL was skipped) are one count, not rows: a link check
+ * with 30 dead hosts filled the table with them.
+ */
 function hostTable(perHost: Map<string, HostStats>): string[] {
-  const rows = [...perHost].sort((a, b) => b[1].fetched - a[1].fetched || a[0].localeCompare(b[0]));
+  const all = [...perHost];
+  const rows = all.filter(([, r]) => r.fetched > r.errors).sort((a, b) => b[1].fetched - a[1].fetched || a[0].localeCompare(b[0]));
+  const nothing = all.filter(([, r]) => r.fetched <= r.errors);
   const shown = rows.slice(0, SUMMARY_TOP_HOSTS);
   const cut = (s: string, w: number): string => (s.length <= w ? s : s.slice(0, w - 1) + '…');
   const hostWidth = Math.min(40, Math.max(4, ...shown.map(([h]) => h.length)));
   const num = (n: number | string, w: number): string => String(typeof n === 'number' ? int(n) : n).padStart(w);
   const line = (host: string, cells: Array<number | string>, rate: string): string =>
     `  ${cut(host, hostWidth).padEnd(hostWidth)}  ${num(cells[0]!, 7)}  ${num(cells[1]!, 6)}  ${num(cells[2]!, 7)}  ${num(cells[3]!, 6)}  ${rate}`.trimEnd();
-  const out = [line('host', ['fetched', 'errors', 'skipped', 'robots'], 'rate')];
+  const out = shown.length > 0 ? [line('host', ['fetched', 'errors', 'skipped', 'robots'], 'rate')] : [];
   for (const [host, r] of shown) out.push(line(host, [r.fetched, r.errors, r.skipped, r.robotsRequests], r.rate));
   const rest = rows.slice(SUMMARY_TOP_HOSTS);
   if (rest.length > 0) {
     const fetched = rest.reduce((a, [, r]) => a + r.fetched, 0);
     out.push(`  +${int(rest.length)} more host${rest.length === 1 ? '' : 's'} (${int(fetched)} fetched)`);
   }
+  if (nothing.length > 0) {
+    const errors = nothing.reduce((a, [, r]) => a + r.errors, 0);
+    const skipped = nothing.reduce((a, [, r]) => a + r.skipped, 0);
+    const parts = [...(errors ? [`${int(errors)} error${errors === 1 ? '' : 's'}`] : []), ...(skipped ? [`${int(skipped)} skipped`] : [])];
+    const what = `${int(nothing.length)} host${nothing.length === 1 ? '' : 's'} with nothing fetched${parts.length ? ` (${parts.join(', ')})` : ''}`;
+    out.push(shown.length > 0 ? `  +${what}` : `  ${what}`);
+  }
   return out;
 }
+
+/**
+ * A hint under the skip counts for a reason whose fix is a setting: the
+ * SSRF guard's refusals read as a bug otherwise.
+ */
+const SKIP_HINTS: Partial<Record<string, string>> = {
+  'private-address': 'private-address: hosts on loopback, private or link-local addresses were not contacted; --allow-private or the config\'s "allowNetworks" lets the crawl reach them',
+};
 
 /** The end summary: several lines, the first prefixed "crawl: ", ending in a newline. */
 export function formatSummary(stats: CrawlStats): string {
@@ -212,6 +235,10 @@ export function formatSummary(stats: CrawlStats): string {
   if (stats.pagesByStatus.size) out.push(`  status   ${histogram(stats.pagesByStatus)}`);
   if (stats.errorsByCode.size) out.push(`  errors   ${histogram(stats.errorsByCode)}`);
   if (stats.skippedByReason.size) out.push(`  skipped  ${histogram(stats.skippedByReason)}`);
+  for (const reason of stats.skippedByReason.keys()) {
+    const hint = SKIP_HINTS[reason];
+    if (hint) out.push(`           ${hint}`);
+  }
   const links = stats.linkCheck;
   if (links) {
     out.push(`  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`);

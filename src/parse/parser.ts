@@ -13,6 +13,7 @@
  */
 import { parseHtml, parseHtmlYielding } from './bounded-parser.js';
 import { linkResolver } from './link-resolver.js';
+import { refreshUrl } from './meta-refresh.js';
 import { canonicalize, resolveLink } from './url.js';
 
 // Where linkResolver lived before it had a module of its own; bench/memory-probe.js reads it here.
@@ -119,6 +120,7 @@ class PageEvents {
         break;
       case 'meta':
         if (attribs.name !== undefined && attribs.content !== undefined) this.metaContents.push(attribs.name, attribs.content);
+        if (attribs['http-equiv']?.trim().toLowerCase() === 'refresh' && attribs.content !== undefined) this.addRefresh(attribs.content);
         break;
       case 'title':
         this.inFirstTitle = !this.seenTitle;
@@ -130,6 +132,14 @@ class PageEvents {
         this.skipDepth = depth;
         break;
     }
+  }
+
+  /** A meta refresh's target is one more link of the page (meta-refresh.ts). */
+  private addRefresh(content: string): void {
+    const url = refreshUrl(content);
+    if (url === null) return;
+    this.hrefs.push(url);
+    this.nofollow.push(false);
   }
 
   ontext(data: string): void {

@@ -28,6 +28,17 @@ export class InvalidUrlError extends Error {
   }
 }
 
+/**
+ * What is wrong with a string that did not parse as an absolute http(s) URL,
+ * in words a user can act on: "port 99999 is out of range (1-65535)" rather
+ * than the parser's bare "Invalid URL". `expected` is the fallback.
+ */
+export function urlProblem(text: string, expected = 'expected an absolute http:// or https:// URL'): string {
+  const port = /^\s*https?:\/\/(?:[^/?#@]*@)?(?:\[[^\]]*\]|[^/?#:]*):(\d+)(?=[/?#\s]|$)/i.exec(text)?.[1];
+  if (port !== undefined && Number(port) > 65535) return `port ${port} is out of range (1-65535)`;
+  return expected;
+}
+
 const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g;
 // RFC 3986 §2.3: decoding these never changes what the URL means.
 const UNRESERVED = /[A-Za-z0-9\-._~]/;

@@ -44,6 +44,11 @@ const GO: GateVerdict = { kind: 'go' };
 export class RobotsGate {
   /** origin → host keys waiting on its robots.txt */
   private readonly loading = new Map<string, Set<string>>();
+  /**
+   * Origins already warned about: a dead host is one line, not one per retry
+   * (30 dead links made 90 lines). Cleared when the file loads again.
+   */
+  private readonly warned = new Set<string>();
 
   constructor(private readonly opts: RobotsGateOptions) {}
 
@@ -99,7 +104,9 @@ export class RobotsGate {
     void this.opts.cache.load(origin).then((state) => {
       this.loading.delete(origin);
       this.opts.loaded?.(origin, state);
-      if (state.kind === 'unavailable') {
+      if (state.kind !== 'unavailable') this.warned.delete(origin);
+      else if (!this.warned.has(origin)) {
+        this.warned.add(origin);
         const when = state.retryAt === null ? 'giving up on it' : `retrying in ${Math.round((state.retryAt - this.opts.clock.now()) / 1000)}s`;
         this.opts.warn(`${origin}/robots.txt unavailable (${state.reason}); not crawling that host until it answers, ${when}`);
       }

@@ -312,7 +312,7 @@ return view({ 1 })
  * STATUS(P) → VIEW, then the meta (fingerprint, created, finished,
  * finished_at, Redis now), then counted groups, each a count followed by its
  * items: seeds; hosts with work (host, queue length); lease owners (owner,
- * leases); host records (host, pause, factor, givenup); robots records
+ * leases, how many of them are past their expiry); host records (host, pause, factor, givenup); robots records
  * (origin, JSON); outcomes (outcome, count); and the number of URLs completed in the
  * last minute. Read-only but for trimming the recent-completions log.
  */
@@ -331,17 +331,19 @@ for _, host in ipairs(redis.call('SMEMBERS', P .. 'work')) do
   work[#work + 1] = redis.call('LLEN', qkey(host))
 end
 group(work)
-local owners, counts = {}, {}
+local owners, counts, expired = {}, {}, {}
 local leases = redis.call('HGETALL', P .. 'leases')
 for i = 1, #leases, 2 do
   if string.sub(leases[i], -2) == ':o' then
     local o = leases[i + 1]
-    if not counts[o] then counts[o] = 0; owners[#owners + 1] = o end
+    if not counts[o] then counts[o] = 0; expired[o] = 0; owners[#owners + 1] = o end
     counts[o] = counts[o] + 1
+    local until_ = redis.call('ZSCORE', P .. 'lexp', string.sub(leases[i], 1, -3))
+    if not until_ or tonumber(until_) <= now then expired[o] = expired[o] + 1 end
   end
 end
 local flat = {}
-for _, o in ipairs(owners) do flat[#flat + 1] = o; flat[#flat + 1] = counts[o] end
+for _, o in ipairs(owners) do flat[#flat + 1] = o; flat[#flat + 1] = counts[o]; flat[#flat + 1] = expired[o] end
 group(flat)
 local hosts = {}
 for _, host in ipairs(redis.call('SMEMBERS', P .. 'hosts')) do

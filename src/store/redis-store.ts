@@ -125,8 +125,12 @@ export interface RedisStatusData {
   started: number;
   seeds: string[];
   work: Array<{ host: string; queued: number }>;
-  /** Workers holding leases now (a worker between requests holds none). */
-  workers: Array<{ name: string; leases: number }>;
+  /**
+   * Workers holding leases now (a worker between requests holds none), by
+   * the name they were given; `expired`: leases past their expiry, which a
+   * live worker would have renewed (left by a stopped one).
+   */
+  workers: Array<{ name: string; leases: number; expired: number }>;
   hosts: Array<{ host: string; pausedUntil: number | null; rateFactor: number; givenUp: boolean }>;
   robots: Array<{ origin: string; record: RobotsRecord }>;
   outcomes: Record<string, number>;
@@ -177,6 +181,8 @@ export interface RedisStoreOptions {
   now?: () => number;
   /** Each host's gap, windows and concurrency, enforced across workers. @default no limits */
   policyFor?: (key: string) => SharedPolicy;
+  /** This worker's name (`--worker`), shown by `crawl status`. @default HOST-PID */
+  worker?: string;
   /** How long a lease lasts past its last renewal. @default DEFAULT_LEASE_MS (60 s) */
   leaseMs?: number;
   /** How often this store renews its leases, gives back expired ones and refreshes its views. @default min(leaseMs / 4, 5 s) */
@@ -199,13 +205,25 @@ export class RedisStoreError extends Error {
 /** The shared fields saveHost writes only when this worker changed them. */
 type SharedFields = Record<'factor' | 'cdelay' | 'sgap' | 'suntil' | 'givenup' | 'failures', string>;
 
+/** Between a worker's name and its owner id's random part. */
+const OWNER_SUFFIX = '#';
+
+/** The worker name in an owner id (`alpha#1a2b3c4d` → `alpha`). */
+const ownerName = (owner: string): string => {
+  const cut = owner.lastIndexOf(OWNER_SUFFIX);
+  return cut === -1 ? owner : owner.slice(0, cut);
+};
+
 const defaultNow = (): number => performance.timeOrigin + performance.now();
 
 export class RedisStore implements CrawlStore {
   readonly kind = 'redis';
   readonly durable = true;
-  /** Names this worker in lease records. */
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /**
+   * Names this worker in lease records: its name (`crawl status` shows it)
+   * and a random suffix, so two processes given one name never share leases.
+   */
+  readonly owner: string;
   /** Leases this worker held that expired and were given back before it completed or released them. */
   lostLeases = 0;
   private readonly prefix: string;
@@ -251,6 +269,7 @@ export class RedisStore implements CrawlStore {
   constructor(private readonly opts: RedisStoreOptions) {
     if (!/^[^\s{}]+$/.test(opts.crawlId)) throw new TypeError(`Expected \`crawlId\` to be a non-empty name without spaces or braces, got ${JSON.stringify(opts.crawlId)}`);
     this.prefix = `crawl:{${opts.crawlId}}:`;
+    this.owner = `${opts.worker ?? `${hostname()}-${process.pid}`}${OWNER_SUFFIX}${randomUUID().slice(0, 8)}`;
     this.metaKey = `${this.prefix}meta`;
     this.now = opts.now ?? defaultNow;
     this.policyFor = opts.policyFor ?? (() => UNLIMITED);
@@ -568,7 +587,7 @@ export class RedisStore implements CrawlStore {
     };
     const seeds = group(1).map(([s]) => s!);
     const work = group(2).map(([host, n]) => ({ host: host!, queued: Number(n) }));
-    const workers = group(2).map(([name, n]) => ({ name: name!, leases: Number(n) }));
+    const workers = group(3).map(([owner, n, expired]) => ({ name: ownerName(owner!), leases: Number(n), expired: Number(expired) }));
     const hosts = group(4).map(([host, pause, factor, givenup]) => ({ host: host!, pausedUntil: pause === '' ? null : Number(pause), rateFactor: Number(factor), givenUp: givenup === '1' }));
     const robots = group(2).map(([origin, json]) => ({ origin: origin!, record: JSON.parse(json!) as RobotsRecord }));
     const outcomes = Object.fromEntries(group(2).map(([k, n]) => [k!, Number(n)]));

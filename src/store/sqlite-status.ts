@@ -14,8 +14,8 @@ export interface CrawlStatus {
   file: string;
   /** The process crawling in it now, if any. */
   heldBy: number | null;
-  /** A shared (Redis) crawl: the workers holding leases now, with how many. */
-  workers?: Array<{ name: string; leases: number }>;
+  /** A shared (Redis) crawl: the workers holding leases now, with how many, and how many of those expired (their worker stopped renewing). */
+  workers?: Array<{ name: string; leases: number; expired: number }>;
   finished: boolean;
   seeds: string[];
   createdAt: string | null;
@@ -23,8 +23,13 @@ export interface CrawlStatus {
   /** Done URLs by outcome: an HTTP status, an error code, or a skip reason. */
   done: Record<string, number>;
   doneTotal: number;
-  /** Pages done in the last minute, per second. */
+  /** URLs done per second over `recentWindowMs`. */
   recentRate: number;
+  /**
+   * What the rate was measured over: the last minute, or less when the crawl
+   * (or this run of it) started less than a minute ago.
+   */
+  recentWindowMs: number;
   queued: number;
   delayed: number;
   /** Claimed and not finished: in flight now, or left by a crash (they go back to the queue on resume). */
@@ -34,6 +39,17 @@ export interface CrawlStatus {
   throttled: Array<{ host: string; rateFactor: number }>;
   givenUp: string[];
   robots: { byKind: Record<string, number>; unavailable: Array<{ origin: string; reason: string; retryAt: string | null }> };
+}
+
+/**
+ * URLs done per second, over the last minute or over the time since `since`
+ * (the crawl or its latest run started) when that is shorter: 3 s into a
+ * 16/s crawl, "48 in the last minute" is 16/s, not 0.8/s. At least 1 s, so
+ * a crawl a moment old does not show a burst as its rate.
+ */
+export function recentRate(now: number, since: number, doneSince: (t: number) => number): { recentRate: number; recentWindowMs: number } {
+  const windowMs = Math.min(60_000, Math.max(1_000, Number.isFinite(since) ? now - since : 60_000));
+  return { recentRate: Math.round((doneSince(now - windowMs) / (windowMs / 1000)) * 100) / 100, recentWindowMs: windowMs };
 }
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString());
@@ -82,7 +98,7 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
       lastCommitAt: iso(Number(meta.get('committed_wall'))),
       done,
       doneTotal: Object.values(done).reduce((a, b) => a + b, 0),
-      recentRate: Math.round((count('SELECT count(*) FROM urls WHERE state = 4 AND done_at > ?', now - 60_000) / 60) * 100) / 100,
+      ...recentRate(now, Math.max(Number(meta.get('created_at') ?? 0), Number(meta.get('opened_at') ?? 0)), (since) => count('SELECT count(*) FROM urls WHERE state = 4 AND done_at > ?', since)),
       queued: count('SELECT count(*) FROM urls WHERE state = 1'),
       delayed: count('SELECT count(*) FROM urls WHERE state = 2'),
       leased: count('SELECT count(*) FROM urls WHERE state = 3'),

@@ -271,6 +271,8 @@ export class SqliteStore implements CrawlStore {
       this.db.exec('DELETE FROM records');
       this.q.putMeta!.run('records_for', createdAt);
     }
+    // When this run began: `crawl status` measures a resumed crawl's rate from here.
+    this.q.putMeta!.run('opened_at', String(this.now()));
     this.q.putMeta!.run('running', '1');
     this.q.putMeta!.run('pid', String(process.pid));
     this.commit();

@@ -421,7 +421,7 @@ describe('RobotsCache', () => {
   it('treats a sixth redirect as "no robots.txt" (allow-all, RFC 9309 §2.3.1.2) without requesting it', async () => {
     const { calls, fetchOne } = fakeFetch(chain(6));
     const state = await cache(new FakeClock(), fetchOne).load(ORIGIN);
-    expect(state).toMatchObject({ kind: 'allow-all', reason: 'robots.txt redirected more than 5 times' });
+    expect(state).toMatchObject({ kind: 'allow-all', reason: 'robots.txt redirected more than 5 times: read as unavailable, all allowed (RFC 9309 §2.3.1.2)' });
     expect(calls).toHaveLength(6);
     expect(calls).not.toContain(`${ORIGIN}/r6`);
   });

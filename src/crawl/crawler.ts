@@ -56,7 +56,7 @@ import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { progressSnapshot, type ProgressParts } from './progress-snapshot.js';
 
-export { ROBOTS_TIMEOUT_MS, OUT_OF_SCOPE_CODE } from './robots-hop.js';
+export { ROBOTS_TIMEOUT_MS } from './robots-hop.js';
 export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
 export { isoTimeFormatter } from './iso-time.js';
 
@@ -143,7 +143,7 @@ export class Crawler {
         opts.log?.warn(`${key}: ${message}`);
       },
     });
-    const hops: RobotsHopParts = { scheduler, sender, feedback, records, intake, recorded: opts.robotsRecords === true };
+    const hops: RobotsHopParts = { scheduler, sender, feedback, records, recorded: opts.robotsRecords === true };
     const robots = (this.robots = new RobotsGate({
       cache: new RobotsCache({
         clock,
@@ -152,7 +152,7 @@ export class Crawler {
         cacheTtlMs: settings.robots.cacheTtlMs,
         unavailableRetries: settings.robots.unavailableRetries,
         unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
-        fetchOne: (url, origin) => fetchRobotsHop(ctx, hops, url, origin),
+        fetchOne: (url) => fetchRobotsHop(ctx, hops, url),
         records: store.durable ? store : undefined,
         onRecordError: fail,
       }),

@@ -3,7 +3,8 @@
  * concurrent caller, cached for a TTL.
  *
  * How each answer is read:
- * - 2xx: the body (its first `maxBytes`) is parsed.
+ * - 2xx: the body (its first `maxBytes`) is parsed; a longer file's state
+ *   says where it was cut (`truncatedAt`), for the warning.
  * - 3xx: the Location is followed (relative to the current URL), to any
  *   host: RFC 9309 §2.3.1.2 says crawlers SHOULD follow at least five
  *   consecutive redirects, "even across authorities", and the rules found
@@ -213,13 +214,14 @@ export class RobotsCache {
     if (record.kind === 'allow-all') return { ...record };
     entry.text = record.text;
     const rules = parseRobots(record.source, record.text, this.opts.userAgent, record.fetchedAt, this.opts.cacheTtlMs);
-    return { ...rules, expiresAt: record.expiresAt };
+    return { ...rules, expiresAt: record.expiresAt, ...(record.truncatedAt !== undefined && { truncatedAt: record.truncatedAt }) };
   }
 
   private record(entry: Entry, state: RobotsState): RobotsRecord | undefined {
     switch (state.kind) {
       case 'rules':
-        return entry.text === undefined ? undefined : { kind: 'rules', source: state.source, text: entry.text, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
+        if (entry.text === undefined) return undefined;
+        return { kind: 'rules', source: state.source, text: entry.text, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt, ...(state.truncatedAt !== undefined && { truncatedAt: state.truncatedAt }) };
       case 'allow-all':
         return { kind: 'allow-all', reason: state.reason, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
       case 'unavailable':
@@ -301,9 +303,11 @@ export class RobotsCache {
   }
 
   private parse(url: string, res: RobotsResponse, entry: Entry): RobotsState {
-    const { text } = capRobotsText(res.body ?? '', this.opts.maxBytes, res.truncated);
+    const { text, truncated } = capRobotsText(res.body ?? '', this.opts.maxBytes, res.truncated);
     entry.text = this.opts.records ? text : undefined;
-    return parseRobots(url, text, this.opts.userAgent, this.opts.clock.now(), this.opts.cacheTtlMs);
+    const rules = parseRobots(url, text, this.opts.userAgent, this.opts.clock.now(), this.opts.cacheTtlMs);
+    if (truncated) rules.truncatedAt = this.opts.maxBytes;
+    return rules;
   }
 
   /** Waits and retries without counting an attempt: the failure was ours, not the server's. */

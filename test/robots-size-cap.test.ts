@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,14 @@ describe('robots.txt past the size cap', () => {
     const out = io.out();
     expect(out).toMatch(/no rule matches/);
     expect(out).toMatch(/robots\.txt is larger than the 512 KiB cap .*rules past it are ignored/);
+  });
+
+  it('crawl check --robots-file reads the file as a crawl would, and says where it was cut', async () => {
+    await writeFile(join(dir, 'big-robots.txt'), BIG);
+    const io = memoryIo(dir);
+    expect(await main(['check', '--robots-file', 'big-robots.txt', 'http://cut.localhost/secret'], io)).toBe(0);
+    expect(io.out()).toMatch(/no rule matches/);
+    expect(io.out()).toMatch(/robots\.txt is larger than the 512 KiB cap/);
   });
 
   it('crawl check says nothing of a cap for a file within it', async () => {

@@ -51,7 +51,7 @@ export interface RequestExtrasOptions {
 }
 
 /** The policy's headers for `host`: a credential that is not the matched entry's own stays off hosts that are not a seed's. */
-function headersFor(policy: RequestPolicy, seedHost: boolean): Array<[string, HeaderValue]> {
+function headersSentTo(policy: RequestPolicy, seedHost: boolean): Array<[string, HeaderValue]> {
   const own = policy.entryHeaders;
   return Object.entries(policy.headers ?? {}).filter(([name, value]) => seedHost || own?.includes(name) || !isCredentialHeader(name, value));
 }
@@ -75,7 +75,7 @@ export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
     let headers = cache.get(policy);
     if (headers === undefined) {
       headers = {};
-      for (const [name, value] of headersFor(policy, seedHost)) headers[name] = revealValue(value);
+      for (const [name, value] of headersSentTo(policy, seedHost)) headers[name] = revealValue(value);
       if (policy.auth) headers.authorization = authorizationOf(policy.auth);
       cache.set(policy, headers);
     }
@@ -131,7 +131,7 @@ export function describeRequest(url: URL, opts: RequestExtrasOptions): RequestDe
   const policy = opts.policyFor(url.host);
   const proxy = selectProxy(url, policy.proxy ?? null, opts.env ?? NO_ENV);
   const configured = policy.proxy ?? null;
-  const sent = Object.fromEntries(headersFor(policy, opts.seedHosts?.has(url.host) ?? false));
+  const sent = Object.fromEntries(headersSentTo(policy, opts.seedHosts?.has(url.host) ?? false));
   const held = Object.keys(policy.headers ?? {}).filter((name) => !Object.hasOwn(sent, name));
   return {
     headers: [

@@ -330,6 +330,21 @@ describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
     expect(io.err()).not.toContain('x-api-key');
   });
 
+  it('a resumed crawl (--state, no seed on the command line) still sends them to the seeds it holds', async () => {
+    const state = join(dir, `resume-${Math.random().toString(36).slice(2)}.db`);
+    const args = ['--allow-private', '--scope', 'any', '--max-depth', '1', '--rate', '1/s', '--header', 'X-Api-Key: SECRET', '-q', '--state', state];
+    seen = [];
+    // Stopped between the seed page (at 1 s, after robots.txt) and the next (at 2 s): the rest is left in the state.
+    expect(await main([...args, '--max-time', '1.5', url('www.shop.localhost')], memoryIo(dir))).toBe(0);
+    expect(requestsTo('www.shop.localhost', '/next')).toEqual([]);
+    seen = [];
+    expect(await main(args, memoryIo(dir))).toBe(0);
+    const www = requestsTo('www.shop.localhost');
+    expect(www.map((s) => s.path)).toContain('/next');
+    for (const s of www) expect(s.headers['x-api-key'], s.path).toBe('SECRET');
+    expect(withheld('other.localhost')).toEqual([]);
+  });
+
   it('the library option keeps them on the seeds\' hosts too', async () => {
     seen = [];
     const options = { seeds: [url('www.shop.localhost')], scope: 'any' as const, maxDepth: 1, defaults: { rate: 'unlimited', headers: { 'X-Api-Key': 'LIB' } }, allowPrivate: true };

@@ -77,6 +77,8 @@ export interface CrawlerOptions {
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc); pages are captured only when set. @default none */
   archive?: PageArchive;
+  /** Told every seed a resumed crawl holds (its store's, not only this run's), as scope and the address guard are: credential headers go to their hosts. @default none */
+  seedsKnown?(seeds: string[]): void;
 }
 
 export class Crawler {
@@ -211,6 +213,7 @@ export class Crawler {
       // Scope follows every seed the crawl was ever given, not only this run's.
       this.intake.allow([...new Set([...opened.meta.seeds, ...opts.seeds])]);
       this.sender.allow([...opened.meta.seeds, ...opts.seeds]);
+      opts.seedsKnown?.(opened.meta.seeds);
     }
     if (store.durable) {
       const unclean = opened.uncleanUntil === undefined ? undefined : { until: opened.uncleanUntil, spanMs: opened.uncleanSpanMs ?? 0 };

@@ -37,6 +37,8 @@ export interface RequestExtras {
    * from a secret as `***`.
    */
   masked(url: URL, headers: Readonly<Record<string, string>>): Record<string, string>;
+  /** More seeds, whose hosts credential headers from `defaults` may go to: a resumed crawl learns its seeds from its store. */
+  allowSeeds(seeds: readonly string[]): void;
 }
 
 export interface RequestExtrasOptions {
@@ -65,7 +67,7 @@ export function authorizationOf(auth: HostAuth): string {
 
 export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
   const env = opts.env ?? NO_ENV;
-  const seedHosts = opts.seedHosts ?? new Set<string>();
+  const seedHosts = new Set(opts.seedHosts);
   // Policies are shared frozen objects (one per config entry), so each one's headers are built once (for a seed's host, and for others).
   const built = [new WeakMap<RequestPolicy, Record<string, string>>(), new WeakMap<RequestPolicy, Record<string, string>>()];
   /** Per policy, the names of headers whose values came from a Secret. */
@@ -95,6 +97,9 @@ export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
     },
     received(url, setCookie) {
       opts.cookies?.store(url, setCookie);
+    },
+    allowSeeds(seeds) {
+      for (const seed of seeds) seedHosts.add(new URL(seed).host);
     },
     masked(url, headers) {
       const policy = opts.policyFor(url.host);

@@ -345,6 +345,19 @@ describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
     expect(withheld('other.localhost')).toEqual([]);
   });
 
+  it('--cookie on a resumed crawl (--state, no seed on the command line) still goes to the seeds it holds', async () => {
+    const state = join(dir, `resume-${Math.random().toString(36).slice(2)}.db`);
+    const args = ['--allow-private', '--max-depth', '1', '--rate', '1/s', '--cookie', 'given=c1', '-q', '--state', state];
+    seen = [];
+    expect(await main([...args, '--max-time', '1.5', url('www.shop.localhost')], memoryIo(dir))).toBe(0);
+    expect(requestsTo('www.shop.localhost', '/next')).toEqual([]);
+    seen = [];
+    expect(await main(args, memoryIo(dir))).toBe(0);
+    const next = requestsTo('www.shop.localhost', '/next');
+    expect(next).toHaveLength(1);
+    expect((next[0]!.headers.cookie ?? '').split('; ')).toContain('given=c1');
+  });
+
   it('the library option keeps them on the seeds\' hosts too', async () => {
     seen = [];
     const options = { seeds: [url('www.shop.localhost')], scope: 'any' as const, maxDepth: 1, defaults: { rate: 'unlimited', headers: { 'X-Api-Key': 'LIB' } }, allowPrivate: true };

@@ -86,8 +86,20 @@ export function setUpRequests(settings: CrawlSettings, seeds: readonly string[],
   const held = heldCredentials(settings, seedHosts);
   if (held !== null) warnings.push(held);
   const extrasOptions = { policyFor: (host: string) => settings.policyFor(host), cookies, env, seedHosts };
+  const base = createRequestExtras(extrasOptions);
+  const cookieHosts = new Set(seeds.map((s) => new URL(s).hostname));
+  const extras: RequestExtras = {
+    ...base,
+    // A resumed crawl learns its seeds from its store: --cookie goes to their hosts too.
+    allowSeeds(more) {
+      base.allowSeeds(more);
+      const fresh = more.map((s) => new URL(s).hostname).filter((h) => !cookieHosts.has(h));
+      for (const host of fresh) cookieHosts.add(host);
+      if (jar && cookieSettings.send.length > 0 && fresh.length > 0) jar.addForHosts(cookieSettings.send, fresh);
+    },
+  };
   return {
-    extras: createRequestExtras(extrasOptions),
+    extras,
     tls,
     env,
     warnings,

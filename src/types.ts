@@ -62,6 +62,12 @@ export interface HostPolicy {
   // Requests (fetch/request-extras.ts): decided by the policy of the URL's exact host, whatever `hostKey` says.
   /** Extra request headers (lowercased names); values read from the environment are Secrets. */
   headers: Readonly<Record<string, HeaderValue>>;
+  /**
+   * The names in `headers` the matched `domains` entry sets itself; absent
+   * when it sets none. The rest come from `defaults` (and `--header`), and
+   * those that are credentials go to the seeds' hosts only.
+   */
+  entryHeaders?: readonly string[];
   /** Credentials sent to this host only (`domains` entries; never in `defaults`). */
   auth: HostAuth | null;
   /** The proxy URL; `false`: a direct connection; null: unset, so HTTP_PROXY/HTTPS_PROXY/NO_PROXY decide. */

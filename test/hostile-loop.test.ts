@@ -2,7 +2,7 @@
  * Hostile web and hostile input (issue 10), the crawl loop's part, under fake
  * time: bounded memory (a queue cap), trap defences, stopping at a cost that
  * does not grow with the queue, link-handling errors, over-long seeds,
- * redirect loops and robots.txt redirects out of scope. A real Crawler runs
+ * redirect loops and robots.txt redirects to other hosts. A real Crawler runs
  * against a scripted web (test/support/scripted-fetcher.ts) on a FakeClock.
  */
 import { describe, expect, it } from 'vitest';
@@ -276,20 +276,25 @@ describe('hostile input', () => {
 });
 
 describe('robots.txt redirects', () => {
-  it('does not follow a robots.txt redirect out of the scope: the file counts as unavailable (allow all), and says so', async () => {
+  it('follows a robots.txt redirect to another host whatever the scope (RFC 9309 §2.3.1.2), paced by that host, and applies its rules to the first host', async () => {
     const run = await fakeCrawl({
       sites: {
-        'a.test': { robots: { status: 301, headers: { location: 'http://elsewhere.test/robots.txt' } }, pages: { '/': linksTo(['/private']), '/private': 'p' } },
-        'elsewhere.test': { robots: 'User-agent: *\nDisallow: /\n' },
+        'a.test': { robots: { status: 301, headers: { location: 'http://cdn.test/a-robots.txt' } }, pages: { '/': linksTo(['/private', '/open']), '/private': 'p', '/open': 'o' } },
+        // cdn.test is crawled too: the hop for a.test is one more request to it, inside its own gap.
+        'cdn.test': { robots: 'User-agent: *\nAllow: /\n', pages: { '/': linksTo(['/x', '/y']), '/x': 'x', '/y': 'y', '/a-robots.txt': { body: 'User-agent: *\nDisallow: /private\n', headers: { 'content-type': 'text/plain' } } } },
         'b.test': { robots: { status: 301, headers: { location: '/real-robots.txt' } }, pages: { '/': linksTo(['/private']), '/real-robots.txt': { body: 'User-agent: *\nDisallow: /private\n', headers: { 'content-type': 'text/plain' } } } },
       },
-      seeds: ['http://a.test/', 'http://b.test/'],
-      config: { defaults: UNLIMITED },
+      seeds: ['http://a.test/', 'http://b.test/', 'http://cdn.test/'],
+      config: { defaults: UNLIMITED, domains: { 'cdn.test': { rate: '6/min', concurrency: 1 } } },
     });
-    expect(run.fetcher.count('elsewhere.test')).toBe(0);
-    expect(run.pages.filter((p) => p.url.startsWith('http://a.test/')).map((p) => pathOf(p.url))).toEqual(['/', '/private']);
-    expect(run.stats.perHost.get('a.test')!.notes.join()).toMatch(/robots\.txt redirects out of scope to http:\/\/elsewhere\.test\/robots\.txt: not followed/);
-    // A redirect within the scope is still followed, and its rules obeyed.
+    expect(run.fetcher.count('cdn.test', '/a-robots.txt')).toBe(1);
+    expect(run.pages.filter((p) => p.url.startsWith('http://a.test/')).map((p) => pathOf(p.url)).sort()).toEqual(['/', '/open']);
+    expect(run.skipped).toContainEqual(expect.objectContaining({ url: 'http://a.test/private', reason: 'robots' }));
+    // Every request cdn.test got, the hop for a.test included, kept its 10 s gap.
+    const starts = run.fetcher.requests('cdn.test').map((r) => r.at);
+    expect(starts.length).toBe(5);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(10_000);
+    // A redirect on the same host is followed too, and its rules obeyed.
     expect(run.skipped).toContainEqual(expect.objectContaining({ url: 'http://b.test/private', reason: 'robots' }));
   });
 });

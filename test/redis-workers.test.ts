@@ -238,4 +238,25 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const out = (await Promise.all([0, 1].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
     expect(new Set(out.filter((r) => r.type === 'page').map((r) => r.url))).toEqual(new Set(pagesOf('a.localhost', 30)));
   }, 60_000);
+  it('robots.txt redirected to another host: one worker follows the chain, every worker obeys the rules it found', async () => {
+    const links = Array.from({ length: 12 }, (_, i) => `<a href="/p/${i}">p</a>`).join(' ');
+    const pages: Record<string, string> = { '/': `${links} <a href="/secret">s</a>` };
+    for (let i = 0; i < 12; i++) pages[`/p/${i}`] = `<a href="/secret">s</a> <a href="/secret/${i}">s</a>`;
+    web = await startWeb({
+      sites: {
+        'apex.localhost': { robots: { status: 301, headers: { location: '{{origin:www.apex.localhost}}/robots.txt' } }, pages },
+        'www.apex.localhost': { robots: 'User-agent: *\nDisallow: /secret\n' },
+      },
+    });
+    const crawlId = `robots-hop-${randomUUID()}`;
+    // --allow-private: www.apex.localhost is not a seed's host, and the guard would refuse its loopback address.
+    const args = (i: number) => [...shared(crawlId), '--allow-private', '--rate', '20/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('apex.localhost', '/')];
+    const runs = await Promise.all([0, 1].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    expect(web.requests('apex.localhost').filter((e) => e.path.startsWith('/secret'))).toEqual([]);
+    expect(web.requests('apex.localhost').filter((e) => e.path === '/robots.txt')).toHaveLength(1);
+    expect(web.requests('www.apex.localhost').map((e) => e.path)).toEqual(['/robots.txt']);
+    const out = (await Promise.all([0, 1].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    expect(out.filter((r) => r.type === 'page').map((r) => r.url).sort()).toEqual(pagesOf('apex.localhost', 12).sort());
+  }, 60_000);
 });

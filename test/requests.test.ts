@@ -272,3 +272,108 @@ describe('the library takes the same fields', () => {
     expect(JSON.stringify(result)).not.toContain('lib-token');
   });
 });
+
+describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
+  const withheld = (host: string) => requestsTo(host).filter((s) => s.headers['x-api-key'] !== undefined);
+
+  it('--header X-Api-Key goes to the seed\'s host only (robots.txt included); other hosts, robots.txt and redirects included, get only the plain headers', async () => {
+    const r = await run(['--header', 'X-Api-Key: SECRET', '--header', 'X-Team: crawl', url('www.shop.localhost')]);
+    expect(r.code).toBe(0);
+    const www = requestsTo('www.shop.localhost');
+    expect(www.map((s) => s.path)).toContain('/robots.txt');
+    for (const s of www) expect(s.headers['x-api-key']).toBe('SECRET');
+    // other.localhost: robots.txt, a link, and the target of /go-away's redirect.
+    expect(requestsTo('other.localhost').map((s) => s.path).sort()).toEqual(['/elsewhere', '/landing', '/robots.txt']);
+    expect(requestsTo('img.shop.localhost', '/pic')).toHaveLength(1);
+    for (const host of ['other.localhost', 'img.shop.localhost']) {
+      expect(withheld(host)).toEqual([]);
+      for (const s of requestsTo(host)) expect(s.headers['x-team']).toBe('crawl');
+    }
+    // One line says so, naming the header and the scope.
+    const warnings = r.err.split('\n').filter((l) => l.includes('x-api-key'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^crawl: warning: .*x-api-key.*credential.*seeds' hosts.*--scope any/);
+    expect(r.err).not.toContain('SECRET');
+  });
+
+  it('config headers read from the environment count as credentials too; a domains entry sends its own to its hosts', async () => {
+    process.env.TEST_CLIENT_ID = 'client-42';
+    try {
+      const r = await run([url('www.shop.localhost')], {
+        defaults: { headers: { 'X-Client': { env: 'TEST_CLIENT_ID' }, 'X-Session-Id': 'sess-1', 'X-Plain': 'p' } },
+        domains: { 'other.localhost': { headers: { 'X-Session-Id': 'their-session' } } },
+      });
+      expect(r.code).toBe(0);
+      for (const s of requestsTo('www.shop.localhost')) expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual(['client-42', 'sess-1', 'p']);
+      for (const s of requestsTo('other.localhost')) expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual([undefined, 'their-session', 'p']);
+      for (const s of requestsTo('img.shop.localhost')) expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual([undefined, undefined, 'p']);
+    } finally {
+      delete process.env.TEST_CLIENT_ID;
+    }
+  });
+
+  it('--check-links: the checked links on other hosts go without, and the warning names --check-links', async () => {
+    seen = [];
+    const io = memoryIo(dir);
+    const code = await main(['--allow-private', '--check-links', '--max-depth', '1', '--rate', 'unlimited', '--header', 'X-Api-Key: SECRET', url('www.shop.localhost')], io);
+    expect(code).toBe(0);
+    expect(requestsTo('other.localhost', '/elsewhere')).toHaveLength(1);
+    expect(withheld('other.localhost')).toEqual([]);
+    expect(withheld('img.shop.localhost')).toEqual([]);
+    for (const s of requestsTo('www.shop.localhost')) expect(s.headers['x-api-key']).toBe('SECRET');
+    expect(io.err().split('\n').filter((l) => l.includes('x-api-key'))).toEqual([expect.stringMatching(/--check-links/)]);
+  });
+
+  it('no warning when the scope stays on the seeds\' hosts', async () => {
+    const io = memoryIo(dir);
+    await main(['--allow-private', '--max-depth', '0', '--header', 'X-Api-Key: SECRET', url('www.shop.localhost')], io);
+    expect(io.err()).not.toContain('x-api-key');
+  });
+
+  it('a resumed crawl (--state, no seed on the command line) still sends them to the seeds it holds', async () => {
+    const state = join(dir, `resume-${Math.random().toString(36).slice(2)}.db`);
+    const args = ['--allow-private', '--scope', 'any', '--max-depth', '1', '--rate', '1/s', '--header', 'X-Api-Key: SECRET', '-q', '--state', state];
+    seen = [];
+    // Stopped between the seed page (at 1 s, after robots.txt) and the next (at 2 s): the rest is left in the state.
+    expect(await main([...args, '--max-time', '1.5', url('www.shop.localhost')], memoryIo(dir))).toBe(0);
+    expect(requestsTo('www.shop.localhost', '/next')).toEqual([]);
+    seen = [];
+    expect(await main(args, memoryIo(dir))).toBe(0);
+    const www = requestsTo('www.shop.localhost');
+    expect(www.map((s) => s.path)).toContain('/next');
+    for (const s of www) expect(s.headers['x-api-key'], s.path).toBe('SECRET');
+    expect(withheld('other.localhost')).toEqual([]);
+  });
+
+  it('--cookie on a resumed crawl (--state, no seed on the command line) still goes to the seeds it holds', async () => {
+    const state = join(dir, `resume-${Math.random().toString(36).slice(2)}.db`);
+    const args = ['--allow-private', '--max-depth', '1', '--rate', '1/s', '--cookie', 'given=c1', '-q', '--state', state];
+    seen = [];
+    expect(await main([...args, '--max-time', '1.5', url('www.shop.localhost')], memoryIo(dir))).toBe(0);
+    expect(requestsTo('www.shop.localhost', '/next')).toEqual([]);
+    seen = [];
+    expect(await main(args, memoryIo(dir))).toBe(0);
+    const next = requestsTo('www.shop.localhost', '/next');
+    expect(next).toHaveLength(1);
+    expect((next[0]!.headers.cookie ?? '').split('; ')).toContain('given=c1');
+  });
+
+  it('the library option keeps them on the seeds\' hosts too', async () => {
+    seen = [];
+    const options = { seeds: [url('www.shop.localhost')], scope: 'any' as const, maxDepth: 1, defaults: { rate: 'unlimited', headers: { 'X-Api-Key': 'LIB' } }, allowPrivate: true };
+    for await (const record of crawl(options)) void record;
+    expect(requestsTo('www.shop.localhost', '/')[0]!.headers['x-api-key']).toBe('LIB');
+    expect(requestsTo('other.localhost', '/elsewhere')).toHaveLength(1);
+    expect(withheld('other.localhost')).toEqual([]);
+  });
+
+  it('crawl check on another host shows the credential header as not sent, and fetches its robots.txt without it', async () => {
+    seen = [];
+    const io = memoryIo(dir);
+    await main(['check', '--allow-private', '--scope', 'any', '--seed', url('www.shop.localhost'), '--header', 'X-Api-Key: SECRET', url('other.localhost', '/x')], io);
+    expect(io.out()).toMatch(/header x-api-key: \*\*\* \(not sent to this host: a credential goes to the seeds' hosts only/);
+    expect(requestsTo('other.localhost', '/robots.txt')).toHaveLength(1);
+    expect(withheld('other.localhost')).toEqual([]);
+    expect(io.out()).not.toContain('SECRET');
+  });
+});

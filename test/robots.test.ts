@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { capRobotsText, parseRobots, productToken, RobotsCache, type RobotsCacheOptions, type RobotsResponse, type RobotsState } from '../src/robots/index.js';
+import type { RobotsRecord } from '../src/robots/types.js';
 import { canonicalPath } from '../src/robots/rules.js';
 import { FakeClock } from './support/fake-clock.js';
 
@@ -421,7 +422,7 @@ describe('RobotsCache', () => {
   it('treats a sixth redirect as "no robots.txt" (allow-all, RFC 9309 §2.3.1.2) without requesting it', async () => {
     const { calls, fetchOne } = fakeFetch(chain(6));
     const state = await cache(new FakeClock(), fetchOne).load(ORIGIN);
-    expect(state).toMatchObject({ kind: 'allow-all', reason: 'robots.txt redirected more than 5 times' });
+    expect(state).toMatchObject({ kind: 'allow-all', reason: 'robots.txt redirected more than 5 times: read as unavailable, all allowed (RFC 9309 §2.3.1.2)' });
     expect(calls).toHaveLength(6);
     expect(calls).not.toContain(`${ORIGIN}/r6`);
   });
@@ -453,6 +454,20 @@ describe('RobotsCache', () => {
     const state = expectKind(await cache(new FakeClock(), fetchOne).load(ORIGIN), 'rules');
     expect(state.isAllowed(`${ORIGIN}/early`)).toBe(false);
     expect(state.isAllowed(`${ORIGIN}/late`)).toBe(true);
+    expect(state.truncatedAt).toBe(MAX_BYTES);
+  });
+
+  it('keeps where a file was cut through a records store, so a resumed crawl or another worker says it too', async () => {
+    const kept = new Map<string, RobotsRecord>();
+    const records = { getRobots: (o: string) => kept.get(o), putRobots: (o: string, r: RobotsRecord) => void kept.set(o, r) };
+    const { fetchOne } = fakeFetch({ [ROBOTS]: res(200, `User-agent: *\n# ${'x'.repeat(MAX_BYTES)}\nDisallow: /late\n`) });
+    expect(expectKind(await cache(new FakeClock(), fetchOne, { records }).load(ORIGIN), 'rules').truncatedAt).toBe(MAX_BYTES);
+    const again = fakeFetch({});
+    const restored = expectKind(await cache(new FakeClock(), again.fetchOne, { records }).load(ORIGIN), 'rules');
+    expect(again.calls).toEqual([]);
+    expect(restored.truncatedAt).toBe(MAX_BYTES);
+    const small = fakeFetch({ [ROBOTS]: res(200, 'User-agent: *\nDisallow: /a\n') });
+    expect(expectKind(await cache(new FakeClock(), small.fetchOne).load(ORIGIN), 'rules').truncatedAt).toBeUndefined();
   });
 
   it('drops the last, possibly partial, line of a body the fetcher truncated', async () => {

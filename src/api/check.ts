@@ -46,6 +46,8 @@ export type RobotsResult =
       /** The robots.txt URL whose body decided (the last hop of a redirect chain). */
       source: string;
       crawlDelayMs: number | null;
+      /** Set when the file was longer than the cap (`robots.maxSize`): the cap in bytes; rules past it are ignored. */
+      truncatedAt?: number;
     }
   /** No usable file (e.g. a 404): everything is allowed. */
   | { checked: true; kind: 'allow-all'; allowed: true; reason: string }
@@ -227,8 +229,10 @@ function resolveAll(lookup: LookupFunction, hostname: string): Promise<string[]>
 async function robotsFor(url: string, settings: CrawlSettings, text: string | undefined, clock: Clock, guard: AddressGuard, lookup: LookupFunction, requests: RequestSetup): Promise<RobotsState> {
   if (text !== undefined) {
     // Read exactly as much of the file as a crawl would.
-    const capped = capRobotsText(text, settings.robots.maxBytes).text;
-    return parseRobots(`${originOf(url)}/robots.txt`, capped, settings.userAgent, clock.now(), settings.robots.cacheTtlMs);
+    const capped = capRobotsText(text, settings.robots.maxBytes);
+    const rules = parseRobots(`${originOf(url)}/robots.txt`, capped.text, settings.userAgent, clock.now(), settings.robots.cacheTtlMs);
+    if (capped.truncated) rules.truncatedAt = settings.robots.maxBytes;
+    return rules;
   }
   // With the crawl's headers, credentials, cookies, proxy and TLS trust: robots.txt is fetched as a crawl would.
   const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.robots.maxBytes, clock, lookup, extras: requests.extras, tls: requests.tls });
@@ -265,7 +269,8 @@ function robotsResult(state: RobotsState, url: string): RobotsResult {
       return { checked: true, kind: 'unavailable', allowed: false, reason: state.reason, ...(state.connectError && { connectError: state.connectError.code as ErrorCode }) };
     case 'rules': {
       const why = state.explain(url);
-      return { checked: true, kind: 'rules', allowed: why.allowed, rule: why.rule, line: why.line, group: why.group, source: state.source, crawlDelayMs: state.crawlDelayMs };
+      const { source, crawlDelayMs, truncatedAt } = state;
+      return { checked: true, kind: 'rules', allowed: why.allowed, rule: why.rule, line: why.line, group: why.group, source, crawlDelayMs, ...(truncatedAt !== undefined && { truncatedAt }) };
     }
   }
 }

@@ -74,7 +74,10 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
   for (const warning of requests.warnings) log?.warn(warning);
   const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls });
-  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords });
+  const crawler = new Crawler({
+    settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,
+    seedsKnown: (held) => requests.extras.allowSeeds(held),
+  });
   const onAbort = (): void => {
     crawler.stop();
     crawler.abort();

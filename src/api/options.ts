@@ -30,7 +30,9 @@ export interface CrawlLog {
  * (`--content`, `--extract`); `followCanonical` (`--follow-canonical`);
  * `sitemaps: [url]` (`--sitemap`) and `robotsSitemaps: true` (`--sitemaps`);
  * `checkLinks` (`--check-links`); `defaults.headers` or a `domains` entry's
- * `headers` (`--header`), `cookies: { send: ['sid=1'], jar: 'cookies.txt' }`
+ * `headers` (`--header`; a credential in `defaults.headers`, such as
+ * X-Api-Key or an `{ env }` value, goes to the seeds' hosts only),
+ * `cookies: { send: ['sid=1'], jar: 'cookies.txt' }`
  * (`--cookie`, `--cookie-jar`), `defaults.proxy` (`--proxy`) and
  * `tls: { insecure, ca }` (`--insecure`, `--ca`).
  */

@@ -14,6 +14,7 @@ import { checkSeeds, UsageError } from '../config/seeds.js';
 import { explainWith, type CheckResult, type RobotsResult } from '../api/check.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
+import { robotsCutMessage } from '../robots/index.js';
 import type { HostPolicy } from '../types.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {
@@ -64,6 +65,9 @@ export function formatCheck(r: CheckResult): string {
   out.push(`robots:  ${describeRobots(r.robots)}`);
   if (r.robots.checked && r.robots.kind === 'rules' && r.robots.crawlDelayMs !== null) {
     out.push(`         Crawl-delay ${r.robots.crawlDelayMs / 1000}s (a floor on the gap unless the policy ignores it)`);
+  }
+  if (r.robots.checked && r.robots.kind === 'rules' && r.robots.truncatedAt !== undefined) {
+    out.push(`         ${robotsCutMessage(r.robots.source, r.robots.truncatedAt)}`);
   }
   out.push(`network: ${r.network.explanation}`);
   out.push(...describeRequests(r));

@@ -158,6 +158,8 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     hostFailureGiveUp: entry.hostFailureGiveUp ?? defaults.hostFailureGiveUp,
     maxPagesPerHost: entry.maxPagesPerHost ?? defaults.maxPagesPerHost,
     headers: Object.freeze({ ...(defaults.headers ?? {}), ...(entry.headers ?? {}) }),
+    // Which headers are the entry's own: a credential from defaults is for the seeds' hosts only (fetch/request-extras.ts).
+    ...(entry.headers && Object.keys(entry.headers).length > 0 && { entryHeaders: Object.freeze(Object.keys(entry.headers)) }),
     auth: entry.auth ?? null,
     proxy: entry.proxy ?? defaults.proxy ?? null,
   });

@@ -56,7 +56,7 @@ import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { progressSnapshot, type ProgressParts } from './progress-snapshot.js';
 
-export { ROBOTS_TIMEOUT_MS, OUT_OF_SCOPE_CODE } from './robots-hop.js';
+export { ROBOTS_TIMEOUT_MS } from './robots-hop.js';
 export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
 export { isoTimeFormatter } from './iso-time.js';
 
@@ -77,6 +77,8 @@ export interface CrawlerOptions {
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc); pages are captured only when set. @default none */
   archive?: PageArchive;
+  /** Told every seed a resumed crawl holds (its store's, not only this run's), as scope and the address guard are: credential headers go to their hosts. @default none */
+  seedsKnown?(seeds: string[]): void;
 }
 
 export class Crawler {
@@ -143,7 +145,7 @@ export class Crawler {
         opts.log?.warn(`${key}: ${message}`);
       },
     });
-    const hops: RobotsHopParts = { scheduler, sender, feedback, records, intake, recorded: opts.robotsRecords === true };
+    const hops: RobotsHopParts = { scheduler, sender, feedback, records, recorded: opts.robotsRecords === true };
     const robots = (this.robots = new RobotsGate({
       cache: new RobotsCache({
         clock,
@@ -152,7 +154,7 @@ export class Crawler {
         cacheTtlMs: settings.robots.cacheTtlMs,
         unavailableRetries: settings.robots.unavailableRetries,
         unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
-        fetchOne: (url, origin) => fetchRobotsHop(ctx, hops, url, origin),
+        fetchOne: (url) => fetchRobotsHop(ctx, hops, url),
         records: store.durable ? store : undefined,
         onRecordError: fail,
       }),
@@ -211,6 +213,7 @@ export class Crawler {
       // Scope follows every seed the crawl was ever given, not only this run's.
       this.intake.allow([...new Set([...opened.meta.seeds, ...opts.seeds])]);
       this.sender.allow([...opened.meta.seeds, ...opts.seeds]);
+      opts.seedsKnown?.(opened.meta.seeds);
     }
     if (store.durable) {
       const unclean = opened.uncleanUntil === undefined ? undefined : { until: opened.uncleanUntil, spanMs: opened.uncleanSpanMs ?? 0 };

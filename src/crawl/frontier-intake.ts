@@ -26,8 +26,6 @@ export interface FrontierIntakeParts {
 export class FrontierIntake {
   /** Where a page's links may go. */
   inScope!: ScopeCheck;
-  /** Scope without the include/exclude filters (they are about pages): where a robots.txt redirect may go. */
-  robotsScope!: ScopeCheck;
 
   constructor(
     private readonly ctx: CrawlContext,
@@ -40,14 +38,13 @@ export class FrontierIntake {
   /** Scope follows these seeds (and the sitemaps the user named). */
   allow(seeds: string[]): void {
     this.inScope = this.scopeFor(seeds);
-    this.robotsScope = this.scopeFor(seeds, false);
   }
 
-  private scopeFor(seeds: string[], filters = true): ScopeCheck {
+  private scopeFor(seeds: string[]): ScopeCheck {
     const { scope, include, exclude, maxUrlLength, sitemaps } = this.ctx.settings;
     // A sitemap the user named puts its host in scope, as a seed does (`crawl --sitemap URL` needs no seed).
     seeds = [...seeds, ...sitemaps.urls];
-    return filters ? createScope({ scope, seeds, include, exclude, maxUrlLength }) : createScope({ scope, seeds });
+    return createScope({ scope, seeds, include, exclude, maxUrlLength });
   }
 
   /**

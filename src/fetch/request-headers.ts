@@ -70,6 +70,17 @@ export function isSensitiveHeader(name: string): boolean {
   return SENSITIVE.test(name);
 }
 
+/**
+ * A header the crawler treats as a credential: a credential-like name, or a
+ * value read from the environment (`{"env": …}`, kept out of config files for
+ * a reason). Set in `defaults` (or by `--header`), such a header goes only
+ * to the seeds' hosts, as `--cookie` does; a `domains` entry sends its own to
+ * its hosts.
+ */
+export function isCredentialHeader(name: string, value: HeaderValue): boolean {
+  return value instanceof Secret || isSensitiveHeader(name);
+}
+
 /** `"name: value"` lines for humans (`crawl check`): secrets and credential-like values as `***`. */
 export function describeHeaders(headers: Readonly<Record<string, HeaderValue>>): string[] {
   return Object.entries(headers).map(([name, value]) => {

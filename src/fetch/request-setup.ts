@@ -12,6 +12,7 @@ import type { CrawlSettings, HostPolicy } from '../types.js';
 import { Secret } from './secret.js';
 import { CookieFileError, CrawlCookieJar, parseNetscapeCookies } from './cookie-jar.js';
 import { readEnvProxies, type EnvProxies } from './proxy.js';
+import { isCredentialHeader } from './request-headers.js';
 import { createRequestExtras, describeRequest, type RequestDescription, type RequestExtras } from './request-extras.js';
 import { readCaFile, type TlsSettings } from './tls.js';
 
@@ -80,14 +81,49 @@ export function setUpRequests(settings: CrawlSettings, seeds: readonly string[],
   const cookies = jar && !cookieSettings.keep ? readOnly(jar) : jar;
 
   const env = readEnvProxies(opts.env ?? process.env);
-  const extrasOptions = { policyFor: (host: string) => settings.policyFor(host), cookies, env };
+  // A sitemap the user named puts its host in scope as a seed does, so it counts as one here too.
+  const seedHosts = new Set([...seeds, ...settings.sitemaps.urls].map((s) => new URL(s).host));
+  const held = heldCredentials(settings, seedHosts);
+  if (held !== null) warnings.push(held);
+  const extrasOptions = { policyFor: (host: string) => settings.policyFor(host), cookies, env, seedHosts };
+  const base = createRequestExtras(extrasOptions);
+  const cookieHosts = new Set(seeds.map((s) => new URL(s).hostname));
+  const extras: RequestExtras = {
+    ...base,
+    // A resumed crawl learns its seeds from its store: --cookie goes to their hosts too.
+    allowSeeds(more) {
+      base.allowSeeds(more);
+      const fresh = more.map((s) => new URL(s).hostname).filter((h) => !cookieHosts.has(h));
+      for (const host of fresh) cookieHosts.add(host);
+      if (jar && cookieSettings.send.length > 0 && fresh.length > 0) jar.addForHosts(cookieSettings.send, fresh);
+    },
+  };
   return {
-    extras: createRequestExtras(extrasOptions),
+    extras,
     tls,
     env,
     warnings,
     describe: (url) => describeRequest(new URL(url), extrasOptions),
   };
+}
+
+/**
+ * One line when the crawl may reach hosts beyond the seeds' (a wider
+ * `scope`, `--check-links`) while `defaults` (or `--header`) hold
+ * credential headers: those stay on the seeds' hosts, which a user who
+ * wrote `--header 'X-Api-Key: …' --scope any` should hear. Null otherwise.
+ */
+function heldCredentials(settings: CrawlSettings, seedHosts: ReadonlySet<string>): string | null {
+  const wider = [settings.scope !== 'host' && `--scope ${settings.scope}`, settings.checkLinks && '--check-links'].filter((w) => w !== false);
+  if (wider.length === 0) return null;
+  const names = new Set<string>();
+  for (const host of seedHosts) {
+    const policy = settings.policyFor(host);
+    for (const [name, value] of Object.entries(policy.headers)) if (!policy.entryHeaders?.includes(name) && isCredentialHeader(name, value)) names.add(name);
+  }
+  if (names.size === 0) return null;
+  const list = [...names].join(', ');
+  return `header${names.size === 1 ? '' : 's'} ${list}: a credential, sent to the seeds' hosts only, not to the other hosts ${wider.join(' and ')} reaches (a domains entry's own headers reach its hosts)`;
 }
 
 /** The secrets a host's policy would send. */

@@ -3,11 +3,17 @@
  * concurrent caller, cached for a TTL.
  *
  * How each answer is read:
- * - 2xx: the body (its first `maxBytes`) is parsed.
- * - 3xx: the Location is followed (relative to the current URL), each hop as
- *   its own `fetchOne` so it pays that host's limits. A sixth redirect, a
- *   missing or unusable Location: the file counts as unavailable, which RFC
- *   9309 §2.3.1.2–3 lets us treat like a 4xx, so everything is allowed.
+ * - 2xx: the body (its first `maxBytes`) is parsed; a longer file's state
+ *   says where it was cut (`truncatedAt`), for the warning.
+ * - 3xx: the Location is followed (relative to the current URL), to any
+ *   host: RFC 9309 §2.3.1.2 says crawlers SHOULD follow at least five
+ *   consecutive redirects, "even across authorities", and the rules found
+ *   apply to `origin`, the host first asked (apex → www, or a CDN). Each hop
+ *   is its own `fetchOne`, so it pays THAT host's limits. A sixth redirect
+ *   ("more than five": §2.3.1.2 lets us assume the file unavailable), a loop
+ *   (a URL already in the chain: it could never end, so it is not asked
+ *   again), a missing or unusable Location: the file counts as unavailable,
+ *   which §2.3.1.3 reads like a 4xx, so everything is allowed.
  * - 429: NOT a 4xx here. It means "slow down", not "no file"; reading it as
  *   allow-all would let a throttling server's pages be crawled unchecked, so it
  *   counts as unreachable like a 5xx.
@@ -31,13 +37,6 @@
  *   (`PRIVATE_ADDRESS`) is not fetched at all and counts like an unusable
  *   redirect (allow-all): the host's pages meet the same guard and are
  *   skipped as `private-address`, so nothing is fetched from it either way.
- * - A redirect hop the crawl will not make because it leaves the crawl's
- *   scope (`OUT_OF_SCOPE`, refused by `fetchOne`): RFC 9309 §2.3.1.2 asks
- *   crawlers to follow robots.txt redirects "even across authorities", but
- *   as a SHOULD; a crawl told to stay on its hosts does not send requests to
- *   others for them. The file was not reached, which the RFC lets us read as
- *   "unavailable" (§2.3.1.2 says so of a chain too long to follow; §2.3.1.3:
- *   then any resource may be accessed), as for an unusable Location.
  * Time comes from the injected clock only.
  *
  * With a `records` store (a durable or shared CrawlStore), an origin missing
@@ -71,7 +70,7 @@ export interface RobotsCacheOptions {
    * Performs ONE request for a robots.txt URL (no redirect following) through
    * that URL's host limits; `origin` is the origin whose robots.txt it is (the
    * URL differs after a redirect). May reject with an Error carrying a string
-   * `code` (LOCAL_RESOURCE, PRIVATE_ADDRESS, OUT_OF_SCOPE are read specially).
+   * `code` (LOCAL_RESOURCE and PRIVATE_ADDRESS are read specially).
    */
   fetchOne(url: string, origin: string): Promise<RobotsResponse>;
   /** Keeps outcomes beyond this process. @default none (memory only) */
@@ -215,13 +214,14 @@ export class RobotsCache {
     if (record.kind === 'allow-all') return { ...record };
     entry.text = record.text;
     const rules = parseRobots(record.source, record.text, this.opts.userAgent, record.fetchedAt, this.opts.cacheTtlMs);
-    return { ...rules, expiresAt: record.expiresAt };
+    return { ...rules, expiresAt: record.expiresAt, ...(record.truncatedAt !== undefined && { truncatedAt: record.truncatedAt }) };
   }
 
   private record(entry: Entry, state: RobotsState): RobotsRecord | undefined {
     switch (state.kind) {
       case 'rules':
-        return entry.text === undefined ? undefined : { kind: 'rules', source: state.source, text: entry.text, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
+        if (entry.text === undefined) return undefined;
+        return { kind: 'rules', source: state.source, text: entry.text, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt, ...(state.truncatedAt !== undefined && { truncatedAt: state.truncatedAt }) };
       case 'allow-all':
         return { kind: 'allow-all', reason: state.reason, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
       case 'unavailable':
@@ -271,6 +271,7 @@ export class RobotsCache {
   private async fetchRobots(origin: string, entry: Entry): Promise<Outcome> {
     const first = `${origin}/robots.txt`;
     let url = first;
+    const chain = new Set([first]);
     for (let hop = 0; ; hop++) {
       const where = url === first ? 'robots.txt' : `robots.txt (via redirect to ${url})`;
       let res: RobotsResponse;
@@ -280,7 +281,6 @@ export class RobotsCache {
         const code = errorCode(err);
         if (code === 'LOCAL_RESOURCE') return this.retryLocal(`${where} not fetched yet: out of a local resource (not the server's fault)`, entry);
         if (code === 'PRIVATE_ADDRESS') return this.allowAll(`${where} not fetched: its address is refused (private-address)`);
-        if (code === 'OUT_OF_SCOPE') return this.allowAll(`${where} not fetched: out of the crawl's scope (read as unavailable, RFC 9309 §2.3.1.2)`);
         const reason = `${where} could not be fetched: ${code}`;
         if (!CONNECT_ERROR_CODES.has(code)) return { kind: 'unreachable', reason };
         return { kind: 'unreachable', reason, connectError: { code, message: err instanceof Error ? err.message : String(err) } };
@@ -288,9 +288,11 @@ export class RobotsCache {
       const { status } = res;
       if (status >= 200 && status < 300) return this.parse(url, res, entry);
       if (status >= 300 && status < 400) {
-        if (hop === MAX_ROBOTS_REDIRECTS) return this.allowAll(`robots.txt redirected more than ${MAX_ROBOTS_REDIRECTS} times`);
+        if (hop === MAX_ROBOTS_REDIRECTS) return this.allowAll(`robots.txt redirected more than ${MAX_ROBOTS_REDIRECTS} times: read as unavailable, all allowed (RFC 9309 §2.3.1.2)`);
         const next = res.location === null ? null : resolveLocation(res.location, url);
         if (next === null) return this.allowAll(`${where} answered ${status} without a usable Location`);
+        if (chain.has(next)) return this.allowAll(`robots.txt redirects in a loop (back to ${next}): read as unavailable, all allowed`);
+        chain.add(next);
         url = next;
         continue;
       }
@@ -301,9 +303,11 @@ export class RobotsCache {
   }
 
   private parse(url: string, res: RobotsResponse, entry: Entry): RobotsState {
-    const { text } = capRobotsText(res.body ?? '', this.opts.maxBytes, res.truncated);
+    const { text, truncated } = capRobotsText(res.body ?? '', this.opts.maxBytes, res.truncated);
     entry.text = this.opts.records ? text : undefined;
-    return parseRobots(url, text, this.opts.userAgent, this.opts.clock.now(), this.opts.cacheTtlMs);
+    const rules = parseRobots(url, text, this.opts.userAgent, this.opts.clock.now(), this.opts.cacheTtlMs);
+    if (truncated) rules.truncatedAt = this.opts.maxBytes;
+    return rules;
   }
 
   /** Waits and retries without counting an attempt: the failure was ours, not the server's. */

@@ -5,7 +5,9 @@
  * limits, by the cache's fetchOne); the hosts waiting on it are woken when it
  * arrives. Crawl-delay is applied to the host's limiter as a floor, capped,
  * once per robots.txt file and host record (a swept and recreated record
- * gets it again).
+ * gets it again). A file cut at the size cap is warned about once per origin
+ * in the crawl: its later rules are not obeyed, which the RFC allows but a
+ * user would not guess.
  */
 import type { Clock } from '../clock.js';
 import type { HostTable } from '../politeness/host-state.js';
@@ -49,6 +51,8 @@ export class RobotsGate {
    * (30 dead links made 90 lines). Cleared when the file loads again.
    */
   private readonly warned = new Set<string>();
+  /** Origins already warned about for a robots.txt cut at the cap (a reload after the TTL is not news). */
+  private readonly warnedCut = new Set<string>();
 
   constructor(private readonly opts: RobotsGateOptions) {}
 
@@ -110,6 +114,12 @@ export class RobotsGate {
         const when = state.retryAt === null ? 'giving up on it' : `retrying in ${Math.round((state.retryAt - this.opts.clock.now()) / 1000)}s`;
         this.opts.warn(`${origin}/robots.txt unavailable (${state.reason}); not crawling that host until it answers, ${when}`);
       }
+      if (state.kind === 'rules' && state.truncatedAt !== undefined && !this.warnedCut.has(origin)) {
+        this.warnedCut.add(origin);
+        const message = robotsCutMessage(state.source, state.truncatedAt);
+        this.opts.note(key, message);
+        this.opts.warn(state.source === `${origin}/robots.txt` ? message : `${origin}: ${message}`);
+      }
       for (const k of waiters) this.opts.wake(k);
       this.opts.settled();
     });
@@ -131,4 +141,10 @@ export class RobotsGate {
     this.opts.hosts.changed(key);
     return true;
   }
+}
+
+/** What a robots.txt cut at the size cap means, in words (the crawl's warning, `crawl check`). */
+export function robotsCutMessage(source: string, capBytes: number): string {
+  const cap = capBytes % 1024 === 0 ? `${capBytes / 1024} KiB` : `${capBytes} bytes`;
+  return `${source} is larger than the ${cap} cap (robots.maxSize): rules past it are ignored (RFC 9309 §2.5 allows the cap)`;
 }

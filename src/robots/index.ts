@@ -11,5 +11,5 @@
 
 export type { RobotsExplanation, RobotsResponse, RobotsState } from './types.js';
 export { RobotsCache, type RobotsCacheOptions } from './cache.js';
-export { RobotsGate, type GateVerdict } from './gate.js';
+export { RobotsGate, robotsCutMessage, type GateVerdict } from './gate.js';
 export { capRobotsText, parseRobots, productToken, MAX_ROBOTS_REDIRECTS, MIN_ROBOTS_BYTES } from './rules.js';

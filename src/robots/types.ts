@@ -36,6 +36,12 @@ export type RobotsState =
       source: string;
       /** Its `Sitemap:` lines as absolute URLs, in file order (whatever group they stand in). */
       sitemaps: string[];
+      /**
+       * Set when the file was longer than the cap: the cap in bytes. Rules
+       * past it were not read (RFC 9309 §2.5 allows that), which the crawl
+       * and `crawl check` say rather than keep quiet.
+       */
+      truncatedAt?: number;
     }
   | {
       kind: 'allow-all';
@@ -84,7 +90,7 @@ export interface RobotsResponse {
  * as the (capped) text they were parsed from and parsed again when loaded.
  */
 export type RobotsRecord =
-  | { kind: 'rules'; source: string; text: string; fetchedAt: number; expiresAt: number }
+  | { kind: 'rules'; source: string; text: string; fetchedAt: number; expiresAt: number; truncatedAt?: number }
   | { kind: 'allow-all'; reason: string; fetchedAt: number; expiresAt: number }
   | { kind: 'unavailable'; reason: string; retryAt: number | null; attempts: number; connectError?: { code: string; message: string } };
 

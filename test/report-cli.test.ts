@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWeb, type Web } from '../fixtures/web.js';
 import { main, type Io } from '../src/cli/cli.js';
 import { defaultOutput } from '../src/cli/report-command.js';
 import { memoryIo as sharedMemoryIo } from './support/memory-io.js';
@@ -78,5 +79,38 @@ describe('crawl report', () => {
     expect(defaultOutput('out/pages.jsonl.partial')).toBe('out/pages.html');
     expect(defaultOutput('records')).toBe('records.html');
     expect(defaultOutput('-')).toBe('report.html');
+  });
+});
+
+describe('crawl … --report: the report built during the crawl', () => {
+  let web: Web | undefined;
+  afterAll(() => web?.close());
+
+  it('counts the crawl\'s skips without --emit-skipped, and warns only about what applies to it', async () => {
+    const offSite = Array.from({ length: 5 }, (_, i) => `<a href="http://elsewhere.test/${i}">o</a>`).join(' ');
+    const disallowed = Array.from({ length: 3 }, (_, i) => `<a href="/private/${i}">p</a>`).join(' ');
+    web = await startWeb({ sites: { 'a.localhost': { robots: 'User-agent: *\nDisallow: /private/\n', pages: { '/': `${offSite} ${disallowed} <a href="/b">b</a>`, '/b': 'b' } } } });
+    const out = await mkdtemp(join(tmpdir(), 'crawl-report-tap-'));
+    const io = sharedMemoryIo(out);
+    expect(await main(['--rate', '200/s', '-q', '--stats', 'stats.json', '--report', 'r.html', web.url('a.localhost', '/')], io)).toBe(0);
+    const stats = JSON.parse(await readFile(join(out, 'stats.json'), 'utf8')) as { skippedByReason: Record<string, number> };
+    const skipped = Object.values(stats.skippedByReason).reduce((a, b) => a + b, 0);
+    expect(skipped).toBe(8);
+    const html = await readFile(join(out, 'r.html'), 'utf8');
+    // The header card, the skip reasons and the host's row all say what the crawl's summary says.
+    expect(html).toContain('<div class="card"><div class="value">8</div><div class="label">skipped</div>');
+    for (const [reason, n] of Object.entries(stats.skippedByReason)) expect(html).toContain(`<tr><td>${reason}</td><td class="num">${n}</td>`);
+    expect(html).not.toContain('No skip records');
+    const skippedColumn = (host: string) => {
+      const row = html.split('<tr>').find((r) => r.startsWith(`<td class="host">${host}</td>`));
+      const cells = [...(row ?? '').matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, ''));
+      return cells[13];
+    };
+    expect(skippedColumn(`a.localhost:${web.port}`)).toBe('3');
+    expect(skippedColumn('elsewhere.test')).toBe('5');
+    // Rates came from the crawl's own settings: no warning that they might differ from the crawl's, nor that they are unknown.
+    expect(html).not.toContain('given to <code>crawl report</code>');
+    expect(html).not.toContain('Configured rates are unknown');
+    await rm(out, { recursive: true, force: true });
   });
 });

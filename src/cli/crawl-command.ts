@@ -146,7 +146,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     if (!brokenPipe) log.block(formatSummary(stats));
     if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', flags.stats!);
     if (reportPath && tap) {
-      const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl');
+      const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl', stats);
       await writeWhole(reportPath, html, flags.report!);
       log.info(`wrote the report to ${flags.report} (${formatBytes(Buffer.byteLength(html))})`);
     }

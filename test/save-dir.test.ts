@@ -63,6 +63,12 @@ describe('URL → path', () => {
     ['http://example.com/x/_darcs/prefs', 'example.com/x/%5Fdarcs/prefs'],
     ['http://example.com/cvs/Root', 'example.com/%63vs/Root'],
     ['http://example.com/.g%E2%80%8Cit/config', 'example.com/%2Eg%E2%80%8Cit/config'],
+    // An 8.3 short name (Windows) reaches an existing long name: `GIT~1` is `.git` where one exists, even a host.
+    ['http://example.com/GIT~1/config', 'example.com/GIT%7E1/config'],
+    ['http://git~1/config', 'git%7E1/config'],
+    ['http://example.com/ab~12.htm', 'example.com/ab%7E12.htm'],
+    ['http://example.com/~user/', 'example.com/~user/index.html'],
+    ['http://example.com/my~page~2.html', 'example.com/my~page~2.html'],
   ];
   for (const [url, path] of table) {
     it(`${url} → ${path}`, () => {

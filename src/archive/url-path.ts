@@ -25,7 +25,10 @@
  *   makes any directory a bare git repository. Compared case-insensitively
  *   (macOS and Windows fold case), in every segment; the code points HFS+
  *   ignores in names (zero-width joiners, direction marks, BOM) are always
- *   escaped, so `.g\u200Cit` cannot reach the disk as `.git` either.
+ *   escaped, so `.g\u200Cit` cannot reach the disk as `.git` either; and
+ *   a name shaped like a Windows 8.3 short name (`GIT~1`, which opens an
+ *   existing `.git` there: a host directory lands in the user's own
+ *   directory) has its `~` escaped.
  * - A directory-like path (empty, or ending in `/`) gets `index.html`.
  * - A query string is kept in the file name after `@`, escaped the same way:
  *   `/search?q=a/b` → `search@q=a%2Fb`.
@@ -52,6 +55,8 @@ const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' }
 const WINDOWS_DEVICES = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
 // Names tools act on without a leading dot; dot-names are all escaped. Compared upper- then lower-cased, so `ſ` (which folds to `s`) cannot hide one.
 const TOOL_NAMES = /^(_darcs|cvs|_fossil_|head)$/;
+// A Windows 8.3 short name (`GIT~1`, `PROGRA~1.TXT`): it opens whatever long name it aliases in that directory (`.git`).
+const SHORT_NAME = /^(?=[^.]{1,8}(\.|$))[^.~]{1,6}~[0-9]+(\.[^.]{1,3})?$/;
 // Unsafe somewhere: path separators, Windows-reserved characters, controls,
 // our own `%` and `@`, and the code points HFS+ leaves out when comparing
 // names (git's is_hfs_dotgit list), which would let `.g\u200Cit` be `.git`.
@@ -84,6 +89,7 @@ export function safeName(segment: string, decode = true): string {
   if (WINDOWS_DEVICES.test(text)) text = `${text.slice(0, 2)}${escapeChar(text[2]!)}${text.slice(3)}`;
   // After the trailing-dot escape, so `CVS.` (which Windows reads as `CVS`) is already `CVS%2E`.
   if (text.startsWith('.') || TOOL_NAMES.test(text.toUpperCase().toLowerCase())) text = `${escapeChar(text[0]!)}${text.slice(1)}`;
+  if (SHORT_NAME.test(text)) text = text.replace('~', '%7E');
   return shorten(text);
 }
 

@@ -34,6 +34,9 @@ const INTERVALS = [250, 500, 1000, 2000];
  * `n` attempts each answered 429 after 25 ms with Retry-After `retryAfterMs`,
  * the next one sent when the pause (plus the crawler's 10 ms margin) ends.
  */
+/** An instant as records write it (ISO 8601 UTC with ms). */
+const iso = (ms) => new Date(ms).toISOString();
+
 function throttled(startMs, n, retryAfterMs) {
   const starts = [];
   const throttles = [];
@@ -42,7 +45,7 @@ function throttled(startMs, n, retryAfterMs) {
     starts.push(t);
     const at = t + 25;
     const pausedUntil = at + retryAfterMs + 10;
-    throttles.push({ at, status: 429, retryAfterMs, pausedUntil });
+    throttles.push({ at: iso(at), status: 429, retryAfterMs, pausedUntil: iso(pausedUntil) });
     t = pausedUntil + 1;
   }
   return { starts, throttles, next: t };
@@ -86,7 +89,7 @@ export async function writeSyntheticRecords(file, opts = {}) {
   let bytes = 0;
   // Each host's robots.txt first, as a crawl with --emit-robots writes it.
   for (const h of hosts) {
-    batch += JSON.stringify({ type: 'robots', url: `http://${h.host}/robots.txt`, host: h.host, status: 200, startedAt: h.next, elapsedMs: 30, bytes: 180 }) + '\n';
+    batch += JSON.stringify({ type: 'robots', url: `http://${h.host}/robots.txt`, host: h.host, status: 200, startedAt: iso(h.next), elapsedMs: 30, bytes: 180 }) + '\n';
     h.next += h.intervalMs + 3;
   }
   for (let written = 0; written < total; written++) {
@@ -109,12 +112,12 @@ export async function writeSyntheticRecords(file, opts = {}) {
         // Throttled until its budget ran out: four 429s, each pausing the host for its Retry-After.
         const t = throttled(startMs, 4, 7_500);
         const last = t.starts.pop();
-        Object.assign(rec, { status: 429, bytes: 0, startedAt: last, fetchedAt: new Date(last).toISOString(), attempts: 4, attemptStarts: t.starts, throttles: t.throttles, error: { code: 'THROTTLED', message: 'still answered 429 after 3 throttle retries' } });
+        Object.assign(rec, { status: 429, bytes: 0, startedAt: iso(last), fetchedAt: iso(last), attempts: 4, attemptStarts: t.starts.map(iso), throttles: t.throttles, error: { code: 'THROTTLED', message: 'still answered 429 after 3 throttle retries' } });
         h.next = t.next;
       } else if (roll < 0.125) {
         // One 429 with Retry-After: 30, then the page.
         const t = throttled(startMs, 1, 30_000);
-        Object.assign(rec, { startedAt: t.next, fetchedAt: new Date(t.next).toISOString(), attempts: 2, attemptStarts: t.starts, throttles: t.throttles });
+        Object.assign(rec, { startedAt: iso(t.next), fetchedAt: iso(t.next), attempts: 2, attemptStarts: t.starts.map(iso), throttles: t.throttles });
         h.next = t.next;
       } else if (roll < 0.14) Object.assign(rec, { status: null, bytes: 0, contentType: null, title: null, links: 0, attempts: 3, error: { code: ERRORS[written % ERRORS.length], message: 'synthetic failure' } });
       line = rec;

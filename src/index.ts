@@ -21,7 +21,9 @@ export { OutputError } from './output/sink.js';
 // What the iteration yields and reports.
 export type { ErrorCode, HostPolicy, OutputRecord, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent, WindowLimit } from './types.js';
 export type { ProgressSnapshot } from './output/progress.js';
-export type { CrawlStats, HostStats } from './output/summary.js';
+export type { CrawlSummary, HostStats } from './output/summary.js';
+/** @deprecated The name of `run.done`'s result before it became plain JSON: use CrawlSummary. */
+export type CrawlStats = import('./output/summary.js').CrawlSummary;
 export type { ScopeRejection } from './parse/scope.js';
 
 export { VERSION } from './version.js';

@@ -285,24 +285,26 @@ export interface PageRecord {
   /** The `<lastmod>` of the sitemap entry this URL came from, as written there. */
   lastmod?: string;
   location?: string;
+  /** When the URL was claimed for its request (ISO 8601 UTC, ms): the record's own time. Instants in records are all such strings; durations are numbers of ms named `…Ms`. */
   fetchedAt: string;
   /**
-   * Epoch milliseconds when the request was written to the socket: the
+   * When the request was written to the socket (ISO 8601 UTC, ms): the
    * moment the host's limiter counts (and a report measures gaps by).
    * Absent when no answer came (a transport error).
    */
-  startedAt?: number;
+  startedAt?: string;
   elapsedMs: number;
   /** Fetch attempts, when more than one (retries after failures or throttling). */
   attempts?: number;
   /** The worker that wrote the record, in a crawl shared through Redis (`--worker`, default host-pid). */
   worker?: string;
   /**
-   * Epoch ms when this URL's earlier attempts were sent (or began, when one
-   * failed before it was sent), oldest first; the latest 10 only (crawl/attempt-history.ts;
-   * `attempts` counts them all). Absent for a first-attempt record.
+   * When this URL's earlier attempts were sent (or began, when one failed
+   * before it was sent), ISO 8601, oldest first; the latest 10 only
+   * (crawl/attempt-history.ts; `attempts` counts them all). Absent for a
+   * first-attempt record.
    */
-  attemptStarts?: number[];
+  attemptStarts?: string[];
   /** The 429/503 answers this URL got (the latest 10), oldest first, each with the pause it caused its host. */
   throttles?: ThrottleEvent[];
   /** With --save-dir, a 2xx body's file, relative to that directory, "/"-separated (archive/url-path.ts). */
@@ -314,13 +316,13 @@ export interface PageRecord {
 
 /** A throttling answer (a status in `throttleStatuses`) and the pause it caused. */
 export interface ThrottleEvent {
-  /** Epoch ms when the answer came: the host's pause began then. */
-  at: number;
+  /** When the answer came (ISO 8601): the host's pause began then. */
+  at: string;
   status: number;
   /** What Retry-After announced, ms (before maxRetryAfter capped it); absent when the server sent none (the pause is a backoff). */
   retryAfterMs?: number;
-  /** Epoch ms until which the host was paused. */
-  pausedUntil: number;
+  /** Until when the host was paused (ISO 8601). */
+  pausedUntil: string;
 }
 
 export interface SkipRecord {
@@ -346,13 +348,13 @@ export interface RobotsFetchRecord {
   host: string;
   /** null when no answer came (then `error` says why). */
   status: number | null;
-  /** Epoch ms when the request was sent (or began, when it failed before it was sent). */
-  startedAt: number;
+  /** When the request was sent (or began, when it failed before it was sent), ISO 8601. */
+  startedAt: string;
   elapsedMs: number;
   /** Bytes of robots.txt read (at most robots.maxSize). */
   bytes: number;
-  /** A 429/503 answer: epoch ms until which it paused the host, and what Retry-After announced. */
-  pausedUntil?: number;
+  /** A 429/503 answer: until when it paused the host (ISO 8601), and what Retry-After announced (ms). */
+  pausedUntil?: string;
   retryAfterMs?: number;
   error?: { code: string; message: string };
   /** As in PageRecord. */

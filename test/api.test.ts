@@ -94,8 +94,14 @@ describe('crawl(): records', () => {
     }
     const stats = await run.done;
     expect(seen).toBe(7);
-    expect(stats.pagesByStatus.get(200)).toBe(7);
+    expect(stats.pagesByStatus['200']).toBe(7);
     expect(stats.interrupted).toBe(false);
+    // Plain JSON, as --stats writes it: instants as ISO strings, durations in whole milliseconds.
+    expect(JSON.parse(JSON.stringify(stats))).toEqual(stats);
+    expect(stats).toMatchObject({ pages: 7, pagesByStatus: { '200': 7 }, hosts: [expect.objectContaining({ fetched: 7 })] });
+    expect(stats.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Date.parse(stats.endedAt) - Date.parse(stats.startedAt)).toBe(stats.elapsedMs);
+    expect(Number.isInteger(stats.elapsedMs)).toBe(true);
   });
 });
 

@@ -6,14 +6,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { historyFields, MAX_ATTEMPT_HISTORY, throttleEvent, withAttempt } from '../src/crawl/attempt-history.js';
-import type { RobotsFetchRecord, ThrottleEvent } from '../src/types.js';
+import type { RobotsFetchRecord } from '../src/types.js';
 import { fakeCrawl } from './support/fake-crawl.js';
 
 /** Margin HostFeedback adds to an announced pause. */
 const PAUSE_MARGIN_MS = 10;
 const T0 = 1_800_000_000_000;
 
-const ev = (i: number): ThrottleEvent => ({ at: T0 + i, status: 429, pausedUntil: T0 + i + 1000 });
+/** Record instants are ISO 8601 UTC strings with milliseconds. */
+const iso = (ms: number) => new Date(Math.round(ms)).toISOString();
+
+const ev = (i: number) => ({ at: T0 + i, status: 429, pausedUntil: T0 + i + 1000 });
 
 describe('attempt history (pure)', () => {
   it('adds each attempt start, rounded, and keeps other extra fields', () => {
@@ -28,8 +31,9 @@ describe('attempt history (pure)', () => {
     let extra = withAttempt(undefined, T0, ev(0));
     for (let i = 1; i < 25; i++) extra = withAttempt(extra, T0 + i, ev(i));
     const fields = historyFields(extra, ev(25));
-    expect(fields.attemptStarts).toEqual(Array.from({ length: MAX_ATTEMPT_HISTORY }, (_, i) => T0 + 15 + i));
-    expect(fields.throttles!.map((t) => t.at - T0)).toEqual(Array.from({ length: MAX_ATTEMPT_HISTORY }, (_, i) => 16 + i));
+    expect(fields.attemptStarts).toEqual(Array.from({ length: MAX_ATTEMPT_HISTORY }, (_, i) => iso(T0 + 15 + i)));
+    expect(fields.throttles!.map((t) => Date.parse(t.at) - T0)).toEqual(Array.from({ length: MAX_ATTEMPT_HISTORY }, (_, i) => 16 + i));
+    expect(fields.throttles!.at(-1)).toEqual({ at: iso(T0 + 25), status: 429, pausedUntil: iso(T0 + 1025) });
   });
 
   it.each([
@@ -71,13 +75,13 @@ describe('records of retried and throttled URLs', () => {
     const tries = run.fetcher.requests('busy.test').filter((r) => r.path === '/');
     expect(tries.map((r) => r.status)).toEqual([429, 429, 200]);
     const page = run.pages[0]!;
-    expect(page).toMatchObject({ status: 200, attempts: 3, startedAt: Math.round(tries[2]!.at) });
-    expect(page.attemptStarts).toEqual([Math.round(tries[0]!.at), Math.round(tries[1]!.at)]);
+    expect(page).toMatchObject({ status: 200, attempts: 3, startedAt: iso(tries[2]!.at) });
+    expect(page.attemptStarts).toEqual([iso(tries[0]!.at), iso(tries[1]!.at)]);
     expect(page.throttles).toEqual(
-      tries.slice(0, 2).map((t) => ({ at: Math.round(t.endedAt!), status: 429, retryAfterMs: 2000, pausedUntil: Math.round(t.endedAt! + 2000 + PAUSE_MARGIN_MS) })),
+      tries.slice(0, 2).map((t) => ({ at: iso(t.endedAt!), status: 429, retryAfterMs: 2000, pausedUntil: iso(t.endedAt! + 2000 + PAUSE_MARGIN_MS) })),
     );
     // The pause the record states is the one the crawler kept.
-    expect(tries[1]!.at).toBeGreaterThanOrEqual(page.throttles![0]!.pausedUntil - 1);
+    expect(tries[1]!.at).toBeGreaterThanOrEqual(Date.parse(page.throttles![0]!.pausedUntil) - 1);
   });
 
   it('lists a failed attempt without a throttle event', async () => {
@@ -86,7 +90,7 @@ describe('records of retried and throttled URLs', () => {
       seeds: ['http://flaky.test/'],
     });
     const tries = run.fetcher.requests('flaky.test').filter((r) => r.path === '/');
-    expect(run.pages[0]).toMatchObject({ status: 200, attempts: 2, attemptStarts: [Math.round(tries[0]!.at)] });
+    expect(run.pages[0]).toMatchObject({ status: 200, attempts: 2, attemptStarts: [iso(tries[0]!.at)] });
     expect(run.pages[0]).not.toHaveProperty('throttles');
   });
 
@@ -100,8 +104,8 @@ describe('records of retried and throttled URLs', () => {
     expect(tries).toHaveLength(15);
     const page = run.pages[0]!;
     expect(page).toMatchObject({ status: 503, attempts: 15, error: { code: 'THROTTLED' } });
-    expect(page.attemptStarts).toEqual(tries.slice(4, 14).map((t) => Math.round(t.at)));
-    expect(page.throttles!.map((t) => t.at)).toEqual(tries.slice(5).map((t) => Math.round(t.endedAt!)));
+    expect(page.attemptStarts).toEqual(tries.slice(4, 14).map((t) => iso(t.at)));
+    expect(page.throttles!.map((t) => t.at)).toEqual(tries.slice(5).map((t) => iso(t.endedAt!)));
     expect(page.throttles!.every((t) => t.status === 503 && t.retryAfterMs === 0)).toBe(true);
   });
 
@@ -124,7 +128,7 @@ describe('robots.txt records', () => {
     });
     const [seen] = run.fetcher.requests('a.test').filter((r) => r.path === '/robots.txt');
     expect(robotsOf(run)).toEqual([
-      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: Math.round(seen!.at), elapsedMs: expect.any(Number), bytes: robots.length },
+      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: iso(seen!.at), elapsedMs: expect.any(Number), bytes: robots.length },
     ]);
     // Before the page it allowed.
     expect(run.records.map((r) => r.type)).toEqual(['robots', 'page']);
@@ -141,12 +145,12 @@ describe('robots.txt records', () => {
     });
     const slow = robotsOf(run).filter((r) => r.host === 'slow.test');
     expect(slow[0]).toMatchObject({ status: 429, retryAfterMs: 3000 });
-    expect(slow[0]!.pausedUntil! - (slow[0]!.startedAt + slow[0]!.elapsedMs)).toBeGreaterThanOrEqual(3000);
+    expect(Date.parse(slow[0]!.pausedUntil!) - (Date.parse(slow[0]!.startedAt) + slow[0]!.elapsedMs)).toBeGreaterThanOrEqual(3000);
     expect(slow.at(-1)).toMatchObject({ status: 200 });
     const down = robotsOf(run).filter((r) => r.host === 'down.test');
     expect(down.length).toBeGreaterThan(0);
     expect(down[0]).toMatchObject({ status: null, bytes: 0, error: { code: 'CONNECTION_REFUSED' } });
-    expect(typeof down[0]!.startedAt).toBe('number');
+    expect(down[0]!.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
   it('writes none unless asked', async () => {

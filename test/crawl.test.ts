@@ -53,7 +53,7 @@ describe('crawl: coverage and dedupe', () => {
     expect(home).toMatchObject({ status: 200, depth: 0, parent: null, title: 'Home', contentType: 'text/html', host: `a.localhost:${web.port}` });
     // startedAt: when the request went out, as the server saw it arrive (within the few ms of loopback).
     const arrival = web.requests('a.localhost').find((r) => r.path === '/')!.at;
-    expect(Math.abs(home.startedAt! - arrival)).toBeLessThan(50);
+    expect(Math.abs(Date.parse(home.startedAt!) - arrival)).toBeLessThan(50);
     expect(run.skipped).toContainEqual(expect.objectContaining({ url: web.url('a.localhost', '/private/p'), reason: 'robots', detail: 'Disallow: /private' }));
   });
 

@@ -72,6 +72,12 @@ describe('record.schema.json', () => {
     expect(seen((r) => r.reason === 'robots-unavailable')).toBe(true);
     expect(seen((r) => r.type === 'robots')).toBe(true);
     expect(validator.safeParse({ ...records.find((r) => r.type === 'page'), surprise: 1 }).success).toBe(false);
+    // One time convention: every instant is an ISO 8601 UTC string with milliseconds (durations are numbers named …Ms).
+    const instants = records.flatMap((r) => (['fetchedAt', 'startedAt', 'pausedUntil'] as const).flatMap((k) => (r[k] === undefined ? [] : [r[k]])));
+    expect(instants.length).toBeGreaterThan(records.length);
+    for (const t of instants) expect(t).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const page = records.find((r) => r.type === 'page' && r.startedAt !== undefined)!;
+    expect(validator.safeParse({ ...page, startedAt: Date.parse(page.startedAt as string) }).success).toBe(false);
   });
 
   it('every record field is documented in the README', async () => {

@@ -78,7 +78,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       expect(log.filter((e) => e.path === '/robots.txt')).toHaveLength(1); // fetched once per crawl
       expect(web.maxInFlight(h)).toBe(1);
       // When the workers wrote their requests (records' startedAt; one machine, one clock): 100 ms + the margin.
-      expect(minGap(pages.filter((r) => (r as Rec & { host: string }).host.startsWith(h)).map((r) => (r as Rec & { startedAt: number }).startedAt))).toBeGreaterThanOrEqual(100);
+      expect(minGap(pages.filter((r) => (r as Rec & { host: string }).host.startsWith(h)).map((r) => Date.parse((r as Rec & { startedAt: string }).startedAt)))).toBeGreaterThanOrEqual(100);
       // As the server saw them: the same, give or take its event loop's jitter on this shared machine.
       expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(80);
     }
@@ -96,11 +96,11 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     expect(duplicates(web.requests())).toEqual([]);
-    const out = (await Promise.all([0, 1, 2].map(async (i) => jsonLines<Rec & { host: string; startedAt?: number }>(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1, 2].map(async (i) => jsonLines<Rec & { host: string; startedAt?: string }>(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
     for (const h of hosts) {
       expect(web.maxInFlight(h)).toBeLessThanOrEqual(2);
       // When each worker wrote its requests (records' startedAt; one machine, one clock): the politeness itself.
-      const written = out.filter((r) => r.type === 'page' && r.host.startsWith(h)).map((r) => r.startedAt!);
+      const written = out.filter((r) => r.type === 'page' && r.host.startsWith(h)).map((r) => Date.parse(r.startedAt!));
       expect(minGap(written)).toBeGreaterThanOrEqual(100);
       // As the server saw them: the same, give or take its event loop's jitter on this shared machine.
       expect(minGap(web.requests(h).map((e) => e.at))).toBeGreaterThanOrEqual(80);

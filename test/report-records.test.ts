@@ -38,6 +38,25 @@ describe('viewRecord', () => {
     expect(viewRecord({ ...robots, startedAt: 'soon' })).toBeNull();
   });
 
+  it('reads instants as ISO strings (records since the time convention) exactly as the epoch ms older records hold', () => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const oldPage = {
+      type: 'page', url: 'http://a.test/', host: 'a.test', status: 200, fetchedAt: '2026-11-21T10:00:00.000Z', elapsedMs: 5,
+      startedAt: 1_800_000_009_123, attempts: 3, attemptStarts: [1_800_000_000_001, 1_800_000_004_000],
+      throttles: [{ at: 1_800_000_000_000, status: 503, retryAfterMs: 2000, pausedUntil: 1_800_000_002_500 }],
+    };
+    const newPage = {
+      ...oldPage, startedAt: iso(oldPage.startedAt), attemptStarts: oldPage.attemptStarts.map(iso),
+      throttles: [{ at: iso(1_800_000_000_000), status: 503, retryAfterMs: 2000, pausedUntil: iso(1_800_000_002_500) }],
+    };
+    expect(viewRecord(newPage)).toEqual(viewRecord(oldPage));
+    expect(viewRecord(newPage)).toMatchObject({ startMs: 1_800_000_009_123, exactStart: true, attemptStarts: [1_800_000_000_001, 1_800_000_004_000], throttles: [{ at: 1_800_000_000_000, pauseMs: 2500 }] });
+    const oldRobots = { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 429, startedAt: 1_800_000_000_000, elapsedMs: 40, bytes: 0, pausedUntil: 1_800_000_005_050, retryAfterMs: 5000 };
+    const newRobots = { ...oldRobots, startedAt: iso(oldRobots.startedAt), pausedUntil: iso(oldRobots.pausedUntil) };
+    expect(viewRecord(newRobots)).toEqual(viewRecord(oldRobots));
+    expect(viewRecord({ ...newRobots, startedAt: '2026-13-45T99:00:00.000Z' })).toBeNull();
+  });
+
   it('refuses what is not a record, and survives wrong types', () => {
     expect(viewRecord([1])).toBeNull();
     expect(viewRecord({ type: 'page' })).toBeNull();

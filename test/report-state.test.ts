@@ -91,9 +91,9 @@ describe('the record log', () => {
   it('keeps only the fields the report reads', () => {
     const page = {
       type: 'page' as const, url: 'http://a.test/', host: 'a.test', status: 200, depth: 0, parent: null, contentType: 'text/html', bytes: 10, title: 'T',
-      links: 3, linkList: ['http://a.test/x'], fetchedAt: '2026-01-01T00:00:00.000Z', startedAt: 1, elapsedMs: 2, attempts: 2, attemptStarts: [0],
+      links: 3, linkList: ['http://a.test/x'], fetchedAt: '2026-01-01T00:00:00.000Z', startedAt: '2026-01-01T00:00:00.001Z', elapsedMs: 2, attempts: 2, attemptStarts: ['2026-01-01T00:00:00.000Z'],
     };
-    expect(keptRecord(page)).toEqual({ type: 'page', url: 'http://a.test/', host: 'a.test', status: 200, bytes: 10, startedAt: 1, elapsedMs: 2, attempts: 2, attemptStarts: [0] });
+    expect(keptRecord(page)).toEqual({ type: 'page', url: 'http://a.test/', host: 'a.test', status: 200, bytes: 10, startedAt: '2026-01-01T00:00:00.001Z', elapsedMs: 2, attempts: 2, attemptStarts: ['2026-01-01T00:00:00.000Z'] });
     const { startedAt: _, ...untimed } = page;
     expect(keptRecord(untimed)).toMatchObject({ fetchedAt: '2026-01-01T00:00:00.000Z' });
     // A failure keeps the page it was found on, for the failures table.

@@ -3,6 +3,8 @@
  * long names), the collision rules, and whole crawls through the CLI
  * against a local web: what is saved, as which bytes, with which savedPath.
  */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,10 +37,10 @@ describe('URL → path', () => {
     ['http://example.com/a/../../../etc/passwd', 'example.com/etc/passwd'],
     ['http://example.com/a/%2e%2e/%2E%2e/etc/passwd', 'example.com/etc/passwd'],
     // Encoded separators and NUL stay inside one name.
-    ['http://example.com/..%2F..%2Fetc%2Fpasswd', 'example.com/..%2F..%2Fetc%2Fpasswd'],
+    ['http://example.com/..%2F..%2Fetc%2Fpasswd', 'example.com/%2E.%2F..%2Fetc%2Fpasswd'],
     ['http://example.com/a%5C..%5Cb', 'example.com/a%5C..%5Cb'],
     ['http://example.com/nul%00byte', 'example.com/nul%00byte'],
-    ['http://example.com/%2e%2e%2f', 'example.com/..%2F'],
+    ['http://example.com/%2e%2e%2f', 'example.com/%2E.%2F'],
     // Decoded for reading, `%` and `@` escaped so no two URLs read the same.
     ['http://example.com/caf%C3%A9.html', 'example.com/café.html'],
     ['http://example.com/100%25', 'example.com/100%25'],
@@ -53,6 +55,20 @@ describe('URL → path', () => {
     ['http://example.com/NUL.txt', 'example.com/NU%4C.txt'],
     ['http://example.com/name.', 'example.com/name%2E'],
     ['http://example.com/a//b', 'example.com/a/b'],
+    // Nothing a tool acts on: no dot-names, no repository directories, in any case, at any depth.
+    ['http://example.com/.git/config', 'example.com/%2Egit/config'],
+    ['http://example.com/a/.GIT./HEAD', 'example.com/a/%2EGIT%2E/%48EAD'],
+    ['http://example.com/.well-known/security.txt', 'example.com/%2Ewell-known/security.txt'],
+    ['http://example.com/.envrc', 'example.com/%2Eenvrc'],
+    ['http://example.com/x/_darcs/prefs', 'example.com/x/%5Fdarcs/prefs'],
+    ['http://example.com/cvs/Root', 'example.com/%63vs/Root'],
+    ['http://example.com/.g%E2%80%8Cit/config', 'example.com/%2Eg%E2%80%8Cit/config'],
+    // An 8.3 short name (Windows) reaches an existing long name: `GIT~1` is `.git` where one exists, even a host.
+    ['http://example.com/GIT~1/config', 'example.com/GIT%7E1/config'],
+    ['http://git~1/config', 'git%7E1/config'],
+    ['http://example.com/ab~12.htm', 'example.com/ab%7E12.htm'],
+    ['http://example.com/~user/', 'example.com/~user/index.html'],
+    ['http://example.com/my~page~2.html', 'example.com/my~page~2.html'],
   ];
   for (const [url, path] of table) {
     it(`${url} → ${path}`, () => {
@@ -213,6 +229,71 @@ describe('crawl --save-dir', () => {
     expect(await main(['--save-dir', 'taken', '--rate', '200/s', '-q', web.url('a.localhost', '/')], io)).toBe(2);
     expect(io.err().trim().split('\n')).toEqual(['crawl: cannot write --save-dir taken: not a directory']);
     expect(web.requests()).toEqual([]);
+  });
+
+  it('a site cannot plant a repository (or any dot-file) that git or another tool would act on', async () => {
+    const out = await tempDir();
+    const payload = join(out, 'PWNED');
+    const config = `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch '${payload}'; false"\n`;
+    const bareConfig = config.replace('bare = false', 'bare = true');
+    const files: Record<string, string> = {
+      '/.git/HEAD': 'ref: refs/heads/main\n',
+      '/.git/config': config,
+      '/.git/refs/heads/main': '0000000000000000000000000000000000000000\n',
+      '/.git/objects/info/packs': '\n',
+      '/deep/.GIT./HEAD': 'ref: refs/heads/main\n',
+      '/deep/.GIT./config': config,
+      '/bare/HEAD': 'ref: refs/heads/main\n',
+      '/bare/config': bareConfig,
+      '/bare/refs/heads/main': '0000000000000000000000000000000000000000\n',
+      '/bare/objects/info/packs': '\n',
+      '/.hg/hgrc': '[hooks]\n',
+      '/x/.svn/entries': '12\n',
+      '/_darcs/prefs/defaults': 'ALL test\n',
+      '/CVS/Root': ':local:/tmp\n',
+      '/.envrc': `touch '${payload}'\n`,
+    };
+    const pages: Record<string, { headers: Record<string, string>; body: string } | string> = {
+      '/': Object.keys(files).map((p) => `<a href="${p}">f</a>`).join(' '),
+    };
+    for (const [path, body] of Object.entries(files)) pages[path] = { headers: { 'content-type': 'text/plain' }, body };
+    web = await startWeb({ sites: { 'a.localhost': { pages } } });
+    const io = memoryIo(out);
+    expect(await main(['--save-dir', 'mirror', '--rate', '200/s', '-q', web.url('a.localhost', '/')], io)).toBe(0);
+    const saved = records(io.out()).filter((r) => r.savedPath !== undefined);
+    expect(saved).toHaveLength(Object.keys(files).length + 1);
+
+    const root = join(out, 'mirror');
+    const names = (await readdir(root, { recursive: true })).flatMap((p) => p.split(/[\\/]/));
+    const vcs = /^(\.|_darcs$|cvs$|head$|_fossil_$)/i;
+    expect(names.filter((n) => vcs.test(n.replace(/[. ]+$/, '')))).toEqual([]);
+
+    let git = true;
+    try {
+      execFileSync('git', ['--version'], { stdio: 'ignore' });
+    } catch {
+      git = false; // no git on this machine: the names above are the whole check
+    }
+    if (git) {
+      const host = join(root, `a.localhost_${web.port}`);
+      // Discovery must not climb out of the mirror into whatever holds the temporary directory.
+      const env = { ...process.env, GIT_CEILING_DIRECTORIES: out };
+      const repositories: string[] = [];
+      for (const dir of [host, join(host, 'bare'), join(host, 'deep')]) {
+        try {
+          execFileSync('git', ['status'], { cwd: dir, env, stdio: 'ignore' });
+        } catch {
+          // Failing is fine; running the site's command is not.
+        }
+        try {
+          repositories.push(execFileSync('git', ['rev-parse', '--absolute-git-dir'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim());
+        } catch {
+          // Not a repository: what we want.
+        }
+      }
+      expect(existsSync(payload)).toBe(false);
+      expect(repositories).toEqual([]);
+    }
   });
 
   it('without --save-dir a non-HTML body is still not read and records have no savedPath', async () => {

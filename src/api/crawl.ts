@@ -13,7 +13,7 @@
  * connections before the loop statement completes.
  */
 import { systemClock } from '../clock.js';
-import { createStats, finishStats, type CrawlStats } from '../output/summary.js';
+import { createStats, finishStats, statsToJson, type CrawlStats, type CrawlSummary } from '../output/summary.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { CrawlSettings, OutputRecord } from '../types.js';
 import { createCrawlSession, type CrawlSession } from './crawl-session.js';
@@ -42,10 +42,11 @@ export interface CrawlRun extends AsyncIterable<OutputRecord> {
   stop(): void;
   /**
    * The final statistics, once the iteration has ended (completely, by
-   * `break`, or by `stop()`/the signal). Rejects with the error the
-   * iteration threw, if any.
+   * `break`, or by `stop()`/the signal): plain JSON, the object `--stats`
+   * writes (instants as ISO 8601 strings, durations in ms). Rejects with the
+   * error the iteration threw, if any.
    */
-  readonly done: Promise<CrawlStats>;
+  readonly done: Promise<CrawlSummary>;
 }
 
 const IDLE: ProgressSnapshot = Object.freeze({ fetched: 0, queued: 0, inFlight: 0, errors: 0, skipped: 0, hostsWaiting: 0, hostsActive: 0, elapsedMs: 0 });
@@ -69,8 +70,8 @@ export function crawl(options: CrawlOptions): CrawlRun {
   let settled = false;
   let resolveDone!: (stats: CrawlStats) => void;
   let rejectDone!: (error: unknown) => void;
-  const done = new Promise<CrawlStats>((resolve, reject) => {
-    resolveDone = (stats) => ((settled = true), resolve(stats));
+  const done = new Promise<CrawlSummary>((resolve, reject) => {
+    resolveDone = (stats) => ((settled = true), resolve(statsToJson(stats)));
     rejectDone = (error) => ((settled = true), reject(error));
   });
   // A caller that only iterates sees the error there; `done` must not also

@@ -14,6 +14,21 @@
  *   never be a segment (the URL parser resolves them, encoded or not, and an
  *   escaped one would be `%2E`); a trailing dot or space, which Windows
  *   drops, and Windows device names (`con`, `nul.txt`, …) are escaped too.
+ * - Nothing saved is a name tools act on when they meet it in a directory
+ *   (a crawled site must never plant `.git/config` with a `core.fsmonitor`
+ *   command that a shell prompt's `git status` runs): the leading dot of
+ *   every dot-name is escaped (`.git` → `%2Egit`, `.envrc`, `.npmrc`,
+ *   `.htaccess`, `.vscode`, … and any a tool adopts later: a list of the
+ *   dangerous ones would always be one short), and so is the first
+ *   character of the version-control names without a dot (`_darcs`, `CVS`,
+ *   Fossil's `_FOSSIL_`) and of `HEAD`, which with `objects/` and `refs/`
+ *   makes any directory a bare git repository. Compared case-insensitively
+ *   (macOS and Windows fold case), in every segment; the code points HFS+
+ *   ignores in names (zero-width joiners, direction marks, BOM) are always
+ *   escaped, so `.g\u200Cit` cannot reach the disk as `.git` either; and
+ *   a name shaped like a Windows 8.3 short name (`GIT~1`, which opens an
+ *   existing `.git` there: a host directory lands in the user's own
+ *   directory) has its `~` escaped.
  * - A directory-like path (empty, or ending in `/`) gets `index.html`.
  * - A query string is kept in the file name after `@`, escaped the same way:
  *   `/search?q=a/b` → `search@q=a%2Fb`.
@@ -38,8 +53,14 @@ export const MAX_PATH_BYTES = 1000;
 
 const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
 const WINDOWS_DEVICES = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
-// Unsafe somewhere: path separators, Windows-reserved characters, controls, and our own `%` and `@`.
-const UNSAFE = /[\u0000-\u001f\u007f/\\:*?"<>|%@]/g;
+// Names tools act on without a leading dot; dot-names are all escaped. Compared upper- then lower-cased, so `ſ` (which folds to `s`) cannot hide one.
+const TOOL_NAMES = /^(_darcs|cvs|_fossil_|head)$/;
+// A Windows 8.3 short name (`GIT~1`, `PROGRA~1.TXT`): it opens whatever long name it aliases in that directory (`.git`).
+const SHORT_NAME = /^(?=[^.]{1,8}(\.|$))[^.~]{1,6}~[0-9]+(\.[^.]{1,3})?$/;
+// Unsafe somewhere: path separators, Windows-reserved characters, controls,
+// our own `%` and `@`, and the code points HFS+ leaves out when comparing
+// names (git's is_hfs_dotgit list), which would let `.g\u200Cit` be `.git`.
+const UNSAFE = /[\u0000-\u001f\u007f/\\:*?"<>|%@\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /** Hex digits of SHA-256 of `text`. */
 export function shortHash(text: string, length = 8): string {
@@ -66,6 +87,9 @@ export function safeName(segment: string, decode = true): string {
   if (text === '.' || text === '..') text = text.replace(/\./g, '%2E');
   text = text.replace(/[. ]$/, escapeChar);
   if (WINDOWS_DEVICES.test(text)) text = `${text.slice(0, 2)}${escapeChar(text[2]!)}${text.slice(3)}`;
+  // After the trailing-dot escape, so `CVS.` (which Windows reads as `CVS`) is already `CVS%2E`.
+  if (text.startsWith('.') || TOOL_NAMES.test(text.toUpperCase().toLowerCase())) text = `${escapeChar(text[0]!)}${text.slice(1)}`;
+  if (SHORT_NAME.test(text)) text = text.replace('~', '%7E');
   return shorten(text);
 }
 

@@ -163,7 +163,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     if (!brokenPipe) log.block(formatSummary(stats));
     if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', `--stats ${flags.stats}`);
     if (reportPath && tap) {
-      const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl');
+      const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl', stats);
       // A --state crawl keeps its records: the report can be written later from them.
       const later = target && !target.shared ? `its records are kept in ${target.label}: crawl report --state ${target.label} -o ${flags.report} writes the report once there is room` : undefined;
       await writeWhole(reportPath, html, `--report ${flags.report}`, later);

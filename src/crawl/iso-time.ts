@@ -1,4 +1,8 @@
-/** Record timestamps (`fetchedAt`), formatted at the rate pages are written. */
+/**
+ * Instants in records: ISO 8601 UTC strings with milliseconds, the records'
+ * one time convention (`fetchedAt`, `startedAt`, `attemptStarts`, throttle
+ * events, `pausedUntil`). Durations stay numbers of ms named `…Ms`.
+ */
 
 const MAX_TIME_MS = 8.64e15; // the Date range
 
@@ -22,4 +26,14 @@ export function isoTimeFormatter(): (ms: number) => string {
     const milli = t - s * 1000;
     return `${prefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
   };
+}
+
+/**
+ * One instant for a record, rounded to the millisecond. Times on the crawl's
+ * clock are finite; anything outside the Date range (a corrupt value read
+ * back from a store) is clamped rather than allowed to throw mid-crawl.
+ */
+export function isoInstant(ms: number): string {
+  const t = Number.isFinite(ms) ? Math.max(-MAX_TIME_MS, Math.min(MAX_TIME_MS, Math.round(ms))) : 0;
+  return new Date(t).toISOString();
 }

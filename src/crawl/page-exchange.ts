@@ -84,7 +84,7 @@ export class PageExchange {
       if (action === 'throttle' && this.requeueThrottled(lease, policy, withAttempt(entry.extra, startedAt, throttle))) return;
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, startedAt))) return;
       if (action === 'give-up') parts.giveUpHost(key, policy);
-      base.startedAt = Math.round(startedAt);
+      base.startedAt = parts.records.isoTime(Math.round(startedAt));
       const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: settings.maxRedirects, emitLinks: settings.emitLinks, chain: parts.redirects.before(entry) }).catch(asError);
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
       const parsed = sitemap === undefined && parts.links.parsesLong(res) ? await parts.links.parseAhead(entry, res) : undefined;

@@ -7,7 +7,9 @@
  */
 import { FetchError } from '../fetch/fetch-error.js';
 import type { FetchResult } from '../fetch/fetcher.js';
-import type { RobotsFetchRecord, ThrottleEvent } from '../types.js';
+import type { RobotsFetchRecord } from '../types.js';
+import type { ThrottleMark } from './attempt-history.js';
+import { isoInstant } from './iso-time.js';
 
 export interface RobotsFetchOutcome {
   url: string;
@@ -22,7 +24,7 @@ export interface RobotsFetchOutcome {
   /** …or why none came. */
   err?: unknown;
   /** The pause a 429/503 answer caused. */
-  throttle?: ThrottleEvent;
+  throttle?: ThrottleMark;
 }
 
 export function robotsFetchRecord(o: RobotsFetchOutcome): RobotsFetchRecord {
@@ -31,12 +33,12 @@ export function robotsFetchRecord(o: RobotsFetchOutcome): RobotsFetchRecord {
     url: o.url,
     host: o.host,
     status: o.res?.status ?? null,
-    startedAt: Math.round(o.startedAt ?? o.beganAt),
+    startedAt: isoInstant(o.startedAt ?? o.beganAt),
     elapsedMs: Math.round(o.res ? o.res.elapsedMs : o.endedAt - o.beganAt),
     bytes: o.res?.bytes ?? 0,
   };
   if (o.throttle) {
-    record.pausedUntil = o.throttle.pausedUntil;
+    record.pausedUntil = isoInstant(o.throttle.pausedUntil);
     if (o.throttle.retryAfterMs !== undefined) record.retryAfterMs = o.throttle.retryAfterMs;
   }
   if (!o.res) {

@@ -26,15 +26,16 @@ const ERROR_CODES = [
   'PROXY_ERROR', 'FETCH_FAILED', 'REDIRECT_LOOP',
 ] as const satisfies readonly RecordErrorCode[];
 
-const epochMs = () => z.number().describe('Epoch milliseconds.');
+// One time convention: instants are ISO 8601 UTC strings with milliseconds; durations are numbers of ms named `…Ms`.
+const instant = () => z.iso.datetime({ precision: 3 }).describe('An instant: ISO 8601 UTC with milliseconds ("2026-11-21T10:00:00.123Z").');
 const worker = () => z.string().optional().describe('The worker that wrote the record, in a crawl shared through Redis (--worker; default host-pid).');
 
 const throttleEvent = z
   .strictObject({
-    at: z.number().describe('Epoch ms when the answer came: the host\'s pause began then.'),
+    at: instant().describe('When the answer came (ISO 8601): the host\'s pause began then.'),
     status: z.int().describe('The throttling status (429, 503, …).'),
     retryAfterMs: z.number().optional().describe('What Retry-After announced, ms, before maxRetryAfter capped it; absent when the server sent none (the pause was a backoff).'),
-    pausedUntil: z.number().describe('Epoch ms until which the host was paused.'),
+    pausedUntil: instant().describe('Until when the host was paused (ISO 8601).'),
   })
   .describe('A throttling answer and the pause it caused.');
 
@@ -68,11 +69,11 @@ export const pageRecordSchema = z
     method: z.enum(['HEAD', 'GET']).optional().describe('A link check\'s method: HEAD, or GET after HEAD was refused.'),
     lastmod: z.string().optional().describe('The <lastmod> of the sitemap entry the URL came from, as written there.'),
     location: z.string().optional().describe('A redirect\'s Location, absolute.'),
-    fetchedAt: z.string().describe('ISO 8601 time the fetch began (the record\'s own time).'),
-    startedAt: epochMs().optional().describe('Epoch ms when the request was written to the socket (what the host\'s limiter counts); absent when no answer came.'),
+    fetchedAt: instant().describe('When the URL was claimed for its request, ISO 8601 (the record\'s own time).'),
+    startedAt: instant().optional().describe('When the request was written to the socket, ISO 8601 (what the host\'s limiter counts); absent when no answer came.'),
     elapsedMs: z.number().min(0).describe('From the request\'s start to the end of its body, ms.'),
     attempts: z.int().min(2).optional().describe('Fetch attempts, when more than one (retries after failures or throttling).'),
-    attemptStarts: z.array(z.number()).optional().describe('Epoch ms when the earlier attempts were sent, oldest first; the latest 10.'),
+    attemptStarts: z.array(instant()).optional().describe('When the earlier attempts were sent, ISO 8601, oldest first; the latest 10.'),
     throttles: z.array(throttleEvent).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
     savedPath: z.string().optional().describe('With --save-dir: the file the body was saved to, relative to that directory, "/"-separated.'),
     warcOffset: z.int().min(0).optional().describe('With --warc: the byte offset of this page\'s response record in the WARC file.'),
@@ -105,10 +106,10 @@ export const robotsRecordSchema = z
     url: z.string().describe('The robots.txt URL requested (each redirect hop is a record).'),
     host: z.string().describe('The host key whose limiter paced the request.'),
     status: z.int().nullable().describe('The HTTP status; null when no answer came.'),
-    startedAt: epochMs().describe('Epoch ms when the request was sent (or began, when it failed before that).'),
+    startedAt: instant().describe('When the request was sent (or began, when it failed before that), ISO 8601.'),
     elapsedMs: z.number().min(0),
     bytes: z.int().min(0).describe('Bytes of robots.txt read (at most robots.maxSize).'),
-    pausedUntil: epochMs().optional().describe('A 429/503 answer: epoch ms until which it paused the host.'),
+    pausedUntil: instant().optional().describe('A 429/503 answer: until when it paused the host, ISO 8601.'),
     retryAfterMs: z.number().optional().describe('What its Retry-After announced, ms.'),
     error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
     worker: worker(),

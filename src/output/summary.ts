@@ -6,6 +6,7 @@
  * answers "what happened, and was anything slowed or refused?" at a glance.
  */
 import type { Clock } from '../clock.js';
+import { isoInstant } from '../crawl/iso-time.js';
 import type { OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 
 export interface HostStats {
@@ -250,10 +251,18 @@ export function formatSummary(stats: CrawlStats): string {
   return out.join('\n') + '\n';
 }
 
-/** The end-of-crawl summary as plain JSON (`--stats FILE`), for scripts. Times are the crawl clock's epoch milliseconds, as ISO dates. */
-export interface StatsJson {
+/**
+ * The end-of-crawl summary as plain JSON, for scripts: what `--stats FILE`
+ * writes and what the library's `run.done` resolves to (no Maps, so
+ * `JSON.stringify` shows everything). Instants are ISO 8601 UTC strings with
+ * milliseconds, durations whole milliseconds named `…Ms`, as in records.
+ */
+export interface CrawlSummary {
+  /** When the crawl started, ISO 8601. */
   startedAt: string;
+  /** When it ended, ISO 8601. */
   endedAt: string;
+  /** endedAt − startedAt, whole ms. */
   elapsedMs: number;
   interrupted: boolean;
   resumed: 'resumed' | 'finished' | null;
@@ -271,15 +280,16 @@ export interface StatsJson {
   linkCheck?: { checked: number; broken: number; brokenPages: number };
 }
 
-export function statsToJson(stats: CrawlStats): StatsJson {
+export function statsToJson(stats: CrawlStats): CrawlSummary {
   let pages = 0;
   for (const n of stats.pagesByStatus.values()) pages += n;
-  const elapsedMs = Math.max(0, stats.endedAt - stats.startedAt);
-  const iso = (ms: number) => (Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(ms));
+  // Both ends rounded to the ms first, so elapsedMs is exactly endedAt − startedAt as written.
+  const started = Math.round(stats.startedAt);
+  const elapsedMs = Math.max(0, Math.round(stats.endedAt) - started);
   return {
-    startedAt: iso(stats.startedAt),
-    endedAt: iso(stats.endedAt),
-    elapsedMs: Math.round(elapsedMs),
+    startedAt: isoInstant(started),
+    endedAt: isoInstant(started + elapsedMs),
+    elapsedMs,
     interrupted: stats.interrupted,
     resumed: stats.resumed ?? null,
     pages,

@@ -10,6 +10,12 @@
  * (`type: "robots"`); the report uses what is there. Every field is checked
  * for its type here, so the aggregators never see a string where a number
  * belongs, whatever the file holds.
+ *
+ * Instants (`startedAt`, `attemptStarts`, a throttle's `at` and
+ * `pausedUntil`, a robots.txt record's `pausedUntil`) are ISO 8601 strings
+ * since the records' one time convention; the versions before it wrote
+ * epoch milliseconds, and both are read (`instant`), so old files, state
+ * files' record logs and Redis lists still make the same report.
  */
 import { hostKeyOf } from '../parse/url.js';
 import type { HostKeyMode } from '../types.js';
@@ -19,14 +25,14 @@ import type { HostKeyMode } from '../types.js';
  * three policy fields (a proposal for PageRecord still).
  */
 export interface FutureRecordFields {
-  /** Epoch ms when the request was dispatched (written to the socket): the instant the host's limiter counts. */
-  startedAt?: number;
+  /** When the request was dispatched (written to the socket): the instant the host's limiter counts. ISO 8601, or epoch ms from older versions. */
+  startedAt?: string | number;
   /** The host key whose limiter paced this request (hostname[:port], or the registrable domain with hostKey "domain"). */
   host?: string;
-  /** Epoch ms dispatch times of this URL's earlier attempts (retries and throttled tries), oldest first. */
-  attemptStarts?: number[];
-  /** 429/503 answers this URL got, each with the pause it caused (epoch ms `pausedUntil`). */
-  throttles?: Array<{ at: number; status: number; retryAfterMs?: number; pausedUntil: number }>;
+  /** Dispatch times of this URL's earlier attempts (retries and throttled tries), oldest first; ISO 8601, or epoch ms from older versions. */
+  attemptStarts?: Array<string | number>;
+  /** 429/503 answers this URL got, each with the pause it caused (until `pausedUntil`); instants as in `startedAt`. */
+  throttles?: Array<{ at: string | number; status: number; retryAfterMs?: number; pausedUntil: string | number }>;
   /** The host's configured minimum gap between request starts, ms (0 = none). */
   intervalMs?: number;
   /** The gap in force when this request started, after adaptive slow-down and Crawl-delay, ms. */
@@ -93,6 +99,14 @@ export type RecordView = PageView | SkipView | RobotsView;
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const ISO_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
+/** Epoch ms of an instant written as ISO 8601 (this version) or as epoch ms (older ones); null otherwise. */
+const instant = (v: unknown): number | null => {
+  if (typeof v !== 'string') return num(v);
+  // Date.parse alone would take "1" or "May 3" as dates.
+  const ms = ISO_INSTANT.test(v) ? Date.parse(v) : NaN;
+  return Number.isFinite(ms) ? ms : null;
+};
 
 /** The host key of a URL; "(invalid url)" when it has none we can read. */
 export function hostOf(url: string, mode: HostKeyMode = 'host'): string {
@@ -116,7 +130,7 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
   if (r.type === 'skipped') return { kind: 'skipped', url, host, reason: str(r.reason) ?? '(none)', detail: str(r.detail) };
   if (r.type === 'robots') return robotsView(r, url, host);
   if (r.type !== 'page') return null;
-  const startedAt = num(r.startedAt);
+  const startedAt = instant(r.startedAt);
   const fetchedAt = typeof r.fetchedAt === 'string' ? Date.parse(r.fetchedAt) : NaN;
   const error = r.error !== null && typeof r.error === 'object' ? (r.error as Record<string, unknown>) : null;
   return {
@@ -133,7 +147,7 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
     errorCode: error ? (str(error.code) ?? 'UNKNOWN') : null,
     errorMessage: error ? str(error.message) : null,
     attempts: Math.max(1, num(r.attempts) ?? 1),
-    attemptStarts: Array.isArray(r.attemptStarts) ? r.attemptStarts.filter((t): t is number => num(t) !== null) : [],
+    attemptStarts: Array.isArray(r.attemptStarts) ? r.attemptStarts.flatMap((t) => instant(t) ?? []) : [],
     throttles: Array.isArray(r.throttles) ? r.throttles.flatMap(throttleEvent) : [],
     intervalMs: num(r.intervalMs),
     effectiveIntervalMs: num(r.effectiveIntervalMs),
@@ -145,21 +159,21 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
 function throttleEvent(raw: unknown): ThrottleView[] {
   if (raw === null || typeof raw !== 'object') return [];
   const t = raw as Record<string, unknown>;
-  const at = num(t.at);
+  const at = instant(t.at);
   const status = num(t.status);
   if (at === null || status === null) return [];
   // `pausedUntil` as the crawler writes it; `pauseMs` as the first proposal had it.
-  const until = num(t.pausedUntil);
+  const until = instant(t.pausedUntil);
   const pauseMs = until !== null ? until - at : (num(t.pauseMs) ?? 0);
   return [{ at, status, retryAfterMs: num(t.retryAfterMs), pauseMs: Math.max(0, pauseMs) }];
 }
 
 function robotsView(r: Record<string, unknown>, url: string, host: string): RobotsView | null {
-  const startMs = num(r.startedAt);
+  const startMs = instant(r.startedAt);
   if (startMs === null) return null;
   const elapsedMs = Math.max(0, num(r.elapsedMs) ?? 0);
   const status = num(r.status);
-  const until = num(r.pausedUntil);
+  const until = instant(r.pausedUntil);
   const error = r.error !== null && typeof r.error === 'object' ? (r.error as Record<string, unknown>) : null;
   const end = startMs + elapsedMs;
   return {

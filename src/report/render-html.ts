@@ -164,7 +164,7 @@ function outcomes(d: ReportData): string {
 <div class="grid3">
 ${countTable('Status codes', d.statuses, 'No pages.')}
 ${countTable('Error codes', d.errorCodes, 'No errors.')}
-${countTable('Skip reasons', d.skipReasons, 'No skip records (crawl with --emit-skipped to see them).')}
+${countTable('Skip reasons', d.skipReasons, d.policySource === 'crawl' ? 'No URL was skipped.' : 'No skip records (crawl with --emit-skipped to see them).')}
 </div>
 </section>`;
 }

@@ -78,8 +78,12 @@ export interface ReportData {
   startMs: number | null;
   endMs: number | null;
   totals: { bytes: number; errors: number; retried: number; hosts: number; exactStarts: number };
-  /** Where the configured rates come from. */
-  policySource: 'records' | 'config' | 'none';
+  /**
+   * Where the configured rates come from: the records themselves, the
+   * crawl's own settings (a report built during the crawl), a config given
+   * to `crawl report` (which may differ from the crawl's), or nowhere.
+   */
+  policySource: 'records' | 'crawl' | 'config' | 'none';
   /** Page records by status, numeric order, "error" (no answer) last. */
   statuses: Counts;
   errorCodes: Counts;
@@ -98,7 +102,15 @@ export interface ReportData {
 export interface BuilderOptions {
   /** The configured rate per host key when the records do not carry it (from `crawl report --config`). */
   policyFor?: PolicyLookup;
+  /** `crawl` when `policyFor` is the crawl's own settings (the report built during the crawl), not a config given afterwards. @default 'config' */
+  policyOrigin?: 'crawl' | 'config';
   limits?: Partial<ReportLimits>;
+}
+
+/** Skips as the crawl counted them, by reason and by host key. */
+export interface SkipCounts {
+  byReason: Iterable<[string, number]>;
+  byHost: Iterable<[string, number]>;
 }
 
 /** [key, count] pairs in display order (an object would put "404" before "error" whatever we sort). */
@@ -217,7 +229,7 @@ export class ReportBuilder {
       startMs: timed ? this.startMs : null,
       endMs: timed ? this.endMs : null,
       totals: { bytes: this.bytes, errors: this.errors, retried: this.retried, hosts: this.hosts.size, exactStarts: this.exactStarts },
-      policySource: this.policyFromRecords ? 'records' : this.opts.policyFor ? 'config' : 'none',
+      policySource: this.policyFromRecords ? 'records' : this.opts.policyFor ? (this.opts.policyOrigin ?? 'config') : 'none',
       statuses: byStatus(this.statuses),
       errorCodes: byCount(this.errorCodes),
       skipReasons: byCount(this.skipReasons),
@@ -238,6 +250,23 @@ export class ReportBuilder {
     if (r.startMs < this.startMs) this.startMs = r.startMs;
     if (r.startMs + r.elapsedMs > this.endMs) this.endMs = r.startMs + r.elapsedMs;
     this.host(r.host).addRobots(r);
+  }
+
+  /**
+   * Replaces the skips counted from records with the crawl's own counts: a
+   * crawl writes a skip record only for a URL the user named unless asked
+   * (--emit-skipped), and skips in bulk at its end without any, so a report
+   * built during the crawl would otherwise undercount.
+   */
+  useSkipCounts(counts: SkipCounts): void {
+    this.skipReasons.clear();
+    for (const h of this.hosts.values()) h.skipped = 0;
+    this.skipped = 0;
+    for (const [reason, n] of counts.byReason) {
+      this.skipped += n;
+      this.skipReasons.set(reason, (this.skipReasons.get(reason) ?? 0) + n);
+    }
+    for (const [host, n] of counts.byHost) if (n > 0) this.host(host).skipped += n;
   }
 
   private addSkip(r: SkipView): void {

@@ -4,9 +4,9 @@
  * Real SQLite files and the real binary, killed for real; politeness and
  * completeness judged from the server's own log.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { duplicates, startWeb, type Web } from '../fixtures/web.js';
 import { seededRandom } from './support/seeded-random.js';
 import { jsonLines, requireBuilt, startCrawl } from './support/spawn-crawl.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
 
 const bin = fileURLToPath(new URL('../bin/crawl.js', import.meta.url));
 let web: Web | undefined;
@@ -188,5 +189,77 @@ describe('a file that is not a usable state file', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(oneLine(r.stderr)).toHaveLength(1);
     expect(r.stderr).toMatch(/s1\.db is a crawl state file; use crawl report --state s1\.db/);
+  }, 30_000);
+});
+
+describe('a clean stop', () => {
+  it('keeps the links of pages that finish while stopping: a resumed crawl still reaches every page (a chain of pages)', async () => {
+    // One link a page (the next): a page whose links were dropped ends the crawl there. Each answer takes 300 ms, so one is in flight at the stop.
+    web = await startWeb({ sites: { 'a.localhost': { robots: null, delayMs: 300, generate: { pages: 12, linksPerPage: 1 } } } });
+    const args = ['--state', 's.db', '-o', 'pages.jsonl', '--rate', 'unlimited', '-q'];
+    const { child, done } = start([...args, web.url('a.localhost', '/')]);
+    await until(() => web!.requests().filter((r) => r.path.startsWith('/p/')).length >= 3 && web!.requests().at(-1)!.status === null, 'a page in flight');
+    child.kill('SIGINT');
+    expect((await done).code).toBe(130);
+    const resumed = await run(args);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const out = records(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
+    expect(out.map((r) => r.url).sort()).toEqual([web.url('a.localhost', '/'), ...Array.from({ length: 12 }, (_, i) => web!.url('a.localhost', `/p/${i}`))].sort());
+  }, 30_000);
+});
+
+describe('a full disk under --state', () => {
+  it('stops with one line and exit 4, then the same command resumes once there is room: every page once, nothing written twice', async () => {
+    const small = join(dir, 'small');
+    await mkdir(small);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', small], { encoding: 'utf8' });
+    if (mounted.status !== 0) {
+      console.warn(`skipped: a small tmpfs could not be mounted (${mounted.stderr.trim() || mounted.error?.message}); this test needs root`);
+      return;
+    }
+    try {
+      web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 400, linksPerPage: 3 } } } });
+      const seed = web.url('a.localhost', '/');
+      const args = ['--state', 'small/s.db', '-o', 'pages.jsonl', '--rate', 'unlimited', '--host-concurrency', '4', '-q', seed];
+      const full = await run(args);
+      expect(full.code, full.stderr).toBe(4);
+      expect(oneLine(full.stderr)).toEqual([expect.stringMatching(/^crawl: cannot write state file .*small\/s\.db: the disk is full \(less than 1 MiB left\); run the same command again once there is room$/)]);
+      expect(web.requests().length).toBeLessThan(401); // it stopped before the end
+      expect(existsSync(join(dir, 'pages.jsonl.partial'))).toBe(true); // and its output says it is incomplete
+
+      expect(spawnSync('mount', ['-o', 'remount,size=64m', small]).status).toBe(0);
+      const resumed = await run(args);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const out = records(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
+      const urls = out.filter((r) => r.status === 200).map((r) => r.url);
+      expect(new Set(urls).size).toBe(401);
+      expect(urls).toHaveLength(401); // no record written twice
+      const status = JSON.parse((await run(['status', '--state', 'small/s.db', '--json'])).stdout);
+      expect(status).toMatchObject({ finished: true, doneTotal: 401 });
+    } finally {
+      spawnSync('umount', ['-l', small]);
+    }
+  }, 60_000);
+
+  it('a commit the full disk refuses: every store call after it rejects with one IO_FAILED error (never thrown into a timer), and close does not throw it again', async () => {
+    const small = join(dir, 'tiny');
+    await mkdir(small);
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', small]).status !== 0) {
+      console.warn('skipped: a small tmpfs could not be mounted; this test needs root');
+      return;
+    }
+    try {
+      const store = new SqliteStore(join(small, 's.db'));
+      await store.open({ seeds: ['http://a.test/'], configFingerprint: 'f' });
+      let answer: unknown;
+      for (let i = 0; i < 5_000 && !(answer instanceof Promise); i++) answer = store.add(`http://a.test/${'x'.repeat(200)}/${i}`, 'a.test', { url: `http://a.test/${i}`, depth: 1, parent: null, hops: 0, attempt: 0 });
+      expect(answer).toBeInstanceOf(Promise);
+      const err = await (answer as Promise<unknown>).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'IO_FAILED', message: expect.stringMatching(/^cannot write state file .*tiny\/s\.db: the disk is full \(SQLITE_FULL\)/) });
+      await expect(store.complete({ id: 1, key: 'a.test', entry: { url: 'http://a.test/', depth: 0, parent: null, hops: 0, attempt: 0 } })).rejects.toBe(err);
+      expect(() => store.close()).not.toThrow();
+    } finally {
+      spawnSync('umount', ['-l', small]);
+    }
   }, 30_000);
 });

@@ -83,5 +83,8 @@ export class CrawlRecords {
     // Credentials in URLs (http://user:secret@host/) never leave the crawler.
     const out = redactRecord(record);
     this.writes = this.writes.then(() => (sink.broken ? undefined : sink.write(out)));
+    // A failed write ends the crawl through whoever awaits the chain; after a crawl already
+    // failed (its state file full) nobody may, and that must not crash the process.
+    this.writes.catch(() => undefined);
   }
 }

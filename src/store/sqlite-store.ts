@@ -22,14 +22,15 @@
  * - Queued URLs live on disk; memory holds the seen set's fingerprints
  *   (≤ 16 B a URL), per-host counts and the host records.
  */
-import { rmSync } from 'node:fs';
+import { rmSync, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
-import { APP_ID, damagedMessage, inspectStateFile, isDamage, lockStateFile, StateFileError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
+import { APP_ID, damagedMessage, inspectStateFile, isDamage, lockStateFile, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
 
 export { StateFileError } from './sqlite-file.js';
 
@@ -39,6 +40,15 @@ export const STATE_SCHEMA_VERSION = 2;
 export const COMMIT_INTERVAL_MS = 50;
 /** An open store commits at least this often, so `crawl status` shows when it last wrote. */
 export const HEARTBEAT_MS = 5_000;
+/**
+ * Free bytes on the state file's disk below which a crawl is asked to stop
+ * (`onLowSpace`) while its last commits still fit: a disk that fills then
+ * costs no repeated page, where a commit refused by a full disk loses its
+ * transaction (the pages in it are fetched again on resume).
+ */
+export const LOW_SPACE_BYTES = 1 << 20;
+/** How often free space is looked at while committing. */
+const SPACE_CHECK_MS = 1_000;
 
 const enum UrlState {
   Seen = 0,
@@ -117,6 +127,12 @@ export interface SqliteStoreOptions {
    * `open`, no writes, safe while a crawl runs in it. @default false
    */
   readOnly?: boolean;
+  /**
+   * Called once when the disk holding the file has less than LOW_SPACE_BYTES
+   * free: the caller stops the crawl cleanly and reports the error. With it,
+   * a file on a disk already that full is refused at once.
+   */
+  onLowSpace?: (err: StateWriteError) => void;
 }
 
 export class SqliteStore implements CrawlStore {
@@ -150,6 +166,8 @@ export class SqliteStore implements CrawlStore {
   private lock: StateLock | undefined;
   /** The first SQLite failure while crawling: every later call answers with it, nothing more is written. */
   private failure: Error | undefined;
+  private onLowSpace: ((err: StateWriteError) => void) | undefined;
+  private spaceCheckedAt = -Infinity;
 
   constructor(
     readonly path: string,
@@ -157,6 +175,7 @@ export class SqliteStore implements CrawlStore {
   ) {
     this.now = opts.now ?? Date.now;
     this.readOnly = opts.readOnly ?? false;
+    this.onLowSpace = this.readOnly ? undefined : opts.onLowSpace;
     const Driver = loadDriver();
     // Looked at read-only first: a file refused here is left exactly as it was.
     const found = inspectStateFile(Driver, path, { mustExist: this.readOnly });
@@ -169,6 +188,10 @@ export class SqliteStore implements CrawlStore {
     } else {
       // The lock comes before any write, --fresh included: a file a live crawl holds is never touched.
       this.lock = lockStateFile(Driver, path, () => runningPid(Driver, path));
+      if (this.onLowSpace && lowOnSpace(path)) {
+        this.lock.release();
+        throw lowSpaceError(path);
+      }
       try {
         if (opts.fresh && found.kind !== 'new') removeStateFile(path);
         this.db = new Driver(path);
@@ -343,13 +366,25 @@ export class SqliteStore implements CrawlStore {
    * Other errors (a lease completed twice) are the caller's bug: thrown.
    */
   private guard<T>(call: () => T): T | Promise<never> {
-    if (this.failure) return Promise.reject(this.failure);
+    if (this.failure) return this.rejected();
     try {
       return call();
     } catch (err) {
       if (!isSqliteFailure(err)) throw err;
-      return Promise.reject(this.failed(err));
+      this.failed(err);
+      return this.rejected();
     }
+  }
+
+  /**
+   * The failure as a rejected promise. The crawl learns it from the calls it
+   * settles; one whose answer nothing waits for (a caller that expected a
+   * plain value) must not end the process with an unhandled rejection.
+   */
+  private rejected(): Promise<never> {
+    const answer = Promise.reject(this.failure);
+    answer.catch(() => undefined);
+    return answer;
   }
 
   private failed(err: unknown): Error {
@@ -614,6 +649,16 @@ export class SqliteStore implements CrawlStore {
     }
   }
 
+  /** Tells the caller, once, that the disk is nearly full (at most every SPACE_CHECK_MS). */
+  private checkSpace(now: number): void {
+    if (!this.onLowSpace || now - this.spaceCheckedAt < SPACE_CHECK_MS) return;
+    this.spaceCheckedAt = now;
+    if (!lowOnSpace(this.path)) return;
+    const tell = this.onLowSpace;
+    this.onLowSpace = undefined;
+    tell(lowSpaceError(this.path));
+  }
+
   private commit(reopen = true): void {
     if (!this.inTransaction) this.begin();
     for (const key of this.dirtyHosts) this.q.putHost!.run(key, JSON.stringify(this.hostRecords.get(key)));
@@ -626,6 +671,7 @@ export class SqliteStore implements CrawlStore {
     this.db.exec('COMMIT');
     this.inTransaction = false;
     this.lastCommit = at;
+    this.checkSpace(at);
     if (reopen && !this.closed) this.begin();
   }
 }
@@ -652,6 +698,19 @@ function runningPid(Driver: typeof BetterSqlite3, path: string): number | undefi
 /** `--fresh`: the old file goes whole (damaged or not), with what SQLite keeps beside it; the lock stays. */
 function removeStateFile(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) rmSync(file, { force: true });
+}
+
+function lowOnSpace(path: string): boolean {
+  try {
+    const fs = statfsSync(dirname(path));
+    return fs.bavail * fs.bsize < LOW_SPACE_BYTES;
+  } catch {
+    return false; // a file system that cannot say: SQLITE_FULL will
+  }
+}
+
+function lowSpaceError(path: string): StateWriteError {
+  return new StateWriteError(`cannot write state file ${path}: the disk is full (less than ${LOW_SPACE_BYTES >> 20} MiB left); run the same command again once there is room`);
 }
 
 /** An error better-sqlite3 raised for SQLite (its code is SQLite's: SQLITE_FULL, SQLITE_CORRUPT, …). */

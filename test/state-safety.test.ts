@@ -44,11 +44,23 @@ const oneLine = (stderr: string) => stderr.trim().split('\n');
 
 describe('a state file one crawl holds', () => {
   it('refuses a second crawl and --fresh while a crawl runs (naming its process); the crawl finishes unharmed; status and report still read it', async () => {
-    // 61 pages at 10/s: six seconds, long enough for the commands below on a busy machine.
-    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 60, linksPerPage: 2 } } } });
+    // /p/3 answers only once the checks below are done: the crawl is surely still running during them.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    web = await startWeb({
+      sites: {
+        'a.localhost': {
+          generate: { pages: 60, linksPerPage: 2 },
+          handler: async (_req, _res, ctx) => {
+            if (ctx.path === '/p/3') await held;
+            return false;
+          },
+        },
+      },
+    });
     const seed = web.url('a.localhost', '/');
-    const live = start(['--state', 's.db', '-o', 'a.jsonl', '--rate', '10/s', seed]);
-    await until(() => web!.requests().length >= 4, 'the crawl to be fetching');
+    const live = start(['--state', 's.db', '-o', 'a.jsonl', '--rate', '20/s', seed]);
+    await until(() => web!.requests().some((r) => r.path === '/p/3'), 'the crawl to be fetching', 30_000);
     const pid = live.child.pid!;
 
     const second = await run(['--state', 's.db', '-o', 'b.jsonl', '-q', seed]);
@@ -68,6 +80,7 @@ describe('a state file one crawl holds', () => {
     const report = await run(['report', '--state', 's.db', '-o', 'r.html', '-q']);
     expect(report.code, report.stderr).toBe(0);
 
+    release();
     const done = await live.done;
     expect(done.stderr).not.toMatch(/SqliteError|locked|\n\s+at /);
     expect(done.code, done.stderr).toBe(0);
@@ -77,7 +90,7 @@ describe('a state file one crawl holds', () => {
     expect(duplicates(web.requests())).toEqual([]);
     const after = JSON.parse((await run(['status', '--state', 's.db', '--json'])).stdout);
     expect(after).toMatchObject({ heldBy: null, finished: true, doneTotal: 61, done: { '200': 61 } });
-  }, 30_000);
+  }, 60_000);
 
   it('resumes at once after kill -9, even while the killed process is a zombie (its pid still answers kill 0)', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 30, linksPerPage: 2 } } } });
@@ -102,7 +115,7 @@ describe('a state file one crawl holds', () => {
     } finally {
       sh.kill('SIGKILL');
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 function readProcStat(pid: number): string {
@@ -141,7 +154,7 @@ describe('a file that is not a usable state file', () => {
     }
     expect((await readdir(dir)).sort()).toEqual(['app.db', 'pages.jsonl']); // no -wal, -shm or anything else
     expect(web.requests()).toEqual([]);
-  }, 30_000);
+  }, 60_000);
 
   it('says a damaged state file is damaged and how to recover, in crawl, status and report alike (exit 2); --fresh replaces it', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 30, linksPerPage: 2 } } } });
@@ -173,7 +186,7 @@ describe('a file that is not a usable state file', () => {
     const status = await run(['status', '--state', 's.db', '--json']);
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ doneTotal: 3 });
-  }, 30_000);
+  }, 60_000);
 
   it('says a missing state file does not exist, and points a state file given as records to --state', async () => {
     for (const args of [['status', '--state', 'nope.db'], ['report', '--state', 'nope.db']]) {
@@ -189,7 +202,7 @@ describe('a file that is not a usable state file', () => {
     expect(r.code, r.stderr).toBe(2);
     expect(oneLine(r.stderr)).toHaveLength(1);
     expect(r.stderr).toMatch(/s1\.db is a crawl state file; use crawl report --state s1\.db/);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('a clean stop', () => {
@@ -205,7 +218,7 @@ describe('a clean stop', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     const out = records(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
     expect(out.map((r) => r.url).sort()).toEqual([web.url('a.localhost', '/'), ...Array.from({ length: 12 }, (_, i) => web!.url('a.localhost', `/p/${i}`))].sort());
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('a full disk under --state', () => {
@@ -261,5 +274,5 @@ describe('a full disk under --state', () => {
     } finally {
       spawnSync('umount', ['-l', small]);
     }
-  }, 30_000);
+  }, 60_000);
 });

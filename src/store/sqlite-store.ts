@@ -21,6 +21,12 @@
  *   and requests completed within the last commit interval.
  * - Queued URLs live on disk; memory holds the seen set's fingerprints
  *   (≤ 16 B a URL), per-host counts and the host records.
+ * - Opening looks at the file read-only first and takes its lock before any
+ *   write, `--fresh` included (sqlite-file.ts): a file that is not ours is
+ *   never touched, and one live crawl owns a file.
+ * - An SQLite failure while crawling (disk full, I/O error, damage) is kept,
+ *   and every later call answers with it (`guard`), as one line; with
+ *   `onLowSpace`, a nearly full disk asks for a clean stop before that.
  */
 import { rmSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -30,7 +36,7 @@ import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
-import { APP_ID, damagedMessage, inspectStateFile, isDamage, lockStateFile, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
+import { APP_ID, damagedMessage, inspectStateFile, lockStateFile, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
 
 export { StateFileError } from './sqlite-file.js';
 

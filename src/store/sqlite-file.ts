@@ -157,7 +157,7 @@ export function lockStateFile(Driver: Driver, path: string, holder: () => number
       const pid = holder();
       throw new StateFileError(`${path} is in use by a running crawl${pid === undefined ? '' : ` (process ${pid})`}; stop it first, or use another state file`);
     }
-    throw writeFailure(lockPath(path), err);
+    throw openFailure(path, err);
   }
   const held = db;
   return { release: () => held.close() };
@@ -175,6 +175,12 @@ export function stateFileLocked(Driver: Driver, path: string): boolean {
   } finally {
     db?.close();
   }
+}
+
+/** A failure while opening `path` for a crawl: one line whatever it is (a missing folder is not SQLite's error). */
+export function openFailure(path: string, err: unknown): unknown {
+  const mapped = writeFailure(path, err);
+  return mapped === err ? new StateFileError(`cannot open state file ${path}: ${(err as Error).message}`, { cause: err }) : mapped;
 }
 
 /** Why the machine refused a write, in a line's words. */

@@ -36,7 +36,7 @@ import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
-import { APP_ID, damagedMessage, inspectStateFile, lockStateFile, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
+import { APP_ID, damagedMessage, inspectStateFile, lockStateFile, openFailure, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
 
 export { StateFileError } from './sqlite-file.js';
 
@@ -208,7 +208,7 @@ export class SqliteStore implements CrawlStore {
       } catch (err) {
         this.db?.close();
         this.lock.release();
-        throw writeFailure(path, err);
+        throw openFailure(path, err);
       }
     }
     this.q = this.prepare();

@@ -73,7 +73,7 @@ describe('the record log', () => {
   });
 
   it('SQLite: read-only opening writes nothing and refuses what is not a state file', async () => {
-    expect(() => new SqliteStore(join(dir, 'missing.db'), { readOnly: true })).toThrow(/cannot open state file/);
+    expect(() => new SqliteStore(join(dir, 'missing.db'), { readOnly: true })).toThrow(/missing\.db does not exist/);
     await writeFile(join(dir, 'text.db'), 'hello, this is not a database at all, but long enough to be read as one\n'.repeat(20));
     expect(() => new SqliteStore(join(dir, 'text.db'), { readOnly: true })).toThrow(/not a crawl state file/);
   });
@@ -148,7 +148,7 @@ describe('crawl report --state', () => {
   it.each([
     [['report'], 'no records to report on: give a records file (crawl report pages.jsonl) or --state FILE'],
     [['report', 'pages.jsonl', '--state', 'crawl.db'], 'give a records file or --state FILE, not both'],
-    [['report', '--state', 'nope.db'], /^cannot open state file .*nope\.db: /],
+    [['report', '--state', 'nope.db'], /nope\.db does not exist: no crawl has been kept in it$/],
   ])('%j: one line, exit 2', async (argv, message) => {
     const io = memoryIo(dir);
     expect(await main(argv, io)).toBe(2);

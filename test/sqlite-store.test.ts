@@ -28,7 +28,7 @@ describe('state file format', () => {
       db.exec("ALTER TABLE urls DROP COLUMN extra; UPDATE meta SET value = '1' WHERE key = 'schema';");
       db.close();
       const again = new SqliteStore(path);
-      expect(again.open({ seeds: ['http://a.example/'], configFingerprint: 'f' }).resumed).toBe(true);
+      expect((await again.open({ seeds: ['http://a.example/'], configFingerprint: 'f' })).resumed).toBe(true);
       const lease = again.claim('a', 0) as Lease;
       expect(lease.entry).toEqual({ url: 'http://a.example/1', depth: 1, parent: null, hops: 0, attempt: 0 });
       again.release(lease, { ...lease.entry, extra: { kind: 'sitemap' } });

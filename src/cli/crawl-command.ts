@@ -99,13 +99,14 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   let signalled = 0;
   let firstSignal: 'SIGINT' | 'SIGTERM' | undefined;
   let timedOut = false;
+  let stoppedBy: Error | undefined; // the state target asked to stop (its disk nearly full)
   const sink = await openOutput(stdoutTarget ? '-' : resolve(io.cwd, flags.output!), {
     stdout: io.stdout,
     // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
     append: held !== undefined,
     onRepair: (message) => log.warn(message),
     // An interrupted crawl's output is incomplete, and says so by its name.
-    keepPartial: () => signalled > 0 || timedOut,
+    keepPartial: () => signalled > 0 || timedOut || stoppedBy !== undefined,
     onBrokenPipe: () => {
       // `crawl … | head -1`: the reader is gone; end quietly and successfully.
       brokenPipe = true;
@@ -122,6 +123,13 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
   let graceTimer: NodeJS.Timeout | undefined;
+  // A clean stop like Ctrl-C's, so nothing is fetched twice on resume; the run then fails with the target's error.
+  target?.onStop?.((err) => {
+    stoppedBy ??= err;
+    session.stop();
+    graceTimer ??= setTimeout(() => session.abort(), STOP_GRACE_MS);
+    graceTimer.unref();
+  });
   const onSignal = (name: 'SIGINT' | 'SIGTERM') => {
     signalled++;
     firstSignal ??= name;
@@ -161,6 +169,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     await archive?.close();
     progress.stop();
     if (!brokenPipe) log.block(formatSummary(stats));
+    if (stoppedBy) throw stoppedBy;
     if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', `--stats ${flags.stats}`);
     if (reportPath && tap) {
       const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl', stats);

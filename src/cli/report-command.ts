@@ -17,6 +17,7 @@ import { aggregateRecords, aggregateValues, renderReport, type ReportData } from
 import { UsageError } from '../config/seeds.js';
 import type { PolicyLookup } from '../report/host-stats.js';
 import { ReportInputError } from '../report/record-reader.js';
+import { sqliteKind } from '../store/sqlite-file.js';
 import type { HostKeyMode } from '../types.js';
 import { EXIT, type Io, type ReportFlags } from './flags.js';
 
@@ -122,6 +123,10 @@ async function openInput(file: string, cwd: string): Promise<NodeJS.ReadableStre
     const code = (err as NodeJS.ErrnoException).code;
     return new ReportInputError(`cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (code ?? String(err))}`);
   };
+  // A state file given as records (crawl report crawl.db) is read the way it must be: with --state.
+  const kind = sqliteKind(path);
+  if (kind === 'state') throw new ReportInputError(`${file} is a crawl state file; use crawl report --state ${file}`);
+  if (kind === 'sqlite') throw new ReportInputError(`${file} is an SQLite database, not JSON-lines records`);
   let handle;
   try {
     handle = await open(path, 'r');

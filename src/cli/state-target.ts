@@ -25,6 +25,11 @@ export interface StateTarget {
   worker?: string;
   /** What the target holds before the crawl opens it: nothing yet, or a crawl (finished or not). */
   peek(): Promise<{ finished: boolean } | undefined>;
+  /**
+   * Where the target asks for a clean stop, with the error the run ends with
+   * (a state file's disk nearly full: exit 4, resumable once there is room).
+   */
+  onStop?(stop: (err: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -62,12 +67,16 @@ export function checkStateFlags(flags: CrawlFlags): void {
 export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: CrawlSettings, clock: Clock, log: Logger): Promise<StateTarget | undefined> {
   if (flags.state !== undefined) {
     const { SqliteStore } = await import('../store/sqlite-store.js');
-    const store = new SqliteStore(resolve(cwd, flags.state), { fresh: flags.fresh, now: () => clock.now() });
+    let stop: ((err: Error) => void) | undefined;
+    const store = new SqliteStore(resolve(cwd, flags.state), { fresh: flags.fresh, now: () => clock.now(), onLowSpace: (err) => stop?.(err) });
     return {
       store,
       label: flags.state,
       shared: false,
       peek: async () => store.peekMeta(),
+      onStop: (handler) => {
+        stop = handler;
+      },
       close: async () => store.close(),
     };
   }

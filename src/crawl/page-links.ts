@@ -52,7 +52,9 @@ export class PageLinks {
       return { ...base, status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) };
     }
     const { settings } = ctx;
-    if (!ctx.stopping) {
+    // A stopping crawl that will resume (a durable store) still keeps the links of a page it
+    // finishes: the page is marked done, so they would never be found again.
+    if (!ctx.stopping || ctx.store.durable) {
       try {
         // Before the links: one of them is often the canonical itself.
         if (settings.followCanonical) parts.intake.claimCanonical(entry.url, out.record.canonical);

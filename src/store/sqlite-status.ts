@@ -1,6 +1,9 @@
 /**
  * What `crawl status --state FILE` reports: a read-only look into a state
  * file, safe while a crawl runs in it (WAL readers never block the writer).
+ * It writes nothing and takes no lock: whether a crawl runs in the file is
+ * whether its lock is held (sqlite-file.ts). A missing, foreign or damaged
+ * file gets the crawl's own one-line message.
  * Times in the file are the crawl clock's, which is epoch milliseconds; they
  * are reported as ISO dates.
  */
@@ -8,7 +11,8 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import { HELD_WITHIN_MS, processAlive, STATE_SCHEMA_VERSION, StateFileError } from './sqlite-store.js';
+import { damagedMessage, inspectStateFile, isDamage, stateFileLocked, StateFileError } from './sqlite-file.js';
+import { checkVersion } from './sqlite-store.js';
 
 export interface CrawlStatus {
   file: string;
@@ -63,6 +67,13 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
   } catch (err) {
     throw new StateFileError(`reading a state file needs the better-sqlite3 module, which is not installed or did not build (${(err as Error).message.split('\n')[0]})`);
   }
+  const found = inspectStateFile(Driver, path, { mustExist: true });
+  if (found.kind === 'damaged') throw new StateFileError(damagedMessage(path, found.reason!));
+  if (found.kind === 'new') throw new StateFileError(`${path} holds no crawl`);
+  checkVersion(path, found.meta);
+  const meta = found.meta;
+  const pid = Number(meta.get('pid'));
+  const live = stateFileLocked(Driver, path);
   let db: BetterSqlite3.Database;
   try {
     db = new Driver(path, { readonly: true, fileMustExist: true });
@@ -70,18 +81,6 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
     throw new StateFileError(`cannot read state file ${path}: ${(err as Error).message}`);
   }
   try {
-    let meta: Map<string, string>;
-    try {
-      meta = new Map((db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>).map((r) => [r.key, r.value]));
-    } catch (err) {
-      const why = (err as { code?: string }).code === 'SQLITE_NOTADB' ? 'not an SQLite database' : 'it holds other tables';
-      throw new StateFileError(`${path} is not a crawl state file (${why})`);
-    }
-    if (meta.get('app') !== 'polite-crawler state') throw new StateFileError(`${path} is not a crawl state file`);
-    // Format 1 differs only by a column this reader does not use (the crawl adds it when it resumes the file).
-    if (meta.get('schema') !== String(STATE_SCHEMA_VERSION) && meta.get('schema') !== '1') throw new StateFileError(`${path} was written by an incompatible version (state format ${meta.get('schema')}, this version reads ${STATE_SCHEMA_VERSION})`);
-    const pid = Number(meta.get('pid'));
-    const live = meta.get('running') === '1' && processAlive(pid) && now - Number(meta.get('committed_wall') ?? 0) < HELD_WITHIN_MS;
     const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).pluck().get(...args) as number | null) ?? 0;
     const done: Record<string, number> = {};
     for (const r of db.prepare("SELECT coalesce(outcome, 'skipped') AS outcome, count(*) AS n FROM urls WHERE state = 4 GROUP BY 1 ORDER BY 2 DESC").all() as Array<{ outcome: string; n: number }>) done[r.outcome] = r.n;
@@ -91,7 +90,7 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
     for (const r of robots) byKind[r.record.kind] = (byKind[r.record.kind] ?? 0) + 1;
     return {
       file: path,
-      heldBy: live ? pid : null,
+      heldBy: live ? (Number.isInteger(pid) && pid > 0 ? pid : null) : null,
       finished: meta.get('finished') === '1',
       seeds: JSON.parse(meta.get('seeds') ?? '[]') as string[],
       createdAt: iso(Number(meta.get('created_at'))),
@@ -111,6 +110,9 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
         unavailable: robots.flatMap((r) => (r.record.kind === 'unavailable' ? [{ origin: r.origin, reason: r.record.reason, retryAt: iso(r.record.retryAt) }] : [])).slice(0, top),
       },
     };
+  } catch (err) {
+    if (isDamage(err)) throw new StateFileError(damagedMessage(path, (err as Error).message));
+    throw err;
   } finally {
     db.close();
   }

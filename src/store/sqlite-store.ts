@@ -21,23 +21,40 @@
  *   and requests completed within the last commit interval.
  * - Queued URLs live on disk; memory holds the seen set's fingerprints
  *   (≤ 16 B a URL), per-host counts and the host records.
+ * - Opening looks at the file read-only first and takes its lock before any
+ *   write, `--fresh` included (sqlite-file.ts): a file that is not ours is
+ *   never touched, and one live crawl owns a file.
+ * - An SQLite failure while crawling (disk full, I/O error, damage) is kept,
+ *   and every later call answers with it (`guard`), as one line; with
+ *   `onLowSpace`, a nearly full disk asks for a clean stop before that.
  */
+import { rmSync, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
+import { APP_ID, damagedMessage, inspectStateFile, lockStateFile, openFailure, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
+
+export { StateFileError } from './sqlite-file.js';
 
 /** Bumped when the file layout changes; a file with another version is refused. */
 export const STATE_SCHEMA_VERSION = 2;
-const APP_ID = 'polite-crawler state';
 /** Longest time between commits while crawling, and the crash bound's slack. */
 export const COMMIT_INTERVAL_MS = 50;
-/** An open store commits at least this often, so `crawl status` can tell a live crawl from a dead one. */
+/** An open store commits at least this often, so `crawl status` shows when it last wrote. */
 export const HEARTBEAT_MS = 5_000;
-/** A crawl whose process is alive and committed within this is held by it. */
-export const HELD_WITHIN_MS = 3 * HEARTBEAT_MS;
+/**
+ * Free bytes on the state file's disk below which a crawl is asked to stop
+ * (`onLowSpace`) while its last commits still fit: a disk that fills then
+ * costs no repeated page, where a commit refused by a full disk loses its
+ * transaction (the pages in it are fetched again on resume).
+ */
+export const LOW_SPACE_BYTES = 1 << 20;
+/** How often free space is looked at while committing. */
+const SPACE_CHECK_MS = 1_000;
 
 const enum UrlState {
   Seen = 0,
@@ -45,11 +62,6 @@ const enum UrlState {
   Delayed = 2,
   Leased = 3,
   Done = 4,
-}
-
-/** A state file that is not ours, from another version, or unreadable. */
-export class StateFileError extends Error {
-  readonly code = 'STATE_INVALID';
 }
 
 type Database = BetterSqlite3.Database;
@@ -121,12 +133,18 @@ export interface SqliteStoreOptions {
    * `open`, no writes, safe while a crawl runs in it. @default false
    */
   readOnly?: boolean;
+  /**
+   * Called once when the disk holding the file has less than LOW_SPACE_BYTES
+   * free: the caller stops the crawl cleanly and reports the error. With it,
+   * a file on a disk already that full is refused at once.
+   */
+  onLowSpace?: (err: StateWriteError) => void;
 }
 
 export class SqliteStore implements CrawlStore {
   readonly kind = 'sqlite';
   readonly durable = true;
-  private readonly db: Database;
+  private readonly db!: Database;
   private readonly now: () => number;
   private readonly seen = new SeenSet();
   private readonly queuedPerHost = new Map<string, number>();
@@ -150,6 +168,12 @@ export class SqliteStore implements CrawlStore {
   private readonly readOnly: boolean;
   private readonly q: Record<string, Statement>;
   private putRecord: Statement | null = null;
+  /** Held while the store is open for writing (sqlite-file.ts). */
+  private lock: StateLock | undefined;
+  /** The first SQLite failure while crawling: every later call answers with it, nothing more is written. */
+  private failure: Error | undefined;
+  private onLowSpace: ((err: StateWriteError) => void) | undefined;
+  private spaceCheckedAt = -Infinity;
 
   constructor(
     readonly path: string,
@@ -157,51 +181,55 @@ export class SqliteStore implements CrawlStore {
   ) {
     this.now = opts.now ?? Date.now;
     this.readOnly = opts.readOnly ?? false;
+    this.onLowSpace = this.readOnly ? undefined : opts.onLowSpace;
     const Driver = loadDriver();
-    try {
-      if (this.readOnly) {
-        this.db = new Driver(path, { readonly: true, fileMustExist: true });
-      } else {
+    // Looked at read-only first: a file refused here is left exactly as it was.
+    const found = inspectStateFile(Driver, path, { mustExist: this.readOnly });
+    if (found.kind === 'damaged' && (this.readOnly || !opts.fresh)) throw new StateFileError(damagedMessage(path, found.reason!));
+    if (this.readOnly && found.kind === 'new') throw new StateFileError(`${path} holds no crawl`);
+    if (found.kind === 'ours' && !(opts.fresh && !this.readOnly)) checkVersion(path, found.meta);
+    if (this.readOnly) {
+      this.db = new Driver(path, { readonly: true, fileMustExist: true });
+      this.db.pragma('busy_timeout = 5000');
+    } else {
+      // The lock comes before any write, --fresh included: a file a live crawl holds is never touched.
+      this.lock = lockStateFile(Driver, path, () => runningPid(Driver, path));
+      if (this.onLowSpace && lowOnSpace(path)) {
+        this.lock.release();
+        throw lowSpaceError(path);
+      }
+      try {
+        if (opts.fresh && found.kind !== 'new') removeStateFile(path);
         this.db = new Driver(path);
         this.db.pragma('journal_mode = WAL');
         this.db.pragma('synchronous = NORMAL');
+        this.db.pragma('busy_timeout = 5000');
+        this.createOrMigrate(found);
+      } catch (err) {
+        this.db?.close();
+        this.lock.release();
+        throw openFailure(path, err);
       }
-      this.db.pragma('busy_timeout = 5000');
-    } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_NOTADB') throw new StateFileError(`${path} is not a crawl state file (not an SQLite database)`);
-      throw new StateFileError(`cannot open state file ${path}: ${(err as Error).message}`);
-    }
-    try {
-      if (opts.fresh && !this.readOnly) this.db.exec('DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS urls; DROP TABLE IF EXISTS hosts; DROP TABLE IF EXISTS robots; DROP TABLE IF EXISTS counters; DROP TABLE IF EXISTS records; VACUUM;');
-      this.checkOrCreateSchema();
-    } catch (err) {
-      this.db.close();
-      if (err instanceof StateFileError) throw err;
-      throw new StateFileError(`${path} is not a crawl state file (${(err as Error).message})`);
     }
     this.q = this.prepare();
   }
 
-  private checkOrCreateSchema(): void {
-    const tables = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
-    if (tables.length === 0 && this.readOnly) throw new StateFileError(`${this.path} holds no crawl`);
-    if (tables.length === 0) {
+  /** A new file gets the schema; a format-1 file the column format 2 added. */
+  private createOrMigrate(found: Inspection): void {
+    const tables = this.db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number;
+    if (tables === 0) {
       this.db.exec(SCHEMA);
       const put = this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
       put.run('app', APP_ID);
       put.run('schema', String(STATE_SCHEMA_VERSION));
       return;
     }
-    const app = tables.some((t) => t.name === 'meta') ? (this.db.prepare("SELECT value FROM meta WHERE key = 'app'").get() as { value: string } | undefined) : undefined;
-    if (app?.value !== APP_ID) throw new StateFileError(`${this.path} is not a crawl state file (it holds other tables)`);
-    const schema = (this.db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string } | undefined)?.value;
-    if (schema === '1' && !this.readOnly) {
+    if (found.kind !== 'ours') throw new StateFileError(`${this.path} changed while it was being opened; try again`);
+    if (found.meta.get('schema') === '1') {
       // Format 1 lacked the per-URL `extra` column; adding it keeps a file from the previous release resumable.
       this.db.exec("ALTER TABLE urls ADD COLUMN extra TEXT; UPDATE meta SET value = '2' WHERE key = 'schema';");
-    } else if (schema !== String(STATE_SCHEMA_VERSION)) {
-      throw new StateFileError(`${this.path} was written by an incompatible version (state format ${schema}, this version reads ${STATE_SCHEMA_VERSION}); use --fresh to start over`);
     }
-    if (!this.readOnly) this.db.exec(RECORDS_TABLE);
+    this.db.exec(RECORDS_TABLE);
   }
 
   private prepare(): Record<string, Statement> {
@@ -240,47 +268,44 @@ export class SqliteStore implements CrawlStore {
     return { seeds: JSON.parse(seeds) as string[], configFingerprint: get('fingerprint') ?? '', finished: get('finished') === '1' };
   }
 
-  open(meta: CrawlMeta): OpenResult {
-    const get = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
-    const existing = get('seeds');
-    const result: OpenResult = existing === undefined
-      ? { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } }
-      : { resumed: true, finished: get('finished') === '1', meta: { seeds: JSON.parse(existing) as string[], configFingerprint: get('fingerprint') ?? '' } };
-    const running = get('running');
-    const holder = Number(get('pid'));
-    if (running === '1' && holder !== process.pid && processAlive(holder) && Date.now() - Number(get('committed_wall') ?? 0) < HELD_WITHIN_MS) {
-      throw new StateFileError(`${this.path} is in use by a running crawl (process ${holder}); stop it first, or use another state file`);
-    }
-    if (result.resumed && running === '1') {
-      // The last process died without closing: it may have started requests until its last commit plus the interval.
-      result.uncleanUntil = Number(get('committed_at') ?? 0) + COMMIT_INTERVAL_MS;
-      result.uncleanSpanMs = COMMIT_INTERVAL_MS;
-    }
-    this.load();
-    this.opened = true;
-    this.begin();
-    if (result.resumed) {
-      const all = [...new Set([...result.meta.seeds, ...meta.seeds])];
-      if (all.length !== result.meta.seeds.length) this.q.putMeta!.run('seeds', JSON.stringify(all));
-    } else {
-      const createdAt = String(this.now());
-      this.q.putMeta!.run('seeds', JSON.stringify(meta.seeds));
-      this.q.putMeta!.run('fingerprint', meta.configFingerprint);
-      this.q.putMeta!.run('created_at', createdAt);
-      // Rows an older version's --fresh left behind belong to another crawl.
-      this.db.exec('DELETE FROM records');
-      this.q.putMeta!.run('records_for', createdAt);
-    }
-    // When this run began: `crawl status` measures a resumed crawl's rate from here.
-    this.q.putMeta!.run('opened_at', String(this.now()));
-    this.q.putMeta!.run('running', '1');
-    this.q.putMeta!.run('pid', String(process.pid));
-    this.commit();
-    this.heartbeat = setInterval(() => {
-      if (!this.closed) this.commit();
-    }, HEARTBEAT_MS);
-    this.heartbeat.unref();
-    return result;
+  open(meta: CrawlMeta): OpenResult | Promise<never> {
+    return this.guard(() => {
+      const get = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+      const existing = get('seeds');
+      const result: OpenResult = existing === undefined
+        ? { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } }
+        : { resumed: true, finished: get('finished') === '1', meta: { seeds: JSON.parse(existing) as string[], configFingerprint: get('fingerprint') ?? '' } };
+      const running = get('running');
+      // No live process holds the file (this store has its lock): `running` left at 1 means the last one died.
+      if (result.resumed && running === '1') {
+        // The last process died without closing: it may have started requests until its last commit plus the interval.
+        result.uncleanUntil = Number(get('committed_at') ?? 0) + COMMIT_INTERVAL_MS;
+        result.uncleanSpanMs = COMMIT_INTERVAL_MS;
+      }
+      this.load();
+      this.opened = true;
+      this.begin();
+      if (result.resumed) {
+        const all = [...new Set([...result.meta.seeds, ...meta.seeds])];
+        if (all.length !== result.meta.seeds.length) this.q.putMeta!.run('seeds', JSON.stringify(all));
+      } else {
+        const createdAt = String(this.now());
+        this.q.putMeta!.run('seeds', JSON.stringify(meta.seeds));
+        this.q.putMeta!.run('fingerprint', meta.configFingerprint);
+        this.q.putMeta!.run('created_at', createdAt);
+        // Rows an older version's --fresh left behind belong to another crawl.
+        this.db.exec('DELETE FROM records');
+        this.q.putMeta!.run('records_for', createdAt);
+      }
+      // When this run began: `crawl status` measures a resumed crawl's rate from here.
+      this.q.putMeta!.run('opened_at', String(this.now()));
+      this.q.putMeta!.run('running', '1');
+      this.q.putMeta!.run('pid', String(process.pid));
+      this.commit();
+      this.heartbeat = setInterval(() => this.timedCommit(), HEARTBEAT_MS);
+      this.heartbeat.unref();
+      return result;
+    });
   }
 
   /** Reads what a resumed crawl needs in memory; leases of a dead process go back to their queues' heads. */
@@ -302,120 +327,187 @@ export class SqliteStore implements CrawlStore {
     this.refreshNextDue();
   }
 
-  finish(): void {
-    this.q.putMeta!.run('finished', '1');
-    this.q.putMeta!.run('finished_at', String(this.now()));
-    this.commit();
+  finish(): void | Promise<never> {
+    return this.guard(() => {
+      this.q.putMeta!.run('finished', '1');
+      this.q.putMeta!.run('finished_at', String(this.now()));
+      this.commit();
+    });
   }
 
+  /**
+   * Marks the crawl stopped and lets the file go (its lock too). After a
+   * failure nothing more is written (the crawl already reported it); a
+   * failure of this last write is thrown, as one line.
+   */
   close(): void {
     if (this.closed) return;
-    if (this.opened) {
-      this.begin();
-      this.q.putMeta!.run('running', '0');
-      this.commit(false);
+    const failedBefore = this.failure !== undefined;
+    try {
+      if (this.opened && !failedBefore) {
+        this.begin();
+        this.q.putMeta!.run('running', '0');
+        this.commit(false);
+      }
+    } catch (err) {
+      this.failed(err);
     }
     this.closed = true;
     if (this.commitTimer) clearTimeout(this.commitTimer);
     if (this.heartbeat) clearInterval(this.heartbeat);
-    if (!this.readOnly) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    try {
+      // Folding the log back into the file needs room; without it the log stays, whole, for the next open.
+      if (!this.readOnly && this.failure === undefined) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // the WAL keeps every commit: nothing is lost
+    }
     this.db.close();
+    this.lock?.release();
+    if (this.failure !== undefined && !failedBefore) throw this.failure;
   }
 
-  add(url: string, key: string, entry: FrontierEntry | null): boolean {
-    if (this.seen.has(url)) return false;
-    const e: Omit<FrontierEntry, 'url'> = entry ?? { depth: 0, parent: null, hops: 0, attempt: 0 };
-    const state = entry ? UrlState.Queued : UrlState.Seen;
-    const info = this.q.insert!.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null, e.extra === undefined ? null : JSON.stringify(e.extra));
-    this.seen.add(url);
-    if (info.changes === 0) return false; // a fingerprint the seen set had missed: the table decides
-    this.totals.seen++;
-    if (entry) this.bump(key, 1);
-    this.touch();
-    return true;
+  /**
+   * Runs one store call. An SQLite failure (disk full, an I/O error, a
+   * damaged page) is kept: this call and every later one answer with it as a
+   * rejected promise, which ends the crawl through its store calls with one
+   * line (sqlite-file.ts `writeFailure`), and nothing more is written.
+   * Other errors (a lease completed twice) are the caller's bug: thrown.
+   */
+  private guard<T>(call: () => T): T | Promise<never> {
+    if (this.failure) return this.rejected();
+    try {
+      return call();
+    } catch (err) {
+      if (!isSqliteFailure(err)) throw err;
+      this.failed(err);
+      return this.rejected();
+    }
+  }
+
+  /**
+   * The failure as a rejected promise. The crawl learns it from the calls it
+   * settles; one whose answer nothing waits for (a caller that expected a
+   * plain value) must not end the process with an unhandled rejection.
+   */
+  private rejected(): Promise<never> {
+    const answer = Promise.reject(this.failure);
+    answer.catch(() => undefined);
+    return answer;
+  }
+
+  private failed(err: unknown): Error {
+    this.failure ??= writeFailure(this.path, err) as Error;
+    return this.failure;
+  }
+
+  add(url: string, key: string, entry: FrontierEntry | null): boolean | Promise<never> {
+    return this.guard(() => {
+      if (this.seen.has(url)) return false;
+      const e: Omit<FrontierEntry, 'url'> = entry ?? { depth: 0, parent: null, hops: 0, attempt: 0 };
+      const state = entry ? UrlState.Queued : UrlState.Seen;
+      const info = this.q.insert!.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null, e.extra === undefined ? null : JSON.stringify(e.extra));
+      this.seen.add(url);
+      if (info.changes === 0) return false; // a fingerprint the seen set had missed: the table decides
+      this.totals.seen++;
+      if (entry) this.bump(key, 1);
+      this.touch();
+      return true;
+    });
   }
 
   isSeen(url: string): boolean {
     return this.seen.has(url);
   }
 
-  claim(key: string, _now: number): Lease | undefined {
-    if ((this.queuedPerHost.get(key) ?? 0) === 0) return undefined;
-    const row = this.q.head!.get(key) as UrlRow | undefined;
-    if (!row) return undefined;
-    this.q.setState!.run(UrlState.Leased, row.id);
-    this.bump(key, -1);
-    this.leases.add(row.id);
-    this.totals.leased++;
-    this.touch();
-    return { id: row.id, key, entry: toEntry(row) };
+  claim(key: string, _now: number): Lease | undefined | Promise<never> {
+    return this.guard(() => {
+      if ((this.queuedPerHost.get(key) ?? 0) === 0) return undefined;
+      const row = this.q.head!.get(key) as UrlRow | undefined;
+      if (!row) return undefined;
+      this.q.setState!.run(UrlState.Leased, row.id);
+      this.bump(key, -1);
+      this.leases.add(row.id);
+      this.totals.leased++;
+      this.touch();
+      return { id: row.id, key, entry: toEntry(row) };
+    });
   }
 
-  complete(lease: Lease, outcome?: string): void {
-    this.take(lease);
-    this.q.done!.run(outcome ?? null, this.now(), lease.id);
-    this.touch();
+  complete(lease: Lease, outcome?: string): void | Promise<never> {
+    return this.guard(() => {
+      this.take(lease);
+      this.q.done!.run(outcome ?? null, this.now(), lease.id);
+      this.touch();
+    });
   }
 
-  release(lease: Lease, entry: FrontierEntry, dueAt?: number): void {
-    this.take(lease);
-    const delayed = dueAt !== undefined;
-    this.q.requeue!.run(delayed ? UrlState.Delayed : UrlState.Queued, delayed ? 0 : --this.headPos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, entry.extra === undefined ? null : JSON.stringify(entry.extra), lease.id);
-    if (delayed) {
-      this.totals.delayed++;
-      this.nextDue = Math.min(this.nextDue, dueAt);
-    } else {
-      this.bump(lease.key, 1);
-    }
-    this.touch();
+  release(lease: Lease, entry: FrontierEntry, dueAt?: number): void | Promise<never> {
+    return this.guard(() => {
+      this.take(lease);
+      const delayed = dueAt !== undefined;
+      this.q.requeue!.run(delayed ? UrlState.Delayed : UrlState.Queued, delayed ? 0 : --this.headPos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, entry.extra === undefined ? null : JSON.stringify(entry.extra), lease.id);
+      if (delayed) {
+        this.totals.delayed++;
+        this.nextDue = Math.min(this.nextDue, dueAt);
+      } else {
+        this.bump(lease.key, 1);
+      }
+      this.touch();
+    });
   }
 
-  promoteDue(now: number): string[] {
-    if (this.nextDue > now) return [];
-    const rows = this.q.dueRows!.all(now) as Array<{ id: number; host: string }>;
-    // In due order, each ahead of the last, as the memory store does (the latest due ends up first).
-    for (const row of rows) {
-      this.q.promote!.run(--this.headPos, row.id);
-      this.bump(row.host, 1);
-      this.totals.delayed--;
-    }
-    this.refreshNextDue();
-    this.touch();
-    return rows.map((r) => r.host);
+  promoteDue(now: number): string[] | Promise<never> {
+    return this.guard(() => {
+      if (this.nextDue > now) return [];
+      const rows = this.q.dueRows!.all(now) as Array<{ id: number; host: string }>;
+      // In due order, each ahead of the last, as the memory store does (the latest due ends up first).
+      for (const row of rows) {
+        this.q.promote!.run(--this.headPos, row.id);
+        this.bump(row.host, 1);
+        this.totals.delayed--;
+      }
+      this.refreshNextDue();
+      this.touch();
+      return rows.map((r) => r.host);
+    });
   }
 
   nextDueAt(): number {
     return this.nextDue;
   }
 
-  drain(key?: string): FrontierEntry[] {
-    const rows = (key === undefined ? this.q.drainAll!.all() : this.q.drainHost!.all(key)) as Array<UrlRow & { state: number }>;
-    if (key === undefined) this.q.markAllDone!.run();
-    else this.q.markDone!.run(key);
-    for (const row of rows) {
-      if (row.state === UrlState.Queued) this.bump(row.host, -1);
-      else this.totals.delayed--;
-    }
-    this.refreshNextDue();
-    this.touch();
-    return rows.map(toEntry);
+  drain(key?: string): FrontierEntry[] | Promise<never> {
+    return this.guard(() => {
+      const rows = (key === undefined ? this.q.drainAll!.all() : this.q.drainHost!.all(key)) as Array<UrlRow & { state: number }>;
+      if (key === undefined) this.q.markAllDone!.run();
+      else this.q.markDone!.run(key);
+      for (const row of rows) {
+        if (row.state === UrlState.Queued) this.bump(row.host, -1);
+        else this.totals.delayed--;
+      }
+      this.refreshNextDue();
+      this.touch();
+      return rows.map(toEntry);
+    });
   }
 
   /** Counts in SQL and marks the rows done; only depth-0 rows are read out. */
-  clear(key?: string): Cleared {
-    const groups = (key === undefined ? this.q.countAll!.all() : this.q.countHost!.all(key)) as Array<{ host: string; state: number; n: number; zero: number }>;
-    const depthZero = ((key === undefined ? this.q.zeroAll!.all() : this.q.zeroHost!.all(key)) as UrlRow[]).map(toEntry);
-    if (key === undefined) this.q.markAllDone!.run();
-    else this.q.markDone!.run(key);
-    const counts = new Map<string, number>();
-    for (const { host, state, n, zero } of groups) {
-      if (state === UrlState.Queued) this.bump(host, -n);
-      else this.totals.delayed -= n;
-      if (n > zero) counts.set(host, (counts.get(host) ?? 0) + n - zero);
-    }
-    this.refreshNextDue();
-    this.touch();
-    return { counts: [...counts], depthZero };
+  clear(key?: string): Cleared | Promise<never> {
+    return this.guard(() => {
+      const groups = (key === undefined ? this.q.countAll!.all() : this.q.countHost!.all(key)) as Array<{ host: string; state: number; n: number; zero: number }>;
+      const depthZero = ((key === undefined ? this.q.zeroAll!.all() : this.q.zeroHost!.all(key)) as UrlRow[]).map(toEntry);
+      if (key === undefined) this.q.markAllDone!.run();
+      else this.q.markDone!.run(key);
+      const counts = new Map<string, number>();
+      for (const { host, state, n, zero } of groups) {
+        if (state === UrlState.Queued) this.bump(host, -n);
+        else this.totals.delayed -= n;
+        if (n > zero) counts.set(host, (counts.get(host) ?? 0) + n - zero);
+      }
+      this.refreshNextDue();
+      this.touch();
+      return { counts: [...counts], depthZero };
+    });
   }
 
   queued(key?: string): number {
@@ -430,38 +522,48 @@ export class SqliteStore implements CrawlStore {
     return { ...this.totals };
   }
 
-  saveHost(key: string, saved: HostSaved): void {
-    const before = this.hostRecords.get(key);
-    this.hostRecords.set(key, structuredClone(saved));
-    this.dirtyHosts.add(key);
-    // Written with the next commit (the crash bound covers starts until then), or right now.
-    if (before === undefined || mustNotBeLost(before, saved)) this.commit();
-    else this.touch();
+  saveHost(key: string, saved: HostSaved): void | Promise<never> {
+    return this.guard(() => {
+      const before = this.hostRecords.get(key);
+      this.hostRecords.set(key, structuredClone(saved));
+      this.dirtyHosts.add(key);
+      // Written with the next commit (the crash bound covers starts until then), or right now.
+      if (before === undefined || mustNotBeLost(before, saved)) this.commit();
+      else this.touch();
+    });
   }
 
-  loadHosts(): Array<[string, HostSaved]> {
-    return [...this.hostRecords].map(([key, saved]) => [key, structuredClone(saved)]);
+  loadHosts(): Array<[string, HostSaved]> | Promise<never> {
+    return this.guard(() => {
+      return [...this.hostRecords].map(([key, saved]) => [key, structuredClone(saved)]);
+    });
   }
 
-  putRobots(origin: string, record: RobotsRecord): void {
-    this.q.putRobots!.run(origin, JSON.stringify(record));
-    this.touch();
+  putRobots(origin: string, record: RobotsRecord): void | Promise<never> {
+    return this.guard(() => {
+      this.q.putRobots!.run(origin, JSON.stringify(record));
+      this.touch();
+    });
   }
 
-  getRobots(origin: string): RobotsRecord | undefined {
-    const row = this.q.getRobots!.get(origin) as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as RobotsRecord) : undefined;
+  getRobots(origin: string): RobotsRecord | undefined | Promise<never> {
+    return this.guard(() => {
+      const row = this.q.getRobots!.get(origin) as { record: string } | undefined;
+      return row ? (JSON.parse(row.record) as RobotsRecord) : undefined;
+    });
   }
 
   counter(name: CounterName): number {
     return this.counters[name];
   }
 
-  addToCounter(name: CounterName, by: number): number {
-    const value = (this.counters[name] += by);
-    this.dirtyCounters = true;
-    this.touch();
-    return value;
+  addToCounter(name: CounterName, by: number): number | Promise<never> {
+    return this.guard(() => {
+      const value = (this.counters[name] += by);
+      this.dirtyCounters = true;
+      this.touch();
+      return value;
+    });
   }
 
   /**
@@ -471,16 +573,25 @@ export class SqliteStore implements CrawlStore {
    */
   recordLog(): RecordLog {
     return {
-      append: (record) => {
-        this.putRecord ??= this.db.prepare('INSERT INTO records (rec) VALUES (?)');
-        this.putRecord.run(JSON.stringify(record));
-        this.touch();
-      },
+      append: (record) =>
+        this.guard(() => {
+          this.putRecord ??= this.db.prepare('INSERT INTO records (rec) VALUES (?)');
+          this.putRecord.run(JSON.stringify(record));
+          this.touch();
+        }),
       read: () => this.readRecords(),
     };
   }
 
   private async *readRecords(): AsyncGenerator<unknown> {
+    try {
+      yield* this.readRecordRows();
+    } catch (err) {
+      throw isSqliteFailure(err) ? writeFailure(this.path, err) : err;
+    }
+  }
+
+  private async *readRecordRows(): AsyncGenerator<unknown> {
     const meta = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
     const created = meta('created_at');
     if (created === undefined) throw new StateFileError(`${this.path} holds no crawl yet`);
@@ -529,10 +640,31 @@ export class SqliteStore implements CrawlStore {
     else if (!this.commitTimer) {
       this.commitTimer = setTimeout(() => {
         this.commitTimer = null;
-        if (!this.closed) this.commit();
+        this.timedCommit();
       }, COMMIT_INTERVAL_MS);
       this.commitTimer.unref();
     }
+  }
+
+  /** A commit no call waits for: a failure is kept for the crawl's next store call (`guard`), never thrown into a timer. */
+  private timedCommit(): void {
+    if (this.closed || this.failure) return;
+    try {
+      this.commit();
+    } catch (err) {
+      if (!isSqliteFailure(err)) throw err;
+      this.failed(err);
+    }
+  }
+
+  /** Tells the caller, once, that the disk is nearly full (at most every SPACE_CHECK_MS). */
+  private checkSpace(now: number): void {
+    if (!this.onLowSpace || now - this.spaceCheckedAt < SPACE_CHECK_MS) return;
+    this.spaceCheckedAt = now;
+    if (!lowOnSpace(this.path)) return;
+    const tell = this.onLowSpace;
+    this.onLowSpace = undefined;
+    tell(lowSpaceError(this.path));
   }
 
   private commit(reopen = true): void {
@@ -547,18 +679,51 @@ export class SqliteStore implements CrawlStore {
     this.db.exec('COMMIT');
     this.inTransaction = false;
     this.lastCommit = at;
+    this.checkSpace(at);
     if (reopen && !this.closed) this.begin();
   }
 }
 
-export function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
+/** A state file of ours from another format is refused (`--fresh` replaces it). */
+export function checkVersion(path: string, meta: Map<string, string>): void {
+  const schema = meta.get('schema');
+  // Format 1 differs only by a column added when a crawl resumes the file; readers do not use it.
+  if (schema === '1' || schema === String(STATE_SCHEMA_VERSION)) return;
+  throw new StateFileError(`${path} was written by an incompatible version (state format ${schema}, this version reads ${STATE_SCHEMA_VERSION}); use --fresh to start over`);
+}
+
+/** The process a state file says is crawling in it, for the "in use" message. */
+function runningPid(Driver: typeof BetterSqlite3, path: string): number | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    const meta = inspectStateFile(Driver, path).meta;
+    const pid = Number(meta.get('pid'));
+    return meta.get('running') === '1' && Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
   }
+}
+
+/** `--fresh`: the old file goes whole (damaged or not), with what SQLite keeps beside it; the lock stays. */
+function removeStateFile(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) rmSync(file, { force: true });
+}
+
+function lowOnSpace(path: string): boolean {
+  try {
+    const fs = statfsSync(dirname(path));
+    return fs.bavail * fs.bsize < LOW_SPACE_BYTES;
+  } catch {
+    return false; // a file system that cannot say: SQLITE_FULL will
+  }
+}
+
+function lowSpaceError(path: string): StateWriteError {
+  return new StateWriteError(`cannot write state file ${path}: the disk is full (less than ${LOW_SPACE_BYTES >> 20} MiB left); run the same command again once there is room`);
+}
+
+/** An error better-sqlite3 raised for SQLite (its code is SQLite's: SQLITE_FULL, SQLITE_CORRUPT, …). */
+function isSqliteFailure(err: unknown): boolean {
+  return /^SQLITE_/.test((err as { code?: unknown } | null)?.code as string ?? '');
 }
 
 /** Changes a crash must never undo: a pause, a lower rate, a slower pace, a given-up host. */

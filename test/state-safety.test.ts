@@ -1,0 +1,278 @@
+/**
+ * A state file is not damaged by the wrong command: a second crawl or
+ * `--fresh` against a live one, a file that is not ours, a damaged file.
+ * Real SQLite files and the real binary, killed for real; politeness and
+ * completeness judged from the server's own log.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { duplicates, startWeb, type Web } from '../fixtures/web.js';
+import { seededRandom } from './support/seeded-random.js';
+import { jsonLines, requireBuilt, startCrawl } from './support/spawn-crawl.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
+
+const bin = fileURLToPath(new URL('../bin/crawl.js', import.meta.url));
+let web: Web | undefined;
+let dir = '';
+beforeAll(requireBuilt);
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'crawl-state-safety-'));
+});
+afterEach(async () => {
+  await web?.close();
+  web = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+const start = (args: string[]) => startCrawl(args, dir);
+const run = (args: string[]) => start(args).done;
+const records = (text: string) => jsonLines<{ url: string; status: number | null; type: string }>(text);
+const until = async (cond: () => boolean, what: string, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const oneLine = (stderr: string) => stderr.trim().split('\n');
+
+describe('a state file one crawl holds', () => {
+  it('refuses a second crawl and --fresh while a crawl runs (naming its process); the crawl finishes unharmed; status and report still read it', async () => {
+    // /p/3 answers only once the checks below are done: the crawl is surely still running during them.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    web = await startWeb({
+      sites: {
+        'a.localhost': {
+          generate: { pages: 60, linksPerPage: 2 },
+          handler: async (_req, _res, ctx): Promise<false> => {
+            if (ctx.path === '/p/3') await held;
+            return false;
+          },
+        },
+      },
+    });
+    const seed = web.url('a.localhost', '/');
+    const live = start(['--state', 's.db', '-o', 'a.jsonl', '--rate', '20/s', seed]);
+    await until(() => web!.requests().some((r) => r.path === '/p/3'), 'the crawl to be fetching', 30_000);
+    const pid = live.child.pid!;
+
+    const second = await run(['--state', 's.db', '-o', 'b.jsonl', '-q', seed]);
+    expect(second.code, second.stderr).toBe(2);
+    expect(oneLine(second.stderr)).toHaveLength(1);
+    expect(second.stderr).toMatch(new RegExp(`s\\.db is in use by a running crawl \\(process ${pid}\\)`));
+
+    const fresh = await run(['--state', 's.db', '--fresh', '--max-pages', '5', '-q', seed]);
+    expect(fresh.code, fresh.stderr).toBe(2);
+    expect(oneLine(fresh.stderr)).toHaveLength(1);
+    expect(fresh.stderr).toMatch(new RegExp(`s\\.db is in use by a running crawl \\(process ${pid}\\)`));
+
+    // Read-only commands work while it runs.
+    const status = await run(['status', '--state', 's.db', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ heldBy: pid, finished: false });
+    const report = await run(['report', '--state', 's.db', '-o', 'r.html', '-q']);
+    expect(report.code, report.stderr).toBe(0);
+
+    release();
+    const done = await live.done;
+    expect(done.stderr).not.toMatch(/SqliteError|locked|\n\s+at /);
+    expect(done.code, done.stderr).toBe(0);
+    const out = records(await readFile(join(dir, 'a.jsonl'), 'utf8'));
+    expect(out.filter((r) => r.status === 200)).toHaveLength(61);
+    expect(out.filter((r) => r.type !== 'page')).toEqual([]);
+    expect(duplicates(web.requests())).toEqual([]);
+    const after = JSON.parse((await run(['status', '--state', 's.db', '--json'])).stdout);
+    expect(after).toMatchObject({ heldBy: null, finished: true, doneTotal: 61, done: { '200': 61 } });
+  }, 60_000);
+
+  it('resumes at once after kill -9, even while the killed process is a zombie (its pid still answers kill 0)', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 30, linksPerPage: 2 } } } });
+    const seed = web.url('a.localhost', '/');
+    // `exec sleep` leaves the crawl with a parent that never reaps it: killed, it stays a zombie.
+    const sh = spawn('sh', ['-c', `"${process.execPath}" "${bin}" --state s.db -o a.jsonl --rate 10/s -q "${seed}" 2>/dev/null & echo $!; exec sleep 60`], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      let text = '';
+      sh.stdout!.on('data', (c: Buffer) => (text += c.toString()));
+      await until(() => text.includes('\n'), 'the crawl\'s pid');
+      const pid = Number(text.trim());
+      await until(() => web!.requests().length >= 4, 'the crawl to be fetching');
+      process.kill(pid, 'SIGKILL');
+      await until(() => /\) Z /.test(readProcStat(pid)), 'the killed crawl to be a zombie', 5_000);
+      expect(() => process.kill(pid, 0)).not.toThrow(); // what the old check trusted
+
+      const resumed = await run(['--state', 's.db', '-o', 'a.jsonl', '--rate', '10/s']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toMatch(/resuming the crawl in s\.db/);
+      const out = records(await readFile(join(dir, 'a.jsonl'), 'utf8'));
+      expect(new Set(out.filter((r) => r.status === 200).map((r) => r.url)).size).toBe(31);
+    } finally {
+      sh.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
+function readProcStat(pid: number): string {
+  try {
+    return require('node:fs').readFileSync(`/proc/${pid}/stat`, 'utf8') as string;
+  } catch {
+    return '';
+  }
+}
+const require = createRequire(import.meta.url);
+
+describe('a file that is not a usable state file', () => {
+  it('refuses another application\'s SQLite database and a JSON-lines file, with or without --fresh, leaving them byte for byte as they were', async () => {
+    const Driver = require('better-sqlite3');
+    const app = new Driver(join(dir, 'app.db'));
+    app.pragma('journal_mode = DELETE');
+    app.exec("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('keep me')");
+    app.close();
+    await writeFile(join(dir, 'pages.jsonl'), '{"type":"page","url":"http://a.localhost/","status":200}\n'.repeat(200));
+    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': 'one page' } } } });
+    const seed = web.url('a.localhost', '/');
+    for (const [file, message] of [
+      ['app.db', /app\.db is not a crawl state file \(it holds other tables\)/],
+      ['pages.jsonl', /pages\.jsonl is not a crawl state file \(not an SQLite database\)/],
+    ] as const) {
+      const before = await readFile(join(dir, file));
+      const mtime = (await stat(join(dir, file))).mtimeMs;
+      for (const args of [['--state', file, '-q', seed], ['--state', file, '--fresh', '-q', seed]]) {
+        const r = await run(args);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(oneLine(r.stderr)).toHaveLength(1);
+        expect(r.stderr).toMatch(message);
+        expect(await readFile(join(dir, file)), args.join(' ')).toEqual(before);
+        expect((await stat(join(dir, file))).mtimeMs).toBe(mtime);
+      }
+    }
+    expect((await readdir(dir)).sort()).toEqual(['app.db', 'pages.jsonl']); // no -wal, -shm or anything else
+    expect(web.requests()).toEqual([]);
+  }, 60_000);
+
+  it('says a damaged state file is damaged and how to recover, in crawl, status and report alike (exit 2); --fresh replaces it', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 30, linksPerPage: 2 } } } });
+    const seed = web.url('a.localhost', '/');
+    const first = await run(['--state', 's.db', '--max-pages', '10', '--rate', '50/s', '-q', seed]);
+    expect(first.code, first.stderr).toBe(0);
+    // Random bytes over everything after the first page (the header and the table of tables survive).
+    const random = seededRandom(23);
+    const size = (await stat(join(dir, 's.db'))).size;
+    expect(size).toBeGreaterThan(8192);
+    const noise = Buffer.from(Array.from({ length: size - 4096 }, () => Math.floor(random() * 256)));
+    const fh = await open(join(dir, 's.db'), 'r+');
+    await fh.write(noise, 0, noise.length, 4096);
+    await fh.close();
+
+    const damaged = /s\.db is damaged \(database disk image is malformed\): start the crawl over with --fresh, which replaces the file, or delete it/;
+    for (const args of [['--state', 's.db', '-q', seed], ['--state', 's.db', '-q'], ['status', '--state', 's.db'], ['report', '--state', 's.db', '-o', 'r.html']]) {
+      const r = await run(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(oneLine(r.stderr), args.join(' ')).toHaveLength(1);
+      expect(r.stderr, args.join(' ')).toMatch(damaged);
+    }
+    expect(existsSync(join(dir, 'r.html'))).toBe(false);
+
+    web.reset();
+    const fresh = await run(['--state', 's.db', '--fresh', '--max-pages', '3', '--rate', '50/s', '-o', 'p.jsonl', '-q', seed]);
+    expect(fresh.code, fresh.stderr).toBe(0);
+    expect(records(await readFile(join(dir, 'p.jsonl'), 'utf8')).filter((r) => r.status === 200)).toHaveLength(3);
+    const status = await run(['status', '--state', 's.db', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ doneTotal: 3 });
+  }, 60_000);
+
+  it('says a missing state file does not exist, and points a state file given as records to --state', async () => {
+    for (const args of [['status', '--state', 'nope.db'], ['report', '--state', 'nope.db']]) {
+      const r = await run(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(oneLine(r.stderr)).toHaveLength(1);
+      expect(r.stderr).toMatch(/nope\.db does not exist/);
+    }
+    expect(existsSync(join(dir, 'nope.db'))).toBe(false);
+    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': 'one page' } } } });
+    expect((await run(['--state', 's1.db', '-q', web.url('a.localhost', '/')])).code).toBe(0);
+    const r = await run(['report', 's1.db']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(oneLine(r.stderr)).toHaveLength(1);
+    expect(r.stderr).toMatch(/s1\.db is a crawl state file; use crawl report --state s1\.db/);
+  }, 60_000);
+});
+
+describe('a clean stop', () => {
+  it('keeps the links of pages that finish while stopping: a resumed crawl still reaches every page (a chain of pages)', async () => {
+    // One link a page (the next): a page whose links were dropped ends the crawl there. Each answer takes 300 ms, so one is in flight at the stop.
+    web = await startWeb({ sites: { 'a.localhost': { robots: null, delayMs: 300, generate: { pages: 12, linksPerPage: 1 } } } });
+    const args = ['--state', 's.db', '-o', 'pages.jsonl', '--rate', 'unlimited', '-q'];
+    const { child, done } = start([...args, web.url('a.localhost', '/')]);
+    await until(() => web!.requests().filter((r) => r.path.startsWith('/p/')).length >= 3 && web!.requests().at(-1)!.status === null, 'a page in flight');
+    child.kill('SIGINT');
+    expect((await done).code).toBe(130);
+    const resumed = await run(args);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const out = records(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
+    expect(out.map((r) => r.url).sort()).toEqual([web.url('a.localhost', '/'), ...Array.from({ length: 12 }, (_, i) => web!.url('a.localhost', `/p/${i}`))].sort());
+  }, 60_000);
+});
+
+describe('a full disk under --state', () => {
+  it('stops with one line and exit 4, then the same command resumes once there is room: every page once, nothing written twice', async () => {
+    const small = join(dir, 'small');
+    await mkdir(small);
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', small], { encoding: 'utf8' });
+    if (mounted.status !== 0) {
+      console.warn(`skipped: a small tmpfs could not be mounted (${mounted.stderr.trim() || mounted.error?.message}); this test needs root`);
+      return;
+    }
+    try {
+      web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 400, linksPerPage: 3 } } } });
+      const seed = web.url('a.localhost', '/');
+      const args = ['--state', 'small/s.db', '-o', 'pages.jsonl', '--rate', 'unlimited', '--host-concurrency', '4', '-q', seed];
+      const full = await run(args);
+      expect(full.code, full.stderr).toBe(4);
+      expect(oneLine(full.stderr)).toEqual([expect.stringMatching(/^crawl: cannot write state file .*small\/s\.db: the disk is full \(less than 1 MiB left\); run the same command again once there is room$/)]);
+      expect(web.requests().length).toBeLessThan(401); // it stopped before the end
+      expect(existsSync(join(dir, 'pages.jsonl.partial'))).toBe(true); // and its output says it is incomplete
+
+      expect(spawnSync('mount', ['-o', 'remount,size=64m', small]).status).toBe(0);
+      const resumed = await run(args);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const out = records(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
+      const urls = out.filter((r) => r.status === 200).map((r) => r.url);
+      expect(new Set(urls).size).toBe(401);
+      expect(urls).toHaveLength(401); // no record written twice
+      const status = JSON.parse((await run(['status', '--state', 'small/s.db', '--json'])).stdout);
+      expect(status).toMatchObject({ finished: true, doneTotal: 401 });
+    } finally {
+      spawnSync('umount', ['-l', small]);
+    }
+  }, 60_000);
+
+  it('a commit the full disk refuses: every store call after it rejects with one IO_FAILED error (never thrown into a timer), and close does not throw it again', async () => {
+    const small = join(dir, 'tiny');
+    await mkdir(small);
+    if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', small]).status !== 0) {
+      console.warn('skipped: a small tmpfs could not be mounted; this test needs root');
+      return;
+    }
+    try {
+      const store = new SqliteStore(join(small, 's.db'));
+      await store.open({ seeds: ['http://a.test/'], configFingerprint: 'f' });
+      let answer: unknown;
+      for (let i = 0; i < 5_000 && !(answer instanceof Promise); i++) answer = store.add(`http://a.test/${'x'.repeat(200)}/${i}`, 'a.test', { url: `http://a.test/${i}`, depth: 1, parent: null, hops: 0, attempt: 0 });
+      expect(answer).toBeInstanceOf(Promise);
+      const err = await (answer as Promise<unknown>).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'IO_FAILED', message: expect.stringMatching(/^cannot write state file .*tiny\/s\.db: the disk is full \(SQLITE_FULL\)/) });
+      await expect(store.complete({ id: 1, key: 'a.test', entry: { url: 'http://a.test/', depth: 0, parent: null, hops: 0, attempt: 0 } })).rejects.toBe(err);
+      expect(() => store.close()).not.toThrow();
+    } finally {
+      spawnSync('umount', ['-l', small]);
+    }
+  }, 60_000);
+});

@@ -3,7 +3,7 @@
  * exit 2, `crawl check`, and (spawning the real bin/) stdout purity, broken
  * pipes and interruption.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -170,7 +170,7 @@ describe('crawl --allow-private', () => {
 });
 
 /** Spawns the real binary (needs `npm run build`, which `npm test` runs first). */
-function run(args: string[], opts: { stdin?: string; pipeToHead?: boolean; signalAfterMs?: number } = {}) {
+function run(args: string[], opts: { stdin?: string; pipeToHead?: boolean; signalWhen?: (stdout: string) => boolean } = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -181,8 +181,20 @@ function run(args: string[], opts: { stdin?: string; pipeToHead?: boolean; signa
     });
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdin.end(opts.stdin ?? '');
-    if (opts.signalAfterMs !== undefined) setTimeout(() => child.kill('SIGINT'), opts.signalAfterMs);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // Signal once the crawl is under way (a record is out), not after a fixed time: on a loaded
+    // machine start-up alone can take longer than any fixed delay, and the signal would then
+    // meet a process that has not installed its handler yet.
+    const poll = opts.signalWhen
+      ? setInterval(() => {
+          if (!opts.signalWhen!(stdout)) return;
+          clearInterval(poll);
+          child.kill('SIGINT');
+        }, 20)
+      : undefined;
+    child.on('close', (code) => {
+      clearInterval(poll);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -261,7 +273,8 @@ describe('the real binary', () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
     const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
     const out = join(dir, 'pages.jsonl');
-    const r = await run(['--rate', '20/s', '-o', out, web.url('a.localhost', '/')], { signalAfterMs: 1200 });
+    const written = () => existsSync(`${out}.partial`) && statSync(`${out}.partial`).size > 0;
+    const r = await run(['--rate', '20/s', '-o', out, web.url('a.localhost', '/')], { signalWhen: written });
     expect(r.code).toBe(130);
     expect(existsSync(out)).toBe(false);
     const text = await readFile(`${out}.partial`, 'utf8');
@@ -272,7 +285,7 @@ describe('the real binary', () => {
 
   it('stops on SIGINT: flushes whole records, prints the summary, exits 130', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
-    const r = await run(['--rate', '20/s', web.url('a.localhost', '/')], { signalAfterMs: 1200 });
+    const r = await run(['--rate', '20/s', web.url('a.localhost', '/')], { signalWhen: (stdout) => stdout.includes('\n') });
     expect(r.code).toBe(130);
     expect(r.stdout.endsWith('\n')).toBe(true);
     for (const l of r.stdout.trim().split('\n')) JSON.parse(l);

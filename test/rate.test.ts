@@ -71,10 +71,13 @@ describe('parseSize', () => {
     ['0.5B', 'not a whole number of bytes'],
     [1.5, 'not a whole number of bytes'],
     [-1, 'got -1'],
-    ['99999999TiB', 'too large'],
     [false, 'got false'],
   ])('rejects %j', (input, fragment) => {
     expectUnitError(() => parseSize(input as string), 'expected a size like', fragment);
+  });
+
+  it('rejects a size past 2^53 bytes as too large, echoing it as typed', () => {
+    expectUnitError(() => parseSize('99999999TiB'), 'too large (max 9007199254740991 bytes)', '"99999999TiB"');
   });
 });
 

@@ -194,7 +194,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       [['--redis', 'localhost:6379', '--crawl-id', 'x', 'http://a.localhost/'], /^crawl: --redis expects a URL like redis:\/\/host:6379\/0/],
       [['--redis', redis!.url, '--crawl-id', 'bad id', 'http://a.localhost/'], /^crawl: --crawl-id expects a name/],
       [['--redis', redis!.url, '--crawl-id', 'x', '--state', 's.db', 'http://a.localhost/'], /^crawl: --state and --redis/],
-      [['--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`], /^crawl: no seed URL given, and Redis crawl ".*" does not exist yet/],
+      [['--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`, '--wait-for-crawl', '0'], /^crawl: no seed URL given, and Redis crawl ".*" does not exist yet/],
       [['status', '--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`], /^crawl: Redis holds no crawl named/],
       [['status', '--redis', redis!.url, '--crawl-id', 'bad id'], /^crawl: --crawl-id expects a name/],
       [['report', '--redis', 'localhost:6379', '--crawl-id', 'x'], /^crawl: --redis expects a URL/],

@@ -115,7 +115,7 @@ describe('crawl(): bad options fail like a config file, before any request', () 
 
     let error: unknown;
     try {
-      crawl({ seeds: ['http://a.localhost/'], ...bad } as unknown as CrawlOptions);
+      crawl({ seeds: ['http://a.localhost/'], ...bad });
     } catch (e) {
       error = e;
     }
@@ -146,7 +146,7 @@ describe('crawl(): bad options fail like a config file, before any request', () 
 
   it('rejects bad seeds with the CLI message and missing ones with a one-line UsageError', async () => {
     const cli = await runCli(['not a url']);
-    expect(() => crawl({ seeds: ['not a url'] })).toThrow(new UsageError(cli.errLines[0]!.replace(/^crawl: /, '')));
+    expect(() => crawl({ seeds: ['not a url'] })).toThrow(new UsageError(cli.errLines[0].replace(/^crawl: /, '')));
     expect(() => crawl({} as CrawlOptions)).toThrow(/^options: seeds: expected a list of http\(s\) URLs, got nothing$/);
     expect(() => crawl({ seeds: [] })).toThrow(/^options: seeds: no seed URL given$/);
     expect(() => crawl(undefined as unknown as CrawlOptions)).toThrow(ConfigError);
@@ -324,7 +324,7 @@ describe("crawl(): the CLI's options for content, discovery, requests and archiv
     const home = pages.find((p) => new URL(p.url).pathname === '/')!;
     expect(await readFile(join(dir, 'mirror', home.savedPath!), 'utf8')).toMatch(/<h1>Home<\/h1>/);
     const warc = readWarc(await readFile(join(dir, 'site.warc.gz')));
-    expect(warc[0]!.header('WARC-Type')).toBe('warcinfo');
+    expect(warc[0].header('WARC-Type')).toBe('warcinfo');
     // Sitemap files are read for their URLs, not archived.
     for (const page of pages.filter((p) => p.kind !== 'sitemap')) {
       const response = warc.find((r) => r.offset === page.warcOffset);

@@ -74,14 +74,14 @@ describe('records of retried and throttled URLs', () => {
     });
     const tries = run.fetcher.requests('busy.test').filter((r) => r.path === '/');
     expect(tries.map((r) => r.status)).toEqual([429, 429, 200]);
-    const page = run.pages[0]!;
-    expect(page).toMatchObject({ status: 200, attempts: 3, startedAt: iso(tries[2]!.at) });
-    expect(page.attemptStarts).toEqual([iso(tries[0]!.at), iso(tries[1]!.at)]);
+    const page = run.pages[0];
+    expect(page).toMatchObject({ status: 200, attempts: 3, startedAt: iso(tries[2].at) });
+    expect(page.attemptStarts).toEqual([iso(tries[0].at), iso(tries[1].at)]);
     expect(page.throttles).toEqual(
       tries.slice(0, 2).map((t) => ({ at: iso(t.endedAt!), status: 429, retryAfterMs: 2000, pausedUntil: iso(t.endedAt! + 2000 + PAUSE_MARGIN_MS) })),
     );
     // The pause the record states is the one the crawler kept.
-    expect(tries[1]!.at).toBeGreaterThanOrEqual(Date.parse(page.throttles![0]!.pausedUntil) - 1);
+    expect(tries[1].at).toBeGreaterThanOrEqual(Date.parse(page.throttles![0].pausedUntil) - 1);
   });
 
   it('lists a failed attempt without a throttle event', async () => {
@@ -90,7 +90,7 @@ describe('records of retried and throttled URLs', () => {
       seeds: ['http://flaky.test/'],
     });
     const tries = run.fetcher.requests('flaky.test').filter((r) => r.path === '/');
-    expect(run.pages[0]).toMatchObject({ status: 200, attempts: 2, attemptStarts: [iso(tries[0]!.at)] });
+    expect(run.pages[0]).toMatchObject({ status: 200, attempts: 2, attemptStarts: [iso(tries[0].at)] });
     expect(run.pages[0]).not.toHaveProperty('throttles');
   });
 
@@ -102,7 +102,7 @@ describe('records of retried and throttled URLs', () => {
     });
     const tries = run.fetcher.requests('wall.test').filter((r) => r.path === '/');
     expect(tries).toHaveLength(15);
-    const page = run.pages[0]!;
+    const page = run.pages[0];
     expect(page).toMatchObject({ status: 503, attempts: 15, error: { code: 'THROTTLED' } });
     expect(page.attemptStarts).toEqual(tries.slice(4, 14).map((t) => iso(t.at)));
     expect(page.throttles!.map((t) => t.at)).toEqual(tries.slice(5).map((t) => iso(t.endedAt!)));
@@ -111,8 +111,8 @@ describe('records of retried and throttled URLs', () => {
 
   it('adds nothing to a record fetched at the first attempt', async () => {
     const run = await fakeCrawl({ sites: { 'a.test': { pages: { '/': 'ok' } } }, seeds: ['http://a.test/'] });
-    expect(Object.keys(run.pages[0]!)).not.toContain('attemptStarts');
-    expect(Object.keys(run.pages[0]!)).not.toContain('throttles');
+    expect(Object.keys(run.pages[0])).not.toContain('attemptStarts');
+    expect(Object.keys(run.pages[0])).not.toContain('throttles');
   });
 });
 
@@ -128,7 +128,7 @@ describe('robots.txt records', () => {
     });
     const [seen] = run.fetcher.requests('a.test').filter((r) => r.path === '/robots.txt');
     expect(robotsOf(run)).toEqual([
-      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: iso(seen!.at), elapsedMs: expect.any(Number), bytes: robots.length },
+      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: iso(seen.at), elapsedMs: expect.any(Number), bytes: robots.length },
     ]);
     // Before the page it allowed.
     expect(run.records.map((r) => r.type)).toEqual(['robots', 'page']);
@@ -145,12 +145,12 @@ describe('robots.txt records', () => {
     });
     const slow = robotsOf(run).filter((r) => r.host === 'slow.test');
     expect(slow[0]).toMatchObject({ status: 429, retryAfterMs: 3000 });
-    expect(Date.parse(slow[0]!.pausedUntil!) - (Date.parse(slow[0]!.startedAt) + slow[0]!.elapsedMs)).toBeGreaterThanOrEqual(3000);
+    expect(Date.parse(slow[0].pausedUntil!) - (Date.parse(slow[0].startedAt) + slow[0].elapsedMs)).toBeGreaterThanOrEqual(3000);
     expect(slow.at(-1)).toMatchObject({ status: 200 });
     const down = robotsOf(run).filter((r) => r.host === 'down.test');
     expect(down.length).toBeGreaterThan(0);
     expect(down[0]).toMatchObject({ status: null, bytes: 0, error: { code: 'CONNECTION_REFUSED' } });
-    expect(down[0]!.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(down[0].startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
   it('writes none unless asked', async () => {

@@ -26,7 +26,7 @@ describe('Scheduler, hosts never visited (broad crawls)', () => {
           mostLoading = Math.max(mostLoading, loading.length);
           return { notBefore: Infinity };
         }
-        return (async () => void done.add(key)) as Job;
+        return (async () => void done.add(key));
       },
     };
     const scheduler = new Scheduler({ clock, concurrency, policyFor: policy, source });
@@ -122,8 +122,8 @@ describe('Crawler, a broad crawl stopped by --max-pages', () => {
     for (const page of run.pages.filter((p) => p.status === 200)) {
       const host = new URL(page.url).hostname;
       const [first, second] = run.fetcher.requests(host);
-      expect(first!.path).toBe('/robots.txt');
-      expect(second!.at - first!.at).toBeGreaterThanOrEqual(200);
+      expect(first.path).toBe('/robots.txt');
+      expect(second.at - first.at).toBeGreaterThanOrEqual(200);
     }
   });
 });

@@ -105,8 +105,8 @@ describe('crawl check with the request flags', () => {
     expect(r.out).toMatch(/^robots: +allowed: no rule matches/m);
     // robots.txt went through the proxy, carrying what a crawl's requests carry.
     expect(forwarded.map((f) => f.line)).toEqual([`GET http://a.localhost:${webPort}/robots.txt`]);
-    expect(forwarded[0]!.headers).toMatchObject({ 'x-team': 'crawl', 'x-api-key': 's3cret', 'proxy-authorization': `Basic ${Buffer.from('user:pw').toString('base64')}` });
-    expect(forwarded[0]!.headers.cookie?.split('; ').sort()).toEqual(['jarred=j1', 'sid=abc']);
+    expect(forwarded[0].headers).toMatchObject({ 'x-team': 'crawl', 'x-api-key': 's3cret', 'proxy-authorization': `Basic ${Buffer.from('user:pw').toString('base64')}` });
+    expect(forwarded[0].headers.cookie?.split('; ').sort()).toEqual(['jarred=j1', 'sid=abc']);
   });
 
   it('takes them before `check` too (they were refused there)', async () => {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
 import { memoryIo as sharedMemoryIo } from './support/memory-io.js';
-import { buildProgram, main, type CheckFlags, type CrawlFlags, type Io } from '../src/cli/cli.js';
+import { buildProgram, main, type CheckFlags, type CrawlFlags } from '../src/cli/cli.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'crawl.js');

@@ -118,7 +118,7 @@ describe('markdown', () => {
       fc.string({ maxLength: 8 }),
     );
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 60 }), fc.constantFrom('text', 'html', 'markdown') as fc.Arbitrary<'text' | 'html' | 'markdown'>, (pieces, format) => {
+      fc.property(fc.array(piece, { maxLength: 60 }), fc.constantFrom(...(['text', 'html', 'markdown'] as const)), (pieces, format) => {
         const out = pageContent(pieces.join(''), BASE, { format, maxBytes: 1000, extract: [] });
         expect(typeof out.content).toBe('string');
         expect(Buffer.byteLength(out.content!)).toBeLessThanOrEqual(1000);
@@ -232,7 +232,7 @@ describe('records of a real crawl', () => {
     const run = await crawl([web.url('a.localhost', '/products/mug')], { defaults: { rate: 'unlimited' }, maxDepth: 0 });
     expect(run.pages[0]).not.toHaveProperty('content');
     expect(run.pages[0]).not.toHaveProperty('extract');
-    expect(run.pages[0]!.canonical).toBe(web.url('a.localhost', '/products/mug'));
+    expect(run.pages[0].canonical).toBe(web.url('a.localhost', '/products/mug'));
   });
 
   it('--follow-canonical: a page whose canonical differs marks it seen, so the canonical is not fetched', async () => {
@@ -252,7 +252,7 @@ describe('records of a real crawl', () => {
     });
     const run = await crawl([web.url('a.localhost', '/')], { defaults: { rate: 'unlimited' }, followCanonical: true, allowNetworks: ['127.0.0.0/8'] });
     expect(run.pages.map((p) => pathOf(p.url)).sort()).toEqual(['/', '/x']);
-    expect(run.pages[0]!.canonical).toBe(web.url('b.localhost', '/'));
+    expect(run.pages[0].canonical).toBe(web.url('b.localhost', '/'));
   });
 });
 

@@ -27,7 +27,7 @@ const PAUSE_MARGIN_MS = 10;
 /** Consecutive differences of sorted times. */
 function gaps(times: readonly number[]): number[] {
   const sorted = [...times].sort((a, b) => a - b);
-  return sorted.slice(1).map((t, i) => t - sorted[i]!);
+  return sorted.slice(1).map((t, i) => t - sorted[i]);
 }
 
 /** The first arrival at `host` after `t` (exclusive), or undefined. */
@@ -165,18 +165,18 @@ describe('test support: the clock runner and the scripted fetcher', () => {
     const get = (path: string, read: 'html' | 'text' = 'html') => fetcher.fetch(`http://a.test${path}`, { read });
     const all = await clock.runUntilDone(Promise.all([get('/robots.txt', 'text'), get('/dyn'), get('/p/1'), get('/missing'), get('/pdf')]));
     expect(all.map((r) => r.status)).toEqual([200, 201, 200, 429, 429]);
-    expect(all[0]!.body).toBe('User-agent: *\nDisallow: /no\n');
-    expect(all[1]!.body).toBe('at 0');
-    expect(all[2]!.body).toContain('<title>a.test page 1</title>');
-    expect(all[2]!.headers['x-seen']).toBe('yes');
-    expect(all[3]!.headers['retry-after']).toBe('1');
+    expect(all[0].body).toBe('User-agent: *\nDisallow: /no\n');
+    expect(all[1].body).toBe('at 0');
+    expect(all[2].body).toContain('<title>a.test page 1</title>');
+    expect(all[2].headers['x-seen']).toBe('yes');
+    expect(all[3].headers['retry-after']).toBe('1');
     expect(fetcher.requests('a.test').map((r) => r.inFlight)).toEqual([1, 2, 3, 4, 5]);
     expect(fetcher.maxInFlight('a.test')).toBe(5);
     clock.advance(1_000);
     const later = await clock.runUntilDone(Promise.all([get('/missing'), get('/pdf'), get('/dyn'), get('/missing')]));
     expect(later.map((r) => r.status)).toEqual([404, 200, 201, 429]); // the window's budget of 3 is used again
     expect(later[1]).toMatchObject({ contentType: 'application/pdf', body: null, bytes: 4 });
-    expect(later[3]!.headers['retry-after']).toBe('3'); // the third arrival at /missing
+    expect(later[3].headers['retry-after']).toBe('3'); // the third arrival at /missing
   });
 
   it('replays a crawl exactly: the same script and seed give the same requests at the same times', async () => {
@@ -220,8 +220,8 @@ function announcer(form: 'seconds' | 'date' | 'none') {
 
 /** When the crawler may next start a request after this throttling answer: its Retry-After from receipt, measured against its Date. */
 function announcedPauseEnd(e: ScriptedLogEntry): number {
-  const value = e.responseHeaders!['retry-after']!;
-  const delay = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.parse(e.responseHeaders!.date!);
+  const value = e.responseHeaders!['retry-after'];
+  const delay = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.parse(e.responseHeaders!.date);
   return e.endedAt! + delay + PAUSE_MARGIN_MS;
 }
 
@@ -274,7 +274,7 @@ describe('429/503 and Retry-After', () => {
     const tries = run.fetcher.requests('wall.test').filter((r) => r.path === '/');
     expect(tries).toHaveLength(4);
     // Receipt + 0 s + 10 ms (the 50/s gap, 23.2 ms from the previous start, is shorter than the 30 ms answer + 10 ms).
-    for (let i = 1; i < tries.length; i++) expect(tries[i]!.at).toBeCloseTo(tries[i - 1]!.endedAt! + PAUSE_MARGIN_MS, 6);
+    for (let i = 1; i < tries.length; i++) expect(tries[i].at).toBeCloseTo(tries[i - 1].endedAt! + PAUSE_MARGIN_MS, 6);
   });
 
   it('paces a host to its announced RateLimit budget instead of waiting for a 429', async () => {
@@ -331,7 +331,7 @@ describe('retries and failing hosts', () => {
     for (const path of ['/sometimes', '/never']) {
       const tries = log.filter((r) => r.path === path);
       tries.slice(1).forEach((t, i) => {
-        const waited = t.at - tries[i]!.endedAt!;
+        const waited = t.at - tries[i].endedAt!;
         const step = 100 * 2 ** i;
         expect(waited).toBeGreaterThanOrEqual(step / 2 - EPS);
         expect(waited).toBeLessThanOrEqual(step + 2 * gap(50) + EPS);
@@ -421,7 +421,7 @@ describe('politeness measured at the server', () => {
     const win = run.fetcher.arrivals('win.test');
     expect(maxInWindow(win, 1000)).toBe(5); // at most 5 in any second, and it does use them
     const sorted = [...win].sort((a, b) => a - b);
-    for (let i = 5; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 5]!).toBeGreaterThanOrEqual(1000);
+    for (let i = 5; i < sorted.length; i++) expect(sorted[i] - sorted[i - 5]).toBeGreaterThanOrEqual(1000);
     expect(run.fetcher.maxInFlight('par.test')).toBe(3); // exactly its concurrency: never more, and it does use it
     expect(run.fetcher.maxInFlight('gap.test')).toBe(1);
   });
@@ -463,7 +463,7 @@ describe('robots.txt and failing hosts', () => {
     const down = run.fetcher.requests('down.test');
     expect(down.map((r) => r.path)).toEqual(['/robots.txt', '/robots.txt']); // first try + one retry, nothing else
     // A 503 is also a throttling answer: without Retry-After the host pauses for a backoff of [0.5 s, 1 s] (base 1 s), longer than the 300 ms retry delay.
-    const waited = down[1]!.at - down[0]!.endedAt!;
+    const waited = down[1].at - down[0].endedAt!;
     expect(waited).toBeGreaterThanOrEqual(500 - EPS);
     expect(waited).toBeLessThanOrEqual(1000 + EPS);
     expect(run.skipped).toContainEqual(expect.objectContaining({ url: 'http://down.test/', reason: 'robots-unavailable' }));
@@ -493,12 +493,12 @@ describe('robots.txt and failing hosts', () => {
       ['/robots.txt', 'CONNECTION_REFUSED'],
       ['/robots.txt', 'CONNECTION_REFUSED'],
     ]);
-    expect(dead[1]!.startedAt).toBeCloseTo(dead[0]!.endedAt! + 200, 6);
+    expect(dead[1].startedAt).toBeCloseTo(dead[0].endedAt! + 200, 6);
     // The hanging page: three tries (retries: 2), each ended by the 1 s headers timeout, after backoffs of [0.5, 1] s and [1, 2] s (base 1 s).
     const hang = run.fetcher.requests('hang.test').filter((r) => r.path === '/');
     expect(hang.map((r) => r.endedAt! - r.at)).toEqual([1000, 1000, 1000]);
     hang.slice(1).forEach((r, i) => {
-      const waited = r.at - hang[i]!.endedAt!;
+      const waited = r.at - hang[i].endedAt!;
       expect(waited).toBeGreaterThanOrEqual(500 * 2 ** i - EPS);
       expect(waited).toBeLessThanOrEqual(1000 * 2 ** i + gap(10) + EPS);
     });
@@ -527,9 +527,9 @@ describe('exact server feedback (only fake time can check these)', () => {
     const after = run.fetcher.requests('once.test').filter((r) => r.at > refused.at);
     // The throttled URL goes first, the moment the pause (3 s + 10 ms from receipt) ends…
     expect(after.map((r) => r.path)).toEqual(['/a', '/b']);
-    expect(after[0]!.at).toBeCloseTo(refused.endedAt! + 3000 + PAUSE_MARGIN_MS, 6);
+    expect(after[0].at).toBeCloseTo(refused.endedAt! + 3000 + PAUSE_MARGIN_MS, 6);
     // …and the host then runs at half its rate: 5/s.
-    expect(after[1]!.at - after[0]!.at).toBeCloseTo(gap(200), 6);
+    expect(after[1].at - after[0].at).toBeCloseTo(gap(200), 6);
     expect(run.stats.perHost.get('once.test')!.rate).toBe('10/s, throttled 1× (now 5/s)');
   });
 
@@ -550,13 +550,13 @@ describe('exact server feedback (only fake time can check these)', () => {
         serverClockSkewMs: skew,
       });
       const [refused, retried] = run.fetcher.requests('dated.test').filter((r) => r.path === '/a');
-      expect(refused!.status).toBe(503);
-      expect(retried!.status).toBe(200);
+      expect(refused.status).toBe(503);
+      expect(retried.status).toBe(200);
       // 2.5 s on the server's clock give or take the second resolution of both stamps, whatever ours says.
-      const pause = retried!.at - refused!.endedAt!;
+      const pause = retried.at - refused.endedAt!;
       expect(pause).toBeGreaterThan(1500);
       expect(pause).toBeLessThan(3500 + PAUSE_MARGIN_MS);
-      expect(retried!.at).toBeCloseTo(announcedPauseEnd(refused!), 6);
+      expect(retried.at).toBeCloseTo(announcedPauseEnd(refused), 6);
       expect(run.wallMs).toBeLessThan(5_000);
     });
   }
@@ -591,21 +591,21 @@ describe('exact server feedback (only fake time can check these)', () => {
     const burst = log.filter((r) => r.status === 429);
     expect(burst).toHaveLength(4);
     // All four were sent before the first 429 reached the crawler: one burst.
-    expect(burst.every((r) => r.at < burst[0]!.respondedAt!)).toBe(true);
+    expect(burst.every((r) => r.at < burst[0].respondedAt!)).toBe(true);
     expect(run.fetcher.maxInFlight('burst.test')).toBe(4);
     // Every answer in the burst re-announces the pause; the last one ends it.
     const pauseEnd = Math.max(...burst.map((r) => r.endedAt!)) + 1000 + PAUSE_MARGIN_MS;
     const after = log.filter((r) => r.at > burst.at(-1)!.at);
-    expect(after[0]!.at).toBeCloseTo(pauseEnd, 6);
+    expect(after[0].at).toBeCloseTo(pauseEnd, 6);
     // Halved once (50/s), not once per 429 (6.25/s).
     expect(throttledAfterPause).toEqual([{ host: 'burst.test', rate: '50/s' }]);
-    const tenth = after.filter((r) => r.status === 200).sort((a, b) => a.endedAt! - b.endedAt!)[9]!;
+    const tenth = after.filter((r) => r.status === 200).sort((a, b) => a.endedAt! - b.endedAt!)[9];
     // Started before the 10th success was counted (a start at that very instant comes after it, at the raised rate).
     const before = after.filter((r) => r.at < tenth.endedAt!);
     expect(before.length).toBeGreaterThanOrEqual(10);
     for (const g of gaps(before.map((r) => r.at))) expect(g).toBeCloseTo(gap(20), 6);
     // The 10th success raises the rate ×1.25 (62.5/s): the next start is that gap after the last, or at once if it has passed.
-    const next = after[before.length]!;
+    const next = after[before.length];
     expect(next.at).toBeCloseTo(Math.max(tenth.endedAt!, before.at(-1)!.at + gap(16)), 6);
     expect(next.at - before.at(-1)!.at).toBeLessThan(gap(20) - 1);
     // Never faster than configured; and it ends at the ceiling, 90% of the rate that drew the 429s.
@@ -650,7 +650,7 @@ describe('exact server feedback (only fake time can check these)', () => {
       config: { domains: { 'long.test': { rate: '10/s', maxRetryAfter: '2s' } } },
     });
     const [refused, retried] = run.fetcher.requests('long.test').filter((r) => r.path === '/a');
-    expect(retried!.at).toBeCloseTo(refused!.endedAt! + 2000 + PAUSE_MARGIN_MS, 6);
+    expect(retried.at).toBeCloseTo(refused.endedAt! + 2000 + PAUSE_MARGIN_MS, 6);
     expect(run.stats.perHost.get('long.test')!.notes.join()).toMatch(/Retry-After of 3600s capped to 2s/);
   });
 
@@ -672,7 +672,7 @@ describe('exact server feedback (only fake time can check these)', () => {
       ['/', 200],
       ['/open', 200],
     ]);
-    expect(log[1]!.at).toBeCloseTo(log[0]!.endedAt! + 2000 + PAUSE_MARGIN_MS, 6);
+    expect(log[1].at).toBeCloseTo(log[0].endedAt! + 2000 + PAUSE_MARGIN_MS, 6);
     expect(run.skipped).toContainEqual(expect.objectContaining({ url: 'http://rob.test/private', reason: 'robots' }));
   });
 
@@ -733,12 +733,12 @@ describe('exact server feedback (only fake time can check these)', () => {
     });
     const spent = run.fetcher.requests('spent.test').filter((r) => r.path !== '/robots.txt');
     expect(spent.map((r) => r.path)).toEqual(['/', '/a', '/b']);
-    expect(spent[1]!.at).toBeCloseTo(spent[0]!.endedAt! + 3000 + PAUSE_MARGIN_MS, 6);
-    expect(spent[2]!.at - spent[1]!.at).toBeCloseTo(gap(100), 6); // advice, not a throttle: the rate is untouched
+    expect(spent[1].at).toBeCloseTo(spent[0].endedAt! + 3000 + PAUSE_MARGIN_MS, 6);
+    expect(spent[2].at - spent[1].at).toBeCloseTo(gap(100), 6); // advice, not a throttle: the rate is untouched
     // An epoch-seconds reset is read against our wall clock at receipt.
     const [home, a] = run.fetcher.requests('xspent.test').filter((r) => r.path !== '/robots.txt');
     const wallOffset = run.clock.wallNow() - run.clock.now();
-    expect(a!.at).toBeCloseTo(home!.endedAt! + (resetEpochS * 1000 - (home!.endedAt! + wallOffset)) + PAUSE_MARGIN_MS, 6);
+    expect(a.at).toBeCloseTo(home.endedAt! + (resetEpochS * 1000 - (home.endedAt! + wallOffset)) + PAUSE_MARGIN_MS, 6);
     expect(run.stats.perHost.get('spent.test')!.rate).toBe('10/s');
   });
 
@@ -750,7 +750,7 @@ describe('exact server feedback (only fake time can check these)', () => {
     });
     expect(run.pages.filter((p) => p.status === 200)).toHaveLength(17);
     const log = run.fetcher.requests('spread.test').filter((r) => r.path !== '/robots.txt');
-    const until = log[0]!.endedAt! + 10_000;
+    const until = log[0].endedAt! + 10_000;
     // 9 left × 0.9 safety = 8 requests over 10 s: one per 1250 ms.
     const during = log.filter((r) => r.at < until);
     expect(during.length).toBeGreaterThanOrEqual(8);
@@ -831,10 +831,10 @@ describe('progress as the crawl loop reports it', () => {
     expect(run.pages.filter((p) => p.status === 200)).toHaveLength(2);
     const refused = run.fetcher.requests('p.test').find((r) => r.status === 429)!;
     const [during] = snapshots;
-    expect(during!.limit).toBe(10);
-    expect(during!.paused).toHaveLength(1);
-    expect(during!.paused![0]!.host).toBe('p.test');
+    expect(during.limit).toBe(10);
+    expect(during.paused).toHaveLength(1);
+    expect(during.paused![0].host).toBe('p.test');
     // Paused until the 429's answer + 5 s + the 10 ms margin; the snapshot was taken 2 s after the crawl began.
-    expect(during!.paused![0]!.leftMs).toBeCloseTo(refused.endedAt! + 5_000 + PAUSE_MARGIN_MS - (run.startedAt + 2_000), 6);
+    expect(during.paused![0].leftMs).toBeCloseTo(refused.endedAt! + 5_000 + PAUSE_MARGIN_MS - (run.startedAt + 2_000), 6);
   });
 });

@@ -27,7 +27,7 @@ describe('dead links', () => {
     // Only robots.txt was ever tried, three times, 1 s then 2 s apart: given up 3 s after the first try.
     const attempts = run.fetcher.attempts('dead.test');
     expect(attempts.map((a) => a.path)).toEqual(['/robots.txt', '/robots.txt', '/robots.txt']);
-    expect(attempts[2]!.startedAt - attempts[0]!.startedAt).toBeLessThan(3_500);
+    expect(attempts[2].startedAt - attempts[0].startedAt).toBeLessThan(3_500);
     expect(run.stats.errorsByCode.get('CONNECTION_REFUSED')).toBe(2);
   });
 

@@ -133,10 +133,10 @@ describe('responses', () => {
     const f = fetcher();
     await f.fetch(server.url(), { read: 'html' });
     await f.fetch(server.url('/robots.txt'), { read: 'text' });
-    expect(seen[0]!['user-agent']).toBe('crawl-test/1.0 (+https://example.invalid/bot)');
-    expect(seen[0]!.accept).toBe('text/html,application/xhtml+xml;q=0.9,*/*;q=0.5');
-    expect(seen[0]!['accept-encoding']).toBe('gzip, deflate, br');
-    expect(seen[1]!.accept).toBe('text/plain,*/*');
+    expect(seen[0]['user-agent']).toBe('crawl-test/1.0 (+https://example.invalid/bot)');
+    expect(seen[0].accept).toBe('text/html,application/xhtml+xml;q=0.9,*/*;q=0.5');
+    expect(seen[0]['accept-encoding']).toBe('gzip, deflate, br');
+    expect(seen[1].accept).toBe('text/plain,*/*');
   });
 
   it('exposes Location on a 3xx without following it', async () => {
@@ -575,7 +575,7 @@ describe('connections', () => {
     const fast = f.fetch(server.url('/fast'), { read: 'text', onDispatched: (at) => (dispatched.fast = at) });
     await Promise.all([slow, fast]);
     expect(dispatched.fast).toBeGreaterThanOrEqual(firstDoneAt - 1);
-    expect(dispatched.fast! - dispatched.slow!).toBeGreaterThanOrEqual(150);
+    expect(dispatched.fast - dispatched.slow).toBeGreaterThanOrEqual(150);
   });
 
   it('validates options at construction', () => {

@@ -25,7 +25,7 @@ describe('HostLimiter gap', () => {
   it('spaces starts by the interval plus the safety margin, never less', () => {
     const l = new HostLimiter(policy({ intervalMs: 500 }));
     const starts = greedyStarts(l, 0, 20);
-    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBe(gapWithMargin(500));
+    for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBe(gapWithMargin(500));
   });
 
   it('times the gap from the real dispatch, not the decision', () => {
@@ -113,7 +113,7 @@ describe('HostLimiter windows (sliding log)', () => {
       const starts = greedyStarts(l, 0, count * 6);
       // Exact check: for every start, the count within [s, s + windowMs] (inclusive both ends) is <= count.
       for (let i = 0; i < starts.length; i++) {
-        const inWindow = starts.filter((t) => t >= starts[i]! && t <= starts[i]! + windowMs).length;
+        const inWindow = starts.filter((t) => t >= starts[i] && t <= starts[i] + windowMs).length;
         expect(inWindow).toBeLessThanOrEqual(count);
       }
       // And it is not overly conservative: a burst of `count`, then the next right after the window + margin.
@@ -125,7 +125,7 @@ describe('HostLimiter windows (sliding log)', () => {
   it('combines a gap with a window: the stricter applies at each step', () => {
     const l = new HostLimiter(policy({ intervalMs: 100, windows: [{ count: 3, windowMs: 1000, label: '3/s' }] }));
     const starts = greedyStarts(l, 0, 6);
-    expect(starts[1]! - starts[0]!).toBe(gapWithMargin(100));
+    expect(starts[1] - starts[0]).toBe(gapWithMargin(100));
     expect(starts[3]).toBe(1000 + 1000 * WINDOW_MARGIN.ratio + WINDOW_MARGIN.ms);
   });
 

@@ -109,7 +109,7 @@ describe('trap defences', () => {
     expect(run.pages).toHaveLength(40);
     const exploded = run.skipped.filter((s) => s.reason === 'query-explosion');
     expect(exploded.length).toBeGreaterThan(0);
-    expect(exploded[0]!.detail).toBe('40 query strings of http://cal.test/cal accepted already (traps.maxQueryVariants)');
+    expect(exploded[0].detail).toBe('40 query strings of http://cal.test/cal accepted already (traps.maxQueryVariants)');
   });
 
   it('skips a URL with more query parameters than traps.maxQueryParams (default 32)', async () => {
@@ -235,7 +235,7 @@ describe('hostile input', () => {
     settings.include = [throwing];
     const run = await crawlWith({ sites: { 'a.test': { pages: { '/': linksTo(['/x', '/y']) } } }, seeds: ['http://a.test/'], settings });
     expect(run.pages).toEqual([expect.objectContaining({ url: 'http://a.test/', status: 200, links: 2 })]);
-    expect(run.pages[0]!.error).toBeUndefined();
+    expect(run.pages[0].error).toBeUndefined();
     expect(run.stats.errorsByCode.size).toBe(0);
     expect(run.stats.notes.join('\n')).toMatch(/links not followed.*Regular expression too large/);
   });
@@ -246,7 +246,7 @@ describe('hostile input', () => {
     expect(run.fetcher.attempts().map((a) => a.path)).toEqual(['/robots.txt', '/']);
     expect(run.skipped).toHaveLength(1);
     expect(run.skipped[0]).toMatchObject({ reason: 'url-too-long', depth: 0, detail: `${long.length} characters, over the limit of 2048` });
-    expect(run.skipped[0]!.url).toBe(long);
+    expect(run.skipped[0].url).toBe(long);
   });
 
   it('ends a redirect loop with a REDIRECT_LOOP error record on the URL that redirects back into its own chain', async () => {
@@ -293,7 +293,7 @@ describe('robots.txt redirects', () => {
     // Every request cdn.test got, the hop for a.test included, kept its 10 s gap.
     const starts = run.fetcher.requests('cdn.test').map((r) => r.at);
     expect(starts.length).toBe(5);
-    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(10_000);
+    for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(10_000);
     // A redirect on the same host is followed too, and its rules obeyed.
     expect(run.skipped).toContainEqual(expect.objectContaining({ url: 'http://b.test/private', reason: 'robots' }));
   });

@@ -43,8 +43,8 @@ describe('total deadlines', () => {
     web = await startWeb({ sites: { 'drip.localhost': { handler: (req, res) => (req.url === '/' ? drip(20)(req, res) : false) } } });
     const run = await crawl([web.url('drip.localhost', '/')], { timeout: { total: '300ms', body: '5s' }, defaults: { rate: 'unlimited' } });
     expect(run.pages).toHaveLength(1);
-    expect(run.pages[0]!.error?.code).toBe('TOTAL_TIMEOUT');
-    expect(run.pages[0]!.elapsedMs).toBeGreaterThanOrEqual(290);
+    expect(run.pages[0].error?.code).toBe('TOTAL_TIMEOUT');
+    expect(run.pages[0].elapsedMs).toBeGreaterThanOrEqual(290);
     expect(run.wallMs).toBeLessThan(1000);
     expect(web.count('drip.localhost', '/')).toBe(1);
   });

@@ -51,15 +51,15 @@ describe('per-IP limits (perIp)', () => {
     // Exact: no two starts to the address closer than its gap, whichever hosts they were for.
     expect(minGap(shared)).toBeGreaterThanOrEqual(gap(200) - EPS);
     // And no slower than it: the address was kept busy (each start within a few ms of the gap).
-    const gaps = shared.slice(1).map((t, i) => t - shared[i]!);
+    const gaps = shared.slice(1).map((t, i) => t - shared[i]);
     expect(Math.max(...gaps)).toBeLessThan(gap(200) + 5);
     // d.test is alone on its address: that address's 5/s is all its own (not a quarter of it), so it is done
     // after 10 starts' worth of gaps while the shared address is a third of the way through its 30.
     const other = run.fetcher.arrivals('d.test');
     expect(other).toHaveLength(10);
     expect(minGap(other)).toBeGreaterThanOrEqual(gap(200) - EPS);
-    expect(other.at(-1)! - other[0]!).toBeLessThan(9 * (gap(200) + 5));
-    expect(other.at(-1)!).toBeLessThan(shared[11]!);
+    expect(other.at(-1)! - other[0]).toBeLessThan(9 * (gap(200) + 5));
+    expect(other.at(-1)!).toBeLessThan(shared[11]);
   });
 
   it('caps requests in flight to one address across its hosts', async () => {
@@ -147,7 +147,7 @@ describe('DNS resolved before scheduling', () => {
     expect(fast).toHaveLength(7);
     // fast.test was done before slow.test's name was even resolved.
     expect(fast.at(-1)! - run.startedAt).toBeLessThan(2_000);
-    expect(slow[0]! - run.startedAt).toBeGreaterThanOrEqual(5_000);
+    expect(slow[0] - run.startedAt).toBeGreaterThanOrEqual(5_000);
     expect(run.pages.filter((p) => p.status === 200)).toHaveLength(6 + 3);
   });
 });

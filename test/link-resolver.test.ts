@@ -50,8 +50,8 @@ describe('linkResolver (the shortcut for simple hrefs)', () => {
     ['x:y', null],
     ['mailto:a@example.com', null],
   ])('resolves %j like resolveLink', (href, expected) => {
-    expect(linkResolver(bases[0]!)(href)).toBe(expected);
-    expect(linkResolver(bases[0]!)(href)).toBe(resolveLink(href, bases[0]!));
+    expect(linkResolver(bases[0])(href)).toBe(expected);
+    expect(linkResolver(bases[0])(href)).toBe(resolveLink(href, bases[0]));
   });
 
   it('agrees with resolveLink on fuzzed hrefs against assorted bases', () => {
@@ -66,7 +66,7 @@ describe('linkResolver (the shortcut for simple hrefs)', () => {
       let href = random() < 0.5 ? '/' : random() < 0.5 ? 'http://' : '';
       const length = Math.floor(random() * 10);
       for (let i = 0; i < length; i++) href += pieces[Math.floor(random() * pieces.length)];
-      const base = bases[round % bases.length]!;
+      const base = bases[round % bases.length];
       expect([href, linkResolver(base)(href)]).toEqual([href, resolveLink(href, base)]);
     }
   });

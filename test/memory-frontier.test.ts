@@ -80,7 +80,7 @@ describe('MemoryFrontier storage', () => {
     const f = new MemoryFrontier();
     const model = new Map<string, FrontierEntry[]>();
     const random = seededRandom(3);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)];
     let n = 0;
     const makeEntry = (): FrontierEntry => {
       const e: FrontierEntry = {

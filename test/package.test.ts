@@ -50,7 +50,7 @@ it('installs from its tarball and works by name: library, README example, types 
   // --ignore-scripts: `prepare` would rebuild dist/ under tests running alongside.
   const packed = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], root);
   const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  const shipped = tarball!.files.map((f) => f.path);
+  const shipped = tarball.files.map((f) => f.path);
   expect(shipped).toEqual(expect.arrayContaining(['bin/crawl.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/cli.js', 'package.json', 'README.md']));
   expect(shipped.filter((p) => /^(src|test|fixtures|bench)\//.test(p))).toEqual([]);
 
@@ -59,7 +59,7 @@ it('installs from its tarball and works by name: library, README example, types 
   await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   // --ignore-scripts: better-sqlite3 (only loaded for --state) would compile from source for a
   // minute here; the library and the CLI without --state must work without it anyway.
-  await npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--prefix', app, join(dir, tarball!.filename)], app);
+  await npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', '--prefix', app, join(dir, tarball.filename)], app);
 
   // The declarations the package points TypeScript at are there.
   const installed = join(app, 'node_modules', pkg.name);

@@ -371,7 +371,7 @@ describe('extractPage memory', () => {
  * before the streaming one), kept as the reference the event-based version
  * must agree with.
  */
-function extractViaDom(html: string, pageUrl: string, opts: ExtractOptions): Omit<ExtractedPage, 'noindex' | 'nofollowAll' | 'nofollowLinks' | 'canonical'> {
+function extractViaDom(html: string, pageUrl: string, _opts: ExtractOptions): Omit<ExtractedPage, 'noindex' | 'nofollowAll' | 'nofollowLinks' | 'canonical'> {
   type Node = { type: string; name?: string; data?: string; attribs?: Record<string, string>; children?: Node[] };
   const root = load(html, { xml: { xmlMode: false, decodeEntities: true } }).root()[0] as unknown as Node;
   let baseHref: string | undefined;
@@ -394,7 +394,7 @@ function extractViaDom(html: string, pageUrl: string, opts: ExtractOptions): Omi
       }
       if (node.name === 'script' || node.name === 'style') continue;
     }
-    for (let i = (node.children?.length ?? 0) - 1; i >= 0; i--) stack.push(node.children![i]!);
+    for (let i = (node.children?.length ?? 0) - 1; i >= 0; i--) stack.push(node.children![i]);
   }
   const page = canonicalize(pageUrl) ?? pageUrl;
   const baseUrl = baseHref === undefined ? page : (resolveLink(baseHref, page) ?? page);
@@ -403,7 +403,7 @@ function extractViaDom(html: string, pageUrl: string, opts: ExtractOptions): Omi
     const link = resolveLink(href, baseUrl);
     if (link !== null) links.add(link);
   }
-  return { title: title === null ? null : (title as string).slice(0, 1000).trimEnd() || null, links: [...links], baseUrl };
+  return { title: title === null ? null : (title).slice(0, 1000).trimEnd() || null, links: [...links], baseUrl };
 }
 
 describe('extractPage agrees with a walk of the DOM htmlparser2 builds', () => {

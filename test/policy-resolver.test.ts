@@ -227,7 +227,7 @@ describe('createPolicyResolver', () => {
     const policyFor = createPolicyResolver(ownDomains, ownDefaults);
     ownDefaults.retryStatuses.push(503);
     ownDefaults.throttleStatuses.push(503);
-    ownDomains['a.test']!.retryStatuses!.push(504);
+    ownDomains['a.test'].retryStatuses!.push(504);
     expect(policyFor('other.test')).toMatchObject({ retryStatuses: [500], throttleStatuses: [429] });
     expect(policyFor('a.test')).toMatchObject({ retryStatuses: [502], throttleStatuses: [429] });
   });

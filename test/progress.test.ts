@@ -349,8 +349,8 @@ describe('formatSummary', () => {
     expect(lines[0]).toMatch(/^crawl: interrupted after 0\.0s: 276 pages \(0\.0 pages\/s\), 0 errors, 0 skipped, 276\.0 KiB$/);
     const table = lines.slice(lines.findIndex((l) => l.trimStart().startsWith('host')) + 1);
     expect(table).toHaveLength(21);
-    expect(table[0]).toMatch(/^  h23\.example\s+23\s/);
-    expect(table[19]).toMatch(/^  h4\.example\s+4\s/);
+    expect(table[0]).toMatch(/^ {2}h23\.example\s+23\s/);
+    expect(table[19]).toMatch(/^ {2}h4\.example\s+4\s/);
     expect(table[20]).toBe('  +3 more hosts (6 fetched)');
   });
 

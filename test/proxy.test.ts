@@ -158,7 +158,7 @@ describe('--proxy', () => {
       const r = await withEnv({}, () => run(['--proxy', `http://127.0.0.1:${portOf(guarded)}`, '--insecure', '--no-robots', seed]));
       expect(r.pages).toHaveLength(1);
       expect(r.pages[0]).toMatchObject({ status: null, error: { code: 'PROXY_ERROR' } });
-      expect(r.pages[0]!.error!.message).toBe(`GET ${seed} failed: the proxy answered 407 to CONNECT (Proxy Authentication Required: the proxy URL needs a user name and password)`);
+      expect(r.pages[0].error!.message).toBe(`GET ${seed} failed: the proxy answered 407 to CONNECT (Proxy Authentication Required: the proxy URL needs a user name and password)`);
       expect(r.code).toBe(3); // no HTTP answer from the site: nothing reached
       expect(passed[0]).toBe(`CONNECT localhost:${securePort}`);
       // With robots.txt: the host cannot be reached through the proxy, so it is given up within seconds and the page carries the code.

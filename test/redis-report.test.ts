@@ -8,15 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import { redisServerMissing, startRedisServer, type RedisServer } from './support/redis-server.js';
 import { jsonLines, requireBuilt, startCrawl } from './support/spawn-crawl.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'crawl.js');
 
 let redis: RedisServer | undefined;
 let web: Web | undefined;

@@ -81,7 +81,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       const [a, b] = await workers(2);
       const hosts = ['h0', 'h1', 'h2', 'h3'];
       const urls = Array.from({ length: 200 }, (_, i) => `http://${hosts[i % 4]}.example/${i}`);
-      for (const [i, u] of urls.entries()) await (i % 2 ? a! : b!).add(u, hosts[i % 4]!, entry(u));
+      for (const [i, u] of urls.entries()) await (i % 2 ? a : b).add(u, hosts[i % 4], entry(u));
       const take = async (store: RedisStore): Promise<Lease[]> => {
         const got: Lease[] = [];
         for (let empty = 0; empty < hosts.length; ) {
@@ -94,21 +94,21 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
         }
         return got;
       };
-      const [byA, byB] = await Promise.all([take(a!), take(b!)]);
+      const [byA, byB] = await Promise.all([take(a), take(b)]);
       const all = [...byA, ...byB].map((l) => l.entry.url);
       expect(new Set(all).size).toBe(all.length);
       expect(all.sort()).toEqual([...urls].sort());
       expect(byA.length).toBeGreaterThan(0);
       expect(byB.length).toBeGreaterThan(0);
       expect(new Set([...byA, ...byB].map((l) => l.id)).size).toBe(200);
-      expect(a!.counts()).toMatchObject({ queued: 0, leased: 200 });
+      expect(a.counts()).toMatchObject({ queued: 0, leased: 200 });
     });
 
     it('keeps one host\'s gap, window and concurrency across workers, on Redis\'s clock', async () => {
       const window = { count: 3, windowMs: 600, label: '3/600ms' };
       const policy: SharedPolicy = { intervalMs: 100, windows: [window], concurrency: 2 };
       const [a, b] = await workers(2, { policyFor: () => policy });
-      for (let i = 0; i < 60; i++) await a!.add(`http://h.example/${i}`, 'h', entry(`http://h.example/${i}`));
+      for (let i = 0; i < 60; i++) await a.add(`http://h.example/${i}`, 'h', entry(`http://h.example/${i}`));
       const starts: number[] = [];
       const byWorker = [0, 0];
       let active = 0;
@@ -124,7 +124,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
             continue;
           }
           starts.push(answer.reservedAt);
-          byWorker[w]!++;
+          byWorker[w]++;
           maxActive = Math.max(maxActive, ++active);
           // A request that takes 250 ms: the host's two slots fill before the gap would allow a third start.
           holds.push(sleep(250).then(() => {
@@ -133,18 +133,18 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
           }));
         }
       };
-      await Promise.all([crawl(a!, 0), crawl(b!, 1)]);
+      await Promise.all([crawl(a, 0), crawl(b, 1)]);
       await Promise.all(holds);
       starts.sort((x, y) => x - y);
       expect(starts.length).toBeGreaterThanOrEqual(5);
       expect(byWorker[0]).toBeGreaterThan(0);
       expect(byWorker[1]).toBeGreaterThan(0);
-      for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(gapWithMargin(100));
+      for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(gapWithMargin(100));
       const windowWithMargin = window.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms;
-      for (let i = window.count; i < starts.length; i++) expect(starts[i]! - starts[i - window.count]!).toBeGreaterThanOrEqual(windowWithMargin);
+      for (let i = window.count; i < starts.length; i++) expect(starts[i] - starts[i - window.count]).toBeGreaterThanOrEqual(windowWithMargin);
       expect(maxActive).toBeLessThanOrEqual(2);
-      await a!.reap(); // a's view is as of its own last answer: refresh it
-      expect(a!.counts()).toMatchObject({ leased: 0 });
+      await a.reap(); // a's view is as of its own last answer: refresh it
+      expect(a.counts()).toMatchObject({ leased: 0 });
     });
 
     it('makes every worker wait out a pause, a slower rate or a given-up host that one worker saved', async () => {
@@ -154,52 +154,52 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       // A Retry-After of 2 s seen by worker A.
       const pausedUntil = now() + 2_000;
       table.get('p').limiter.pauseUntil(pausedUntil);
-      await a!.saveHost('p', table.save('p')!);
-      await b!.add('http://p.example/1', 'p', entry('http://p.example/1'));
-      const wait = await b!.claim('p');
+      await a.saveHost('p', table.save('p')!);
+      await b.add('http://p.example/1', 'p', entry('http://p.example/1'));
+      const wait = await b.claim('p');
       expect(isLease(wait)).toBe(false);
       expect((wait as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(pausedUntil - 1);
-      expect(b!.queued('p')).toBe(1); // still B's to claim later
+      expect(b.queued('p')).toBe(1); // still B's to claim later
 
       // Worker A halves the rate: B's starts are 200 ms apart (plus margin).
       table.get('r').limiter.setRateFactor(0.5);
-      await a!.saveHost('r', table.save('r')!);
-      for (const i of [1, 2]) await b!.add(`http://r.example/${i}`, 'r', entry(`http://r.example/${i}`));
-      const first = (await b!.claim('r')) as RedisLease;
+      await a.saveHost('r', table.save('r')!);
+      for (const i of [1, 2]) await b.add(`http://r.example/${i}`, 'r', entry(`http://r.example/${i}`));
+      const first = (await b.claim('r')) as RedisLease;
       expect(isLease(first)).toBe(true);
-      const second = await b!.claim('r');
+      const second = await b.claim('r');
       expect(isLease(second)).toBe(false);
-      expect((second as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(b!.toLocal(first.reservedAt + gapWithMargin(200)) - 1);
+      expect((second as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(b.toLocal(first.reservedAt + gapWithMargin(200)) - 1);
       // B's own record, never slowed, saved afterwards: A's slower rate stands (B did not change it).
-      await b!.loadHosts();
+      await b.loadHosts();
       const stale = new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) });
-      stale.restore('r', (await b!.loadHosts()).find(([k]) => k === 'r')![1]);
+      stale.restore('r', (await b.loadHosts()).find(([k]) => k === 'r')![1]);
       stale.get('r').limiter.acquire(now());
-      await b!.saveHost('r', stale.save('r')!);
-      const third = await b!.claim('r');
+      await b.saveHost('r', stale.save('r')!);
+      const third = await b.claim('r');
       expect(isLease(third)).toBe(false);
-      expect((third as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(b!.toLocal(first.reservedAt + gapWithMargin(200)) - 1);
+      expect((third as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(b.toLocal(first.reservedAt + gapWithMargin(200)) - 1);
 
       // A gives the host up: B's new URLs for it are only marked seen, and what is queued is dropped.
-      await b!.add('http://g.example/1', 'g', entry('http://g.example/1'));
+      await b.add('http://g.example/1', 'g', entry('http://g.example/1'));
       table.get('g').givenUp = true;
-      await a!.saveHost('g', table.save('g')!);
-      expect(await b!.add('http://g.example/2', 'g', entry('http://g.example/2'))).toBe(true);
-      expect(await b!.claim('g')).toBeUndefined();
-      expect(b!.queued('g')).toBe(0);
-      await b!.complete(first);
+      await a.saveHost('g', table.save('g')!);
+      expect(await b.add('http://g.example/2', 'g', entry('http://g.example/2'))).toBe(true);
+      expect(await b.claim('g')).toBeUndefined();
+      expect(b.queued('g')).toBe(0);
+      await b.complete(first);
     });
 
     it('gives a stalled or dead worker\'s lease back after its expiry, with its host slot', async () => {
       const policy: SharedPolicy = { intervalMs: 0, windows: [], concurrency: 1 };
       // The stalled worker never renews (its timer is an hour away); the live one reaps.
       const [stalled] = await workers(1, { policyFor: () => policy, leaseMs: 300, tickMs: 3_600_000 });
-      const live = new RedisStore({ url: url(), crawlId: stalled!.crawlId, policyFor: () => policy, leaseMs: 300, tickMs: 50 });
+      const live = new RedisStore({ url: url(), crawlId: stalled.crawlId, policyFor: () => policy, leaseMs: 300, tickMs: 50 });
       open.push(live);
       await live.open(meta);
-      await stalled!.add('http://d.example/1', 'd', entry('http://d.example/1'));
-      await stalled!.add('http://d.example/2', 'd', entry('http://d.example/2'));
-      const lost = (await stalled!.claim('d')) as Lease;
+      await stalled.add('http://d.example/1', 'd', entry('http://d.example/1'));
+      await stalled.add('http://d.example/2', 'd', entry('http://d.example/2'));
+      const lost = (await stalled.claim('d')) as Lease;
       expect(lost.entry.url).toBe('http://d.example/1');
       const busy = await live.claim('d'); // the host's one slot is the stalled worker's
       expect(isLease(busy)).toBe(false);
@@ -210,14 +210,14 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       }
       expect(back?.entry.url).toBe('http://d.example/1'); // back at the head of its queue
       // The stalled worker wakes up and completes: not an error, and the live worker's lease stands.
-      await stalled!.complete(lost);
-      expect(stalled!.lostLeases).toBe(1);
+      await stalled.complete(lost);
+      expect(stalled.lostLeases).toBe(1);
       await live.complete(back!);
       expect(live.lostLeases).toBe(0);
       expect(live.counts()).toMatchObject({ queued: 1, leased: 0 });
 
       // A worker that closes (as a process that dies: nothing is released) loses its lease the same way.
-      const dead = new RedisStore({ url: url(), crawlId: stalled!.crawlId, policyFor: () => policy, leaseMs: 300 });
+      const dead = new RedisStore({ url: url(), crawlId: stalled.crawlId, policyFor: () => policy, leaseMs: 300 });
       await dead.open(meta);
       const held = (await dead.claim('d')) as Lease;
       expect(held.entry.url).toBe('http://d.example/2');
@@ -233,44 +233,44 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
 
     it('keeps a live worker\'s leases past their expiry by renewing them', async () => {
       const [a, b] = await workers(2, { leaseMs: 200, tickMs: 40 });
-      await a!.add('http://k.example/1', 'k', entry('http://k.example/1'));
-      const lease = (await a!.claim('k')) as Lease;
+      await a.add('http://k.example/1', 'k', entry('http://k.example/1'));
+      const lease = (await a.claim('k')) as Lease;
       await sleep(500);
-      await b!.reap();
-      expect(await b!.claim('k')).toBeUndefined();
-      await a!.renew(lease);
-      await a!.complete(lease);
-      expect(a!.lostLeases).toBe(0);
+      await b.reap();
+      expect(await b.claim('k')).toBeUndefined();
+      await a.renew(lease);
+      await a.complete(lease);
+      expect(a.lostLeases).toBe(0);
     });
 
     it('drains a crawl with nothing queued (regression: Redis refuses HINCRBY by "-0", which hung the crawl\'s end)', async () => {
       const [a] = await workers(1);
-      expect(await a!.drain()).toEqual([]);
-      expect(await a!.drain('nobody')).toEqual([]);
-      expect(a!.counts()).toEqual({ queued: 0, delayed: 0, leased: 0, seen: 0 });
+      expect(await a.drain()).toEqual([]);
+      expect(await a.drain('nobody')).toEqual([]);
+      expect(a.counts()).toEqual({ queued: 0, delayed: 0, leased: 0, seen: 0 });
     });
 
     it('counts started requests across workers', async () => {
       const [a, b] = await workers(2);
-      await a!.addToCounter('started', 1);
-      await b!.addToCounter('started', 1);
-      expect(await a!.addToCounter('started', 1)).toBe(3);
-      expect(a!.counter('started')).toBe(3);
-      await b!.reap(); // any answer refreshes the view
-      expect(b!.counter('started')).toBe(3);
+      await a.addToCounter('started', 1);
+      await b.addToCounter('started', 1);
+      expect(await a.addToCounter('started', 1)).toBe(3);
+      expect(a.counter('started')).toBe(3);
+      await b.reap(); // any answer refreshes the view
+      expect(b.counter('started')).toBe(3);
     });
 
     it('finishes the crawl only when no worker has work left', async () => {
       const [a, b] = await workers(2);
-      await a!.add('http://f.example/1', 'f', entry('http://f.example/1'));
-      const lease = (await b!.claim('f')) as Lease;
-      await a!.finish(); // b still holds a lease
-      const c = new RedisStore({ url: url(), crawlId: a!.crawlId });
+      await a.add('http://f.example/1', 'f', entry('http://f.example/1'));
+      const lease = (await b.claim('f')) as Lease;
+      await a.finish(); // b still holds a lease
+      const c = new RedisStore({ url: url(), crawlId: a.crawlId });
       open.push(c);
       expect((await c.open(meta)).finished).toBe(false);
-      await b!.complete(lease);
-      await a!.finish();
-      const d = new RedisStore({ url: url(), crawlId: a!.crawlId });
+      await b.complete(lease);
+      await a.finish();
+      const d = new RedisStore({ url: url(), crawlId: a.crawlId });
       open.push(d);
       expect((await d.open(meta)).finished).toBe(true);
     });
@@ -325,7 +325,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       for (let i = 0; i < 30; i++) {
         const key = i % 2 === 0 ? 'a.example' : 'b.example:8080';
         const u = i % 3 === 0 ? `https://${key}/p/${i}` : i % 3 === 1 ? `http://${key}/p/${i}?q=a|b` : `https://other.example/${key}/${i}`;
-        const e: FrontierEntry = { url: u, depth: i % 4, parent: i === 29 ? null : parents[i % 3]!, hops: i % 2, attempt: i % 5, ...(i % 7 === 0 ? { throttles: 0 } : {}), ...(i % 5 === 0 ? { extra: { kind: 'sitemap|x', n: [i, 1.5] } } : {}) };
+        const e: FrontierEntry = { url: u, depth: i % 4, parent: i === 29 ? null : parents[i % 3], hops: i % 2, attempt: i % 5, ...(i % 7 === 0 ? { throttles: 0 } : {}), ...(i % 5 === 0 ? { extra: { kind: 'sitemap|x', n: [i, 1.5] } } : {}) };
         made.push(e);
         expect(await store.add(u, key, e)).toBe(true);
       }

@@ -68,7 +68,7 @@ describe.skipIf(!available)('the report in chromium', () => {
         let inked = 0;
         if (canvas) {
           const px = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
-          for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) inked++;
+          for (let i = 3; i < px.length; i += 4) if (px[i] > 0) inked++;
         }
         return { id: el.id, points: Number(el.getAttribute('data-points') ?? 0), inked, width: canvas?.width ?? 0 };
       }),
@@ -87,15 +87,15 @@ describe.skipIf(!available)('the report in chromium', () => {
     const marks = await page.$$eval('[id^="chart-host-"]', (els) =>
       els.map((el) => {
         const plot = (el as unknown as { __plot: { valToPos(v: number, s: string, c: boolean): number; bbox: { top: number; height: number }; ctx: CanvasRenderingContext2D } }).__plot;
-        const chart = (JSON.parse(document.getElementById('report-data')!.textContent!) as { charts: Array<{ pauses: number[][] }> }).charts[Number(el.id.slice(11))]!;
+        const chart = (JSON.parse(document.getElementById('report-data')!.textContent) as { charts: Array<{ pauses: number[][] }> }).charts[Number(el.id.slice(11))];
         // Down the middle of the longest pause: the share of pixels shaded cyan (bluer than red; lines cross it here and there).
-        const longest = [...chart.pauses].sort((a, b) => b[1]! - b[0]! - (a[1]! - a[0]!))[0];
+        const longest = [...chart.pauses].sort((a, b) => b[1] - b[0] - (a[1] - a[0]))[0];
         let cyan: number | null = null;
         if (longest) {
-          const x = Math.round(plot.valToPos((longest[0]! + longest[1]!) / 2, 'x', true));
+          const x = Math.round(plot.valToPos((longest[0] + longest[1]) / 2, 'x', true));
           const px = plot.ctx.getImageData(x, Math.round(plot.bbox.top), 1, Math.round(plot.bbox.height)).data;
           let n = 0;
-          for (let i = 0; i < px.length; i += 4) if (px[i + 3]! > 0 && px[i + 2]! - px[i]! > 10) n++;
+          for (let i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && px[i + 2] - px[i] > 10) n++;
           cyan = n / (px.length / 4);
         }
         return { pauses: Number(el.getAttribute('data-pauses')), robots: Number(el.getAttribute('data-robots')), cyan };

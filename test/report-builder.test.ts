@@ -39,7 +39,7 @@ describe('ReportBuilder', () => {
   it('puts each host next to its configured rate', () => {
     const d = build();
     expect(d.hosts.map((h) => h.host)).toEqual(['a.test', 'b.test', 'c.test']);
-    const a = d.hosts[0]!;
+    const a = d.hosts[0];
     expect(a).toMatchObject({
       requests: 3, errors: 0, http4xx: 1, http5xx: 0, throttled: 0, retried: 1, skipped: 1, bytes: 4000,
       meanElapsedMs: 200, maxElapsedMs: 300, configured: { intervalMs: 1000, rateLabel: '1/s', source: 'config' },
@@ -64,14 +64,14 @@ describe('ReportBuilder', () => {
       ['http://a.test/2', 300], ['http://a.test/3', 200], ['http://a.test/1', 100], ['http://b.test/', 50],
     ]);
     expect(d.largestPages.map((p) => p.bytes)).toEqual([3000, 1000, 0, 0]);
-    expect(d.largestPages[2]!.url).toBe('http://b.test/'); // equal sizes: the earlier record first
+    expect(d.largestPages[2].url).toBe('http://b.test/'); // equal sizes: the earlier record first
     expect(d.failures.byKind).toEqual([['CONNECTION_REFUSED', 1], ['HTTP 404', 1]]);
   });
 
   it('past maxHosts, later hosts share one row and get no gaps', () => {
     const d = build({ maxHosts: 1 });
     expect(d.hosts.map((h) => [h.host, h.requests, h.skipped])).toEqual([['a.test', 3, 1], [OTHER_HOSTS, 1, 1]]);
-    expect(d.hosts[1]!.gaps.starts).toBe(0);
+    expect(d.hosts[1].gaps.starts).toBe(0);
   });
 
   it('caps every list that reaches the HTML', () => {
@@ -98,14 +98,14 @@ describe('ReportBuilder', () => {
     const d = b.finish({ source: 'x', generator: 'crawl test', now: new Date(T) });
     expect(d.records).toMatchObject({ pages: 3, robots: 2 });
     expect(d.startMs).toBe(T); // the first robots.txt request
-    const a = d.hosts[0]!;
+    const a = d.hosts[0];
     expect(a).toMatchObject({ requests: 3, robots: 2, throttled: 2 });
     expect(a.gaps).toMatchObject({ starts: 6, minGapMs: 1000, belowConfigured: 0 }); // 0, 1000, 2000, 7041, 9000, 11011
     expect(a.throttleEvents).toEqual([
       { atMs: t(2030), status: 429, retryAfterMs: 5000, pauseMs: 5010 },
       { atMs: t(9010), status: 503, retryAfterMs: null, pauseMs: 2000 },
     ]);
-    expect(d.charts[0]!.pauses).toEqual([[2.03, 7.04, 429, 5000], [9.01, 11.01, 503, null]]);
-    expect(d.charts[0]!.robots).toEqual([[0, 200], [9, 503]]);
+    expect(d.charts[0].pauses).toEqual([[2.03, 7.04, 429, 5000], [9.01, 11.01, 503, null]]);
+    expect(d.charts[0].robots).toEqual([[0, 200], [9, 503]]);
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../fixtures/web.js';
-import { main, type Io } from '../src/cli/cli.js';
+import { main } from '../src/cli/cli.js';
 import { defaultOutput } from '../src/cli/report-command.js';
 import { memoryIo as sharedMemoryIo } from './support/memory-io.js';
 
@@ -62,7 +62,7 @@ describe('crawl report', () => {
       ['notes.txt', 'crawl: notes.txt: line 1 is not a crawl record (expected JSON lines with "type": "page" or "skipped", as crawl writes them)\n'],
     ]) {
       const io = memoryIo();
-      expect(await main(['report', file!, '-o', 'never.html'], io)).toBe(2);
+      expect(await main(['report', file, '-o', 'never.html'], io)).toBe(2);
       expect(io.err()).toBe(message);
       expect(io.out()).toBe('');
     }
@@ -135,7 +135,7 @@ describe('crawl … --report: the report built during the crawl', () => {
     expect(html).not.toContain('No skip records');
     const skippedColumn = (host: string) => {
       const row = html.split('<tr>').find((r) => r.startsWith(`<td class="host">${host}</td>`));
-      const cells = [...(row ?? '').matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, ''));
+      const cells = [...(row ?? '').matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((m) => m[1].replace(/<[^>]+>/g, ''));
       return cells[13];
     };
     expect(skippedColumn(`a.localhost:${web.port}`)).toBe('3');

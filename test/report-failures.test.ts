@@ -27,7 +27,7 @@ describe('FailureTable', () => {
     expect(s.byKind).toEqual([['HTTP 404', 5], ['CONNECTION_REFUSED', 1], ['DNS_FAILURE', 1], ['TLS_ERROR', 1]]);
     expect(s.rows.map((r) => r.url)).toEqual(['http://a.test/404/0', 'http://a.test/404/1', 'http://b.test/', 'http://c.test/']);
     expect(s.omitted).toBe(4);
-    expect(s.rows[2]!.message).toHaveLength(240);
+    expect(s.rows[2].message).toHaveLength(240);
     expect(s.rows[0]).toMatchObject({ host: 'a.test', kind: 'HTTP 404', status: 404, attempts: 3, atMs: Date.parse('2026-01-01T00:00:01.000Z') });
   });
 });

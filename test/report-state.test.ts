@@ -39,16 +39,16 @@ async function readAll(log: RecordLog): Promise<unknown[]> {
 /** The JSON the report's charts are drawn from. */
 function chartData(html: string): { charts: Array<{ host: string; robots: unknown[]; pauses: unknown[] }> } {
   const m = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html);
-  return JSON.parse(m![1]!.replace(/\\u003c/g, '<'));
+  return JSON.parse(m![1].replace(/\\u003c/g, '<'));
 }
 
 describe('the record log', () => {
   it('SQLite: kept with the store\'s commits, read back in order by another process, in batches', async () => {
     const path = join(dir, 'log.db');
     const store = new SqliteStore(path);
-    store.open(META);
+    await store.open(META);
     const log = store.recordLog();
-    for (let i = 0; i < 4500; i++) log.append({ type: 'page', url: `http://a.test/${i}`, n: i });
+    for (let i = 0; i < 4500; i++) await log.append({ type: 'page', url: `http://a.test/${i}`, n: i });
     store.close();
     const reader = new SqliteStore(path, { readOnly: true });
     const back = (await readAll(reader.recordLog())) as Array<{ n: number }>;
@@ -60,12 +60,12 @@ describe('the record log', () => {
   it('SQLite: a new crawl in the file starts an empty log; --fresh drops it', async () => {
     const path = join(dir, 'fresh.db');
     let store = new SqliteStore(path);
-    store.open(META);
-    store.recordLog().append({ type: 'page', url: 'http://a.test/old' });
+    await store.open(META);
+    await store.recordLog().append({ type: 'page', url: 'http://a.test/old' });
     store.close();
     store = new SqliteStore(path, { fresh: true });
-    store.open(META);
-    store.recordLog().append({ type: 'page', url: 'http://a.test/new' });
+    await store.open(META);
+    await store.recordLog().append({ type: 'page', url: 'http://a.test/new' });
     store.close();
     const reader = new SqliteStore(path, { readOnly: true });
     expect(await readAll(reader.recordLog())).toEqual([{ type: 'page', url: 'http://a.test/new' }]);
@@ -82,9 +82,9 @@ describe('the record log', () => {
     const store = new MemoryStore();
     const log = store.recordLog();
     const rec = { type: 'page', url: 'http://a.test/', list: [1] };
-    log.append(rec);
+    await log.append(rec);
     rec.list.push(2);
-    log.append({ type: 'skipped', url: 'http://a.test/x' });
+    await log.append({ type: 'skipped', url: 'http://a.test/x' });
     expect(await readAll(store.recordLog())).toEqual([{ type: 'page', url: 'http://a.test/', list: [1] }, { type: 'skipped', url: 'http://a.test/x' }]);
   });
 
@@ -123,7 +123,7 @@ describe('crawl report --state', () => {
     expect(html).toContain('+1 robots.txt');
     const data = chartData(html);
     expect(data.charts.map((c) => c.host)).toEqual([`a.localhost:${web.port}`]);
-    expect(data.charts[0]!.robots).toEqual([[0, 200]]); // the first request of the crawl
+    expect(data.charts[0].robots).toEqual([[0, 200]]); // the first request of the crawl
     expect(await main(['report', 'pages.jsonl', '-o', 'file.html', '-q'], memoryIo(dir))).toBe(0);
     const fromFile = await readFile(join(dir, 'file.html'), 'utf8');
     // The records file lacks the robots.txt request; otherwise the same tables.
@@ -154,13 +154,13 @@ describe('crawl report --state', () => {
     expect(await main(argv, io)).toBe(2);
     const lines = io.err().trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]!.replace(/^crawl: /, '')).toMatch(typeof message === 'string' ? new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : message);
+    expect(lines[0].replace(/^crawl: /, '')).toMatch(typeof message === 'string' ? new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : message);
   });
 
   it('says so when the state file\'s crawl kept no records (started by an older version)', async () => {
     const path = join(dir, 'old.db');
     const store = new SqliteStore(path);
-    store.open(META);
+    await store.open(META);
     store.close();
     const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
     const db = new Driver(path);

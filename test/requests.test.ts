@@ -99,9 +99,9 @@ describe('--header and per-domain headers', () => {
     }
     const other = requestsTo('other.localhost', '/elsewhere');
     expect(other).toHaveLength(1);
-    expect(other[0]!.headers['x-other']).toBe('only-here');
-    expect(other[0]!.headers['x-team']).toBe('their-own');
-    expect(other[0]!.headers['x-from-file']).toBe('yes');
+    expect(other[0].headers['x-other']).toBe('only-here');
+    expect(other[0].headers['x-team']).toBe('their-own');
+    expect(other[0].headers['x-from-file']).toBe('yes');
   });
 
   it.each([
@@ -145,9 +145,9 @@ describe('cookies', () => {
     expect(r.code).toBe(0);
     // Sorted: cookies of equal path length go in creation order, and these were created in one millisecond.
     const cookieOf = (host: string, path: string) => requestsTo(host, path)[0]?.headers.cookie?.split('; ').sort().join('; ');
-    expect(requestsTo('www.shop.localhost', '/')[0]!.headers.cookie).toBeUndefined();
+    expect(requestsTo('www.shop.localhost', '/')[0].headers.cookie).toBeUndefined();
     expect(cookieOf('www.shop.localhost', '/next')).toBe('narrow=n1; wide=w1');
-    expect(requestsTo('www.shop.localhost', '/docs/a')[0]!.headers.cookie).toMatch(/^scoped=s1; /);
+    expect(requestsTo('www.shop.localhost', '/docs/a')[0].headers.cookie).toMatch(/^scoped=s1; /);
     expect(cookieOf('www.shop.localhost', '/docs/a')).toBe('narrow=n1; scoped=s1; wide=w1');
     expect(cookieOf('img.shop.localhost', '/pic')).toBe('wide=w1');
     expect(cookieOf('other.localhost', '/elsewhere')).toBeUndefined();
@@ -156,7 +156,7 @@ describe('cookies', () => {
   it('--cookie goes to the seeds\' hosts only', async () => {
     const r = await run(['--cookie', 'session=abc', '--cookie', 'lang=de', url('other.localhost', '/leaf')]);
     expect(r.code).toBe(0);
-    expect(requestsTo('other.localhost', '/leaf')[0]!.headers.cookie).toBe('session=abc; lang=de');
+    expect(requestsTo('other.localhost', '/leaf')[0].headers.cookie).toBe('session=abc; lang=de');
     const bad = await run(['--cookie', 'novalue', url('other.localhost')]);
     expect(bad.code).toBe(2);
     expect(bad.err.trim()).toBe('crawl: --cookie: expected "name=value", got "novalue"');
@@ -178,7 +178,7 @@ describe('cookies', () => {
     );
     const r = await run(['--cookie-jar', 'cookies.txt', url('www.shop.localhost', '/docs/a')]);
     expect(r.code).toBe(0);
-    expect(requestsTo('www.shop.localhost', '/docs/a')[0]!.headers.cookie).toBe('docs=2; all=1');
+    expect(requestsTo('www.shop.localhost', '/docs/a')[0].headers.cookie).toBe('docs=2; all=1');
     const missing = await run(['--cookie-jar', 'nope.txt', url('www.shop.localhost')]);
     expect(missing.code).toBe(2);
     expect(missing.err.trim()).toBe('crawl: cannot read cookie jar nope.txt: file not found');
@@ -205,7 +205,7 @@ describe('auth per domain', () => {
       expect(r.code).toBe(0);
       const basic = `Basic ${Buffer.from('alice:s3cret-pass').toString('base64')}`;
       for (const s of requestsTo('www.shop.localhost')) expect(s.headers.authorization).toBe(basic);
-      expect(requestsTo('img.shop.localhost', '/pic')[0]!.headers.authorization).toBe('Bearer tok-123');
+      expect(requestsTo('img.shop.localhost', '/pic')[0].headers.authorization).toBe('Bearer tok-123');
       // /go-away redirects to other.localhost: that request goes without.
       expect(requestsTo('other.localhost', '/landing')).toHaveLength(1);
       for (const s of requestsTo('other.localhost')) expect(s.headers.authorization).toBeUndefined();
@@ -265,7 +265,7 @@ describe('the library takes the same fields', () => {
     const records = [];
     for await (const record of crawl(options)) records.push(record);
     expect(records).toHaveLength(1);
-    const got = requestsTo('www.shop.localhost', '/leaf')[0]!.headers;
+    const got = requestsTo('www.shop.localhost', '/leaf')[0].headers;
     expect([got['x-lib'], got.cookie, got.authorization]).toEqual(['yes', 'k=v', 'Bearer lib-token']);
     const result = await explain(seed, { ...options, robots: { enabled: false } });
     expect(result.requests).toEqual({ headers: ['x-lib: yes'], auth: 'bearer token', proxy: null, proxySource: 'none', cookies: ['k'] });
@@ -355,14 +355,14 @@ describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
     expect(await main(args, memoryIo(dir))).toBe(0);
     const next = requestsTo('www.shop.localhost', '/next');
     expect(next).toHaveLength(1);
-    expect((next[0]!.headers.cookie ?? '').split('; ')).toContain('given=c1');
+    expect((next[0].headers.cookie ?? '').split('; ')).toContain('given=c1');
   });
 
   it('the library option keeps them on the seeds\' hosts too', async () => {
     seen = [];
     const options = { seeds: [url('www.shop.localhost')], scope: 'any' as const, maxDepth: 1, defaults: { rate: 'unlimited', headers: { 'X-Api-Key': 'LIB' } }, allowPrivate: true };
     for await (const record of crawl(options)) void record;
-    expect(requestsTo('www.shop.localhost', '/')[0]!.headers['x-api-key']).toBe('LIB');
+    expect(requestsTo('www.shop.localhost', '/')[0].headers['x-api-key']).toBe('LIB');
     expect(requestsTo('other.localhost', '/elsewhere')).toHaveLength(1);
     expect(withheld('other.localhost')).toEqual([]);
   });

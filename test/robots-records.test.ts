@@ -37,7 +37,7 @@ describe('RobotsCache with a records store', () => {
     const first = setup([{ body: 'User-agent: *\nDisallow: /private\nCrawl-delay: 2\n' }]);
     const state = await first.cache.load(ORIGIN);
     expect(state.kind).toBe('rules');
-    expect(await first.records.getRobots(ORIGIN)).toEqual({
+    expect(first.records.getRobots(ORIGIN)).toEqual({
       kind: 'rules', source: `${ORIGIN}/robots.txt`, text: 'User-agent: *\nDisallow: /private\nCrawl-delay: 2\n', fetchedAt: 0, expiresAt: 60_000,
     });
     first.clock.advance(30_000);
@@ -58,7 +58,7 @@ describe('RobotsCache with a records store', () => {
     const second = setup([{ body: 'User-agent: *\nDisallow: /\n' }], first.records, first.clock);
     expect((await second.cache.load(ORIGIN)).kind).toBe('rules');
     expect(second.fetched).toEqual([`${ORIGIN}/robots.txt`]);
-    expect((await second.records.getRobots(ORIGIN))?.kind).toBe('rules');
+    expect(second.records.getRobots(ORIGIN)?.kind).toBe('rules');
   });
 
   it('keeps an unreachable robots.txt disallowed until its retry time, and counts earlier attempts', async () => {

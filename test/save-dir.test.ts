@@ -91,12 +91,12 @@ describe('URL → path', () => {
   it('hashes a name over MAX_SEGMENT_BYTES, keeping its extension, and a path over MAX_PATH_BYTES', () => {
     const long = 'x'.repeat(300);
     const [, name] = urlPathSegments(`http://h.test/${long}.html`);
-    expect(Buffer.byteLength(name!)).toBeLessThanOrEqual(MAX_SEGMENT_BYTES);
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(MAX_SEGMENT_BYTES);
     expect(name).toMatch(/^x+~[0-9a-f]{16}\.html$/);
     expect(urlPathSegments(`http://h.test/${long}1.html`)[1]).not.toBe(name);
     // Multi-byte characters are never split.
     const [, wide] = urlPathSegments(`http://h.test/${'é'.repeat(150)}`);
-    expect(Buffer.byteLength(wide!)).toBeLessThanOrEqual(MAX_SEGMENT_BYTES);
+    expect(Buffer.byteLength(wide)).toBeLessThanOrEqual(MAX_SEGMENT_BYTES);
     expect(wide).toMatch(/^é+~[0-9a-f]{16}$/);
     const deep = `http://h.test/${Array.from({ length: 120 }, (_, i) => `segment${i}`).join('/')}/page.pdf`;
     const path = pathOf(deep);

@@ -32,7 +32,7 @@ function setup(hosts: Record<string, { items: number; policy: Partial<LimiterPol
   const scheduler = new Scheduler({
     clock,
     concurrency: opts.concurrency,
-    policyFor: (key) => ({ intervalMs: 0, windows: [], concurrency: 1, jitterMs: 0, ...hosts[key]!.policy }),
+    policyFor: (key) => ({ intervalMs: 0, windows: [], concurrency: 1, jitterMs: 0, ...hosts[key].policy }),
     source,
   });
   for (const key of Object.keys(hosts)) scheduler.wake(key);
@@ -84,7 +84,7 @@ describe('Scheduler', () => {
     );
     await runUntilDone(env, 60_000);
     const a = env.starts.get('a')!;
-    for (let i = 1; i < a.length; i++) expect(a[i]! - a[i - 1]!).toBeGreaterThanOrEqual(50);
+    for (let i = 1; i < a.length; i++) expect(a[i] - a[i - 1]).toBeGreaterThanOrEqual(50);
     expect(env.maxRunning()).toBeLessThanOrEqual(4); // a: 1 + b: 3
   });
 

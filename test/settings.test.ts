@@ -88,7 +88,7 @@ describe('validateConfig', () => {
     expect(config.timeout).toEqual({ connectMs: 5000, headersMs: 5000, bodyMs: 5000, totalMs: 180_000 });
     expect(config.maxBody).toBe(1_000_000);
     expect(String(config.include[0])).toBe('/^https:\\/\\/example\\.com\\/docs\\//');
-    expect(config.include[0]!.test('https://example.com/docs/a')).toBe(true);
+    expect(config.include[0].test('https://example.com/docs/a')).toBe(true);
     expect(config.robots.cacheTtl).toBe(3_600_000);
     expect(config.defaults).toMatchObject({ rate: { intervalMs: 500 }, limits: [{ count: 100, windowMs: 60_000 }], jitterMs: 1500 });
     expect(config.domains).toEqual({
@@ -256,7 +256,7 @@ describe('regular expressions in include and exclude (checked at start-up, not o
     ['(?<n>[a-z]+-?)+\\.html', false],
   ])('accepts %s: a repetition inside a repetition costs linear time', (source, matches) => {
     const [pattern] = validateConfig({ exclude: [source] }, 'c.json').exclude;
-    expect(pattern!.test(`http://a.test/${'a'.repeat(10_000)}!`)).toBe(matches);
+    expect(pattern.test(`http://a.test/${'a'.repeat(10_000)}!`)).toBe(matches);
   });
 
   it.each([

@@ -170,8 +170,8 @@ describe('crawls seeded from sitemaps', () => {
     expect(index).toMatchObject({ kind: 'sitemap', status: 200, links: 2, depth: 0, parent: web.url('s.localhost', '/robots.txt') });
     expect(byPath('/a.xml.gz')).toMatchObject({ kind: 'sitemap', links: 5, depth: 0 });
     expect(byPath('/b.txt')).toMatchObject({ kind: 'sitemap', links: 5 });
-    expect(byPath(pages[1]!)).toMatchObject({ lastmod: '2024-02-01', depth: 1, parent: web.url('s.localhost', '/a.xml.gz') });
-    expect(byPath(pages[5]!).lastmod).toBeUndefined();
+    expect(byPath(pages[1])).toMatchObject({ lastmod: '2024-02-01', depth: 1, parent: web.url('s.localhost', '/a.xml.gz') });
+    expect(byPath(pages[5]).lastmod).toBeUndefined();
     expect(byPath('/').kind).toBeUndefined();
   });
 

@@ -19,8 +19,8 @@ describe('state file format', () => {
     const path = join(dir, 'state.db');
     try {
       const store = new SqliteStore(path);
-      store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
-      store.add('http://a.example/1', 'a', { url: 'http://a.example/1', depth: 1, parent: null, hops: 0, attempt: 0 });
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      await store.add('http://a.example/1', 'a', { url: 'http://a.example/1', depth: 1, parent: null, hops: 0, attempt: 0 });
       store.close();
       // What the previous release wrote: no `extra` column, format 1.
       const Driver = createRequire(import.meta.url)('better-sqlite3');
@@ -31,7 +31,7 @@ describe('state file format', () => {
       expect((await again.open({ seeds: ['http://a.example/'], configFingerprint: 'f' })).resumed).toBe(true);
       const lease = again.claim('a', 0) as Lease;
       expect(lease.entry).toEqual({ url: 'http://a.example/1', depth: 1, parent: null, hops: 0, attempt: 0 });
-      again.release(lease, { ...lease.entry, extra: { kind: 'sitemap' } });
+      await again.release(lease, { ...lease.entry, extra: { kind: 'sitemap' } });
       expect((again.claim('a', 0) as Lease).entry.extra).toEqual({ kind: 'sitemap' });
       again.close();
       expect(new Driver(path, { readonly: true }).prepare("SELECT value FROM meta WHERE key = 'schema'").get().value).toBe('2');

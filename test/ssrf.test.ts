@@ -55,10 +55,10 @@ function fakeLookup(table: Record<string, string[]>): LookupFunction & { calls: 
     const answers = table[hostname];
     process.nextTick(() => {
       if (!answers || answers.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }));
-      const address = answers.length > 1 ? answers.shift()! : answers[0]!;
+      const address = answers.length > 1 ? answers.shift()! : answers[0];
       const list = address.split(',').map((a) => ({ address: a, family: a.includes(':') ? 6 : 4 }));
       if (options.all) callback(null, list);
-      else callback(null, list[0]!.address, list[0]!.family);
+      else callback(null, list[0].address, list[0].family);
     });
   }) as unknown as LookupFunction & { calls: string[] };
   lookup.calls = calls;

@@ -99,7 +99,7 @@ describe('a state file one crawl holds', () => {
     const sh = spawn('sh', ['-c', `"${process.execPath}" "${bin}" --state s.db -o a.jsonl --rate 10/s -q "${seed}" 2>/dev/null & echo $!; exec sleep 60`], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       let text = '';
-      sh.stdout!.on('data', (c: Buffer) => (text += c.toString()));
+      sh.stdout.on('data', (c: Buffer) => (text += c.toString()));
       await until(() => text.includes('\n'), 'the crawl\'s pid');
       const pid = Number(text.trim());
       await until(() => web!.requests().length >= 4, 'the crawl to be fetching');

@@ -45,7 +45,7 @@ async function run(args: string[]) {
   const io = memoryIo(dir);
   const code = await main(['--rate', 'unlimited', '--no-robots', ...args, seed], io);
   const { pages } = parseRecords(io.out().split('\n').filter((l) => l !== ''));
-  return { code, page: pages[0]!, err: io.err() };
+  return { code, page: pages[0], err: io.err() };
 }
 
 describe('TLS', () => {

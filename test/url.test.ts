@@ -339,7 +339,7 @@ describe('fast paths agree with the URL parser', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed / 4294967296;
     };
-    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
     const text = (alphabet: string, max: number): string => {
       let out = '';
       for (let n = Math.floor(random() * (max + 1)); n > 0; n--) out += pick([...alphabet]);
@@ -354,7 +354,7 @@ describe('fast paths agree with the URL parser', () => {
       // A plain canonical URL, then (mostly) one character replaced or inserted, or one part swapped for a tricky one.
       const labels = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick([...'abcxyz']) + text('abcxyz-09', 5));
       let parts = [pick(['http://', 'https://']), labels.join('.'), pick(['', '', ':8080', ':65535']), `/${text('ab/~:@!', 8)}`];
-      if (random() < 0.5) parts = [random() < 0.8 ? parts[0]! : pick(schemes), parts[1]!, random() < 0.7 ? parts[2]! : pick(ports), parts[3]!];
+      if (random() < 0.5) parts = [random() < 0.8 ? parts[0] : pick(schemes), parts[1], random() < 0.7 ? parts[2] : pick(ports), parts[3]];
       let input = parts.join('');
       if (random() < 0.6) {
         const at = Math.floor(random() * (input.length + 1));

@@ -55,10 +55,10 @@ describe('a pattern that backtracks exponentially in a JavaScript RegExp', () =>
   it('is accepted and tested against a long URL at once', () => {
     const settings = buildSettings(undefined, { exclude: [EVIL], include: ['^(\\w+\\s?)*$', '(a+)+$'] });
     const url = `http://a.test/${'a'.repeat(5000)}c`;
-    expect(settings.exclude[0]!.test(url)).toBe(false);
-    expect(settings.exclude[0]!.test(`${url}b`)).toBe(true);
-    expect(settings.include[0]!.test(url)).toBe(false);
-    expect(settings.include[1]!.test(url)).toBe(false);
+    expect(settings.exclude[0].test(url)).toBe(false);
+    expect(settings.exclude[0].test(`${url}b`)).toBe(true);
+    expect(settings.include[0].test(url)).toBe(false);
+    expect(settings.include[1].test(url)).toBe(false);
   }, 5_000);
 
   it('does not freeze `crawl check` (exit 0: the URL would be fetched)', async () => {
@@ -106,8 +106,8 @@ describe('constructs a linear-time engine cannot run', () => {
 
   it('takes the same characters escaped or in a class as plain characters', () => {
     const settings = buildSettings(undefined, { include: ['\\(\\?=x\\)', '[(?=]\\\\1'] });
-    expect(settings.include[0]!.test('http://a.test/(?=x)')).toBe(true);
-    expect(settings.include[1]!.test('http://a.test/=\\1')).toBe(true);
+    expect(settings.include[0].test('http://a.test/(?=x)')).toBe(true);
+    expect(settings.include[1].test('http://a.test/=\\1')).toBe(true);
   });
 
   it('stops `crawl` and `crawl check` with one line and exit 2, before any request', async () => {
@@ -132,19 +132,19 @@ describe('pattern syntax', () => {
       include: ['^https://example\\.com/', '\\/blog\\/\\d+$', '(?<year>\\d{4})/\\u0041', '[^]x', 'x{1,2', '\\.(?:zip|tar\\.gz)$'],
     });
     const [host, blog, named, anyChar, brace, ext] = s.include;
-    expect(host!.test('https://example.com/a')).toBe(true);
-    expect(host!.test('https://example.org/a')).toBe(false);
-    expect(blog!.test('http://a.test/blog/12')).toBe(true);
-    expect(named!.test('http://a.test/2024/A')).toBe(true);
-    expect(anyChar!.test('http://a.test/x')).toBe(true);
-    expect(brace!.test('http://a.test/x{1,2')).toBe(true);
-    expect(ext!.test('http://a.test/f.tar.gz')).toBe(true);
+    expect(host.test('https://example.com/a')).toBe(true);
+    expect(host.test('https://example.org/a')).toBe(false);
+    expect(blog.test('http://a.test/blog/12')).toBe(true);
+    expect(named.test('http://a.test/2024/A')).toBe(true);
+    expect(anyChar.test('http://a.test/x')).toBe(true);
+    expect(brace.test('http://a.test/x{1,2')).toBe(true);
+    expect(ext.test('http://a.test/f.tar.gz')).toBe(true);
   });
 
   it('offers case-insensitive matching inline with (?i)', () => {
     const [pdf] = buildSettings(undefined, { exclude: ['(?i)\\.pdf$'] }).exclude;
-    expect(pdf!.test('http://a.test/A.PDF')).toBe(true);
-    expect(pdf!.test('http://a.test/a.html')).toBe(false);
+    expect(pdf.test('http://a.test/A.PDF')).toBe(true);
+    expect(pdf.test('http://a.test/a.html')).toBe(false);
   });
 
   it('labels a pattern as a JavaScript RegExp prints it (messages, a stored crawl\'s fingerprint)', () => {
@@ -203,7 +203,7 @@ describe('properties', () => {
       fc.property(pattern, fc.array(subject, { minLength: 1, maxLength: 5 }), (source, urls) => {
         const [compiled] = buildSettings(undefined, { include: [source] }).include;
         const js = new RegExp(source);
-        for (const url of urls) expect(compiled!.test(url), `${source} on ${url}`).toBe(js.test(url));
+        for (const url of urls) expect(compiled.test(url), `${source} on ${url}`).toBe(js.test(url));
       }),
       fuzzParams(300),
     );

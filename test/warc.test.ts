@@ -83,11 +83,11 @@ describe('WARC records', () => {
     // One valid multi-member gzip stream as a whole, too.
     expect(gunzipSync(file).toString('latin1').startsWith('WARC/1.1\r\n')).toBe(true);
     const [info, ...rest] = records;
-    expect(info!.version).toBe('WARC/1.1');
-    expect(info!.header('WARC-Type')).toBe('warcinfo');
-    expect(info!.header('WARC-Filename')).toBe('site.warc.gz');
-    expect(info!.header('Content-Type')).toBe('application/warc-fields');
-    expect(info!.block.toString()).toMatch(/^software: polite-crawler\/.+\r\nformat: WARC File Format 1\.1\r\n/);
+    expect(info.version).toBe('WARC/1.1');
+    expect(info.header('WARC-Type')).toBe('warcinfo');
+    expect(info.header('WARC-Filename')).toBe('site.warc.gz');
+    expect(info.header('Content-Type')).toBe('application/warc-fields');
+    expect(info.block.toString()).toMatch(/^software: polite-crawler\/.+\r\nformat: WARC File Format 1\.1\r\n/);
 
     const ids = new Set<string>();
     for (const r of records) {
@@ -109,9 +109,9 @@ describe('WARC records', () => {
       const response = records.find((r) => r.offset === page.warcOffset)!;
       expect(response.header('WARC-Type')).toBe('response');
       expect(response.header('WARC-Target-URI')).toBe(page.url);
-      expect(response.header('WARC-Warcinfo-ID')).toBe(info!.header('WARC-Record-ID'));
+      expect(response.header('WARC-Warcinfo-ID')).toBe(info.header('WARC-Record-ID'));
       expect(response.header('Content-Type')).toBe('application/http;msgtype=response');
-      const request = records[records.indexOf(response) - 1]!;
+      const request = records[records.indexOf(response) - 1];
       expect(request.header('WARC-Type')).toBe('request');
       expect(request.header('WARC-Concurrent-To')).toBe(response.header('WARC-Record-ID'));
       expect(request.header('WARC-Target-URI')).toBe(page.url);

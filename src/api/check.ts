@@ -129,8 +129,8 @@ export interface ExplainInput {
  */
 export async function explain(url: string, options: ExplainOptions = {}): Promise<CheckResult> {
   const [canonical] = checkSeeds([url]);
-  const { seeds, settings, extra } = resolveOptions(options, EXPLAIN_ONLY, [canonical!]);
-  return explainWith({ url: canonical!, seeds, settings, robotsTxt: extra.robotsTxt as string | undefined });
+  const { seeds, settings, extra } = resolveOptions(options, EXPLAIN_ONLY, [canonical]);
+  return explainWith({ url: canonical, seeds, settings, robotsTxt: extra.robotsTxt as string | undefined });
 }
 
 /** The same from validated settings (the CLI merges its flags into them first). */

@@ -90,7 +90,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
   const endUnstarted = (): void => {
     const stats = createStats(systemClock);
     finishStats(stats, systemClock, { interrupted: true });
-    stream.close();
+    void stream.close(); // resolves at once: nothing to wait for
     resolveDone(stats);
   };
 

@@ -86,9 +86,9 @@ export function safeName(segment: string, decode = true): string {
   text = text.normalize('NFC').replace(UNSAFE, escapeChar);
   if (text === '.' || text === '..') text = text.replace(/\./g, '%2E');
   text = text.replace(/[. ]$/, escapeChar);
-  if (WINDOWS_DEVICES.test(text)) text = `${text.slice(0, 2)}${escapeChar(text[2]!)}${text.slice(3)}`;
+  if (WINDOWS_DEVICES.test(text)) text = `${text.slice(0, 2)}${escapeChar(text[2])}${text.slice(3)}`;
   // After the trailing-dot escape, so `CVS.` (which Windows reads as `CVS`) is already `CVS%2E`.
-  if (text.startsWith('.') || TOOL_NAMES.test(text.toUpperCase().toLowerCase())) text = `${escapeChar(text[0]!)}${text.slice(1)}`;
+  if (text.startsWith('.') || TOOL_NAMES.test(text.toUpperCase().toLowerCase())) text = `${escapeChar(text[0])}${text.slice(1)}`;
   if (SHORT_NAME.test(text)) text = text.replace('~', '%7E');
   return shorten(text);
 }
@@ -145,7 +145,7 @@ export function urlPathSegments(href: string): string[] {
   if (url.search.length > 1) file = shorten(`${file}@${safeName(url.search.slice(1))}`);
   const segments = [hostDir(url), ...dirs.map((d) => safeName(d)), file];
   if (Buffer.byteLength(segments.join('/')) <= MAX_PATH_BYTES) return segments;
-  return [segments[0]!, '~long', `${shortHash(href, 32)}${extensionOf(last)}`];
+  return [segments[0], '~long', `${shortHash(href, 32)}${extensionOf(last)}`];
 }
 
 const fold = (path: string) => path.normalize('NFC').toLowerCase();
@@ -167,7 +167,7 @@ export class PathAllocator {
     const out: string[] = [];
     for (let i = 0; i < segments.length - 1; i++) {
       const original = fold([...segments.slice(0, i + 1)].join('/'));
-      let name = this.renamed.get(original) ?? segments[i]!;
+      let name = this.renamed.get(original) ?? segments[i];
       const candidate = fold([...out, name].join('/'));
       if (this.taken.get(candidate) === 'file') {
         // A file holds the name: this directory (and all below it) moves to a name of its own.

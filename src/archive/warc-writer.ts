@@ -90,7 +90,7 @@ export class WarcWriter {
   async write(input: Omit<ExchangeInput, 'warcinfoId'>): Promise<number> {
     const { request, response } = exchangeRecords({ ...input, warcinfoId: this.warcinfoId });
     const offsets = await this.append([request, response]);
-    return offsets[1]!;
+    return offsets[1];
   }
 
   /** Waits for every write, closes the file and renames it into place. Throws the first write failure. */

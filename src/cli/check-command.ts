@@ -19,7 +19,7 @@ import type { HostPolicy } from '../types.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {
   const [url] = checkSeeds([rawUrl]);
-  const seeds = flags.seed && flags.seed.length > 0 ? checkSeeds(flags.seed) : [url!];
+  const seeds = flags.seed && flags.seed.length > 0 ? checkSeeds(flags.seed) : [url];
   const file = await loadConfig(flags.config, io.cwd);
   const settings = buildSettings(file, {
     scope: flags.scope,
@@ -43,7 +43,7 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
   if (settings.requests.tls.insecure) io.stderr.write(`crawl: warning: ${INSECURE_WARNING}\n`);
   // The file is only read when robots.txt is checked at all.
   const robotsTxt = flags.robotsFile !== undefined && settings.robots.enabled ? await readRobotsFile(flags.robotsFile, io.cwd) : undefined;
-  const result = await explainWith({ url: url!, seeds, settings, robotsTxt, cwd: io.cwd });
+  const result = await explainWith({ url: url, seeds, settings, robotsTxt, cwd: io.cwd });
   io.stdout.write(formatCheck(result));
   return result.wouldFetch ? 0 : 1;
 }

@@ -237,7 +237,7 @@ export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
       // z.int() implies safe-integer bounds; spelled out they are noise to a reader.
       if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
     },
-  }) as Record<string, unknown>;
+  });
 }
 
 /** A JSON Schema without its `$schema` dialect line, for embedding in another one. */

@@ -29,7 +29,7 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | null {
   };
   const space = () => {
     while (i < text.length) {
-      const c = text[i]!;
+      const c = text[i];
       if (c === ' ' || c === '\t' || c === '\n' || c === '\r') i++;
       else if (c === '/' && (text[i + 1] === '/' || text[i + 1] === '*')) fail('comments are not allowed in JSON');
       else break;
@@ -41,7 +41,7 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | null {
     const start = i++;
     for (;;) {
       if (i >= text.length) fail('unterminated string', start);
-      const c = text[i]!;
+      const c = text[i];
       if (c === '"') return void i++;
       if (c < ' ') fail(c === '\n' ? 'unterminated string (a line break inside a string must be written \\n)' : 'control character inside a string');
       if (c === '\\') {

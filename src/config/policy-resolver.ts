@@ -66,7 +66,7 @@ function normaliseHost(host: string): string {
  */
 export function splitHostPort(host: string): { hostname: string; port?: string } {
   const m = /^(\[[^\]]*\]|[^:]*):(\d+)$/.exec(host);
-  return m ? { hostname: m[1]!, port: m[2]! } : { hostname: host };
+  return m ? { hostname: m[1], port: m[2] } : { hostname: host };
 }
 
 /**
@@ -172,7 +172,7 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
  */
 export function resolveHostPolicy(domains: DomainPolicies, defaults: PolicyFields, host: string, port?: string): HostPolicy {
   const key = matchDomainKey((k) => Object.hasOwn(domains, k), host, port);
-  return key === undefined ? mergePolicy('defaults', {}, defaults) : mergePolicy(key, domains[key]!, defaults);
+  return key === undefined ? mergePolicy('defaults', {}, defaults) : mergePolicy(key, domains[key], defaults);
 }
 
 /** Options for {@link createPolicyResolver}. */

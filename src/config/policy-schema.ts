@@ -55,7 +55,7 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     auth: v.auth,
   };
   // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as PolicyOverride;
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
 
 const TEXT = {
@@ -306,7 +306,7 @@ function fieldsThatParse(entry: unknown): PolicyOverride {
     const parsed = schema?.safeParse(value);
     if (parsed?.success) good[field] = parsed.data;
   }
-  return toPolicyOverride(good as PolicyInput);
+  return toPolicyOverride(good);
 }
 
 /** A failed `defaults` object (file field names, parsed values) without the fields, or sub-fields, that failed. */
@@ -323,7 +323,7 @@ function goodDefaults(value: Record<string, unknown>, failed: PropertyKey[][]): 
       good[field] = v;
     }
   }
-  return toPolicyOverride(good as PolicyInput);
+  return toPolicyOverride(good);
 }
 
 /** The failed file fields of `defaults`, mapped to the PolicyFields they feed, left out. */
@@ -333,16 +333,16 @@ function omitFields(fields: PolicyFields, failed: PropertyKey[][]): PolicyOverri
   const whole = new Proxy({}, { get: () => true });
   for (const [field, sub] of failed) {
     if (field === undefined) continue;
-    const dropped = toPolicyOverride({ [field as string]: sub === undefined ? whole : { [sub as string]: true } } as unknown as PolicyInput);
+    const dropped = toPolicyOverride({ [field as string]: sub === undefined ? whole : { [sub as string]: true } });
     for (const key of Object.keys(dropped)) delete out[key];
   }
-  return out as PolicyOverride;
+  return out;
 }
 
 /** The fields of `own` whose value differs from `base`. */
 function omitEqual(own: PolicyOverride, base: PolicyOverride): PolicyOverride {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  return Object.fromEntries(Object.entries(own).filter(([key, value]) => !same(value, base[key as keyof PolicyOverride]))) as PolicyOverride;
+  return Object.fromEntries(Object.entries(own).filter(([key, value]) => !same(value, base[key as keyof PolicyOverride])));
 }
 
 const POLICY_SHAPE = domainEntryObject.shape;

@@ -61,7 +61,7 @@ function splitPer(text: string): { count: number; windowMs: number } | undefined
   const m = PER_RE.exec(text);
   if (!m) return undefined;
   const multiplier = m[2] === undefined ? 1 : Number(m[2]);
-  return { count: Number(m[1]), windowMs: multiplier * PER_UNITS[m[3]!]! };
+  return { count: Number(m[1]), windowMs: multiplier * PER_UNITS[m[3]] };
 }
 
 /**

@@ -27,7 +27,7 @@ export async function readSeedsFile(path: string, stdin: NodeJS.ReadableStream =
   const seeds: string[] = [];
   const lines = text.split(/\r?\n/);
   for (let n = 0; n < lines.length; n++) {
-    const line = lines[n]!.trim();
+    const line = lines[n].trim();
     if (line === '' || line.startsWith('#')) continue;
     const url = canonicalize(parseAbsolute(line));
     if (url === null) {
@@ -72,6 +72,6 @@ function parseAbsolute(s: string): string {
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks).toString('utf8');
 }

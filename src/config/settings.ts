@@ -55,11 +55,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
     prev = row;
   }
-  return prev[b.length]!;
+  return prev[b.length];
 }
 
 /** A hint for an unknown key: a near-miss spelling of a key valid here, or where the key belongs. */
@@ -102,7 +102,7 @@ function allIssueLines(issues: readonly Issue[], where: (path: PropertyKey[]) =>
       // "timeout": {"connect": "x"} fails every branch of string | number | object;
       // report the one branch that got past the type check, not "no branch matched".
       const relevant = issue.errors.filter((branch) => !isRootTypeMismatch(branch));
-      if (relevant.length === 1) lines.push(...issueLines(relevant[0]!, where, path));
+      if (relevant.length === 1) lines.push(...issueLines(relevant[0], where, path));
       else lines.push(`${where(path)}: ${issue.message}`);
     } else {
       lines.push(`${where(path)}: ${issue.message}`);
@@ -141,7 +141,7 @@ function parseJson(text: string, source: string): unknown {
       const { line, column } = lineColumn(text, found.offset);
       throw new ConfigError([`${source}: invalid JSON at line ${line}, column ${column}: ${found.message}`], { cause: error });
     }
-    const message = (error as Error).message.split('\n')[0]!;
+    const message = (error as Error).message.split('\n')[0];
     const position = /at position (\d+)/.exec(message);
     const offset = position ? Number(position[1]) : text.length;
     const { line, column } = lineColumn(text, offset);

@@ -27,7 +27,7 @@ export function showValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object' && value !== null) return 'an object';
-  return JSON.stringify(value) ?? String(value);
+  return JSON.stringify(value) ?? typeof value; // undefined for a function or a symbol
 }
 
 /** A non-negative decimal: "5", "0.5", "1.25". No exponents, no signs. */
@@ -65,7 +65,7 @@ export function parseDuration(value: string | number): number {
   }
   const m = typeof value === 'string' ? DURATION_RE.exec(value) : null;
   if (!m) throw new UnitError(`${DURATION_HINT}, got ${showValue(value)}`, value);
-  const ms = Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!;
+  const ms = Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms'];
   if (!Number.isFinite(ms)) throw new UnitError(`too large, got ${showValue(value)}`, value);
   return ms;
 }
@@ -116,7 +116,7 @@ export function parseSize(value: string | number): number {
   } else {
     const m = typeof value === 'string' ? SIZE_RE.exec(value) : null;
     if (!m) throw new UnitError(`${SIZE_HINT}, got ${showValue(value)}`, value);
-    bytes = Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()]!;
+    bytes = Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()];
   }
   if (!Number.isFinite(bytes) || bytes < 0) throw new UnitError(`${SIZE_HINT}, got ${showValue(value)}`, value);
   // 1.1 * 1e3 is 1100.0000000000002 in floating point: round away float noise

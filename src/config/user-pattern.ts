@@ -128,7 +128,7 @@ function regExpSource(source: string): string {
     // RE2-only syntax (`(?i)`): the same escaping by hand.
     let out = '';
     for (let i = 0; i < source.length; i++) {
-      const c = source[i]!;
+      const c = source[i];
       if (c === '\\') {
         out += source.slice(i, i + 2);
         i++;

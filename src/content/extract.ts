@@ -56,7 +56,7 @@ export function parseExtractRule(name: string, spec: string): ExtractRule {
     throw new ExtractRuleError(`"${name}": invalid CSS selector ${JSON.stringify(selector)}: ${(error as Error).message}`);
   }
   const take: ExtractRule['take'] = suffix?.[2] !== undefined ? { attr: suffix[2].toLowerCase() } : suffix?.[1] === 'html' ? 'html' : 'text';
-  return { name: named[1]!, selector, take, all: named[2] !== undefined };
+  return { name: named[1], selector, take, all: named[2] !== undefined };
 }
 
 /** `name=selector…` as typed after --extract. */

@@ -173,7 +173,7 @@ function table(node: Element, ctx: Context): string {
   if (rows.length === 0) return title === '' ? '' : block(title, ctx);
   const width = Math.max(...rows.map((r) => r.length));
   const line = (cells: string[]) => `| ${Array.from({ length: width }, (_, i) => cells[i] ?? '').join(' | ')} |`;
-  const out = [line(rows[0]!), `| ${Array(width).fill('---').join(' | ')} |`, ...rows.slice(1).map(line)];
+  const out = [line(rows[0]), `| ${Array(width).fill('---').join(' | ')} |`, ...rows.slice(1).map(line)];
   return block((title === '' ? '' : `${title}\n\n`) + out.join('\n'), ctx);
 }
 
@@ -212,6 +212,6 @@ function finish(text: string, ctx: Context): string {
   if (ctx.code.length === 0) return out;
   // Each placeholder sits on a line of its own, after whatever prefix its list or quote gave it.
   return out.replace(/^([> ]*)\u0000(\d+)\u0000$/gm, (_m, prefix: string, i: string) =>
-    ctx.code[Number(i)]!.split('\n').map((l) => (l === '' ? prefix.trimEnd() : prefix + l)).join('\n'),
+    ctx.code[Number(i)].split('\n').map((l) => (l === '' ? prefix.trimEnd() : prefix + l)).join('\n'),
   );
 }

@@ -55,6 +55,6 @@ export function cutUtf8(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= maxBytes) return text;
   let end = maxBytes;
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--; // back to the start of the character that does not fit
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // back to the start of the character that does not fit
   return bytes.subarray(0, end).toString('utf8');
 }

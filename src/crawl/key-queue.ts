@@ -6,7 +6,7 @@
  * over 100,000 hosts take seconds.
  */
 export class KeyQueue {
-  private items: Array<string | undefined> = new Array(16);
+  private items: Array<string | undefined> = new Array<string | undefined>(16);
   private head = 0;
   private count = 0;
 
@@ -28,7 +28,7 @@ export class KeyQueue {
     this.count--;
     // Give memory back after a broad start-up burst drained.
     if (this.count === 0 && this.items.length > 1024) {
-      this.items = new Array(16);
+      this.items = new Array<string | undefined>(16);
       this.head = 0;
     }
     return key;
@@ -36,7 +36,7 @@ export class KeyQueue {
 
   private grow(): void {
     const old = this.items;
-    const next: Array<string | undefined> = new Array(old.length * 2);
+    const next = new Array<string | undefined>(old.length * 2);
     for (let i = 0; i < this.count; i++) next[i] = old[(this.head + i) & (old.length - 1)];
     this.items = next;
     this.head = 0;

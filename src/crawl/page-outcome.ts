@@ -7,7 +7,7 @@ import type { FetchResult } from '../fetch/fetcher.js';
 import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
 import { extractPage, extractPageYielding, type ExtractedPage } from '../parse/parser.js';
 import { parsesInSlices } from '../parse/bounded-parser.js';
-import type { OutputRecord, PageRecord, SkipRecord } from '../types.js';
+import type { OutputRecord, PageRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { canonicalFromLinkHeader } from '../parse/link-header.js';

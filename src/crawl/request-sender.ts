@@ -70,7 +70,7 @@ export class RequestSender {
         // A shared store holds other workers' next start to this host until it hears of this write.
         if (lease && ctx.store.dispatched) ctx.calls.settle(ctx.store.dispatched(lease, at));
       },
-      onResponse: job.onResponse,
+      onResponse: (at) => job.onResponse(at),
     });
     return { res, startedAt, sinceLastMs };
   }

@@ -82,7 +82,7 @@ export interface SchedulerOptions<P extends LimiterPolicy = LimiterPolicy> {
   /** The per-host records the scheduler reads and files hosts in (its own table from `policyFor` if absent). */
   hosts?: HostTable<P>;
   /** Used only to build a table when `hosts` is not given. */
-  policyFor?(key: string): P;
+  policyFor?: (key: string) => P;
   source: WorkSource;
   /** Called after every job and whenever the scheduler may have gone quiet. */
   onSettle?: () => void;

@@ -76,20 +76,20 @@ export function repeatedSegment(url: string, max: number): { segment: string; co
   // The first offender in path order: each segment's run in the sorted hashes, by binary search
   // (a run is only walked past `max` for the segment that is returned).
   for (let i = 0; i < n; i++) {
-    const h = hashes[i]!;
+    const h = hashes[i];
     let lo = 0;
     let hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (view[mid]! < h) lo = mid + 1;
+      if (view[mid] < h) lo = mid + 1;
       else hi = mid;
     }
     let count = 0;
     while (lo + count < n && view[lo + count] === h) count++;
     if (count > max) {
-      let to = url.indexOf('/', starts[i]!);
+      let to = url.indexOf('/', starts[i]);
       if (to < 0 || to > end) to = end;
-      return { segment: url.slice(starts[i]!, to), count };
+      return { segment: url.slice(starts[i], to), count };
     }
   }
   return null;
@@ -135,7 +135,7 @@ export class CountTable {
 
   get(key: number): number {
     const i = this.slot(key);
-    return this.keys[i] === key ? this.counts[i]! : 0;
+    return this.keys[i] === key ? this.counts[i] : 0;
   }
 
   /** Adds `by` (which may be negative; counts stop at 0) and returns the new count. */
@@ -146,7 +146,7 @@ export class CountTable {
       this.keys[i] = key;
       this.size++;
     }
-    const next = Math.max(0, this.counts[i]! + by);
+    const next = Math.max(0, this.counts[i] + by);
     this.counts[i] = next;
     return next;
   }
@@ -169,7 +169,7 @@ export class CountTable {
     this.counts = new Uint32Array(oldKeys.length * 2);
     for (let j = 0; j < oldKeys.length; j++) {
       if (oldKeys[j] === 0) continue;
-      const i = this.slot(oldKeys[j]!);
+      const i = this.slot(oldKeys[j]);
       this.keys[i] = oldKeys[j]!;
       this.counts[i] = oldCounts[j]!;
     }

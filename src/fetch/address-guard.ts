@@ -112,7 +112,7 @@ export function guardLookup(guard: AddressGuard, lookup: LookupFunction): Lookup
     lookup(hostname, { ...options, all: true }, (err, answer) => {
       const reply = callback as (err: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void;
       if (err) return reply(err);
-      const list = (Array.isArray(answer) ? answer : []) as LookupAddress[];
+      const list = (Array.isArray(answer) ? answer : []);
       const kept: LookupAddress[] = [];
       let first: Refusal | undefined;
       for (const entry of list) {
@@ -125,7 +125,7 @@ export function guardLookup(guard: AddressGuard, lookup: LookupFunction): Lookup
         return reply(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname }));
       }
       if (options.all) reply(null, kept);
-      else reply(null, kept[0]!.address, kept[0]!.family);
+      else reply(null, kept[0].address, kept[0].family);
     });
   };
 }

@@ -81,7 +81,7 @@ const NAT64_PREFIX = Uint8Array.from([0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 
 /** The bytes of an IP address (4 or 16), or null when it is not one. A zone (`%eth0`) is ignored. */
 export function addressBytes(address: string): Uint8Array | null {
   const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  const plain = bare.split('%')[0]!;
+  const plain = bare.split('%')[0];
   const family = net.isIP(plain);
   if (family === 4) return Uint8Array.from(plain.split('.').map(Number));
   if (family === 6) return ipv6Bytes(plain);
@@ -128,7 +128,7 @@ function contains(network: Network, bytes: Uint8Array): boolean {
   const bits = network.prefix & 7;
   if (bits === 0) return true;
   const mask = (0xff << (8 - bits)) & 0xff;
-  return (network.bytes[whole]! & mask) === (bytes[whole]! & mask);
+  return (network.bytes[whole] & mask) === (bytes[whole] & mask);
 }
 
 /** Thrown by {@link parseNetwork}; the message says what is wrong, in config-file words. */
@@ -172,7 +172,7 @@ function maskBytes(bytes: Uint8Array, prefix: number): Uint8Array {
   const out = Uint8Array.from(bytes);
   for (let i = 0; i < out.length; i++) {
     const keep = Math.max(0, Math.min(8, prefix - i * 8));
-    out[i] = out[i]! & ((0xff << (8 - keep)) & 0xff);
+    out[i] = out[i] & ((0xff << (8 - keep)) & 0xff);
   }
   return out;
 }
@@ -181,7 +181,7 @@ function maskBytes(bytes: Uint8Array, prefix: number): Uint8Array {
 export function formatAddress(bytes: Uint8Array): string {
   if (bytes.length === 4) return Array.from(bytes).join('.');
   const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i] << 8) | bytes[i + 1]).toString(16));
   // URL's serializer compresses the longest run of zero groups, as RFC 5952 says.
   return new URL(`http://[${groups.join(':')}]/`).hostname.slice(1, -1);
 }

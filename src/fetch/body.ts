@@ -45,7 +45,7 @@ const FACTORIES: Record<string, DecoderFactory> = {
   gzip: () => zlib.createGunzip(ZLIB_LENIENT),
   'x-gzip': () => zlib.createGunzip(ZLIB_LENIENT),
   deflate: (head) =>
-    looksLikeZlibHeader(head[0]!, head[1]) ? zlib.createInflate(ZLIB_LENIENT) : zlib.createInflateRaw(ZLIB_LENIENT),
+    looksLikeZlibHeader(head[0], head[1]) ? zlib.createInflate(ZLIB_LENIENT) : zlib.createInflateRaw(ZLIB_LENIENT),
   br: () => zlib.createBrotliDecompress(BROTLI_LENIENT),
 };
 
@@ -118,7 +118,7 @@ class DecodingStream extends Duplex {
   private pump(): void {
     if (this.inner === null) return;
     while (this.wantsData) {
-      const chunk: Buffer | null = this.inner.read();
+      const chunk = this.inner.read() as Buffer | null;
       if (chunk === null) return;
       this.wantsData = this.push(chunk);
     }

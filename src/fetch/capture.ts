@@ -34,7 +34,7 @@ export interface ResponseCapture {
 export function headerPairs(raw: readonly Buffer[] | null | undefined): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   if (!raw) return pairs;
-  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i]!.toString('latin1'), raw[i + 1]!.toString('latin1')]);
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i].toString('latin1'), raw[i + 1].toString('latin1')]);
   return pairs;
 }
 

@@ -78,7 +78,7 @@ export function metaCharset(bytes: Uint8Array): string | null {
     const attrs = new Map<string, string>();
     ATTRIBUTE.lastIndex = (match.index ?? 0) + match[0].length;
     for (let m = ATTRIBUTE.exec(head); m && m[0].length > 0; m = ATTRIBUTE.exec(head)) {
-      const name = m[1]!.toLowerCase();
+      const name = m[1].toLowerCase();
       // Duplicate attributes are ignored after the first, as an HTML parser does.
       if (!attrs.has(name)) attrs.set(name, m[2] ?? m[3] ?? m[4] ?? '');
     }

@@ -28,7 +28,7 @@ type Index = MemoryCookieStore['idx'];
 function countDomain(idx: Index, domain: string): number {
   let n = 0;
   const entry = idx[domain];
-  if (entry) for (const path in entry) n += Object.keys(entry[path]!).length;
+  if (entry) for (const path in entry) n += Object.keys(entry[path]).length;
   return n;
 }
 

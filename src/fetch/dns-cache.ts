@@ -61,7 +61,7 @@ export function cachedLookup(lookup: LookupFunction, opts: DnsCacheOptions = DNS
     if (entry.error) return reply(entry.error);
     const list = entry.addresses!;
     if (all) reply(null, list.map((a) => ({ ...a })));
-    else reply(null, list[0]!.address, list[0]!.family);
+    else reply(null, list[0].address, list[0].family);
   };
 
   const fn = ((hostname: string, options: Parameters<LookupFunction>[1], callback: Parameters<LookupFunction>[2]) => {
@@ -104,9 +104,9 @@ export function cachedLookup(lookup: LookupFunction, opts: DnsCacheOptions = DNS
       for (const w of waiting) answer(entry, w.all, w.reply);
     };
     try {
-      lookup(hostname, { ...options, all: true }, settle as Parameters<LookupFunction>[2]);
+      lookup(hostname, { ...options, all: true }, settle);
     } catch (err) {
-      process.nextTick(settle, err as NodeJS.ErrnoException); // an invalid name: a failure like any other, never a question left out
+      process.nextTick(settle, err); // an invalid name: a failure like any other, never a question left out
     }
   }) as CachedLookup;
   Object.defineProperty(fn, 'size', { get: () => entries.size });

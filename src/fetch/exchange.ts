@@ -263,5 +263,6 @@ interface BodySink {
 }
 
 function asError(reason: unknown): Error {
-  return reason instanceof Error ? reason : new Error(String(reason ?? 'aborted'));
+  if (reason instanceof Error) return reason;
+  return new Error(typeof reason === 'string' ? reason : reason === undefined ? 'aborted' : JSON.stringify(reason) ?? 'aborted');
 }

@@ -138,7 +138,7 @@ export function classifyError(err: unknown): ErrorCode {
     first ??= found;
     queue.push((current as { cause?: unknown }).cause);
     const members = (current as { errors?: unknown }).errors;
-    if (Array.isArray(members)) queue.push(...members);
+    if (Array.isArray(members)) queue.push(...(members as unknown[]));
   }
   return first ?? 'FETCH_FAILED';
 }

@@ -27,7 +27,7 @@ import { Agent, buildConnector, errors, ProxyAgent } from 'undici';
 import { AbortFanout } from './abort-fanout.js';
 import { findRefusal, guardedConnector, type AddressGuard } from './address-guard.js';
 import { decodeBody, parseContentType } from './charset.js';
-import type { Clock, Timer } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { Exchange, type IncomingHttpHeaders } from './exchange.js';
 import { requestHead, type ResponseCapture } from './capture.js';
 import { cachedLookup, DNS_CACHE_DEFAULTS, type DnsCacheOptions } from './dns-cache.js';
@@ -451,7 +451,7 @@ function localCode(err: unknown): string | undefined {
     if (typeof code === 'string' && LOCAL_RESOURCE_CODES.has(code)) return code;
     queue.push((current as { cause?: unknown }).cause);
     const members = (current as { errors?: unknown }).errors;
-    if (Array.isArray(members)) queue.push(...members);
+    if (Array.isArray(members)) queue.push(...(members as unknown[]));
   }
   return undefined;
 }

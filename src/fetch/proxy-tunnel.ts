@@ -37,7 +37,9 @@ export function describeProxyStatus(err: unknown): string | undefined {
  * ProxyAgent itself would.
  */
 export function tunnelClientFactory(origin: URL, opts: object): Dispatcher {
-  const pool = new Pool(origin, opts as Pool.Options);
+  const pool = new Pool(origin, opts);
+  // Bound, not wrapped: undici may call it with a callback as well, which a wrapper would drop.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
   const connect = pool.connect.bind(pool) as (options: Dispatcher.ConnectOptions) => Promise<Dispatcher.ConnectData>;
   const checked = async (options: Dispatcher.ConnectOptions): Promise<Dispatcher.ConnectData> => {
     const answer = await connect(options);

@@ -47,7 +47,7 @@ export function parseNoProxy(text: string): readonly NoProxyEntry[] | '*' {
   for (const entry of text.split(/[,\s]/)) {
     if (!entry) continue;
     const m = /^(.+):(\d+)$/.exec(entry);
-    out.push({ hostname: (m ? m[1]! : entry).replace(/^\*?\./, '').toLowerCase(), port: m ? Number(m[2]) : 0 });
+    out.push({ hostname: (m ? m[1] : entry).replace(/^\*?\./, '').toLowerCase(), port: m ? Number(m[2]) : 0 });
   }
   return out;
 }

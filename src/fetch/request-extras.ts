@@ -73,7 +73,7 @@ export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
   /** Per policy, the names of headers whose values came from a Secret. */
   const secretNames = new WeakMap<RequestPolicy, Set<string>>();
   const fixedHeaders = (policy: RequestPolicy, seedHost: boolean): Record<string, string> => {
-    const cache = built[seedHost ? 1 : 0]!;
+    const cache = built[seedHost ? 1 : 0];
     let headers = cache.get(policy);
     if (headers === undefined) {
       headers = {};

@@ -33,7 +33,7 @@ export interface RequestSetupOptions {
   /** Where HTTP_PROXY, HTTPS_PROXY and NO_PROXY are read. @default process.env */
   env?: NodeJS.ProcessEnv;
   /** Epoch ms now, for cookie expiry (the crawl's clock). */
-  now(): number;
+  now: () => number;
   /** Refuse to start while a secret a seed's host needs is unset (`crawl check` only reports it; others only warn). @default true */
   requireSecrets?: boolean;
 }

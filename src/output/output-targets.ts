@@ -50,7 +50,7 @@ export async function checkTargets(targets: readonly NamedTarget[], cwd: string)
   }
   for (let i = 0; i < resolved.length; i++) {
     for (let j = i + 1; j < resolved.length; j++) {
-      const problem = clash(resolved[i]!, resolved[j]!);
+      const problem = clash(resolved[i], resolved[j]);
       if (problem) throw new UsageError(problem);
     }
   }

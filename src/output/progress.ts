@@ -136,7 +136,7 @@ export class RateWindow {
   add(at: number, count: number): void {
     this.samples.push({ at, count });
     // Keep one sample at or before the window start so the span covers the whole window.
-    while (this.samples.length > 2 && this.samples[1]!.at <= at - this.windowMs) this.samples.shift();
+    while (this.samples.length > 2 && this.samples[1].at <= at - this.windowMs) this.samples.shift();
   }
 
   perSecond(fallback: { count: number; elapsedMs: number }): number {

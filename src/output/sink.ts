@@ -148,7 +148,10 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
   const settleDrain = (): void => {
     const waiters = drainWaiters;
     drainWaiters = [];
-    for (const w of waiters) (failure ? w.reject(failure) : w.resolve());
+    for (const w of waiters) {
+      if (failure) w.reject(failure);
+      else w.resolve();
+    }
   };
   const settleFlush = (): void => {
     if (pending > 0 && !broken && !failure) return;
@@ -241,6 +244,7 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
       if (batch.length >= BATCH_BYTES) flush();
       else flushTimer ??= setImmediate(flush);
       // The callback may already have run (synchronously failing streams).
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the stream's own error, passed on
       if (failure) return Promise.reject(failure);
       if (!needDrain || broken) return Promise.resolve();
       return new Promise<void>((resolve, reject) => drainWaiters.push({ resolve, reject }));

@@ -195,7 +195,7 @@ function hostTable(perHost: Map<string, HostStats>): string[] {
   const hostWidth = Math.min(40, Math.max(4, ...shown.map(([h]) => h.length)));
   const num = (n: number | string, w: number): string => String(typeof n === 'number' ? int(n) : n).padStart(w);
   const line = (host: string, cells: Array<number | string>, rate: string): string =>
-    `  ${cut(host, hostWidth).padEnd(hostWidth)}  ${num(cells[0]!, 7)}  ${num(cells[1]!, 6)}  ${num(cells[2]!, 7)}  ${num(cells[3]!, 6)}  ${rate}`.trimEnd();
+    `  ${cut(host, hostWidth).padEnd(hostWidth)}  ${num(cells[0], 7)}  ${num(cells[1], 6)}  ${num(cells[2], 7)}  ${num(cells[3], 6)}  ${rate}`.trimEnd();
   const out = shown.length > 0 ? [line('host', ['fetched', 'errors', 'skipped', 'robots'], 'rate')] : [];
   for (const [host, r] of shown) out.push(line(host, [r.fetched, r.errors, r.skipped, r.robotsRequests], r.rate));
   const rest = rows.slice(SUMMARY_TOP_HOSTS);

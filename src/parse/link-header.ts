@@ -17,9 +17,9 @@ const REL_PARAM = /;\s*rel\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;,"]+))/i;
 export function canonicalFromLinkHeader(header: string | undefined, pageUrl: string): string | null {
   if (header === undefined || !/canonical/i.test(header)) return null;
   for (const match of header.matchAll(LINK_VALUE)) {
-    const rel = REL_PARAM.exec(match[2]!);
+    const rel = REL_PARAM.exec(match[2]);
     const tokens = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
-    if (tokens.includes('canonical')) return resolveLink(match[1]!.trim(), pageUrl);
+    if (tokens.includes('canonical')) return resolveLink(match[1].trim(), pageUrl);
   }
   return null;
 }

@@ -71,15 +71,16 @@ export function linkResolver(baseUrl: string): (href: string) => string | null {
         break;
       case 46: // ".": "../../name"
         return upward(target) ?? resolveLink(href, baseUrl);
-      default:
+      default: {
         if (SIMPLE_RELATIVE.test(target)) {
           if (!DOT_SEGMENT.test(`/${target}`)) return detached(directory, target);
           break;
         }
         const absolute = SIMPLE_ABSOLUTE.exec(target);
-        if (absolute !== null && !DOT_SEGMENT.test(target.slice(absolute[1]!.length + 3)) && isKeptPort(absolute[1]!, absolute[2])) {
-          return detached(absolute[1]!, target.slice(absolute[1]!.length));
+        if (absolute !== null && !DOT_SEGMENT.test(target.slice(absolute[1].length + 3)) && isKeptPort(absolute[1], absolute[2])) {
+          return detached(absolute[1], target.slice(absolute[1].length));
         }
+      }
     }
     return resolveLink(href, baseUrl);
   };

@@ -12,15 +12,15 @@ const WHITESPACE = /[\t\n\f\r ]/;
 export function refreshUrl(content: string): string | null {
   let i = 0;
   const skipSpace = () => {
-    while (i < content.length && WHITESPACE.test(content[i]!)) i++;
+    while (i < content.length && WHITESPACE.test(content[i])) i++;
   };
   skipSpace();
   const timeStart = i;
-  while (i < content.length && /[0-9]/.test(content[i]!)) i++;
+  while (i < content.length && /[0-9]/.test(content[i])) i++;
   if (i === timeStart && content[i] !== '.') return null;
-  while (i < content.length && /[0-9.]/.test(content[i]!)) i++;
+  while (i < content.length && /[0-9.]/.test(content[i])) i++;
   if (i === content.length) return null;
-  if (!/[;,\t\n\f\r ]/.test(content[i]!)) return null;
+  if (!/[;,\t\n\f\r ]/.test(content[i])) return null;
   skipSpace();
   if (content[i] === ';' || content[i] === ',') i++;
   skipSpace();

@@ -181,7 +181,7 @@ function pageFrom(events: PageEvents, pageUrl: string, opts: ExtractOptions): Ex
   const robots = parseXRobotsTag(opts.xRobotsTag, token);
   const meta = events.metaContents;
   for (let i = 0; i < meta.length; i += 2) {
-    if (isMetaForUs(meta[i], token)) mergeDirectives(robots, meta[i + 1]!.split(/[\s,]+/));
+    if (isMetaForUs(meta[i], token)) mergeDirectives(robots, meta[i + 1].split(/[\s,]+/));
   }
 
   const { baseUrl, canonical } = resolveBase(events.baseHref, pageUrl);
@@ -194,7 +194,7 @@ function pageFrom(events: PageEvents, pageUrl: string, opts: ExtractOptions): Ex
   const dropAll = opts.respectNofollow && robots.nofollow;
   const { hrefs, nofollow } = events;
   for (let i = 0; i < hrefs.length; i++) {
-    const link = resolve(hrefs[i]!);
+    const link = resolve(hrefs[i]);
     if (link === null) continue;
     if (dropAll || (opts.respectNofollow && nofollow[i])) withheld.add(link);
     else followed.add(link);
@@ -246,7 +246,7 @@ export function parseXRobotsTag(
       let words = part.trim();
       const prefixed = AGENT_PREFIX.exec(words);
       if (prefixed !== null) {
-        const name = prefixed[1]!.toLowerCase();
+        const name = prefixed[1].toLowerCase();
         if (VALUED_DIRECTIVES.has(name)) continue;
         addressee = name;
         words = prefixed[2]!;

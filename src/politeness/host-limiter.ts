@@ -110,7 +110,7 @@ class StartLog {
   update(seq: number, at: number): void {
     for (let i = 0; i < this.filled; i++) {
       if (this.seqs[i] === seq) {
-        if (at > this.at[i]!) this.at[i] = at;
+        if (at > this.at[i]) this.at[i] = at;
         return;
       }
     }
@@ -119,7 +119,7 @@ class StartLog {
   /** Start times held, oldest first. */
   times(): number[] {
     const out: number[] = [];
-    for (let i = 0; i < this.filled; i++) out.push(this.at[(this.next - this.filled + i + this.limit.count) % this.limit.count]!);
+    for (let i = 0; i < this.filled; i++) out.push(this.at[(this.next - this.filled + i + this.limit.count) % this.limit.count]);
     return out;
   }
 
@@ -129,7 +129,7 @@ class StartLog {
     // The oldest of the last `count` starts must have left the window. The log
     // is in push order, but dispatch-time updates can reorder values: take the min.
     let oldest = Infinity;
-    for (let i = 0; i < this.filled; i++) oldest = Math.min(oldest, this.at[i]!);
+    for (let i = 0; i < this.filled; i++) oldest = Math.min(oldest, this.at[i]);
     const w = this.limit.windowMs;
     return oldest + w + w * WINDOW_MARGIN.ratio + WINDOW_MARGIN.ms;
   }
@@ -137,7 +137,7 @@ class StartLog {
   /** The last moment this log still constrains anything. */
   horizon(): number {
     let newest = -Infinity;
-    for (let i = 0; i < this.filled; i++) newest = Math.max(newest, this.at[i]!);
+    for (let i = 0; i < this.filled; i++) newest = Math.max(newest, this.at[i]);
     return newest + this.limit.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms;
   }
 }

@@ -94,7 +94,7 @@ function parseList(text: string): Member[] | null {
       params.set(key, eq < 0 ? '?1' : param.slice(eq + 1).trim());
     }
     const str = STRING_RE.exec(head);
-    const name = str ? str[1]!.replace(/\\(["\\])/g, '$1') : TOKEN_RE.test(head) ? head : null;
+    const name = str ? str[1].replace(/\\(["\\])/g, '$1') : TOKEN_RE.test(head) ? head : null;
     members.push({ name, head, params });
   }
   return members;

@@ -108,7 +108,7 @@ function fullYear(yy: number, when: readonly number[], now: number): number | nu
   const latest = [limit.getUTCFullYear(), limit.getUTCMonth(), limit.getUTCDate(), limit.getUTCHours(), limit.getUTCMinutes(), limit.getUTCSeconds()];
   const later = [past + 100, ...when];
   const i = later.findIndex((field, k) => field !== latest[k]);
-  return i === -1 || later[i]! < latest[i]! ? past + 100 : past;
+  return i === -1 || later[i] < latest[i] ? past + 100 : past;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -121,7 +121,7 @@ function toEpoch(year: number, monthName: string, day: number, hh: string, mm: s
   const second = Number(ss);
   // Second 60 is a leap second (RFC 9110 allows it): it lands on the next minute's first second.
   if (month < 0 || hour > 23 || minute > 59 || second > 60) return null;
-  const monthDays = month === 1 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month]!;
+  const monthDays = month === 1 && isLeapYear(year) ? 29 : DAYS_IN_MONTH[month];
   if (day < 1 || day > monthDays) return null;
   // Date.UTC maps years 0–99 to 1900–1999, so the year is set separately (2000 is
   // a leap year, so 29 Feb survives until then). Seconds are added last so a

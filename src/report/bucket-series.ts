@@ -53,23 +53,23 @@ export class BucketSeries {
   }
 
   get length(): number {
-    return this.columns[0]!.length;
+    return this.columns[0].length;
   }
 
   /** Folds `value` into field `field` of the bucket holding time `t` (epoch ms). */
   add(t: number, field: number, value: number): void {
     if (!Number.isFinite(t)) return;
     const i = this.slot(t);
-    const col = this.columns[field]!;
+    const col = this.columns[field];
     switch (this.folds[field]) {
       case 'sum':
-        col[i]! += value;
+        col[i] += value;
         break;
       case 'min':
-        if (value < col[i]!) col[i] = value;
+        if (value < col[i]) col[i] = value;
         break;
       case 'max':
-        if (value > col[i]!) col[i] = value;
+        if (value > col[i]) col[i] = value;
         break;
     }
   }
@@ -115,7 +115,7 @@ export class BucketSeries {
   private grow(n: number, front: boolean): void {
     this.folds.forEach((fold, f) => {
       const fill = new Array<number>(n).fill(EMPTY[fold]);
-      const col = this.columns[f]!;
+      const col = this.columns[f];
       if (front) col.unshift(...fill);
       else for (const v of fill) col.push(v);
     });
@@ -125,13 +125,13 @@ export class BucketSeries {
     const newLo = Math.floor(this.lo / 2);
     const length = this.length;
     this.folds.forEach((fold, f) => {
-      const old = this.columns[f]!;
+      const old = this.columns[f];
       const next: number[] = [];
       for (let i = 0; i < length; i++) {
         const j = Math.floor((this.lo + i) / 2) - newLo;
-        const v = old[i]!;
+        const v = old[i];
         if (j >= next.length) next.push(v);
-        else next[j] = fold === 'sum' ? next[j]! + v : fold === 'min' ? Math.min(next[j]!, v) : Math.max(next[j]!, v);
+        else next[j] = fold === 'sum' ? next[j] + v : fold === 'min' ? Math.min(next[j], v) : Math.max(next[j], v);
       }
       this.columns[f] = next;
     });

@@ -7,7 +7,7 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 
 /** Text and attribute values: every URL, title and message in a report comes from the web. */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
 /** JSON safe inside a <script> element: no "</script>", no "<!--". */

@@ -79,7 +79,7 @@ export class HostTimeline {
   add(startMs: number, intervalMs: number | null): void {
     if (!Number.isFinite(startMs)) return;
     let i = this.buffer.length;
-    while (i > 0 && this.buffer[i - 1]! > startMs) i--;
+    while (i > 0 && this.buffer[i - 1] > startMs) i--;
     this.buffer.splice(i, 0, startMs);
     if (intervalMs !== null) this.interval = intervalMs;
     if (this.buffer.length > REORDER_BUFFER) this.take();

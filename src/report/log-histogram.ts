@@ -14,7 +14,7 @@ export class LogHistogram {
 
   add(ms: number): void {
     if (!(ms >= 0)) return;
-    this.counts[binOf(ms)]!++;
+    this.counts[binOf(ms)]++;
     this.total++;
   }
 
@@ -28,7 +28,7 @@ export class LogHistogram {
     const rank = Math.max(1, Math.ceil(q * this.total));
     let seen = 0;
     for (let i = 0; i < BINS; i++) {
-      seen += this.counts[i]!;
+      seen += this.counts[i];
       if (seen >= rank) return upperEdge(i);
     }
     return upperEdge(BINS - 1);

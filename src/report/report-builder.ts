@@ -207,10 +207,10 @@ export class ReportBuilder {
         return {
           host: row.host,
           configuredMs: row.configured?.intervalMs ?? null,
-          t: tl.columns[STARTS]!.map((_, i) => (tl.startMs + i * tl.widthMs - origin) / 1000),
+          t: tl.columns[STARTS].map((_, i) => (tl.startMs + i * tl.widthMs - origin) / 1000),
           starts: tl.columns[STARTS] as number[],
-          minGapMs: tl.columns[MIN_GAP]!,
-          maxGapMs: tl.columns[MAX_GAP]!,
+          minGapMs: tl.columns[MIN_GAP],
+          maxGapMs: tl.columns[MAX_GAP],
           widthMs: tl.widthMs,
           pauses: marks.pauses.map((p): [number, number, number, number | null] => [s(p.atMs), s(p.atMs + p.pauseMs), p.status, p.retryAfterMs]),
           robots: marks.robots.map((m): [number, number | null] => [s(m.atMs), m.status]),

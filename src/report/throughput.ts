@@ -77,16 +77,16 @@ export class Throughput {
   finish(originMs: number): ThroughputData {
     const d = this.series.data();
     const w = d.widthMs;
-    const n = d.columns[0]!.length;
+    const n = d.columns[0].length;
     const col = (i: number) => d.columns[i] as number[];
     const perSecond = (i: number) => col(i).map((v) => (v * 1000) / w);
     const inFlight: number[] = [];
     let open = 0;
     for (let i = 0; i < n; i++) {
       const b1 = d.startMs + (i + 1) * w - this.ref;
-      const area = open * w + (col(STARTS)[i]! * b1 - col(START_SUM)[i]!) - (col(ENDS)[i]! * b1 - col(END_SUM)[i]!);
+      const area = open * w + (col(STARTS)[i] * b1 - col(START_SUM)[i]) - (col(ENDS)[i] * b1 - col(END_SUM)[i]);
       inFlight.push(Math.max(0, area / w));
-      open += col(STARTS)[i]! - col(ENDS)[i]!;
+      open += col(STARTS)[i] - col(ENDS)[i];
     }
     return {
       t: Array.from({ length: n }, (_, i) => (d.startMs + i * w - originMs) / 1000),

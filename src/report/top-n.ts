@@ -16,7 +16,7 @@ export class TopN<T> {
 
   /** Whether an item with this key would be kept (lets callers skip building it). */
   accepts(key: number): boolean {
-    return this.n > 0 && (this.heap.length < this.n || key > this.heap[0]!.key);
+    return this.n > 0 && (this.heap.length < this.n || key > this.heap[0].key);
   }
 
   add(key: number, item: T): void {
@@ -38,13 +38,13 @@ export class TopN<T> {
 
   // "Smaller" = lower key, or equal key and later arrival (evicted first).
   private less(i: number, j: number): boolean {
-    const a = this.heap[i]!;
-    const b = this.heap[j]!;
+    const a = this.heap[i];
+    const b = this.heap[j];
     return a.key < b.key || (a.key === b.key && a.seq > b.seq);
   }
 
   private swap(i: number, j: number): void {
-    const t = this.heap[i]!;
+    const t = this.heap[i];
     this.heap[i] = this.heap[j]!;
     this.heap[j] = t;
   }

@@ -118,10 +118,10 @@ function hexValue(code: number): number {
 /** A non-ASCII code point as percent-encoded UTF-8; a lone surrogate as U+FFFD, as WHATWG URL parsing does. */
 function utf8Escaped(cp: number): string {
   const code = cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp;
-  const tail = (shift: number) => ESCAPED[0x80 | ((code >> shift) & 63)]!;
-  if (code < 0x800) return ESCAPED[0xc0 | (code >> 6)]! + tail(0);
-  if (code < 0x10000) return ESCAPED[0xe0 | (code >> 12)]! + tail(6) + tail(0);
-  return ESCAPED[0xf0 | (code >> 18)]! + tail(12) + tail(6) + tail(0);
+  const tail = (shift: number) => ESCAPED[0x80 | ((code >> shift) & 63)];
+  if (code < 0x800) return ESCAPED[0xc0 | (code >> 6)] + tail(0);
+  if (code < 0x10000) return ESCAPED[0xe0 | (code >> 12)] + tail(6) + tail(0);
+  return ESCAPED[0xf0 | (code >> 18)] + tail(12) + tail(6) + tail(0);
 }
 
 /**
@@ -153,7 +153,7 @@ export function canonicalPath(input: string, kind: 'pattern' | 'url' = 'pattern'
       } else {
         const octet = hi * 16 + lo;
         width = 3;
-        replacement = octet < 128 && UNRESERVED[octet] === 1 ? String.fromCharCode(octet) : ESCAPED[octet]!;
+        replacement = octet < 128 && UNRESERVED[octet] === 1 ? String.fromCharCode(octet) : ESCAPED[octet];
         if (replacement === input.slice(i, i + 3)) {
           i += 3;
           continue;
@@ -274,7 +274,7 @@ function prepare(source: string, token: string): PreparedText {
   let agents: AgentLine[] = [];
   let inAgentRun = false;
   const out = lines.map((raw, index) => {
-    const line = raw.split('#', 1)[0]!;
+    const line = raw.split('#', 1)[0];
     const colon = line.indexOf(':');
     if (colon === -1) return '';
     const key = line.slice(0, colon).replace(EDGE_WHITESPACE, '').toLowerCase();
@@ -365,7 +365,7 @@ export function parseRobots(
     if (target === null) return { allowed: false, rule: null, line: null, group: null };
     if (target.isRobotsFile) return { allowed: true, rule: IMPLICIT_RULE, line: null, group: null };
     if (!hasRules) return { allowed: true, rule: null, line: null, group: groupLine };
-    const line = robot.getMatchingLineNumber(BASE + target.path, key!);
+    const line = robot.getMatchingLineNumber(BASE + target.path, key);
     const rule = line > 0 ? prepared.rules.get(line) : undefined;
     if (!rule) return { allowed: true, rule: null, line: null, group: groupLine };
     return {

@@ -67,9 +67,9 @@ class Chunk {
   next: Chunk | null = null;
 
   constructor(readonly size: number) {
-    this.urls = new Array(size);
-    this.parents = new Array(size);
-    this.meta = new Array(size);
+    this.urls = new Array<string | FrontierEntry | undefined>(size);
+    this.parents = new Array<string | null>(size);
+    this.meta = new Array<number>(size);
   }
 
   set(i: number, e: FrontierEntry): void {
@@ -81,12 +81,12 @@ class Chunk {
 
   get(i: number): FrontierEntry {
     const stored = this.urls[i]!;
-    return typeof stored === 'string' ? unpack(stored, this.parents[i]!, this.meta[i]!) : { ...stored };
+    return typeof stored === 'string' ? unpack(stored, this.parents[i], this.meta[i]) : { ...stored };
   }
 
   /** Whether the entry in slot `i` has depth 0, without rebuilding it. */
   isDepthZero(i: number): boolean {
-    const packed = this.meta[i]!;
+    const packed = this.meta[i];
     return packed === -1 ? (this.urls[i] as FrontierEntry).depth === 0 : packed < DEPTH_ONE;
   }
 

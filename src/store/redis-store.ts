@@ -473,7 +473,7 @@ export class RedisStore implements CrawlStore {
   }
 
   async loadHosts(): Promise<Array<[string, HostSaved]>> {
-    const flat = (await this.run('loadHosts', [])) as unknown[];
+    const flat = (await this.run('loadHosts', []));
     const out: Array<[string, HostSaved]> = [];
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const key = String(flat[i]);
@@ -497,7 +497,7 @@ export class RedisStore implements CrawlStore {
 
   async getRobots(origin: string): Promise<RobotsRecord | undefined> {
     const json = await this.connection().hGet(`${this.prefix}robots`, origin);
-    return json === null || json === undefined ? undefined : (JSON.parse(String(json)) as RobotsRecord);
+    return json === null || json === undefined ? undefined : (JSON.parse(json as string) as RobotsRecord);
   }
 
   counter(name: CounterName): number {
@@ -585,12 +585,12 @@ export class RedisStore implements CrawlStore {
       i += n;
       return items;
     };
-    const seeds = group(1).map(([s]) => s!);
-    const work = group(2).map(([host, n]) => ({ host: host!, queued: Number(n) }));
-    const workers = group(3).map(([owner, n, expired]) => ({ name: ownerName(owner!), leases: Number(n), expired: Number(expired) }));
-    const hosts = group(4).map(([host, pause, factor, givenup]) => ({ host: host!, pausedUntil: pause === '' ? null : Number(pause), rateFactor: Number(factor), givenUp: givenup === '1' }));
-    const robots = group(2).map(([origin, json]) => ({ origin: origin!, record: JSON.parse(json!) as RobotsRecord }));
-    const outcomes = Object.fromEntries(group(2).map(([k, n]) => [k!, Number(n)]));
+    const seeds = group(1).map(([s]) => s);
+    const work = group(2).map(([host, n]) => ({ host: host, queued: Number(n) }));
+    const workers = group(3).map(([owner, n, expired]) => ({ name: ownerName(owner), leases: Number(n), expired: Number(expired) }));
+    const hosts = group(4).map(([host, pause, factor, givenup]) => ({ host: host, pausedUntil: pause === '' ? null : Number(pause), rateFactor: Number(factor), givenUp: givenup === '1' }));
+    const robots = group(2).map(([origin, json]) => ({ origin: origin, record: JSON.parse(json) as RobotsRecord }));
+    const outcomes = Object.fromEntries(group(2).map(([k, n]) => [k, Number(n)]));
     const recent = Number(r[i]);
     return {
       exists: r[0] !== '', createdAt: r[1] === '' ? null : Number(r[1]), finished: r[2] === '1', finishedAt: r[3] === '' ? null : Number(r[3]), now: Number(r[4]),
@@ -631,7 +631,7 @@ export class RedisStore implements CrawlStore {
   private async connect(): Promise<void> {
     if (this.connected) return;
     const redis = await import('redis');
-    this.replyError = redis.ErrorReply as unknown as new (...args: never[]) => Error;
+    this.replyError = redis.ErrorReply;
     if (!this.client) {
       const { createClient } = redis;
       let ready = false;
@@ -644,7 +644,7 @@ export class RedisStore implements CrawlStore {
         },
       });
       client.on('ready', () => (ready = true));
-      this.client = client as unknown as RedisConnection;
+      this.client = client;
     }
     const client = this.client;
     client.on('error', (err) => this.opts.onError?.(err));

@@ -103,7 +103,7 @@ export class SeenSet {
     const capacity = Math.ceil(old.length * GROWTH);
     const t = new Float64Array(capacity);
     for (let j = 0; j < old.length; j++) {
-      const fp = old[j]!;
+      const fp = old[j];
       if (fp === 0) continue;
       let i = home(fp, capacity);
       while (t[i] !== 0) if (++i === capacity) i = 0;

@@ -262,7 +262,7 @@ export class SqliteStore implements CrawlStore {
 
   /** What the file holds before `open`: nothing yet, or a crawl (finished or not). */
   peekMeta(): (CrawlMeta & { finished: boolean }) | undefined {
-    const get = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+    const get = (key: string) => (this.q.getMeta.get(key) as { value: string } | undefined)?.value;
     const seeds = get('seeds');
     if (seeds === undefined) return undefined;
     return { seeds: JSON.parse(seeds) as string[], configFingerprint: get('fingerprint') ?? '', finished: get('finished') === '1' };
@@ -270,7 +270,7 @@ export class SqliteStore implements CrawlStore {
 
   open(meta: CrawlMeta): OpenResult | Promise<never> {
     return this.guard(() => {
-      const get = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+      const get = (key: string) => (this.q.getMeta.get(key) as { value: string } | undefined)?.value;
       const existing = get('seeds');
       const result: OpenResult = existing === undefined
         ? { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } }
@@ -287,20 +287,20 @@ export class SqliteStore implements CrawlStore {
       this.begin();
       if (result.resumed) {
         const all = [...new Set([...result.meta.seeds, ...meta.seeds])];
-        if (all.length !== result.meta.seeds.length) this.q.putMeta!.run('seeds', JSON.stringify(all));
+        if (all.length !== result.meta.seeds.length) this.q.putMeta.run('seeds', JSON.stringify(all));
       } else {
         const createdAt = String(this.now());
-        this.q.putMeta!.run('seeds', JSON.stringify(meta.seeds));
-        this.q.putMeta!.run('fingerprint', meta.configFingerprint);
-        this.q.putMeta!.run('created_at', createdAt);
+        this.q.putMeta.run('seeds', JSON.stringify(meta.seeds));
+        this.q.putMeta.run('fingerprint', meta.configFingerprint);
+        this.q.putMeta.run('created_at', createdAt);
         // Rows an older version's --fresh left behind belong to another crawl.
         this.db.exec('DELETE FROM records');
-        this.q.putMeta!.run('records_for', createdAt);
+        this.q.putMeta.run('records_for', createdAt);
       }
       // When this run began: `crawl status` measures a resumed crawl's rate from here.
-      this.q.putMeta!.run('opened_at', String(this.now()));
-      this.q.putMeta!.run('running', '1');
-      this.q.putMeta!.run('pid', String(process.pid));
+      this.q.putMeta.run('opened_at', String(this.now()));
+      this.q.putMeta.run('running', '1');
+      this.q.putMeta.run('pid', String(process.pid));
       this.commit();
       this.heartbeat = setInterval(() => this.timedCommit(), HEARTBEAT_MS);
       this.heartbeat.unref();
@@ -329,8 +329,8 @@ export class SqliteStore implements CrawlStore {
 
   finish(): void | Promise<never> {
     return this.guard(() => {
-      this.q.putMeta!.run('finished', '1');
-      this.q.putMeta!.run('finished_at', String(this.now()));
+      this.q.putMeta.run('finished', '1');
+      this.q.putMeta.run('finished_at', String(this.now()));
       this.commit();
     });
   }
@@ -346,7 +346,7 @@ export class SqliteStore implements CrawlStore {
     try {
       if (this.opened && !failedBefore) {
         this.begin();
-        this.q.putMeta!.run('running', '0');
+        this.q.putMeta.run('running', '0');
         this.commit(false);
       }
     } catch (err) {
@@ -390,6 +390,7 @@ export class SqliteStore implements CrawlStore {
    * plain value) must not end the process with an unhandled rejection.
    */
   private rejected(): Promise<never> {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the store's own error, passed on
     const answer = Promise.reject(this.failure);
     answer.catch(() => undefined);
     return answer;
@@ -405,7 +406,7 @@ export class SqliteStore implements CrawlStore {
       if (this.seen.has(url)) return false;
       const e: Omit<FrontierEntry, 'url'> = entry ?? { depth: 0, parent: null, hops: 0, attempt: 0 };
       const state = entry ? UrlState.Queued : UrlState.Seen;
-      const info = this.q.insert!.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null, e.extra === undefined ? null : JSON.stringify(e.extra));
+      const info = this.q.insert.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null, e.extra === undefined ? null : JSON.stringify(e.extra));
       this.seen.add(url);
       if (info.changes === 0) return false; // a fingerprint the seen set had missed: the table decides
       this.totals.seen++;
@@ -422,9 +423,9 @@ export class SqliteStore implements CrawlStore {
   claim(key: string, _now: number): Lease | undefined | Promise<never> {
     return this.guard(() => {
       if ((this.queuedPerHost.get(key) ?? 0) === 0) return undefined;
-      const row = this.q.head!.get(key) as UrlRow | undefined;
+      const row = this.q.head.get(key) as UrlRow | undefined;
       if (!row) return undefined;
-      this.q.setState!.run(UrlState.Leased, row.id);
+      this.q.setState.run(UrlState.Leased, row.id);
       this.bump(key, -1);
       this.leases.add(row.id);
       this.totals.leased++;
@@ -436,7 +437,7 @@ export class SqliteStore implements CrawlStore {
   complete(lease: Lease, outcome?: string): void | Promise<never> {
     return this.guard(() => {
       this.take(lease);
-      this.q.done!.run(outcome ?? null, this.now(), lease.id);
+      this.q.done.run(outcome ?? null, this.now(), lease.id);
       this.touch();
     });
   }
@@ -445,7 +446,7 @@ export class SqliteStore implements CrawlStore {
     return this.guard(() => {
       this.take(lease);
       const delayed = dueAt !== undefined;
-      this.q.requeue!.run(delayed ? UrlState.Delayed : UrlState.Queued, delayed ? 0 : --this.headPos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, entry.extra === undefined ? null : JSON.stringify(entry.extra), lease.id);
+      this.q.requeue.run(delayed ? UrlState.Delayed : UrlState.Queued, delayed ? 0 : --this.headPos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, entry.extra === undefined ? null : JSON.stringify(entry.extra), lease.id);
       if (delayed) {
         this.totals.delayed++;
         this.nextDue = Math.min(this.nextDue, dueAt);
@@ -459,10 +460,10 @@ export class SqliteStore implements CrawlStore {
   promoteDue(now: number): string[] | Promise<never> {
     return this.guard(() => {
       if (this.nextDue > now) return [];
-      const rows = this.q.dueRows!.all(now) as Array<{ id: number; host: string }>;
+      const rows = this.q.dueRows.all(now) as Array<{ id: number; host: string }>;
       // In due order, each ahead of the last, as the memory store does (the latest due ends up first).
       for (const row of rows) {
-        this.q.promote!.run(--this.headPos, row.id);
+        this.q.promote.run(--this.headPos, row.id);
         this.bump(row.host, 1);
         this.totals.delayed--;
       }
@@ -478,9 +479,9 @@ export class SqliteStore implements CrawlStore {
 
   drain(key?: string): FrontierEntry[] | Promise<never> {
     return this.guard(() => {
-      const rows = (key === undefined ? this.q.drainAll!.all() : this.q.drainHost!.all(key)) as Array<UrlRow & { state: number }>;
-      if (key === undefined) this.q.markAllDone!.run();
-      else this.q.markDone!.run(key);
+      const rows = (key === undefined ? this.q.drainAll.all() : this.q.drainHost.all(key)) as Array<UrlRow & { state: number }>;
+      if (key === undefined) this.q.markAllDone.run();
+      else this.q.markDone.run(key);
       for (const row of rows) {
         if (row.state === UrlState.Queued) this.bump(row.host, -1);
         else this.totals.delayed--;
@@ -494,10 +495,10 @@ export class SqliteStore implements CrawlStore {
   /** Counts in SQL and marks the rows done; only depth-0 rows are read out. */
   clear(key?: string): Cleared | Promise<never> {
     return this.guard(() => {
-      const groups = (key === undefined ? this.q.countAll!.all() : this.q.countHost!.all(key)) as Array<{ host: string; state: number; n: number; zero: number }>;
-      const depthZero = ((key === undefined ? this.q.zeroAll!.all() : this.q.zeroHost!.all(key)) as UrlRow[]).map(toEntry);
-      if (key === undefined) this.q.markAllDone!.run();
-      else this.q.markDone!.run(key);
+      const groups = (key === undefined ? this.q.countAll.all() : this.q.countHost.all(key)) as Array<{ host: string; state: number; n: number; zero: number }>;
+      const depthZero = ((key === undefined ? this.q.zeroAll.all() : this.q.zeroHost.all(key)) as UrlRow[]).map(toEntry);
+      if (key === undefined) this.q.markAllDone.run();
+      else this.q.markDone.run(key);
       const counts = new Map<string, number>();
       for (const { host, state, n, zero } of groups) {
         if (state === UrlState.Queued) this.bump(host, -n);
@@ -541,14 +542,14 @@ export class SqliteStore implements CrawlStore {
 
   putRobots(origin: string, record: RobotsRecord): void | Promise<never> {
     return this.guard(() => {
-      this.q.putRobots!.run(origin, JSON.stringify(record));
+      this.q.putRobots.run(origin, JSON.stringify(record));
       this.touch();
     });
   }
 
   getRobots(origin: string): RobotsRecord | undefined | Promise<never> {
     return this.guard(() => {
-      const row = this.q.getRobots!.get(origin) as { record: string } | undefined;
+      const row = this.q.getRobots.get(origin) as { record: string } | undefined;
       return row ? (JSON.parse(row.record) as RobotsRecord) : undefined;
     });
   }
@@ -592,7 +593,7 @@ export class SqliteStore implements CrawlStore {
   }
 
   private async *readRecordRows(): AsyncGenerator<unknown> {
-    const meta = (key: string) => (this.q.getMeta!.get(key) as { value: string } | undefined)?.value;
+    const meta = (key: string) => (this.q.getMeta.get(key) as { value: string } | undefined)?.value;
     const created = meta('created_at');
     if (created === undefined) throw new StateFileError(`${this.path} holds no crawl yet`);
     const hasTable = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'records'").get() !== undefined;
@@ -605,7 +606,7 @@ export class SqliteStore implements CrawlStore {
       const rows = batch.all(after, RECORDS_BATCH) as Array<{ id: number; rec: string }>;
       for (const row of rows) yield JSON.parse(row.rec) as unknown;
       if (rows.length < RECORDS_BATCH) return;
-      after = rows[rows.length - 1]!.id;
+      after = rows[rows.length - 1].id;
     }
   }
 
@@ -622,7 +623,7 @@ export class SqliteStore implements CrawlStore {
   }
 
   private refreshNextDue(): void {
-    const due = (this.q.minDue!.get() as { due: number | null }).due;
+    const due = (this.q.minDue.get() as { due: number | null }).due;
     this.nextDue = due ?? Infinity;
   }
 
@@ -669,13 +670,13 @@ export class SqliteStore implements CrawlStore {
 
   private commit(reopen = true): void {
     if (!this.inTransaction) this.begin();
-    for (const key of this.dirtyHosts) this.q.putHost!.run(key, JSON.stringify(this.hostRecords.get(key)));
+    for (const key of this.dirtyHosts) this.q.putHost.run(key, JSON.stringify(this.hostRecords.get(key)));
     this.dirtyHosts.clear();
-    if (this.dirtyCounters) for (const [name, value] of Object.entries(this.counters)) this.q.putCounter!.run(name, value);
+    if (this.dirtyCounters) for (const [name, value] of Object.entries(this.counters)) this.q.putCounter.run(name, value);
     this.dirtyCounters = false;
     const at = this.now();
-    this.q.putMeta!.run('committed_at', String(at));
-    this.q.putMeta!.run('committed_wall', String(Date.now()));
+    this.q.putMeta.run('committed_at', String(at));
+    this.q.putMeta.run('committed_wall', String(Date.now()));
     this.db.exec('COMMIT');
     this.inTransaction = false;
     this.lastCommit = at;

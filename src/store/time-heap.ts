@@ -12,7 +12,7 @@ export class TimeHeap<T> {
   }
 
   peekTime(): number {
-    return this.times.length ? this.times[0]! : Infinity;
+    return this.times.length ? this.times[0] : Infinity;
   }
 
   push(at: number, item: T): void {
@@ -23,7 +23,7 @@ export class TimeHeap<T> {
     k.push(item);
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (t[p]! <= at) break;
+      if (t[p] <= at) break;
       t[i] = t[p]!;
       k[i] = k[p]!;
       i = p;
@@ -36,7 +36,7 @@ export class TimeHeap<T> {
     const t = this.times;
     const k = this.items;
     if (t.length === 0) return undefined;
-    const top = { at: t[0]!, item: k[0]! };
+    const top = { at: t[0], item: k[0] };
     const lastT = t.pop()!;
     const lastK = k.pop()!;
     if (t.length > 0) {
@@ -46,8 +46,8 @@ export class TimeHeap<T> {
         const l = 2 * i + 1;
         if (l >= n) break;
         const r = l + 1;
-        const c = r < n && t[r]! < t[l]! ? r : l;
-        if (t[c]! >= lastT) break;
+        const c = r < n && t[r] < t[l] ? r : l;
+        if (t[c] >= lastT) break;
         t[i] = t[c]!;
         k[i] = k[c]!;
         i = c;
@@ -66,8 +66,8 @@ export class TimeHeap<T> {
     this.items = [];
     const out: T[] = [];
     for (let i = 0; i < items.length; i++) {
-      if (pred(items[i]!)) out.push(items[i]!);
-      else this.push(times[i]!, items[i]!);
+      if (pred(items[i])) out.push(items[i]);
+      else this.push(times[i], items[i]);
     }
     return out;
   }

@@ -77,7 +77,7 @@ function readSegment(text: string, at: number, first: boolean): [string | number
   const identifier = (first ? /[A-Za-z_$][\w$]*/y : /\.([A-Za-z_$][\w$]*)/y);
   identifier.lastIndex = at;
   let m = identifier.exec(text);
-  if (m) return [first ? m[0] : m[1]!, identifier.lastIndex];
+  if (m) return [first ? m[0] : m[1], identifier.lastIndex];
   const index = /\[(\d+)\]/y;
   index.lastIndex = at;
   m = index.exec(text);
@@ -85,7 +85,7 @@ function readSegment(text: string, at: number, first: boolean): [string | number
   const quoted = /\[("(?:[^"\\]|\\.)*")\]/y;
   quoted.lastIndex = at;
   m = quoted.exec(text);
-  if (m) return [JSON.parse(m[1]!) as string, quoted.lastIndex];
+  if (m) return [JSON.parse(m[1]) as string, quoted.lastIndex];
   return null;
 }
 

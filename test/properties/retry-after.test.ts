@@ -38,8 +38,8 @@ const dateShaped = fc
     edge: fc.constantFrom('', ' ', '\t', 'x'),
   })
   .map((f) => {
-    const short = f.wrongDayName ? 'Sunday' : SHORT_DAYS[f.weekday]!;
-    const long = f.wrongDayName ? 'Sun' : LONG_DAYS[f.weekday]!;
+    const short = f.wrongDayName ? 'Sunday' : SHORT_DAYS[f.weekday];
+    const long = f.wrongDayName ? 'Sun' : LONG_DAYS[f.weekday];
     const time = `${pad(f.hh, 2)}:${pad(f.mm, 2)}:${pad(f.ss, 2)}`;
     const text =
       f.grammar === 'imf'
@@ -61,7 +61,7 @@ const headerValue = fc.oneof(
 function spellings(at: number): { imf: string; rfc850: string; asctime: string } {
   const d = new Date(at);
   const time = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;
-  const month = MONTHS[d.getUTCMonth()]!;
+  const month = MONTHS[d.getUTCMonth()];
   const day = d.getUTCDate();
   const year = d.getUTCFullYear();
   return {
@@ -103,7 +103,7 @@ describe('parseRetryAfter', () => {
 
   it('reads an IMF-fixdate or asctime date as the time from the Date header (or receipt) to it', () => {
     fc.assert(
-      fc.property(httpInstant, realisticNow, fc.option(httpInstant, { nil: null }), fc.constantFrom('imf', 'asctime') as fc.Arbitrary<'imf' | 'asctime'>, (at, now, serverNow, grammar) => {
+      fc.property(httpInstant, realisticNow, fc.option(httpInstant, { nil: null }), fc.constantFrom(...(['imf', 'asctime'] as const)), (at, now, serverNow, grammar) => {
         const date = serverNow === null ? null : new Date(serverNow).toUTCString();
         const parsed = parseRetryAfter(spellings(at)[grammar], { now, date });
         expect(parsed).toEqual({ delayMs: Math.max(0, at - (serverNow ?? now)), form: 'date' });
@@ -138,12 +138,12 @@ describe('parseHttpDate', () => {
         fiftyYearsOn.setUTCFullYear(fiftyYearsOn.getUTCFullYear() + 50);
         const fiftyYearsAgo = new Date(now);
         fiftyYearsAgo.setUTCFullYear(fiftyYearsAgo.getUTCFullYear() - 50);
-        expect(parsed!).toBeLessThanOrEqual(fiftyYearsOn.getTime());
+        expect(parsed).toBeLessThanOrEqual(fiftyYearsOn.getTime());
         // A century before the latest allowed date (the second after which makes "more than 50 years").
-        expect(parsed!).toBeGreaterThan(fiftyYearsAgo.getTime() - 1000);
-        expect(new Date(parsed!).getUTCFullYear() % 100).toBe(new Date(at).getUTCFullYear() % 100);
+        expect(parsed).toBeGreaterThan(fiftyYearsAgo.getTime() - 1000);
+        expect(new Date(parsed).getUTCFullYear() % 100).toBe(new Date(at).getUTCFullYear() % 100);
         // Only the century can differ from the instant written.
-        expect(new Date(parsed!).toISOString().slice(2)).toBe(new Date(at).toISOString().slice(2));
+        expect(new Date(parsed).toISOString().slice(2)).toBe(new Date(at).toISOString().slice(2));
       }),
       fuzzParams(300),
     );

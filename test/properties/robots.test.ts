@@ -53,8 +53,8 @@ const target = fc.oneof(
 function respell(path: string, mask: boolean[]): string {
   let out = '';
   for (let i = 0; i < path.length; i++) {
-    const c = path[i]!;
-    const pick = mask[i % mask.length]!;
+    const c = path[i];
+    const pick = mask[i % mask.length];
     if (c === '%' && /^[0-9A-Fa-f]{2}$/.test(path.slice(i + 1, i + 3))) {
       out += pick ? path.slice(i, i + 3).toLowerCase() : path.slice(i, i + 3);
       i += 2;
@@ -136,7 +136,7 @@ describe('a rule written as a URL path', () => {
 describe('canonicalPath', () => {
   it('is idempotent, for patterns and for URL paths, and writes only ASCII', () => {
     fc.assert(
-      fc.property(fc.oneof(pattern, urlPart(10), anyString(30)), fc.constantFrom('pattern', 'url') as fc.Arbitrary<'pattern' | 'url'>, (input, kind) => {
+      fc.property(fc.oneof(pattern, urlPart(10), anyString(30)), fc.constantFrom(...(['pattern', 'url'] as const)), (input, kind) => {
         const once = canonicalPath(input, kind);
         expect(canonicalPath(once, kind)).toBe(once);
         expect(/^[\x21-\x7e]*$/.test(once)).toBe(true);

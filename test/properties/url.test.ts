@@ -31,7 +31,7 @@ function split(url: string): { authority: string; path: string; query: string; p
 function respell(part: string, pick: (index: number) => boolean): string {
   let out = '';
   for (let i = 0; i < part.length; i++) {
-    const c = part[i]!;
+    const c = part[i];
     if (c === '%' && /^[0-9A-F]{2}$/.test(part.slice(i + 1, i + 3))) {
       out += part.slice(i, i + 3).toLowerCase();
       i += 2;
@@ -64,7 +64,7 @@ const sameUrlSpellings = canonicalUrl.chain((url) =>
       if (how.upperScheme) head = head.replace(/^https?/, (s) => s.toUpperCase());
       if (how.upperHost) head = head.slice(0, head.length - parsed.host.length) + parsed.host.toUpperCase();
       if (how.defaultPort && parsed.port === '') head += parsed.protocol === 'http:' ? ':80' : ':443';
-      const pick = (i: number) => how.encodeMask[i % how.encodeMask.length]!;
+      const pick = (i: number) => how.encodeMask[i % how.encodeMask.length];
       let newPath = how.dotSegment + respell(path, pick);
       if (how.innerTab) newPath = newPath.replace('/', '/\t');
       const newQuery = query === '' ? (how.emptyQuery ? '?' : '') : `?${respell(query.slice(1), pick)}`;

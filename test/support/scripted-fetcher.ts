@@ -236,7 +236,7 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
 
   /** The server's answer to a request that just arrived. */
   function route(site: ScriptedSite, req: ServerRequest): ScriptedResponse {
-    const pathname = req.path.split('?')[0]!;
+    const pathname = req.path.split('?')[0];
     const limit = site.limit;
     if (limit && limiter.overLimit(req.host, limit, req.at)) {
       const retryAfter = typeof limit.retryAfter === 'function' ? limit.retryAfter(req) : limit.retryAfter;

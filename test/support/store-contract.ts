@@ -69,7 +69,7 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       const added = [];
       for (const url of canon) added.push(await store.add(url, 'a.example', entry(url)));
       expect(added).toEqual([true, false, false, false]);
-      expect(store.isSeen(canon[0]!)).toBe(true);
+      expect(store.isSeen(canon[0])).toBe(true);
       expect(await store.add('http://a.example/skipped', '', null)).toBe(true);
       expect(await store.add('http://a.example/skipped', 'a.example', entry('http://a.example/skipped'))).toBe(false);
       expect(store.counts()).toEqual({ queued: 1, delayed: 0, leased: 0, seen: 2 });
@@ -225,7 +225,7 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       saved.givenUp = true; // the store holds its own copy
       const loaded = await store.loadHosts();
       expect(loaded).toEqual([['a', { ...saved, givenUp: false }]]);
-      const restored = new HostTable({ policyFor: () => policy }).restore('a', loaded[0]![1]);
+      const restored = new HostTable({ policyFor: () => policy }).restore('a', loaded[0][1]);
       for (const now of [1_500, 7_000, 8_000, 62_000]) expect(restored.limiter.readyAt(now)).toBe(host.limiter.readyAt(now));
       expect(JSON.parse(JSON.stringify(loaded))).toEqual(loaded); // plain data
       // A host that failed but was never throttled: its "last throttle event" is never, and stays never.
@@ -249,7 +249,7 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       if (!store.recordLog) return;
       const records = Array.from({ length: 5 }, (_, i) => ({ type: 'page', url: `http://a.example/${i}`, status: 200, throttles: [{ at: i, status: 429, pausedUntil: i + 1 }] }));
       for (const r of records) await store.recordLog().append(r);
-      records[0]!.status = 500; // what was appended stays as it was
+      records[0].status = 500; // what was appended stays as it was
       const read = async (s: CrawlStore) => {
         const out: unknown[] = [];
         for await (const r of s.recordLog!().read()) out.push(r);
@@ -304,10 +304,10 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
           expect(lease?.entry.url).toBe(expected);
           if (lease) leases.push(lease);
         } else if (r < 0.8 && leases.length > 0) {
-          const lease = leases.splice(Math.floor(random() * leases.length), 1)[0]!;
+          const lease = leases.splice(Math.floor(random() * leases.length), 1)[0];
           await store.complete(lease);
         } else if (r < 0.9 && leases.length > 0) {
-          const lease = leases.splice(Math.floor(random() * leases.length), 1)[0]!;
+          const lease = leases.splice(Math.floor(random() * leases.length), 1)[0];
           if (random() < 0.5) {
             await store.release(lease, lease.entry);
             model.set(lease.key, [lease.entry.url, ...(model.get(lease.key) ?? [])]);

@@ -19,7 +19,7 @@ export interface WarcRecordRead {
 /** One gzip member at `at`: its decompressed bytes and where the next member starts. */
 function gzipMember(file: Buffer, at: number): { data: Buffer; next: number } {
   if (file[at] !== 0x1f || file[at + 1] !== 0x8b || file[at + 2] !== 8) throw new Error(`no gzip member at offset ${at}`);
-  const flags = file[at + 3]!;
+  const flags = file[at + 3];
   let pos = at + 10;
   if (flags & 4) pos += 2 + file.readUInt16LE(pos); // FEXTRA
   if (flags & 8) pos = file.indexOf(0, pos) + 1; // FNAME

@@ -93,6 +93,14 @@ export function buildProgram(
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
     .option('--save-dir <dir>', 'save each 2xx body (any type, up to --max-body) as DIR/host/path, named by the record\'s savedPath, e.g. --save-dir mirror')
+    .option('--render [mode]', 'render pages in a browser (Chromium) first: links, content and\n' +
+      'extract read the rendered DOM; every browser request goes through its host\'s\n' +
+      'robots.txt and limits. "auto": only pages that look like an app shell')
+    .option('--render-concurrency <n>', 'pages rendered at once (default 4)')
+    .option('--render-timeout <duration>', 'a page not rendered within this gets RENDER_TIMEOUT (default 30s)')
+    .option('--render-block <types>', 'resource types the browser may not fetch, comma-separated,\n' +
+      'or "none" (default image,media,font)')
+    .option('--browser <path>', 'the Chromium to render with (default: $CRAWL_BROWSER, else chromium on PATH)')
     .option('--warc <file>', 'also write requests and responses as WARC 1.1, e.g. --warc site.warc.gz')
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
     .option('--emit-robots', 'also write a record for each robots.txt request ("type": "robots")')
@@ -227,7 +235,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
-    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID'].includes(known.code)) {
+    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID', 'BROWSER_MISSING'].includes(known.code)) {
       for (const line of String(known.message).split('\n')) errLine(line);
       return EXIT.usage;
     }

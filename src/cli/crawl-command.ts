@@ -15,6 +15,7 @@ import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
+import { findBrowser } from '../render/browser-path.js';
 import { createLogger } from '../output/logger.js';
 import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
@@ -48,18 +49,20 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   const settings = buildSettings(file, toOverrides(flags));
   // A bad --ca or --cookie-jar fails now, before any output exists; the session uses this setup.
   const requests = setUpRequests(settings, seeds, { cwd: io.cwd, now: () => clock.wallNow() });
+  // A crawl that renders and has no browser stops here, with one line, before any request.
+  const browserPath = settings.render?.enabled ? findBrowser(settings.render.browser, process.env, io.cwd) : undefined;
   if (!settings.robots.enabled) {
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
   const target = await openStateTarget(flags, io.cwd, settings, clock, log);
   try {
-    return await crawlInto(seeds, settings, requests, target, flags, io, log, maxTimeMs);
+    return await crawlInto(seeds, settings, requests, target, flags, io, log, maxTimeMs, browserPath);
   } finally {
     await target?.close();
   }
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, io: Io, log: Logger, maxTimeMs?: number, browserPath?: string): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   const held = await target?.peek();
@@ -100,7 +103,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
-  const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests }));
+  const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, browserPath }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
@@ -194,6 +197,11 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     hostConcurrency: f.hostConcurrency,
     ipRate: f.ipRate,
     ipConcurrency: f.ipConcurrency,
+    render: f.render,
+    renderConcurrency: f.renderConcurrency,
+    renderTimeout: f.renderTimeout,
+    renderBlock: f.renderBlock,
+    browser: f.browser,
     maxDepth: f.maxDepth,
     maxPages: f.maxPages,
     maxPagesPerHost: f.maxPagesPerHost,

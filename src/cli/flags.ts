@@ -63,6 +63,11 @@ export interface CrawlFlags {
   followCanonical?: boolean;
   saveDir?: string;
   warc?: string;
+  render?: string | boolean;
+  renderConcurrency?: string;
+  renderTimeout?: string;
+  renderBlock?: string;
+  browser?: string;
 }
 
 export interface StatusFlags {

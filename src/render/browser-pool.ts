@@ -32,6 +32,9 @@ export interface BrowserPoolOptions {
   launchTimeoutMs?: number;
 }
 
+/** How long closing a page may take before the renderer goes on without waiting (ms). */
+const CLOSE_WAIT_MS = 5_000;
+
 /** The browser a page ran in died under it. */
 export class BrowserCrashedError extends Error {
   readonly code = 'BROWSER_CRASHED';
@@ -88,7 +91,8 @@ export class BrowserPool {
     } catch (err) {
       throw this.dead(live) ? new BrowserCrashedError(err) : err;
     } finally {
-      await page.close().catch(() => {});
+      // Bounded: a wedged browser must not hold the page's record.
+      await Promise.race([page.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
       this.release(live, context);
     }
   }

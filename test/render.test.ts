@@ -1,0 +1,156 @@
+/**
+ * --render end to end: the real binary renders a local client-rendered web
+ * of three hosts (fixtures/app-web.js) in real Chromium, and the servers'
+ * own request logs judge it: robots.txt before anything else on every host,
+ * per-host gaps and concurrency held for the browser's requests too, no
+ * request robots.txt disallows, each document and each shared script
+ * requested once, images and fonts never. The records carry what only a
+ * browser sees (links built by script, by a timer, pushState routes; never
+ * hash-only links) and the rendered text. A browser killed mid-crawl costs a
+ * retry, not a record.
+ *
+ * Skipped, saying why, when chromium is not installed; under .ci/run (which
+ * installs it and sets CRAWL_REQUIRE_SERVICES=1) a missing browser fails.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWeb, type RequestLogEntry, type Web } from '../fixtures/web.js';
+import { appSites } from '../fixtures/app-web.js';
+import type { PageRecord } from '../src/types.js';
+import { jsonLines, requireBuilt, startCrawl, type CrawlRun } from './support/spawn-crawl.js';
+
+const browser = process.env.CRAWL_BROWSER ?? '/usr/bin/chromium';
+const installed = existsSync(browser);
+const available = installed || process.env.CRAWL_REQUIRE_SERVICES === '1';
+if (!available) console.warn(`render: skipped, no chromium at ${browser} (apt-get install chromium, or set CRAWL_BROWSER)`);
+
+const ITEMS = 4;
+/** 5/s: the gap each host's requests must keep, as the servers measure it (less the limiter's own safety margin, never more). */
+const GAP_MS = 200;
+const RENDER_ARGS = ['--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json'];
+
+let dir: string;
+beforeAll(async () => {
+  await requireBuilt();
+  dir = await mkdtemp(join(tmpdir(), 'crawl-render-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const pages = (run: CrawlRun) => jsonLines<PageRecord>(run.stdout).filter((r) => r.type === 'page');
+const path = (url: string) => new URL(url).pathname;
+/** Every document of the app web: the home page, its items, and the pages only a timer links to. */
+const DOCUMENTS = ['/', ...Array.from({ length: ITEMS }, (_, i) => `/items/${i}`), ...Array.from({ length: ITEMS }, (_, i) => `/late/${i}`)].sort();
+
+/**
+ * One crawl serves every assertion (a browser costs seconds to start): its
+ * browser is killed (SIGKILL) as the first record comes out, while the
+ * pages that record linked to are being rendered, so every politeness
+ * assertion below also holds across a crash and its retries.
+ */
+describe.skipIf(!available)('--render on a client-rendered web, its browser killed mid-crawl', () => {
+  let web: Web;
+  let run: CrawlRun;
+  let killed = 0;
+
+  beforeAll(async () => {
+    web = await startWeb({ sites: appSites({ items: ITEMS }) });
+    const { child, done } = startCrawl([...RENDER_ARGS, web.url('app.localhost', '/')], dir);
+    child.stdout!.once('data', () => {
+      // The crawl's own children are the browser's processes (playwright starts chromium directly).
+      const pids = execFileSync('pgrep', ['-P', String(child.pid)]).toString().trim().split('\n').filter(Boolean).map(Number);
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      killed = pids.length;
+    });
+    run = await done;
+  }, 120_000);
+  afterAll(() => web?.close());
+
+  it('ends with every page rendered when its browser is killed under it: a retry, not a lost record', () => {
+    expect(killed).toBeGreaterThan(0);
+    expect(run.code, run.stderr).toBe(0);
+    expect(pages(run).map((r) => path(r.url)).sort()).toEqual(DOCUMENTS);
+  });
+
+  it('finds what only a browser sees, and reads the rendered text', () => {
+    expect(run.code, run.stderr).toBe(0);
+    const records = pages(run);
+    expect(records.map((r) => path(r.url)).sort()).toEqual(DOCUMENTS);
+    for (const r of records) {
+      expect(r).toMatchObject({ status: 200, rendered: true, renderReason: 'configured' });
+      expect(r.error).toBeUndefined();
+      // Hash-only links (#/tab/…) are the same document.
+      expect(r.linkList!.some((l) => l.includes('#'))).toBe(false);
+    }
+    const home = records.find((r) => path(r.url) === '/')!;
+    // Built from the API by script, and one added by a timer 200 ms after load; pushState routes are paths.
+    expect(home.linkList!.map(path).sort()).toEqual(['/', '/items/0', '/items/1', '/items/2', '/items/3', '/late/0']);
+    const item = records.find((r) => path(r.url) === '/items/2')!;
+    expect(item.content).toContain('The rendered text of item 2.');
+    // The private API is disallowed: the app's inline fallback shows instead.
+    expect(item.content).toContain('Inline fallback');
+    expect(item.content).not.toContain('never fetched');
+    expect(item.subrequests).toMatchObject({ disallowed: 1 });
+    expect(item.subrequests!.blocked).toBeGreaterThanOrEqual(1); // the logo
+  });
+
+  it('asks every server for robots.txt first, never for what it disallows, and for each document and shared file once', () => {
+    for (const host of ['app.localhost', 'api.localhost', 'cdn.localhost']) {
+      const log = web.requests(host);
+      expect(log[0]?.path, host).toBe('/robots.txt');
+      expect(log.filter((e) => e.path === '/robots.txt')).toHaveLength(1);
+    }
+    expect(web.requests('api.localhost').filter((e) => e.path.startsWith('/private/'))).toEqual([]);
+    for (const doc of DOCUMENTS) expect(web.count('app.localhost', doc), doc).toBe(1);
+    expect(web.count('app.localhost', '/app.js')).toBe(1);
+    expect(web.count('cdn.localhost', '/bundle.js')).toBe(1);
+    expect(web.count('cdn.localhost', '/style.css')).toBe(1);
+    // Images and fonts are blocked by default.
+    expect(web.count('app.localhost', '/logo.png')).toBe(0);
+    expect(web.count('cdn.localhost', '/font.woff2')).toBe(0);
+    // The API is asked once per item and once for the list: JSON is cached like any reusable response.
+    expect(web.count('api.localhost', '/items')).toBe(1);
+  });
+
+  it('holds the browser\'s requests to each host\'s rate and concurrency, as the servers measured them', () => {
+    for (const host of ['app.localhost', 'api.localhost', 'cdn.localhost']) {
+      const log: RequestLogEntry[] = web.requests(host);
+      expect(web.maxInFlight(host), host).toBe(1);
+      for (let i = 1; i < log.length; i++) {
+        expect(log[i]!.at - log[i - 1]!.at, `${host} ${log[i - 1]!.path} → ${log[i]!.path}`).toBeGreaterThanOrEqual(GAP_MS - 2);
+      }
+      // The browser's requests carry the crawl's User-Agent, like every other request.
+      for (const e of log) expect(e.userAgent).toMatch(/^crawl\//);
+    }
+  });
+
+  it('counts the browser\'s requests per host in the summary', async () => {
+    expect(run.stderr).toContain('browser requests (rendered pages)');
+    const { readFile } = await import('node:fs/promises');
+    const stats = JSON.parse(await readFile(join(dir, 'stats.json'), 'utf8')) as { hosts: Array<{ host: string; subrequests?: Record<string, number> }> };
+    const api = stats.hosts.find((h) => h.host.startsWith('api.localhost'))!;
+    expect(api.subrequests).toMatchObject({ fetched: 1 + ITEMS, disallowed: 1 + 2 * ITEMS });
+  });
+});
+
+describe('without a browser', () => {
+  it('says how to install one in one line and exits 2 before any request', async () => {
+    const web = await startWeb({ sites: appSites({ items: 1 }) });
+    try {
+      const run = await startCrawl(['--render', '--browser', join(dir, 'no-such-browser'), web.url('app.localhost', '/')], dir).done;
+      expect(run.code).toBe(2);
+      const lines = run.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^crawl: rendering needs a browser: --browser ".*no-such-browser" is not an executable file; install Chromium \(Debian\/Ubuntu: apt-get install chromium\)/);
+      expect(web.requests()).toEqual([]);
+      expect(run.stdout).toBe('');
+    } finally {
+      await web.close();
+    }
+  });
+});

@@ -34,7 +34,7 @@ const defaults: PolicyFields = {
 };
 
 /** What requests carry, resolved from `defaults` alone (no headers, credentials or proxy). */
-const requestDefaults = { headers: {}, auth: null, proxy: null };
+const requestDefaults = { headers: {}, auth: null, proxy: null, render: false };
 
 /** The server-feedback part of a policy resolved from `defaults` alone. */
 const feedbackDefaults = {

@@ -139,10 +139,10 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
 });
 
 describe('without a browser', () => {
-  it('says how to install one in one line and exits 2 before any request', async () => {
+  it('says how to install one in one line and exits 2 before any request (`--render URL`: the URL is the seed, not a mode)', async () => {
     const web = await startWeb({ sites: appSites({ items: 1 }) });
     try {
-      const run = await startCrawl(['--render', '--browser', join(dir, 'no-such-browser'), web.url('app.localhost', '/')], dir).done;
+      const run = await startCrawl(['--browser', join(dir, 'no-such-browser'), '--render', web.url('app.localhost', '/')], dir).done;
       expect(run.code).toBe(2);
       const lines = run.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);

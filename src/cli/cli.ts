@@ -227,7 +227,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     });
   }
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(withRenderMode(argv), { from: 'user' });
     return result.code;
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -248,6 +248,18 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     if (process.env.CRAWL_DEBUG && err instanceof Error && err.stack) io.stderr.write(err.stack + '\n');
     return EXIT.internal;
   }
+}
+
+/** The values `--render` takes; anything else after it is not its value. */
+const RENDER_MODES = new Set(['auto', 'true', 'false', 'on', 'off']);
+
+/**
+ * `--render` takes an optional mode, and Commander would read the seed in
+ * `crawl --render https://app.example/` as that mode: a bare `--render`
+ * followed by anything but a mode is written `--render=true` first.
+ */
+function withRenderMode(argv: readonly string[]): string[] {
+  return argv.map((arg, i) => (arg === '--render' && !RENDER_MODES.has(argv[i + 1] ?? '') ? '--render=true' : arg));
 }
 
 /** Errno codes that mean the machine refused a write: the environment, not a bug. */

@@ -14,7 +14,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,13 +31,32 @@ if (!available) console.warn(`render: skipped, no chromium at ${browser} (apt-ge
 const ITEMS = 4;
 /** 5/s: the gap each host's requests must keep, as the servers measure it (less the limiter's own safety margin, never more). */
 const GAP_MS = 200;
-const RENDER_ARGS = ['--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json'];
+const RENDER_ARGS = ['--config', 'render.json', '--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json'];
 
 let dir: string;
 beforeAll(async () => {
   await requireBuilt();
   dir = await mkdtemp(join(tmpdir(), 'crawl-render-'));
+  // The docs host renders only what needs it: its one shell, not its static pages.
+  await writeFile(join(dir, 'render.json'), JSON.stringify({ domains: { 'docs.localhost': { render: 'auto' } } }));
 });
+
+/** A mostly static host: `render: "auto"` must leave its pages alone (and never fetch their scripts) but render its one shell. */
+const docsSite = {
+  pages: {
+    '/': `<title>Docs</title><script src="/analytics.js"></script><h1>Docs</h1><p>${'Plenty of text that reads fine without a browser. '.repeat(12)}</p>` +
+      ['/guide', '/api', '/faq', '/changes', '/shell'].map((p) => `<a href="${p}">${p}</a>`).join(' '),
+    '/guide': '<title>Guide</title><p>A static guide.</p><a href="/">home</a>',
+    '/api': '<title>API</title><p>Static.</p>',
+    '/faq': '<title>FAQ</title><p>Static.</p>',
+    '/changes': '<title>Changes</title><p>Static.</p>',
+    '/shell': '<title>Widget</title><div id="app"></div><script src="/widget.js"></script>',
+    '/widget.js': { body: 'document.getElementById("app").innerHTML = \'<a href="/from-widget">built by script</a>\';', headers: { 'content-type': 'text/javascript' } },
+    '/analytics.js': { body: 'void 0;', headers: { 'content-type': 'text/javascript' } },
+    '/from-widget': '<title>From the widget</title><p>Static.</p>',
+  },
+};
+const DOCS = ['/', '/api', '/changes', '/faq', '/from-widget', '/guide', '/shell'];
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
@@ -49,8 +68,8 @@ const DOCUMENTS = ['/', ...Array.from({ length: ITEMS }, (_, i) => `/items/${i}`
 
 /**
  * One crawl serves every assertion (a browser costs seconds to start): its
- * browser is killed (SIGKILL) as the first record comes out, while the
- * pages that record linked to are being rendered, so every politeness
+ * browser is killed (SIGKILL) as the app's first record comes out, while
+ * the pages that record linked to are being rendered, so every politeness
  * assertion below also holds across a crash and its retries.
  */
 describe.skipIf(!available)('--render on a client-rendered web, its browser killed mid-crawl', () => {
@@ -59,14 +78,19 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   let killed = 0;
 
   beforeAll(async () => {
-    web = await startWeb({ sites: appSites({ items: ITEMS }) });
-    const { child, done } = startCrawl([...RENDER_ARGS, web.url('app.localhost', '/')], dir);
-    child.stdout!.once('data', () => {
+    web = await startWeb({ sites: { ...appSites({ items: ITEMS }), 'docs.localhost': docsSite } });
+    const { child, done } = startCrawl([...RENDER_ARGS, web.url('app.localhost', '/'), web.url('docs.localhost', '/')], dir);
+    let out = '';
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!out.includes('"host":"app.localhost')) return;
+      child.stdout!.off('data', onData);
       // The crawl's own children are the browser's processes (playwright starts chromium directly).
       const pids = execFileSync('pgrep', ['-P', String(child.pid)]).toString().trim().split('\n').filter(Boolean).map(Number);
       for (const pid of pids) process.kill(pid, 'SIGKILL');
       killed = pids.length;
-    });
+    };
+    child.stdout!.on('data', onData);
     run = await done;
   }, 120_000);
   afterAll(() => web?.close());
@@ -74,12 +98,25 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   it('ends with every page rendered when its browser is killed under it: a retry, not a lost record', () => {
     expect(killed).toBeGreaterThan(0);
     expect(run.code, run.stderr).toBe(0);
-    expect(pages(run).map((r) => path(r.url)).sort()).toEqual(DOCUMENTS);
+    expect(pages(run).filter((r) => r.host.startsWith('app.')).map((r) => path(r.url)).sort()).toEqual(DOCUMENTS);
+  });
+
+  it('with render "auto", renders only the shell and leaves static pages (and their scripts) alone', () => {
+    const docs = pages(run).filter((r) => r.host.startsWith('docs.'));
+    expect(docs.map((r) => path(r.url)).sort()).toEqual(DOCS);
+    for (const r of docs) {
+      const shell = path(r.url) === '/shell';
+      expect(r, r.url).toMatchObject(shell ? { rendered: true, renderReason: 'empty-mount' } : { rendered: false, renderReason: 'static' });
+    }
+    // The shell's link exists only once its script has run.
+    expect(docs.find((r) => path(r.url) === '/shell')!.linkList!.map(path)).toEqual(['/from-widget']);
+    expect(web.count('docs.localhost', '/widget.js')).toBe(1);
+    expect(web.count('docs.localhost', '/analytics.js')).toBe(0);
   });
 
   it('finds what only a browser sees, and reads the rendered text', () => {
     expect(run.code, run.stderr).toBe(0);
-    const records = pages(run);
+    const records = pages(run).filter((r) => r.host.startsWith('app.'));
     expect(records.map((r) => path(r.url)).sort()).toEqual(DOCUMENTS);
     for (const r of records) {
       expect(r).toMatchObject({ status: 200, rendered: true, renderReason: 'configured' });
@@ -118,7 +155,7 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   });
 
   it('holds the browser\'s requests to each host\'s rate and concurrency, as the servers measured them', () => {
-    for (const host of ['app.localhost', 'api.localhost', 'cdn.localhost']) {
+    for (const host of ['app.localhost', 'api.localhost', 'cdn.localhost', 'docs.localhost']) {
       const log: RequestLogEntry[] = web.requests(host);
       expect(web.maxInFlight(host), host).toBe(1);
       for (let i = 1; i < log.length; i++) {

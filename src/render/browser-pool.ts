@@ -73,10 +73,10 @@ export class BrowserPool {
   /** Runs `fn` on a fresh page, closed afterwards however `fn` ends. */
   async withPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
     if (this.closed) throw new BrowserCrashedError();
-    let live = await this.ensure();
+    let live = await this.connected();
     if (live.pages >= (this.opts.restartAfter ?? 1000)) {
       this.retire(live);
-      live = await this.ensure();
+      live = await this.connected();
     }
     const context = await this.contextFor(live);
     let page: Page;
@@ -100,6 +100,21 @@ export class BrowserPool {
   /** Whether `live`'s browser is gone (a crash, a kill, or a restart that replaced it). */
   private dead(live: Live): boolean {
     return !live.browser.isConnected();
+  }
+
+  /**
+   * A browser that is up: one killed a moment ago may not have said
+   * 'disconnected' yet, and a retry must not get it again.
+   */
+  private async connected(): Promise<Live> {
+    for (let i = 0; ; i++) {
+      const live = await this.ensure();
+      if (live.browser.isConnected() || i === 2) return live;
+      if (this.current === live) {
+        this.current = null;
+        this.live = null;
+      }
+    }
   }
 
   private ensure(): Promise<Live> {

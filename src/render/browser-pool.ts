@@ -65,6 +65,11 @@ export class BrowserPool {
 
   constructor(private readonly opts: BrowserPoolOptions) {}
 
+  /** Whether a browser is up (or starting). */
+  get up(): boolean {
+    return this.live !== null && (this.current === null || this.current.browser.isConnected());
+  }
+
   /** Starts the browser now, so its launch (seconds) overlaps the first fetches; a failed launch is tried again by the first page. */
   warm(): void {
     if (!this.closed) this.ensure().catch(() => {});

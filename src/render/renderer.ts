@@ -175,8 +175,33 @@ export class Renderer {
     }
   }
 
-  private renderOnce(entry: FrontierEntry, res: FetchResult, out: PageRequests[]): Promise<string> {
+  /**
+   * One try in the browser, bounded as a whole by the render timeout: opening
+   * the page too, since a browser that dies at the wrong moment can leave a
+   * call pending that nothing will ever answer.
+   */
+  private async renderOnce(entry: FrontierEntry, res: FetchResult, out: PageRequests[]): Promise<string> {
     const { timeoutMs } = this.settings;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RenderTimeoutError(`not rendered within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const launches = this.pool.launches;
+    const work = this.renderIn(entry, res, out, timeoutMs);
+    work.catch(() => {}); // lost the race: its rejection (the page closing) is expected
+    try {
+      return await Promise.race([work, timeout]);
+    } catch (err) {
+      // Out of time because the browser died under the page (a new one started meanwhile, or this one is gone): a crash, retried.
+      if (err instanceof RenderTimeoutError && (this.pool.launches !== launches || !this.pool.up)) throw new BrowserCrashedError(err);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      for (const requests of out) requests.finish();
+    }
+  }
+
+  private renderIn(entry: FrontierEntry, res: FetchResult, out: PageRequests[], timeoutMs: number): Promise<string> {
     return this.pool.withPage(async (page) => {
       const requests = new PageRequests({
         page,
@@ -190,21 +215,12 @@ export class Renderer {
         },
       });
       out.push(requests);
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new RenderTimeoutError(`not rendered within ${timeoutMs} ms`)), timeoutMs);
-      });
-      const work = (async () => {
+      try {
         await page.route('**/*', (route) => requests.handle(route));
         await page.goto(entry.url, { waitUntil: 'load', timeout: timeoutMs });
         await settle(page, requests);
-        return page.content();
-      })();
-      work.catch(() => {}); // lost the race: its rejection (the page closing) is expected
-      try {
-        return await Promise.race([work, timeout]);
+        return await page.content();
       } finally {
-        clearTimeout(timer);
         requests.finish();
       }
     });

@@ -39,7 +39,8 @@ export interface SubresourceFetcherParts {
 const THROTTLE_RETRIES = 1;
 
 export class SubresourceFetcher {
-  private readonly inflight = new Map<string, Promise<SubresourceAnswer>>();
+  /** Requests under way by URL, with every page's "still wanted?" (a page retried after a crash shares its own earlier request). */
+  private readonly inflight = new Map<string, { answer: Promise<SubresourceAnswer>; wanted: Array<() => boolean> }>();
 
   constructor(
     private readonly ctx: CrawlContext,
@@ -58,9 +59,14 @@ export class SubresourceFetcher {
     const cached = parts.cache.get(url, ctx.clock.now());
     if (cached !== undefined) return Promise.resolve({ kind: 'response', response: cached, host: key, cached: true });
     const running = this.inflight.get(url);
-    if (running !== undefined) return running.then((a) => (a.kind === 'response' ? { ...a, cached: true } : a));
-    const answer = this.fetch(url, key, wanted).finally(() => this.inflight.delete(url));
-    this.inflight.set(url, answer);
+    if (running !== undefined) {
+      running.wanted.push(wanted);
+      return running.answer.then((a) => (a.kind === 'response' ? { ...a, cached: true } : a));
+    }
+    const wants = [wanted];
+    const anyone = () => wants.some((w) => w());
+    const answer = this.fetch(url, key, anyone).finally(() => this.inflight.delete(url));
+    this.inflight.set(url, { answer, wanted: wants });
     return answer;
   }
 

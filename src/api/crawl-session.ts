@@ -14,7 +14,7 @@
  *   both. Queued URLs end as `interrupted` skips, as in the CLI.
  */
 import { systemClock, type Clock } from '../clock.js';
-import { Crawler } from '../crawl/crawler.js';
+import { Crawler, type CrawlerOptions } from '../crawl/crawler.js';
 import { createFetcher } from '../fetch/fetcher.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
@@ -55,6 +55,8 @@ export interface CrawlSessionOptions {
   archive?: PageArchive;
   /** The browser to render with, already found (the CLI looks before it opens any output). @default found now (render/browser-path.ts) when some host renders */
   browserPath?: string;
+  /** Each request a rendering browser makes, and what became of it (`-v`). @default none */
+  onSubrequest?: CrawlerOptions['onSubrequest'];
 }
 
 export interface CrawlSession {
@@ -78,7 +80,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   for (const warning of requests.warnings) log?.warn(warning);
   const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls });
   const browserPath = opts.browserPath ?? (settings.render?.enabled ? findBrowser(settings.render.browser) : undefined);
-  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords, browserPath });
+  const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords, browserPath, onSubrequest: opts.onSubrequest });
   const onAbort = (): void => {
     crawler.stop();
     crawler.abort();

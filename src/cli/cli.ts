@@ -120,6 +120,7 @@ export function buildProgram(
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
     .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
     .option('-q, --quiet', 'no progress, info or summary on stderr')
+    .option('-v, --verbose', 'also log on stderr each request a rendering browser makes, and what became of it')
     .addHelpText('after', EXAMPLES)
     .showSuggestionAfterError(true)
     // Options after a subcommand belong to it; those written before it are

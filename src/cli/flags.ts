@@ -68,6 +68,7 @@ export interface CrawlFlags {
   renderTimeout?: string;
   renderBlock?: string;
   browser?: string;
+  verbose?: boolean;
 }
 
 export interface StatusFlags {

@@ -58,6 +58,7 @@ import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { progressSnapshot, type ProgressParts } from './progress-snapshot.js';
 import { Renderer } from '../render/renderer.js';
+import type { SubrequestEvent } from '../render/page-requests.js';
 
 export { ROBOTS_TIMEOUT_MS, OUT_OF_SCOPE_CODE } from './robots-hop.js';
 export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
@@ -82,6 +83,8 @@ export interface CrawlerOptions {
   archive?: PageArchive;
   /** The browser executable, when some host renders (settings.render.enabled). @default none: no page is rendered */
   browserPath?: string;
+  /** Each request a rendering browser makes, and what became of it. @default none */
+  onSubrequest?: (page: string, event: SubrequestEvent) => void;
 }
 
 export class Crawler {
@@ -192,7 +195,7 @@ export class Crawler {
     const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
     const renderer = (this.renderer =
       settings.render?.enabled && opts.browserPath !== undefined
-        ? new Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check }, settings.render, opts.browserPath)
+        ? new Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check }, settings.render, opts.browserPath, opts.onSubrequest)
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const exchange = new PageExchange(ctx, {

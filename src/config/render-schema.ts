@@ -29,7 +29,7 @@ export const RENDER_TEXT =
 export function renderMode() {
   return z.preprocess(
     (v) => (v === 'true' || v === 'on' ? true : v === 'false' || v === 'off' ? false : v),
-    z.union([z.boolean(), z.literal('auto')], { error: (i) => `expected true, false or "auto", got ${showValue(i.input)}` }),
+    z.literal([true, false, 'auto'], { error: (i) => `expected true, false or "auto", got ${showValue(i.input)}` }),
   ) as unknown as z.ZodType<RenderMode, RenderMode | string>;
 }
 

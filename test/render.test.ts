@@ -23,6 +23,7 @@ import { startWeb, type RequestLogEntry, type Web } from '../fixtures/web.js';
 import { appSites } from '../fixtures/app-web.js';
 import type { PageRecord } from '../src/types.js';
 import { jsonLines, requireBuilt, startCrawl, type CrawlRun } from './support/spawn-crawl.js';
+import { readWarc } from './support/warc-reader.js';
 
 const browser = process.env.CRAWL_BROWSER ?? '/usr/bin/chromium';
 const installed = existsSync(browser);
@@ -37,7 +38,7 @@ const ITEMS = 4;
  * pace arrives within a few ms of the one before.
  */
 const GAP_MS = 200;
-const RENDER_ARGS = ['--config', 'render.json', '--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json', '-v'];
+const RENDER_ARGS = ['--config', 'render.json', '--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json', '-v', '--warc', 'site.warc.gz'];
 
 let dir: string;
 beforeAll(async () => {
@@ -184,6 +185,18 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
     const stats = JSON.parse(await readFile(join(dir, 'stats.json'), 'utf8')) as { hosts: Array<{ host: string; subrequests?: Record<string, number> }> };
     const api = stats.hosts.find((h) => h.host.startsWith('api.localhost'))!;
     expect(api.subrequests).toMatchObject({ fetched: 1 + ITEMS, disallowed: 1 + 2 * ITEMS });
+  });
+});
+
+describe.skipIf(!available)('--render with --warc', () => {
+  it('archives what the browser fetched, once per URL, beside the pages: what a replay needs', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const records = readWarc(await readFile(join(dir, 'site.warc.gz')));
+    const responses = records.filter((r) => r.header('WARC-Type') === 'response').map((r) => r.header('WARC-Target-URI')!);
+    const paths = (host: string) => responses.filter((u) => new URL(u).hostname === host).map(path).sort();
+    expect(paths('cdn.localhost')).toEqual(['/bundle.js', '/style.css']);
+    expect(paths('api.localhost')).toEqual(['/items', ...Array.from({ length: ITEMS }, (_, i) => `/items/${i}`)]);
+    expect(paths('app.localhost')).toEqual([...DOCUMENTS, '/app.js'].sort());
   });
 });
 

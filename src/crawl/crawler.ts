@@ -195,7 +195,7 @@ export class Crawler {
     const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
     const renderer = (this.renderer =
       settings.render?.enabled && opts.browserPath !== undefined
-        ? new Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check }, settings.render, opts.browserPath, opts.onSubrequest)
+        ? new Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.browserPath, opts.onSubrequest)
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const exchange = new PageExchange(ctx, {

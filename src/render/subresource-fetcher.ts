@@ -15,6 +15,7 @@ import { AddressRefusedError } from '../fetch/address-guard.js';
 import type { HostFeedback } from '../politeness/index.js';
 import type { RobotsGate } from '../robots/index.js';
 import type { HostPolicy } from '../types.js';
+import type { PageArchive } from '../archive/page-archive.js';
 import { hostKey, type CrawlContext } from '../crawl/crawl-context.js';
 import type { RequestSender } from '../crawl/request-sender.js';
 import type { Scheduler } from '../crawl/scheduler.js';
@@ -33,6 +34,10 @@ export interface SubresourceFetcherParts {
   robots: RobotsGate;
   feedback: HostFeedback;
   cache: SubresourceCache;
+  /** --warc: what was fetched is kept for replay. @default none */
+  archive?: PageArchive;
+  /** The archive failed (the disk is full): the crawl stops with it. */
+  fail?(err: unknown): void;
 }
 
 /** Throttled answers retried, at most, per browser request (the pause comes first). */
@@ -92,6 +97,9 @@ export class SubresourceFetcher {
         parts.feedback.throttled(key, res, startedAt, sinceLastMs);
         if (attempt < THROTTLE_RETRIES && !ctx.stopping && wanted()) continue;
       }
+      if (parts.archive?.keepResource && res.capture !== undefined) {
+        await parts.archive.keepResource(res, new Date(ctx.clock.wallNow()).toISOString()).catch((err: unknown) => parts.fail?.(err));
+      }
       const response: CachedResponse = { status: res.status, headers: res.headers, body: res.raw ?? Buffer.alloc(0) };
       parts.cache.put(url, response, ctx.clock.now());
       return { kind: 'response', response, host: key, cached: false };
@@ -106,7 +114,7 @@ export class SubresourceFetcher {
       parts.scheduler.submit(key, async (job) => {
         if (!wanted() || ctx.stopping) return resolve(null);
         try {
-          resolve(await parts.sender.send(url, key, job, { read: 'raw' }));
+          resolve(await parts.sender.send(url, key, job, { read: 'raw', capture: parts.archive?.keepResource !== undefined }));
         } catch (err) {
           resolve({ err });
         }

@@ -38,7 +38,7 @@ const ITEMS = 4;
  * pace arrives within a few ms of the one before.
  */
 const GAP_MS = 200;
-const RENDER_ARGS = ['--config', 'render.json', '--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json', '-v', '--warc', 'site.warc.gz'];
+const RENDER_ARGS = ['--config', 'render.json', '--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json', '-v', '--warc', 'site.warc.gz', '--render-timeout', '10s'];
 
 let dir: string;
 beforeAll(async () => {
@@ -52,7 +52,7 @@ beforeAll(async () => {
 const docsSite = {
   pages: {
     '/': `<title>Docs</title><script src="/analytics.js"></script><h1>Docs</h1><p>${'Plenty of text that reads fine without a browser. '.repeat(12)}</p>` +
-      ['/guide', '/api', '/faq', '/changes', '/shell'].map((p) => `<a href="${p}">${p}</a>`).join(' '),
+      ['/guide', '/api', '/faq', '/changes', '/shell', '/spin'].map((p) => `<a href="${p}">${p}</a>`).join(' '),
     '/guide': '<title>Guide</title><p>A static guide.</p><a href="/">home</a>',
     '/api': '<title>API</title><p>Static.</p>',
     '/faq': '<title>FAQ</title><p>Static.</p>',
@@ -61,9 +61,11 @@ const docsSite = {
     '/widget.js': { body: 'document.getElementById("app").innerHTML = \'<a href="/from-widget">built by script</a>\';', headers: { 'content-type': 'text/javascript' } },
     '/analytics.js': { body: 'void 0;', headers: { 'content-type': 'text/javascript' } },
     '/from-widget': '<title>From the widget</title><p>Static.</p>',
+    // A shell whose script never ends: the page never loads.
+    '/spin': '<title>Spin</title><div id="app"></div><script>for (;;) {}</script>',
   },
 };
-const DOCS = ['/', '/api', '/changes', '/faq', '/from-widget', '/guide', '/shell'];
+const DOCS = ['/', '/api', '/changes', '/faq', '/from-widget', '/guide', '/shell', '/spin'];
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
@@ -114,7 +116,7 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   it('with render "auto", renders only the shell and leaves static pages (and their scripts) alone', () => {
     const docs = pages(run).filter((r) => r.host.startsWith('docs.'));
     expect(docs.map((r) => path(r.url)).sort()).toEqual(DOCS);
-    for (const r of docs) {
+    for (const r of docs.filter((d) => path(d.url) !== '/spin')) {
       const shell = path(r.url) === '/shell';
       expect(r, r.url).toMatchObject(shell ? { rendered: true, renderReason: 'empty-mount' } : { rendered: false, renderReason: 'static' });
     }
@@ -122,6 +124,11 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
     expect(docs.find((r) => path(r.url) === '/shell')!.linkList!.map(path)).toEqual(['/from-widget']);
     expect(web.count('docs.localhost', '/widget.js')).toBe(1);
     expect(web.count('docs.localhost', '/analytics.js')).toBe(0);
+  });
+
+  it('closes a page that never finishes loading at --render-timeout: RENDER_TIMEOUT, and the record still comes', () => {
+    const spin = pages(run).find((r) => path(r.url) === '/spin')!;
+    expect(spin).toMatchObject({ status: 200, title: 'Spin', rendered: false, renderReason: 'empty-mount', error: { code: 'RENDER_TIMEOUT' } });
   });
 
   it('finds what only a browser sees, and reads the rendered text', () => {

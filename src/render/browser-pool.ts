@@ -75,6 +75,11 @@ export class BrowserPool {
     if (!this.closed) this.ensure().catch(() => {});
   }
 
+  /** Resolves once a browser is up (launching one if needed; the launch has its own timeout). */
+  async ready(): Promise<void> {
+    await this.connected();
+  }
+
   /** Runs `fn` on a fresh page, closed afterwards however `fn` ends. */
   async withPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
     if (this.closed) throw new BrowserCrashedError();

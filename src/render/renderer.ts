@@ -182,6 +182,8 @@ export class Renderer {
    */
   private async renderOnce(entry: FrontierEntry, res: FetchResult, out: PageRequests[]): Promise<string> {
     const { timeoutMs } = this.settings;
+    // Starting the browser (seconds on a busy machine) is not the page's time.
+    await this.pool.ready();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new RenderTimeoutError(`not rendered within ${timeoutMs} ms`)), timeoutMs);

@@ -195,6 +195,30 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   });
 });
 
+describe.skipIf(!available)('a 429 on a browser request', () => {
+  it('pauses that host until Retry-After, as a page\'s would, and the request is made again after the pause', async () => {
+    const sites = appSites({ items: 2 });
+    // The API refuses a request sooner than 1 s after the last one it accepted; the crawl asks at 5/s.
+    sites['api.localhost']!.limit = { perSecond: 1, status: 429, retryAfter: '1', mode: 'gap' };
+    const web = await startWeb({ sites });
+    try {
+      const run = await startCrawl(['--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--content', 'text', '-q', web.url('app.localhost', '/')], dir).done;
+      expect(run.code, run.stderr).toBe(0);
+      const log = web.requests('api.localhost');
+      const refused = log.filter((e) => e.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const no of refused) {
+        const next = log.find((e) => e.at > no.at);
+        if (next) expect(next.at - no.at, `after the 429 to ${no.path}`).toBeGreaterThanOrEqual(950);
+      }
+      // Every item's text still arrived: the refused requests were made again after their pause.
+      for (const r of pages(run).filter((p) => /^\/items\//.test(path(p.url)))) expect(r.content, r.url).toContain('The rendered text of item');
+    } finally {
+      await web.close();
+    }
+  }, 120_000);
+});
+
 describe.skipIf(!available)('--render with --warc', () => {
   it('archives what the browser fetched, once per URL, beside the pages: what a replay needs', async () => {
     const { readFile } = await import('node:fs/promises');

@@ -24,7 +24,8 @@
  *   failure is RENDER_FAILED. Either way every page gets its record.
  * - The DOM is read once the page has loaded, no request of its own is under
  *   way, and the DOM has not changed for SETTLE_QUIET_MS (links a timer adds
- *   shortly after load are in), or after SETTLE_MAX_MS of changes.
+ *   shortly after load are in), or after SETTLE_MAX_MS spent watching it
+ *   change.
  */
 import type { Page } from 'playwright-core';
 import type { FetchResult } from '../fetch/fetcher.js';
@@ -261,12 +262,19 @@ export class Renderer {
 
 /** Waits until no request of the page is under way and its DOM is quiet (see the contract). */
 async function settle(page: Page, requests: PageRequests): Promise<void> {
-  const started = Date.now();
+  // Only time spent watching the DOM counts against SETTLE_MAX_MS: waiting for
+  // the page's own requests (paced by their hosts' limits, so seconds behind
+  // other pages' requests) is bounded by the render timeout instead. Counted
+  // from the start, a page whose API answer waited its turn was read before
+  // its content arrived.
+  let watched = 0;
   for (;;) {
     await requests.idle();
-    const left = SETTLE_MAX_MS - (Date.now() - started);
+    const left = SETTLE_MAX_MS - watched;
     if (left <= 0) return;
+    const from = Date.now();
     await page.evaluate(`(${QUIET_SCRIPT})(${JSON.stringify({ quietMs: SETTLE_QUIET_MS, maxMs: left })})`);
+    watched += Date.now() - from;
     if (!requests.busy) return;
   }
 }

@@ -7,8 +7,9 @@
  * guard, the crawl's headers, cookies and auth, body cap and deadlines.
  *
  * A 429/503 answer pauses the host exactly as on a page (HostFeedback), and
- * the request is made once more after the pause if a page still waits for
- * it. Requests for one URL already under way are shared, so pages rendering
+ * the request is made again after the pause, as a page's would be (up to the
+ * host's `throttleRetries`), while a page still waits for it (the render
+ * timeout bounds the wait). Requests for one URL already under way are shared, so pages rendering
  * at once that need the same bundle cause one request.
  */
 import { AddressRefusedError } from '../fetch/address-guard.js';
@@ -39,9 +40,6 @@ export interface SubresourceFetcherParts {
   /** The archive failed (the disk is full): the crawl stops with it. */
   fail?(err: unknown): void;
 }
-
-/** Throttled answers retried, at most, per browser request (the pause comes first). */
-const THROTTLE_RETRIES = 1;
 
 export class SubresourceFetcher {
   /** Requests under way by URL, with every page's "still wanted?" (a page retried after a crash shares its own earlier request). */
@@ -95,7 +93,7 @@ export class SubresourceFetcher {
       const { policy } = ctx.hosts.get(key);
       if (policy.throttleStatuses.includes(res.status)) {
         parts.feedback.throttled(key, res, startedAt, sinceLastMs);
-        if (attempt < THROTTLE_RETRIES && !ctx.stopping && wanted()) continue;
+        if (attempt < policy.throttleRetries && !ctx.stopping && wanted()) continue;
       }
       if (parts.archive?.keepResource && res.capture !== undefined) {
         await parts.archive.keepResource(res, new Date(ctx.clock.wallNow()).toISOString()).catch((err: unknown) => parts.fail?.(err));

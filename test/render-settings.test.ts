@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { crawl } from '../src/api/crawl.js';
 import { buildSettings, ConfigError, validateConfig } from '../src/config/settings.js';
 import { BrowserMissingError, findBrowser } from '../src/render/browser-path.js';
+import { main } from '../src/cli/cli.js';
+import { memoryIo } from './support/memory-io.js';
 
 const settings = (file: unknown, flags = {}) => buildSettings(validateConfig(file), flags);
 
@@ -81,5 +83,20 @@ describe('finding the browser', () => {
     }
     expect(error).toBeInstanceOf(BrowserMissingError);
     expect((error as BrowserMissingError).code).toBe('BROWSER_MISSING');
+  });
+});
+
+describe('crawl check --render', () => {
+  it('says whether the page would be rendered, and how to list what its browser would fetch', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-check-render-'));
+    await writeFile(join(dir, 'robots.txt'), '');
+    const check = async (...args: string[]) => {
+      const io = memoryIo(dir);
+      expect(await main(['check', '--robots-file', 'robots.txt', ...args, 'https://app.example/'], io)).toBe(0);
+      return io.out().split('\n').find((l) => l.startsWith('render:'));
+    };
+    expect(await check()).toMatch(/^render: {2}not rendered: render is false for this host/);
+    expect(await check('--render')).toMatch(/^render: {2}rendered in a browser if it is 2xx HTML \(render true\).*crawl --render -v --max-pages 1 https:\/\/app\.example\/$/);
+    expect(await check('--render', 'auto')).toMatch(/^render: {2}rendered only if its HTML looks like an application shell/);
   });
 });

@@ -176,6 +176,7 @@ export function buildProgram(
     .option('--ip-rate <rate>', 'per-IP rate, as for crawl (default off)')
     .option('--ip-concurrency <n>', 'requests in flight per IP address (default off)')
     .option('--allow-private', 'lift the SSRF guard, as for crawl')
+    .option('--render [mode]', 'as for crawl: say whether the page would be rendered, and how to list what it would fetch')
     .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' +
       'shown in the request: line, secrets as ***', collect)
     .option('--cookie <name=value>', 'a cookie sent to the seeds\' hosts (repeatable)', collect)

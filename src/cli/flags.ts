@@ -93,6 +93,7 @@ export interface ReportFlags {
 
 export interface CheckFlags {
   config?: string;
+  render?: string | boolean;
   seed?: string[];
   scope?: string;
   include?: string[];

@@ -70,6 +70,11 @@ export class PageRequests {
     return this.running === 0 ? Promise.resolve() : new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** Closes the page now (its render timed out: a script that never ends would spin on until the context is replaced). */
+  closePage(): void {
+    void this.opts.page.close().catch(() => {});
+  }
+
   /** The page is done: nothing more is fetched for it. */
   finish(): void {
     this.done = true;

@@ -197,6 +197,7 @@ export class Renderer {
     } catch (err) {
       // Out of time because the browser died under the page (a new one started meanwhile, or this one is gone): a crash, retried.
       if (err instanceof RenderTimeoutError && (this.pool.launches !== launches || !this.pool.up)) throw new BrowserCrashedError(err);
+      if (err instanceof RenderTimeoutError) for (const requests of out) requests.closePage();
       throw err;
     } finally {
       clearTimeout(timer);

@@ -33,9 +33,12 @@ if (!available) console.warn(`render: skipped, no chromium at ${browser} (apt-ge
 const ITEMS = 4;
 /**
  * 5/s: the gap each host's requests keep, as the servers measure it. Arrival
- * times carry the jitter of a loaded machine (a request stamped a few ms late
- * shortens the next gap), so 5% is allowed; a request the limiter did not
- * pace arrives within a few ms of the one before.
+ * times carry the jitter of a loaded machine (this web shares its event loop
+ * with the test; a request stamped 30 ms late shortens the next gap by as
+ * much: seen with 2 cores shared by several test runs), so a quarter of the
+ * gap is allowed. A request the limiter did not pace, as a browser fires its
+ * scripts and styles, arrives within a few ms of the one before, and the
+ * concurrency check catches any overlap.
  */
 const GAP_MS = 200;
 const RENDER_ARGS = ['--config', 'render.json', '--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json', '-v', '--warc', 'site.warc.gz', '--render-timeout', '10s'];
@@ -58,12 +61,22 @@ const docsSite = {
     '/faq': '<title>FAQ</title><p>Static.</p>',
     '/changes': '<title>Changes</title><p>Static.</p>',
     '/shell': '<title>Widget</title><div id="app"></div><script src="/widget.js"></script>',
-    '/widget.js': { body: 'document.getElementById("app").innerHTML = \'<a href="/from-widget">built by script</a>\';', headers: { 'content-type': 'text/javascript' } },
+    // The widget's data comes from an API that refuses the crawl's pace (limited.localhost).
+    '/widget.js': {
+      body: 'fetch("{{origin:limited.localhost}}/data").then((r) => r.json()).then((d) => { document.getElementById("app").innerHTML = \'<a href="/from-widget">built by script</a><p>\' + d.text + \'</p>\'; });',
+      headers: { 'content-type': 'text/javascript' },
+    },
     '/analytics.js': { body: 'void 0;', headers: { 'content-type': 'text/javascript' } },
     '/from-widget': '<title>From the widget</title><p>Static.</p>',
     // A shell whose script never ends: the page never loads.
     '/spin': '<title>Spin</title><div id="app"></div><script>for (;;) {}</script>',
   },
+};
+/** An API that refuses a request sooner than 1 s after the last one it accepted (the crawl asks at 5/s): its robots.txt is accepted, the widget's request right after it is not. */
+const limitedSite = {
+  robots: 'User-agent: *\nDisallow:\n',
+  pages: { '/data': { body: JSON.stringify({ text: 'Data that came after a 429.' }), headers: { 'access-control-allow-origin': '*', 'content-type': 'application/json' } } },
+  limit: { perSecond: 1, status: 429 as const, retryAfter: '1', mode: 'gap' as const },
 };
 const DOCS = ['/', '/api', '/changes', '/faq', '/from-widget', '/guide', '/shell', '/spin'];
 afterAll(async () => {
@@ -87,7 +100,7 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   let killed = 0;
 
   beforeAll(async () => {
-    web = await startWeb({ sites: { ...appSites({ items: ITEMS }), 'docs.localhost': docsSite } });
+    web = await startWeb({ sites: { ...appSites({ items: ITEMS }), 'docs.localhost': docsSite, 'limited.localhost': limitedSite } });
     const { child, done } = startCrawl([...RENDER_ARGS, web.url('app.localhost', '/'), web.url('docs.localhost', '/')], dir);
     let out = '';
     const onData = (chunk: Buffer) => {
@@ -124,6 +137,14 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
     expect(docs.find((r) => path(r.url) === '/shell')!.linkList!.map(path)).toEqual(['/from-widget']);
     expect(web.count('docs.localhost', '/widget.js')).toBe(1);
     expect(web.count('docs.localhost', '/analytics.js')).toBe(0);
+  });
+
+  it('pauses a host that answers a browser request 429 until its Retry-After, as for a page, and makes the request again after the pause', () => {
+    const log = web.requests('limited.localhost').map((e) => ({ path: e.path, status: e.status, at: e.at }));
+    expect(log.map((e) => `${e.path} ${e.status}`)).toEqual(['/robots.txt 200', '/data 429', '/data 200']);
+    expect(log[2]!.at - log[1]!.at).toBeGreaterThanOrEqual(950);
+    // The widget got its data: the page was read after the retry's answer.
+    expect(pages(run).find((r) => path(r.url) === '/shell')!.content).toContain('Data that came after a 429.');
   });
 
   it('closes a page that never finishes loading at --render-timeout: RENDER_TIMEOUT, and the record still comes', () => {
@@ -172,11 +193,11 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   });
 
   it('holds the browser\'s requests to each host\'s rate and concurrency, as the servers measured them', () => {
-    for (const host of ['app.localhost', 'api.localhost', 'cdn.localhost', 'docs.localhost']) {
+    for (const host of ['app.localhost', 'api.localhost', 'cdn.localhost', 'docs.localhost', 'limited.localhost']) {
       const log: RequestLogEntry[] = web.requests(host);
       expect(web.maxInFlight(host), host).toBe(1);
       for (let i = 1; i < log.length; i++) {
-        expect(log[i]!.at - log[i - 1]!.at, `${host} ${log[i - 1]!.path} → ${log[i]!.path}`).toBeGreaterThanOrEqual(GAP_MS * 0.95);
+        expect(log[i]!.at - log[i - 1]!.at, `${host} ${log[i - 1]!.path} → ${log[i]!.path}`).toBeGreaterThanOrEqual(GAP_MS * 0.75);
       }
       // The browser's requests carry the crawl's User-Agent, like every other request.
       for (const e of log) expect(e.userAgent).toMatch(/^crawl\//);
@@ -193,30 +214,6 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
     const api = stats.hosts.find((h) => h.host.startsWith('api.localhost'))!;
     expect(api.subrequests).toMatchObject({ fetched: 1 + ITEMS, disallowed: 1 + 2 * ITEMS });
   });
-});
-
-describe.skipIf(!available)('a 429 on a browser request', () => {
-  it('pauses that host until Retry-After, as a page\'s would, and the request is made again after the pause', async () => {
-    const sites = appSites({ items: 2 });
-    // The API refuses a request sooner than 1 s after the last one it accepted; the crawl asks at 5/s.
-    sites['api.localhost']!.limit = { perSecond: 1, status: 429, retryAfter: '1', mode: 'gap' };
-    const web = await startWeb({ sites });
-    try {
-      const run = await startCrawl(['--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--content', 'text', '-q', web.url('app.localhost', '/')], dir).done;
-      expect(run.code, run.stderr).toBe(0);
-      const log = web.requests('api.localhost');
-      const refused = log.filter((e) => e.status === 429);
-      expect(refused.length).toBeGreaterThan(0);
-      for (const no of refused) {
-        const next = log.find((e) => e.at > no.at);
-        if (next) expect(next.at - no.at, `after the 429 to ${no.path}`).toBeGreaterThanOrEqual(950);
-      }
-      // Every item's text still arrived: the refused requests were made again after their pause.
-      for (const r of pages(run).filter((p) => /^\/items\//.test(path(p.url)))) expect(r.content, r.url).toContain('The rendered text of item');
-    } finally {
-      await web.close();
-    }
-  }, 120_000);
 });
 
 describe.skipIf(!available)('--render with --warc', () => {

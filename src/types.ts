@@ -72,6 +72,33 @@ export interface HostPolicy {
   auth: HostAuth | null;
   /** The proxy URL; `false`: a direct connection; null: unset, so HTTP_PROXY/HTTPS_PROXY/NO_PROXY decide. */
   proxy: string | false | null;
+
+  // Rendering (src/render/).
+  /** Render this host's pages in a browser: always, never, or `auto` (only pages that look like an application shell). */
+  render: RenderMode;
+}
+
+/** A host's `render` setting: `true` renders every HTML page, `auto` only application shells (render/render-decision.ts). */
+export type RenderMode = boolean | 'auto';
+
+/** How pages are rendered, for the whole crawl (which hosts render is each host's `render`). */
+export interface RenderSettings {
+  /** Some host may be rendered: the browser is needed (and looked for before the crawl starts). */
+  enabled: boolean;
+  /** The browser named by `--browser` / `renderOptions.browser`; null: CRAWL_BROWSER, then PATH. */
+  browser: string | null;
+  /** Pages rendered at once. */
+  concurrency: number;
+  /** A page not rendered within this is closed with RENDER_TIMEOUT. */
+  timeoutMs: number;
+  /** Resource types the browser may not fetch (Playwright's names: image, media, font, stylesheet, script, xhr, fetch, …). */
+  block: string[];
+  /** URLs the browser may not fetch (trackers), as regexes. */
+  blockUrls: UserPattern[];
+  /** Pages per browser context before a fresh one. */
+  recycleAfter: number;
+  /** Bytes of subresources kept crawl-wide for reuse. */
+  cacheBytes: number;
 }
 
 /** HTTP credentials of one `domains` entry; the secret parts print as `***`. */
@@ -166,6 +193,8 @@ export interface CrawlSettings {
   network: { allowPrivate: boolean; allowNetworks: string[] };
   /** Per-IP limits over all hosts on one address (politeness/ip-limits.ts); null or absent: off. */
   perIp?: IpPolicy | null;
+  /** Rendering in a browser (src/render/); absent: no host renders. */
+  render?: RenderSettings;
   /** Resolves the policy for a host (lowercased hostname, port dropped). */
   policyFor(hostname: string): HostPolicy;
   /** Cookies and TLS trust (headers, credentials and proxies are per host, in the policy). */
@@ -238,7 +267,19 @@ export type ErrorCode =
  * Error codes a record may carry: a failed request's (ErrorCode), or what the
  * crawl concluded about an answer that arrived (a redirect back into its own chain).
  */
-export type RecordErrorCode = ErrorCode | 'REDIRECT_LOOP';
+export type RecordErrorCode = ErrorCode | 'REDIRECT_LOOP' | 'RENDER_TIMEOUT' | 'RENDER_FAILED';
+
+/** What a rendered page's browser asked for (render/page-requests.ts says what each means). */
+export interface SubrequestCounts {
+  /** Requests made for it through their hosts' limits. */
+  fetched: number;
+  /** Answered from the crawl-wide cache (or a request another page had under way). */
+  cached: number;
+  /** Not made: a blocked resource type or URL, a navigation, a non-GET request, a refused address. */
+  blocked: number;
+  /** Not made: robots.txt of their host disallows them. */
+  disallowed: number;
+}
 
 export interface PageRecord {
   type: 'page';
@@ -311,6 +352,12 @@ export interface PageRecord {
   savedPath?: string;
   /** With --warc, the byte offset of this page's response record (its gzip member) in the WARC file. */
   warcOffset?: number;
+  /** On a host that renders (`render` true or "auto"): whether this page was rendered in the browser; links, content and extract then come from the rendered DOM. */
+  rendered?: boolean;
+  /** Why it was or was not rendered (render/render-decision.ts): configured, empty-mount, noscript, script-shell, static, not-html. */
+  renderReason?: string;
+  /** A rendered page's browser requests. */
+  subrequests?: SubrequestCounts;
   error?: { code: RecordErrorCode; message: string };
 }
 

@@ -32,10 +32,11 @@ const defaults: PolicyFields = {
   hostFailureGiveUp: 15,
   maxPagesPerHost: 100_000,
   headers: {},
+  render: false,
 };
 
 /** What requests carry, resolved from `defaults` alone (no headers, credentials or proxy). */
-const requestDefaults = { headers: {}, auth: null, proxy: null };
+const requestDefaults = { headers: {}, auth: null, proxy: null, render: false };
 
 /** The server-feedback part of a policy resolved from `defaults` alone. */
 const feedbackDefaults = {

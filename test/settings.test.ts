@@ -67,6 +67,7 @@ describe('validateConfig', () => {
       hostFailureGiveUp: 15,
       maxPagesPerHost: 100_000,
       headers: {},
+      render: false,
     });
     // Every crawl ends by itself: a depth no real site needs, but a calendar trap reaches; a queue cap; trap defences.
     expect(config.maxDepth).toBe(100);

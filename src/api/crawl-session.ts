@@ -14,7 +14,7 @@
  *   both. Queued URLs end as `interrupted` skips, as in the CLI.
  */
 import { systemClock, type Clock } from '../clock.js';
-import { Crawler } from '../crawl/crawler.js';
+import { Crawler, type CrawlerOptions } from '../crawl/crawler.js';
 import { createFetcher } from '../fetch/fetcher.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
@@ -25,6 +25,7 @@ import type { CrawlStore } from '../store/crawl-store.js';
 import type { PageArchive } from '../archive/page-archive.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlLog } from './options.js';
+import { findBrowser } from '../render/browser-path.js';
 
 export interface CrawlSessionOptions {
   /** Validated settings (buildSettings). */
@@ -52,6 +53,10 @@ export interface CrawlSessionOptions {
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc; closed by whoever opened it). @default none */
   archive?: PageArchive;
+  /** The browser to render with, already found (the CLI looks before it opens any output). @default found now (render/browser-path.ts) when some host renders */
+  browserPath?: string;
+  /** Each request a rendering browser makes, and what became of it (`-v`). @default none */
+  onSubrequest?: CrawlerOptions['onSubrequest'];
 }
 
 export interface CrawlSession {
@@ -74,9 +79,11 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
   for (const warning of requests.warnings) log?.warn(warning);
   const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls });
+  const browserPath = opts.browserPath ?? (settings.render?.enabled ? findBrowser(settings.render.browser) : undefined);
   const crawler = new Crawler({
     settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,
     seedsKnown: (held) => requests.extras.allowSeeds(held),
+    browserPath, onSubrequest: opts.onSubrequest,
   });
   const onAbort = (): void => {
     crawler.stop();

@@ -24,6 +24,7 @@ import type { ClosableArchive } from '../archive/page-archive.js';
 import { wrapSink, type RecordSink } from '../output/sink.js';
 import { CRAWL_ONLY, resolveOptions } from './resolve-options.js';
 import { checkTargets, type NamedTarget } from '../output/output-targets.js';
+import { findBrowser } from '../render/browser-path.js';
 
 /** A running (or not yet started) crawl: iterate it for records. */
 export interface CrawlRun extends AsyncIterable<OutputRecord> {
@@ -55,6 +56,7 @@ const IDLE: ProgressSnapshot = Object.freeze({ fetched: 0, queued: 0, inFlight: 
  * Starts nothing yet; validates `options` now.
  *
  * @throws UsageError for missing or invalid `seeds`.
+ * @throws BrowserMissingError (code BROWSER_MISSING) when some host renders (`render`) and no browser is found.
  * @throws ConfigError listing every other problem, one per line, worded as
  *   for a config file (`options: defaults.rate: expected a rate like "2/s" …`).
  */
@@ -63,6 +65,8 @@ export function crawl(options: CrawlOptions): CrawlRun {
   const targets: ArchiveTargets = { saveDir: extra.saveDir as string | undefined, warc: extra.warc as string | undefined };
   const signal = extra.signal as AbortSignal | undefined;
   const log = extra.log as CrawlLog | undefined;
+  // Rendering without a browser fails here, before anything runs (BrowserMissingError, code BROWSER_MISSING).
+  const browserPath = settings.render?.enabled ? findBrowser(settings.render.browser) : undefined;
   if (!settings.robots.enabled) log?.warn('robots.txt is IGNORED (robots.enabled is false): you are crawling pages their owners asked crawlers to leave alone');
 
   let session: CrawlSession | undefined;
@@ -98,7 +102,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
     // The archive's files are finished before the stream ends, so a loop that has ended finds them complete.
     const sink: RecordSink = archive ? withArchiveClose(stream, archive) : stream;
     try {
-      session = createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true });
+      session = createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true, browserPath });
     } catch (error) {
       // A CA or cookie file that cannot be read. Without an archive this throws from the first next(), as before.
       if (!archive) throw error;

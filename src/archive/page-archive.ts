@@ -7,7 +7,9 @@
  * What is kept: every page with a response goes into the WARC (redirects
  * and errors included: replay needs them); only a 2xx body is saved to the
  * save directory (a 404 page is not the URL's content). robots.txt and
- * requests that got no answer are in neither.
+ * requests that got no answer are in neither. What a rendering browser
+ * fetched through the crawl goes into the WARC too (`keepResource`), once
+ * per URL fetched.
  */
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { PageRecord } from '../types.js';
@@ -20,6 +22,12 @@ export type ArchivedFields = Pick<PageRecord, 'savedPath' | 'warcOffset'>;
 export interface PageArchive {
   /** Keeps one fetched page; resolves with the fields for its record. Rejects with an OutputError when it cannot (the crawl stops). */
   keep(record: PageRecord, res: FetchResult): Promise<ArchivedFields>;
+  /**
+   * Keeps what a rendering browser fetched for a page (a script, a stylesheet,
+   * an API answer): into the WARC only, which a replay of the page needs; the
+   * save directory holds pages. `date` is ISO 8601. @default absent: not kept
+   */
+  keepResource?(res: FetchResult, date: string): Promise<void>;
 }
 
 export interface ClosableArchive extends PageArchive {
@@ -44,6 +52,10 @@ export function createPageArchive(parts: { saveDir?: SaveDir; warc?: WarcWriter 
       if (savedPath !== undefined) fields.savedPath = savedPath;
       if (warcOffset !== undefined) fields.warcOffset = warcOffset;
       return fields;
+    },
+    async keepResource(res, date) {
+      if (res.capture === undefined || warc === undefined) return;
+      await warc.write({ url: withoutCredentials(res.url), date, status: res.status, capture: res.capture });
     },
     async close() {
       await warc?.close();

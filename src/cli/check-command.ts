@@ -39,6 +39,7 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
     proxy: flags.proxy,
     insecure: flags.insecure,
     ca: flags.ca,
+    render: flags.render,
   });
   if (settings.requests.tls.insecure) io.stderr.write(`crawl: warning: ${INSECURE_WARNING}\n`);
   // The file is only read when robots.txt is checked at all.
@@ -70,10 +71,20 @@ export function formatCheck(r: CheckResult): string {
     out.push(`         ${robotsCutMessage(r.robots.source, r.robots.truncatedAt)}`);
   }
   out.push(`network: ${r.network.explanation}`);
+  out.push(`render:  ${describeRender(r)}`);
   out.push(...describeRequests(r));
   const unreachable = r.scope.inScope && r.network.allowed && r.robots.checked && r.robots.kind === 'unavailable' ? r.robots.connectError : undefined;
   out.push(`verdict: ${r.wouldFetch ? 'would be fetched' : unreachable ? `would be recorded with error ${unreachable}, not requested` : 'would be skipped'}`);
   return out.join('\n') + '\n';
+}
+
+/** Whether a crawl would render the page (render/render-decision.ts), and how to see what the browser would ask for. */
+function describeRender(r: CheckResult): string {
+  const mode = r.policy.render;
+  if (mode === false) return 'not rendered: render is false for this host (--render, or "render": true or "auto" in the config, turns it on)';
+  const list = `to list what the browser would fetch, from which hosts under which limits: crawl --render -v --max-pages 1 ${redactCredentials(r.url)}`;
+  if (mode === true) return `rendered in a browser if it is 2xx HTML (render true); every request the browser makes goes through its host's robots.txt and limits; ${list}`;
+  return `rendered only if its HTML looks like an application shell (render "auto": an empty mount element, a <noscript> asking for JavaScript, or a script bundle with few links and little text); ${list}`;
 }
 
 function describePolicy(key: string, p: HostPolicy): string {

@@ -96,6 +96,14 @@ export function buildProgram(
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
     .option('--save-dir <dir>', 'save each 2xx body (any type, up to --max-body) as DIR/host/path, named by the record\'s savedPath, e.g. --save-dir mirror')
+    .option('--render [mode]', 'render pages in a browser (Chromium) first: links, content and\n' +
+      'extract read the rendered DOM; every browser request goes through its host\'s\n' +
+      'robots.txt and limits. "auto": only pages that look like an app shell')
+    .option('--render-concurrency <n>', 'pages rendered at once (default 4)')
+    .option('--render-timeout <duration>', 'a page not rendered within this gets RENDER_TIMEOUT (default 30s)')
+    .option('--render-block <types>', 'resource types the browser may not fetch, comma-separated,\n' +
+      'or "none" (default image,media,font)')
+    .option('--browser <path>', 'the Chromium to render with (default: $CRAWL_BROWSER, else chromium on PATH)')
     .option('--warc <file>', 'also write requests and responses as WARC 1.1, e.g. --warc site.warc.gz')
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
     .option('--emit-robots', 'also write a record for each robots.txt request ("type": "robots")')
@@ -115,6 +123,7 @@ export function buildProgram(
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
     .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
     .option('-q, --quiet', 'no progress, info or summary on stderr')
+    .option('-v, --verbose', 'also log on stderr each request a rendering browser makes, and what became of it')
     .addHelpText('after', EXAMPLES)
     .showSuggestionAfterError(true)
     // Options after a subcommand belong to it; those written before it are
@@ -170,6 +179,7 @@ export function buildProgram(
     .option('--ip-rate <rate>', 'per-IP rate, as for crawl (default off)')
     .option('--ip-concurrency <n>', 'requests in flight per IP address (default off)')
     .option('--allow-private', 'lift the SSRF guard, as for crawl')
+    .option('--render [mode]', 'as for crawl: say whether the page would be rendered, and how to list what it would fetch')
     .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' +
       'shown in the request: line, secrets as ***', collect)
     .option('--cookie <name=value>', 'a cookie sent to the seeds\' hosts (repeatable)', collect)
@@ -222,7 +232,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     });
   }
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(withRenderMode(argv), { from: 'user' });
     return result.code;
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -230,7 +240,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
-    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'OUTPUT_EXISTS', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID'].includes(known.code)) {
+    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'OUTPUT_EXISTS', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID', 'BROWSER_MISSING'].includes(known.code)) {
       for (const line of String(known.message).split('\n')) errLine(line);
       return EXIT.usage;
     }
@@ -243,6 +253,18 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     if (process.env.CRAWL_DEBUG && err instanceof Error && err.stack) io.stderr.write(err.stack + '\n');
     return EXIT.internal;
   }
+}
+
+/** The values `--render` takes; anything else after it is not its value. */
+const RENDER_MODES = new Set(['auto', 'true', 'false', 'on', 'off']);
+
+/**
+ * `--render` takes an optional mode, and Commander would read the seed in
+ * `crawl --render https://app.example/` as that mode: a bare `--render`
+ * followed by anything but a mode is written `--render=true` first.
+ */
+function withRenderMode(argv: readonly string[]): string[] {
+  return argv.map((arg, i) => (arg === '--render' && !RENDER_MODES.has(argv[i + 1] ?? '') ? '--render=true' : arg));
 }
 
 /** Errno codes that mean the machine refused a write: the environment, not a bug. */

@@ -14,6 +14,8 @@ import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
+import { findBrowser } from '../render/browser-path.js';
+import { redactCredentials } from '../fetch/redact.js';
 import { createLogger } from '../output/logger.js';
 import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
@@ -35,7 +37,7 @@ const STOP_GRACE_MS = 5_000;
 
 export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): Promise<number> {
   const clock = systemClock;
-  const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, clock });
+  const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, verbose: flags.verbose ?? false, clock });
   // A seeds file's URLs come back canonical: not parsed a second time below.
   const fileSeeds = flags.seedsFile === undefined ? [] : await readSeedsFile(flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile), io.stdin);
   checkStateFlags(flags);
@@ -55,12 +57,14 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     report: flags.report === undefined ? undefined : await writablePath(flags.report, io.cwd, '--report'),
     stats: flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats'),
   };
+  // A crawl that renders and has no browser stops here, with one line, before any request.
+  const browserPath = settings.render?.enabled ? findBrowser(settings.render.browser, process.env, io.cwd) : undefined;
   if (!settings.robots.enabled) {
     log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
   }
   const target = await openStateTarget(flags, io.cwd, settings, clock, log);
   try {
-    return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs);
+    return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath);
   } finally {
     await target?.close();
   }
@@ -72,7 +76,7 @@ interface EndFiles {
   stats?: string;
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number, browserPath?: string): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   let held = await target?.peek();
@@ -118,7 +122,11 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
-  const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests }));
+  const session = (started = createCrawlSession({
+    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, browserPath,
+    // -v: each browser request, as `crawl --render -v --max-pages 1 URL` lists a page's subresources and their hosts' limits.
+    onSubrequest: flags.verbose ? (page, e) => log.debug(redactCredentials(`${page}: ${e.type} ${e.url} → ${e.outcome}${e.host ? ` (${e.host}, ${settings.policyFor(e.host).rateLabel})` : ''}`)) : undefined,
+  }));
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 
@@ -262,6 +270,11 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     hostConcurrency: f.hostConcurrency,
     ipRate: f.ipRate,
     ipConcurrency: f.ipConcurrency,
+    render: f.render,
+    renderConcurrency: f.renderConcurrency,
+    renderTimeout: f.renderTimeout,
+    renderBlock: f.renderBlock,
+    browser: f.browser,
     maxDepth: f.maxDepth,
     maxPages: f.maxPages,
     maxPagesPerHost: f.maxPagesPerHost,

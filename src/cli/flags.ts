@@ -65,6 +65,12 @@ export interface CrawlFlags {
   followCanonical?: boolean;
   saveDir?: string;
   warc?: string;
+  render?: string | boolean;
+  renderConcurrency?: string;
+  renderTimeout?: string;
+  renderBlock?: string;
+  browser?: string;
+  verbose?: boolean;
 }
 
 export interface StatusFlags {
@@ -89,6 +95,7 @@ export interface ReportFlags {
 
 export interface CheckFlags {
   config?: string;
+  render?: string | boolean;
   seed?: string[];
   scope?: string;
   include?: string[];

@@ -22,6 +22,7 @@ import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.j
 import { VERSION } from '../version.js';
 import { cookiesSchema, tlsSchema } from './request-schema.js';
 import { contentFields } from './content-fields.js';
+import { renderFields, renderOptionsSchema } from './render-schema.js';
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
 
@@ -198,6 +199,7 @@ export const configFileSchema = z
         'Special-purpose networks that may be connected to anyway, as CIDRs ("10.0.0.0/8", "fd00::/8") or single addresses; checked against the address connected to. Default none.',
       ),
     ...contentFields,
+    ...renderFields,
     cookies: cookiesSchema
       .prefault({})
       .describe('Cookies: sent to the seeds\' hosts, read from a cookies.txt, and kept from responses during the crawl (per RFC 6265).'),
@@ -234,6 +236,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 1 && first === 'traps') return Object.keys(trapsSchema.shape);
   if (path.length === 1 && first === 'cookies') return Object.keys(cookiesSchema.shape);
   if (path.length === 1 && first === 'tls') return Object.keys(tlsSchema.shape);
+  if (path.length === 1 && first === 'renderOptions') return Object.keys(renderOptionsSchema.shape);
   if (path.length === 1 && first === 'perIp') return ['$comment', 'rate', 'concurrency'];
   // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.
   const policyDepth = first === 'defaults' ? 1 : first === 'domains' && typeof second === 'string' ? 2 : undefined;

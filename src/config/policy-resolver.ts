@@ -31,7 +31,7 @@ export interface PolicyFields
     HostPolicy,
     | 'concurrency' | 'jitterMs' | 'maxCrawlDelayMs' | 'retries' | 'retryStatuses' | 'backoffBaseMs' | 'backoffCapMs'
     | 'throttleStatuses' | 'maxRetryAfterMs' | 'throttleRetries' | 'adaptive' | 'hostFailurePause' | 'hostFailureGiveUp'
-    | 'maxPagesPerHost' | 'headers'
+    | 'maxPagesPerHost' | 'headers' | 'render'
   > {
   // What differs from HostPolicy: the rate and Crawl-delay as written, windows as `limits`, and an unset proxy.
   rate: Rate;
@@ -162,6 +162,7 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     ...(entry.headers && Object.keys(entry.headers).length > 0 && { entryHeaders: Object.freeze(Object.keys(entry.headers)) }),
     auth: entry.auth ?? null,
     proxy: entry.proxy ?? defaults.proxy ?? null,
+    render: entry.render ?? defaults.render ?? false,
   });
 }
 

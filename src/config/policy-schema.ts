@@ -10,6 +10,7 @@ import { comment, describeIssue, fieldSchemas, toJsonSchema, withoutDialect } fr
 import { parseDomainKey, policyConflicts, type PolicyConflict, type PolicyFields, type PolicyOverride } from './policy-resolver.js';
 import { showValue } from './units.js';
 import { authField, headersField, proxyField } from './request-schema.js';
+import { RENDER_TEXT, renderMode } from './render-schema.js';
 
 const { duration, rate, windows, integer, statusList, boolean, oneOf } = fieldSchemas;
 
@@ -53,6 +54,7 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     headers: v.headers,
     proxy: v.proxy,
     auth: v.auth,
+    render: v.render,
   };
   // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
@@ -136,6 +138,7 @@ export const policyDefaultsSchema = z
     proxy: proxyField()
       .optional()
       .describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
+    render: renderMode().prefault(false).describe(`${RENDER_TEXT} Default false.`),
   })
   // Every field has a prefault, so the override is complete; the test of an
   // empty file's defaults pins that (a cast cannot).
@@ -179,6 +182,7 @@ const domainEntryObject = z.strictObject({
     .optional()
     .describe(`${TEXT.headers} Added to defaults.headers; a header named in both takes this entry's value.`),
   proxy: proxyField().optional().describe(inEntry('proxy', 'proxy')),
+  render: renderMode().optional().describe(`${RENDER_TEXT} Falls back to defaults.render.`),
   auth: authField()
     .optional()
     .describe(

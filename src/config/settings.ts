@@ -20,6 +20,7 @@ import { cookiePairs, placedSecrets } from './request-schema.js';
 import { proxyUrlProblem } from '../fetch/proxy.js';
 import { parseHeaderLine } from '../fetch/request-headers.js';
 import { mergePerIp } from './per-ip-schema.js';
+import { renderMode, resourceTypes } from './render-schema.js';
 
 export type { FileConfig } from './file-schema.js';
 
@@ -239,6 +240,16 @@ export interface CliOverrides {
   ipRate?: string;
   /** `--ip-concurrency` (1-1000): replaces `perIp.concurrency`, and turns per-IP limits on. */
   ipConcurrency?: string | number;
+  /** `--render [auto]`: replaces `render` (and so `defaults.render`); a domain entry's own `render` still wins. */
+  render?: string | boolean;
+  /** `--render-concurrency` (1-64): replaces `renderOptions.concurrency`. */
+  renderConcurrency?: string | number;
+  /** `--render-timeout`: replaces `renderOptions.timeout`; a bare number is seconds. */
+  renderTimeout?: string;
+  /** `--render-block image,font` ("none" for none): replaces `renderOptions.block`. */
+  renderBlock?: string;
+  /** `--browser PATH`: replaces `renderOptions.browser`. */
+  browser?: string;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -274,6 +285,11 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   ca: '--ca',
   ipRate: '--ip-rate',
   ipConcurrency: '--ip-concurrency',
+  render: '--render',
+  renderConcurrency: '--render-concurrency',
+  renderTimeout: '--render-timeout',
+  renderBlock: '--render-block',
+  browser: '--browser',
 };
 
 /**
@@ -334,6 +350,11 @@ const cliSchema = z.object({
   ca: z.string().min(1, { error: 'expected a file path' }).optional(),
   ipRate: fieldSchemas.rate().optional(),
   ipConcurrency: intFlag(1, 1000),
+  render: renderMode().optional(),
+  renderConcurrency: intFlag(1, 64),
+  renderTimeout: z.preprocess(secondsIfBare, fieldSchemas.duration({ positive: true })).optional(),
+  renderBlock: resourceTypes().optional(),
+  browser: z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional(),
 });
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
@@ -370,6 +391,8 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     ...(flags.maxPagesPerHost !== undefined && { maxPagesPerHost: flags.maxPagesPerHost }),
     ...(flags.headers !== undefined && { headers: { ...base.defaults.headers, ...flags.headers } }),
     ...(flags.proxy !== undefined && { proxy: flags.proxy }),
+    // --render, else the file's top-level `render`, stands for defaults.render.
+    ...((flags.render ?? base.render) !== undefined && { render: (flags.render ?? base.render)! }),
   };
   // --timeout says nothing about the total deadline: the file's stays, raised to the flag if shorter.
   const timeouts =
@@ -412,6 +435,17 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },
     perIp: mergePerIp(base.perIp, { rate: flags.ipRate, concurrency: flags.ipConcurrency }),
     policyFor: createPolicyResolver(base.domains, defaults),
+    render: {
+      // The browser is needed when any host may render: the default or any domain entry.
+      enabled: defaults.render !== false || Object.values(base.domains).some((entry) => entry.render !== undefined && entry.render !== false),
+      browser: flags.browser ?? base.renderOptions.browser ?? null,
+      concurrency: flags.renderConcurrency ?? base.renderOptions.concurrency,
+      timeoutMs: flags.renderTimeout ?? base.renderOptions.timeout,
+      block: flags.renderBlock ?? base.renderOptions.block,
+      blockUrls: base.renderOptions.blockUrls,
+      recycleAfter: base.renderOptions.recycleAfter,
+      cacheBytes: base.renderOptions.cacheSize,
+    },
     requests: {
       cookies: { send: flags.cookies ?? base.cookies.send, jar: flags.cookieJar ?? base.cookies.jar ?? null, keep: base.cookies.keep },
       tls: { insecure: flags.insecure ?? base.tls.insecure, ca: flags.ca ?? base.tls.ca ?? null },

@@ -36,6 +36,8 @@ export interface CrawlEndParts {
   survey: SharedSurvey;
   /** Aborted when the crawl fails: requests still running end at once. */
   abort: AbortController;
+  /** Pages being rendered after their job ended (render/renderer.ts). @default none */
+  renderer?: { readonly pending: number };
 }
 
 export class CrawlEnd {
@@ -75,7 +77,7 @@ export class CrawlEnd {
     const { store } = ctx;
     if (ctx.finished || !this.seeded) return;
     if (parts.scheduler.inFlight > 0 || parts.scheduler.pendingJobs > 0 || parts.robots.pending > 0) return;
-    if (ctx.calls.pending > 0 || parts.leases.claimingCount > 0 || parts.slow.count > 0) return;
+    if (ctx.calls.pending > 0 || parts.leases.claimingCount > 0 || parts.slow.count > 0 || (parts.renderer?.pending ?? 0) > 0) return;
     if (!ctx.stopping && !capReached(ctx)) {
       if (parts.leases.heldCount > 0) return;
       if (store.survey) {

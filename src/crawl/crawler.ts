@@ -21,7 +21,9 @@
  * - crawl-end.ts: the end as a predicate, skipping what is left, failure;
  *   shared-survey.ts: the whole crawl's state when the store is shared;
  * - store-calls.ts: store calls that may answer with a promise;
- * - progress-snapshot.ts: what the progress line shows.
+ * - progress-snapshot.ts: what the progress line shows;
+ * - render/renderer.ts (only when some host renders): pages rendered in a
+   browser, each browser request a job of its own host.
  */
 import type { Clock } from '../clock.js';
 import type { Fetcher } from '../fetch/fetcher.js';
@@ -55,6 +57,8 @@ import { LeaseSource } from './lease-source.js';
 import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { progressSnapshot, type ProgressParts } from './progress-snapshot.js';
+import { Renderer } from '../render/renderer.js';
+import type { SubrequestEvent } from '../render/page-requests.js';
 
 export { ROBOTS_TIMEOUT_MS } from './robots-hop.js';
 export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
@@ -79,6 +83,10 @@ export interface CrawlerOptions {
   archive?: PageArchive;
   /** Told every seed a resumed crawl holds (its store's, not only this run's), as scope and the address guard are: credential headers go to their hosts. @default none */
   seedsKnown?(seeds: string[]): void;
+  /** The browser executable, when some host renders (settings.render.enabled). @default none: no page is rendered */
+  browserPath?: string;
+  /** Each request a rendering browser makes, and what became of it. @default none */
+  onSubrequest?: (page: string, event: SubrequestEvent) => void;
 }
 
 export class Crawler {
@@ -98,6 +106,8 @@ export class Crawler {
   private readonly end: CrawlEnd;
   private readonly progressParts: ProgressParts;
   private readonly abortController = new AbortController();
+  /** Renders pages in a browser (render/renderer.ts), when some host renders. */
+  private readonly renderer: Renderer | undefined;
 
   constructor(private readonly opts: CrawlerOptions) {
     const { settings, clock, random } = opts;
@@ -185,14 +195,18 @@ export class Crawler {
       },
     });
     const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
+    const renderer = (this.renderer =
+      settings.render?.enabled && opts.browserPath !== undefined
+        ? new Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.browserPath, opts.onSubrequest)
+        : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const exchange = new PageExchange(ctx, {
-      records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, wake, fail,
+      records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, wake, fail, renderer,
       giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
     });
-    const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange }));
+    const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange, renderer }));
     const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, wake, locallyIdle: () => this.end.locallyIdle(), settled: check, fail }));
-    this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController });
+    this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController, renderer });
     this.progressParts = { records, leases, scheduler, slow, feedback };
   }
 
@@ -225,11 +239,16 @@ export class Crawler {
     for (const seed of this.sitemaps.start(opts.seeds)) this.robots.preload(seed, hostKey(ctx, seed));
     // Work the store held before this run (a resume) wakes its hosts.
     if (opened.resumed) for (const key of store.hostsWithWork()) this.scheduler.wake(key);
+    this.renderer?.warm();
     this.end.markSeeded();
     this.dueTimer.armAt(store.nextDueAt());
     if (store.survey) this.survey.arm();
     this.end.check();
-    await this.end.done;
+    try {
+      await this.end.done;
+    } finally {
+      await this.renderer?.close();
+    }
     await this.records.writes;
     return this.stats;
   }

@@ -10,7 +10,8 @@
  * kept until its time; the host is woken when either arrives. Delayed
  * entries (retries) are promoted when the due timer fires.
  */
-import type { Job } from '../politeness/index.js';
+import type { Job, JobContext } from '../politeness/index.js';
+import type { Renderer } from '../render/renderer.js';
 import type { RobotsGate } from '../robots/index.js';
 import type { ClaimWait, Lease } from '../store/index.js';
 import type { ErrorCode } from '../types.js';
@@ -33,6 +34,8 @@ export interface LeaseSourceParts {
   wake(key: string): void;
   /** Makes a started lease's request. */
   exchange: Pick<PageExchange, 'fetchPage'>;
+  /** Renders pages (render/renderer.ts): it may hold a host's next page back, and its jobs may end before their page does. @default none */
+  renderer?: Pick<Renderer, 'holdBack' | 'wrap'>;
 }
 
 export class LeaseSource {
@@ -85,6 +88,8 @@ export class LeaseSource {
     const { ctx, parts } = this;
     const { store, calls } = ctx;
     if (ctx.stopping) return null;
+    // Enough fetched pages wait for the browser: this host's next one waits too (woken when one starts rendering).
+    if (parts.renderer?.holdBack(key)) return { notBefore: Infinity };
     // Slow requests gave their global slot back, not their host's: woken when one ends.
     const slow = parts.slow.holds(key);
     if (slow > 0) {
@@ -150,7 +155,8 @@ export class LeaseSource {
   /** The lease's request, as a job that gives its global slot back once slow (slow-requests.ts). */
   private start(key: string, lease: Lease): Job {
     const { parts } = this;
-    return parts.slow.wrap(key, (job) => parts.exchange.fetchPage(lease, job));
+    const page = (job: JobContext) => parts.exchange.fetchPage(lease, job);
+    return parts.slow.wrap(key, parts.renderer ? parts.renderer.wrap(page) : page);
   }
 
   private claimLater(key: string, claim: Promise<Lease | ClaimWait | undefined>): void {

@@ -25,6 +25,7 @@ import type { PageLinks } from './page-links.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './sitemaps.js';
+import type { Renderer } from '../render/renderer.js';
 
 export interface PageExchangeParts {
   records: CrawlRecords;
@@ -43,6 +44,8 @@ export interface PageExchangeParts {
   giveUpHost(key: string, policy: HostPolicy): void;
   /** Something of ours failed (the archive): the crawl stops with it. */
   fail(err: unknown): void;
+  /** Renders pages on hosts that render (render/renderer.ts). @default none */
+  renderer?: Pick<Renderer, 'page'>;
 }
 
 export class PageExchange {
@@ -86,9 +89,14 @@ export class PageExchange {
       if (action === 'give-up') parts.giveUpHost(key, policy);
       base.startedAt = parts.records.isoTime(Math.round(startedAt));
       const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: settings.maxRedirects, emitLinks: settings.emitLinks, chain: parts.redirects.before(entry) }).catch(asError);
+      // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
+      const rendered = parts.renderer && action !== 'throttle' ? await parts.renderer.page(entry, res, key, job) : null;
+      if (rendered) Object.assign(base, rendered.fields);
+      const body = rendered?.res ?? res;
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
-      const parsed = sitemap === undefined && parts.links.parsesLong(res) ? await parts.links.parseAhead(entry, res) : undefined;
-      record = parts.links.follow(entry, res, base, sitemap, parsed);
+      const parsed = sitemap === undefined && parts.links.parsesLong(body) ? await parts.links.parseAhead(entry, body) : undefined;
+      record = parts.links.follow(entry, body, base, sitemap, parsed);
+      if (rendered?.error) record.error = rendered.error;
       if (action === 'throttle') {
         record.throttles = historyFields(entry.extra, throttle).throttles;
         record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };

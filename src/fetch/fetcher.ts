@@ -367,7 +367,8 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         const shown = opts.extras ? opts.extras.masked(target, sent) : sent;
         const kept = current.captured(data, truncated, requestHead(target, shown));
         const text = isHtml || req.read === 'text' ? decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml }) : null;
-        return { url, status, headers, contentType, charset: text?.charset ?? null, body: text?.text ?? null, bytes: data.length, truncated, location, elapsedMs: clock.now() - started, capture: kept };
+        // A raw read (a rendering browser's subresource) still gets its bytes.
+        return { url, status, headers, contentType, charset: text?.charset ?? null, body: text?.text ?? null, ...(req.read === 'raw' && { raw: data }), bytes: data.length, truncated, location, elapsedMs: clock.now() - started, capture: kept };
       }
       if (req.read === 'raw') {
         return { url, status, headers, contentType, charset: null, body: null, raw: data, bytes: data.length, truncated, location, elapsedMs: clock.now() - started };

@@ -23,7 +23,7 @@ const SKIP_REASONS = [
 const ERROR_CODES = [
   'CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'TOTAL_TIMEOUT', 'DNS_FAILURE',
   'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'THROTTLED', 'LOCAL_RESOURCE',
-  'PROXY_ERROR', 'FETCH_FAILED', 'REDIRECT_LOOP',
+  'PROXY_ERROR', 'FETCH_FAILED', 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED',
 ] as const satisfies readonly RecordErrorCode[];
 
 // One time convention: instants are ISO 8601 UTC strings with milliseconds; durations are numbers of ms named `…Ms`.
@@ -77,6 +77,20 @@ export const pageRecordSchema = z
     throttles: z.array(throttleEvent).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
     savedPath: z.string().optional().describe('With --save-dir: the file the body was saved to, relative to that directory, "/"-separated.'),
     warcOffset: z.int().min(0).optional().describe('With --warc: the byte offset of this page\'s response record in the WARC file.'),
+    rendered: z.boolean().optional().describe('On a host that renders (render true or "auto"): whether the page was rendered in a browser; links, content and extract then come from the rendered DOM.'),
+    renderReason: z
+      .string()
+      .optional()
+      .describe('Why it was or was not rendered: "configured" (render true), "empty-mount", "noscript", "script-shell" (auto found an application shell), "static" (auto found none), "not-html".'),
+    subrequests: z
+      .strictObject({
+        fetched: z.int().min(0).describe('Requested through their hosts\' robots.txt and limits.'),
+        cached: z.int().min(0).describe('Answered from the crawl-wide subresource cache (or a request already under way).'),
+        blocked: z.int().min(0).describe('Refused: a blocked resource type or URL, a navigation, a non-GET request, a refused address.'),
+        disallowed: z.int().min(0).describe('Refused: their host\'s robots.txt disallows them.'),
+      })
+      .optional()
+      .describe('A rendered page\'s browser requests.'),
     worker: worker(),
     error: z
       .strictObject({
@@ -84,7 +98,7 @@ export const pageRecordSchema = z
         message: z.string().describe('For humans; wording may change.'),
       })
       .optional()
-      .describe('Why the page failed: no answer (status null), or an answer the crawl could not use (REDIRECT_LOOP, THROTTLED).'),
+      .describe('Why the page failed: no answer (status null), or an answer the crawl could not use (REDIRECT_LOOP, THROTTLED, RENDER_TIMEOUT, RENDER_FAILED).'),
   })
   .describe('A URL that was requested (or whose host could not be connected to at all).');
 

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import { isoInstant } from '../crawl/iso-time.js';
-import type { OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
+import type { OutputRecord, PageRecord, SkipReason, SkipRecord, SubrequestCounts } from '../types.js';
 
 export interface HostStats {
   /** Page records for this host (including transport errors). */
@@ -21,6 +21,8 @@ export interface HostStats {
   rate: string;
   /** Host-specific events worth a line: capped Crawl-delay, capped Retry-After, … */
   notes: string[];
+  /** What rendering browsers asked of this host (render/subrequest-stats.ts); absent when they asked nothing. */
+  subrequests?: SubrequestCounts;
 }
 
 export interface CrawlStats {
@@ -221,6 +223,17 @@ const SKIP_HINTS: Partial<Record<string, string>> = {
   'private-address': 'private-address: hosts on loopback, private or link-local addresses were not contacted; --allow-private or the config\'s "allowNetworks" lets the crawl reach them',
 };
 
+/** Per host, what rendering browsers asked of it: one line each, busiest first (none when nothing rendered). */
+function subrequestLines(perHost: Map<string, HostStats>): string[] {
+  const rows = [...perHost].filter(([, h]) => h.subrequests !== undefined) as Array<[string, HostStats & { subrequests: SubrequestCounts }]>;
+  if (rows.length === 0) return [];
+  const total = (c: SubrequestCounts) => c.fetched + c.cached + c.blocked + c.disallowed;
+  rows.sort((a, b) => total(b[1].subrequests) - total(a[1].subrequests) || a[0].localeCompare(b[0]));
+  const shown = rows.slice(0, SUMMARY_TOP_HOSTS).map(([host, { subrequests: c }]) => `    ${host}: ${int(c.fetched)} fetched, ${int(c.cached)} cached, ${int(c.blocked)} blocked, ${int(c.disallowed)} disallowed by robots.txt`);
+  if (rows.length > SUMMARY_TOP_HOSTS) shown.push(`    +${int(rows.length - SUMMARY_TOP_HOSTS)} more hosts`);
+  return ['  browser requests (rendered pages)', ...shown];
+}
+
 /** The end summary: several lines, the first prefixed "crawl: ", ending in a newline. */
 export function formatSummary(stats: CrawlStats): string {
   const elapsed = Math.max(0, stats.endedAt - stats.startedAt);
@@ -245,6 +258,7 @@ export function formatSummary(stats: CrawlStats): string {
     out.push(`  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`);
   }
   if (stats.perHost.size) out.push(...hostTable(stats.perHost));
+  out.push(...subrequestLines(stats.perHost));
   const notes = [...stats.notes];
   for (const [host, r] of stats.perHost) for (const n of r.notes) notes.push(`${host}: ${n}`);
   if (notes.length) out.push('  notes', ...notes.map((n) => `    ${n}`));

@@ -42,6 +42,13 @@ export interface JobContext {
    * limits) stays exact. Contexts built elsewhere may leave it out.
    */
   detach?(): () => void;
+  /**
+   * The job's request is done and what is left waits on other requests (a
+   * page being rendered, render/renderer.ts): the job ends now, giving its
+   * global slot and its host's concurrency back, while the work goes on.
+   * Present only where the job was wrapped for it.
+   */
+  handOff?(): void;
 }
 
 /** One request's worth of work, run by the scheduler when its host may start one. */

@@ -97,6 +97,23 @@ export class RobotsGate {
     }
   }
 
+  /**
+   * The verdict for a request that cannot wait in a host's queue (a
+   * browser's subresource, render/): robots.txt is loaded first when it is
+   * not known yet. Never `wait`: a robots.txt that stays unavailable reads as
+   * a skip (`robots-unavailable`), as it would for the host's pages.
+   */
+  async verdict(url: string, key: string): Promise<Exclude<GateVerdict, { kind: 'wait' }>> {
+    const origin = originOf(url);
+    for (let i = 0; i < 3; i++) {
+      const v = this.check(url, key);
+      if (v.kind !== 'wait') return v;
+      // Infinity: a load is under way (check() started it); a time: a Crawl-delay was just applied, or a retry is due later.
+      if (v.until === Infinity) await this.opts.cache.load(origin);
+    }
+    return { kind: 'skip', reason: 'robots-unavailable', detail: 'robots.txt unavailable' };
+  }
+
   private load(origin: string, key: string): void {
     const waiting = this.loading.get(origin);
     if (waiting) {

@@ -1,0 +1,216 @@
+/**
+ * One Chromium, driven by playwright-core (imported only when a crawl
+ * renders), handing out pages to the renderer.
+ *
+ * Contract:
+ * - The browser is launched on first use, once (concurrent callers share the
+ *   launch). Pages come from a shared context that is replaced every
+ *   `recycleAfter` pages (a context's caches, cookies and leaked listeners
+ *   grow with every page: playwright#6319); the old one is closed when its
+ *   last page closes.
+ * - Every context blocks service workers (they would fetch behind our route
+ *   handler's back) and answers every WebSocket itself, closing it: nothing
+ *   reaches the network except through the route handler the renderer sets.
+ * - When the browser dies (killed, crashed, OOM), the next page launches a
+ *   new one; `withPage` rejects with
+ *   BrowserCrashedError for a page the dead browser held, so the renderer can
+ *   retry it once. The browser is also restarted after `restartAfter` pages,
+ *   which bounds what a long crawl's browser can accumulate.
+ * - `close()` closes the browser; pages still open reject.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+export interface BrowserPoolOptions {
+  executablePath: string;
+  /** The crawl's User-Agent: what scripts read in navigator.userAgent (every request carries it anyway). */
+  userAgent: string;
+  /** Pages per context before a new one is made. @default 50 */
+  recycleAfter?: number;
+  /** Pages per browser before it is restarted. @default 1000 */
+  restartAfter?: number;
+  /** Browser launch timeout, ms. @default 30000 */
+  launchTimeoutMs?: number;
+}
+
+/** How long closing a page may take before the renderer goes on without waiting (ms). */
+const CLOSE_WAIT_MS = 5_000;
+
+/** The browser a page ran in died under it. */
+export class BrowserCrashedError extends Error {
+  readonly code = 'BROWSER_CRASHED';
+
+  constructor(cause?: unknown) {
+    super('the browser closed while rendering the page', { cause });
+    this.name = 'BrowserCrashedError';
+  }
+}
+
+interface Live {
+  browser: Browser;
+  pages: number;
+  context: BrowserContext | null;
+  contextPages: number;
+  /** Pages open per context, so a replaced context closes when its last page does. */
+  open: Map<BrowserContext, number>;
+  /** Past `restartAfter`: no new pages; closed when its last page closes. */
+  retired: boolean;
+}
+
+export class BrowserPool {
+  private live: Promise<Live> | null = null;
+  private current: Live | null = null;
+  private closed = false;
+  /** Browsers started, restarts included: what a crash test and the summary read. */
+  launches = 0;
+
+  constructor(private readonly opts: BrowserPoolOptions) {}
+
+  /** Whether a browser is up (or starting). */
+  get up(): boolean {
+    return this.live !== null && (this.current === null || this.current.browser.isConnected());
+  }
+
+  /** Starts the browser now, so its launch (seconds) overlaps the first fetches; a failed launch is tried again by the first page. */
+  warm(): void {
+    if (!this.closed) this.ensure().catch(() => {});
+  }
+
+  /** Resolves once a browser is up (launching one if needed; the launch has its own timeout). */
+  async ready(): Promise<void> {
+    await this.connected();
+  }
+
+  /** Runs `fn` on a fresh page, closed afterwards however `fn` ends. */
+  async withPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
+    if (this.closed) throw new BrowserCrashedError();
+    let live = await this.connected();
+    if (live.pages >= (this.opts.restartAfter ?? 1000)) {
+      this.retire(live);
+      live = await this.connected();
+    }
+    const context = await this.contextFor(live);
+    let page: Page;
+    try {
+      page = await context.newPage();
+    } catch (err) {
+      this.release(live, context);
+      throw this.dead(live) ? new BrowserCrashedError(err) : err;
+    }
+    try {
+      return await fn(page);
+    } catch (err) {
+      throw this.dead(live) ? new BrowserCrashedError(err) : err;
+    } finally {
+      // Bounded: a wedged browser must not hold the page's record.
+      await Promise.race([page.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+      this.release(live, context);
+    }
+  }
+
+  /** Whether `live`'s browser is gone (a crash, a kill, or a restart that replaced it). */
+  private dead(live: Live): boolean {
+    return !live.browser.isConnected();
+  }
+
+  /**
+   * A browser that is up: one killed a moment ago may not have said
+   * 'disconnected' yet, and a retry must not get it again.
+   */
+  private async connected(): Promise<Live> {
+    for (let i = 0; ; i++) {
+      const live = await this.ensure();
+      if (live.browser.isConnected() || i === 2) return live;
+      if (this.current === live) {
+        this.current = null;
+        this.live = null;
+      }
+    }
+  }
+
+  private ensure(): Promise<Live> {
+    if (this.live === null) {
+      const launching = this.launch();
+      this.live = launching;
+      launching.catch(() => {
+        if (this.live === launching) this.live = null;
+      });
+    }
+    return this.live;
+  }
+
+  private async launch(): Promise<Live> {
+    const { chromium } = await import('playwright-core');
+    const args = ['--disable-dev-shm-usage', '--no-pings', '--dns-prefetch-disable', '--disable-features=NetworkPrediction,Prerender2,SpeculationRulesPrefetchProxy'];
+    // Chromium refuses to start as root with its sandbox on (containers, CI).
+    if (typeof process.getuid === 'function' && process.getuid() === 0) args.push('--no-sandbox');
+    const browser = await chromium.launch({ executablePath: this.opts.executablePath, args, timeout: this.opts.launchTimeoutMs ?? 30_000 });
+    this.launches++;
+    const live: Live = { browser, pages: 0, context: null, contextPages: 0, open: new Map(), retired: false };
+    this.current = live;
+    browser.on('disconnected', () => {
+      // The next page gets a new browser; the pages this one held reject with BrowserCrashedError.
+      if (this.current === live) {
+        this.current = null;
+        this.live = null;
+      }
+    });
+    return live;
+  }
+
+  /** Hands out no more pages from `live`; it closes once its last page has. */
+  private retire(live: Live): void {
+    if (this.current === live) {
+      this.current = null;
+      this.live = null;
+    }
+    live.retired = true;
+    if (live.open.size === 0) void live.browser.close().catch(() => {});
+  }
+
+  private async contextFor(live: Live): Promise<BrowserContext> {
+    const recycleAfter = this.opts.recycleAfter ?? 50;
+    if (live.context === null || live.contextPages >= recycleAfter) {
+      const old = live.context;
+      live.context = null;
+      const context = await live.browser.newContext({
+        serviceWorkers: 'block',
+        userAgent: this.opts.userAgent,
+        acceptDownloads: false,
+        viewport: { width: 1280, height: 900 },
+      });
+      // A WebSocket routed and never connected to its server is answered by us: closed at once.
+      await context.routeWebSocket(/.*/, (ws) => ws.close());
+      if (live.context === null) {
+        live.context = context;
+        live.contextPages = 0;
+      } else {
+        void context.close().catch(() => {}); // another caller made one meanwhile
+      }
+      if (old !== null && (live.open.get(old) ?? 0) === 0) void old.close().catch(() => {});
+    }
+    const context = live.context;
+    live.contextPages++;
+    live.pages++;
+    live.open.set(context, (live.open.get(context) ?? 0) + 1);
+    return context;
+  }
+
+  private release(live: Live, context: BrowserContext): void {
+    const left = (live.open.get(context) ?? 1) - 1;
+    if (left > 0) live.open.set(context, left);
+    else {
+      live.open.delete(context);
+      if (context !== live.context) void context.close().catch(() => {});
+    }
+    if (live.retired && live.open.size === 0) void live.browser.close().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const live = this.live;
+    this.live = null;
+    if (live === null) return;
+    const got = await live.catch(() => null);
+    await got?.browser.close().catch(() => {});
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * Rendering as the crawl loop sees it: which fetched pages are rendered
+ * (render-decision.ts), and the rendered DOM handed back in place of the
+ * fetched body, so links, `--content` and `--extract` read what a browser
+ * shows. Built by the crawler only when some host renders.
+ *
+ * Contract:
+ * - A page's document request is an ordinary page job. Once its response is
+ *   in and the page is to be rendered, the job hands its slot back
+ *   (`wrap` → JobContext.handOff): the global slot and its host's
+ *   concurrency are free while the browser works, because the browser's own
+ *   requests — to that same host too — need them (holding them would
+ *   deadlock a host with concurrency 1; DESIGN: never wait holding a slot).
+ *   Each browser request is then a job of its own host (subresource-fetcher.ts).
+ * - At most `concurrency` pages render at once; at most as many more wait,
+ *   fetched, for a browser page. Past that a host that may render gets no
+ *   new page job (`holdBack`) until one starts rendering, so fetching never
+ *   runs ahead of rendering.
+ * - `pending` counts pages handed off and not finished: the crawl does not
+ *   end before they are.
+ * - A page not rendered within `timeoutMs` is closed: its record keeps the
+ *   fetched HTML's links and carries error RENDER_TIMEOUT. A browser that
+ *   dies costs the pages it held one retry on a new browser; a second
+ *   failure is RENDER_FAILED. Either way every page gets its record.
+ * - The DOM is read once the page has loaded, no request of its own is under
+ *   way, and the DOM has not changed for SETTLE_QUIET_MS (links a timer adds
+ *   shortly after load are in), or after SETTLE_MAX_MS spent watching it
+ *   change.
+ */
+import type { Page } from 'playwright-core';
+import type { FetchResult } from '../fetch/fetcher.js';
+import { redactCredentials } from '../fetch/redact.js';
+import type { FrontierEntry } from '../store/index.js';
+import type { Job, JobContext } from '../politeness/index.js';
+import type { PageRecord, RenderSettings } from '../types.js';
+import type { CrawlContext } from '../crawl/crawl-context.js';
+import { entryKind } from '../crawl/entry-kind.js';
+import { BrowserCrashedError, BrowserPool } from './browser-pool.js';
+import { PageRequests, type SubrequestEvent } from './page-requests.js';
+import { renderDecision } from './render-decision.js';
+import { SubresourceCache } from './subresource-cache.js';
+import { SubresourceFetcher, type SubresourceFetcherParts } from './subresource-fetcher.js';
+import { countSubrequest } from './subrequest-stats.js';
+
+/** The DOM is read once it has not changed for this long (ms). */
+export const SETTLE_QUIET_MS = 500;
+/** …or after this long of changes (a ticking clock never goes quiet). */
+export const SETTLE_MAX_MS = 5_000;
+
+export type RenderFields = Pick<PageRecord, 'rendered' | 'renderReason' | 'subrequests'>;
+
+export interface RenderOutcome {
+  /** The fetched response, its body the rendered DOM when rendered. */
+  res: FetchResult;
+  fields: RenderFields;
+  error?: { code: 'RENDER_TIMEOUT' | 'RENDER_FAILED'; message: string };
+}
+
+export interface RendererParts extends Omit<SubresourceFetcherParts, 'cache'> {
+  /** The host may have work again (a held-back host). */
+  wake(key: string): void;
+  /** A handed-off page finished: the crawl may be done. */
+  settled(): void;
+}
+
+export class RenderTimeoutError extends Error {
+  readonly code = 'RENDER_TIMEOUT';
+}
+
+export class Renderer {
+  /** Pages handed off and not finished. */
+  pending = 0;
+  private rendering = 0;
+  private readonly queue: Array<() => void> = [];
+  private readonly heldBack = new Set<string>();
+  private readonly pool: BrowserPool;
+  private readonly fetcher: SubresourceFetcher;
+  private readonly block: ReadonlySet<string>;
+  readonly cache: SubresourceCache;
+
+  constructor(
+    private readonly ctx: CrawlContext,
+    private readonly parts: RendererParts,
+    private readonly settings: RenderSettings,
+    executablePath: string,
+    private readonly onEvent?: (page: string, event: SubrequestEvent) => void,
+  ) {
+    this.pool = new BrowserPool({ executablePath, userAgent: ctx.settings.userAgent, recycleAfter: settings.recycleAfter });
+    this.cache = new SubresourceCache(settings.cacheBytes);
+    this.fetcher = new SubresourceFetcher(ctx, { ...parts, cache: this.cache });
+    this.block = new Set(settings.block);
+  }
+
+  /** Browsers started (restarts after a crash included). */
+  get launches(): number {
+    return this.pool.launches;
+  }
+
+  /** Launches the browser ahead of the first page (the crawl calls it as it starts). */
+  warm(): void {
+    this.pool.warm();
+  }
+
+  /** Gives the page job a way to end before the page does (see the contract). */
+  wrap(job: Job): Job {
+    return (ctx) =>
+      new Promise<void>((resolve) => {
+        let handed = false;
+        const inner: JobContext = {
+          onDispatched: (at) => ctx.onDispatched(at),
+          onResponse: (at) => ctx.onResponse(at),
+          ...(ctx.detach && { detach: () => ctx.detach!() }),
+          handOff: () => {
+            if (handed) return;
+            handed = true;
+            this.pending++;
+            resolve();
+          },
+        };
+        const end = () => {
+          if (!handed) return resolve();
+          this.pending--;
+          this.parts.settled();
+        };
+        job(inner).then(end, end);
+      });
+  }
+
+  /** True when `key` may render and enough fetched pages wait for the browser: it is woken when one starts. */
+  holdBack(key: string): boolean {
+    if (this.queue.length < this.settings.concurrency) return false;
+    if (this.ctx.hosts.get(key).policy.render === false) return false;
+    this.heldBack.add(key);
+    return true;
+  }
+
+  /**
+   * What the record of a fetched page is built from, on a host that renders;
+   * null when its host does not render (or it is a sitemap or link check).
+   */
+  async page(entry: FrontierEntry, res: FetchResult, key: string, job: JobContext): Promise<RenderOutcome | null> {
+    const mode = this.ctx.hosts.get(key).policy.render;
+    if (mode === false || entryKind(entry) !== 'page') return null;
+    const decision = renderDecision(mode, res);
+    if (!decision.render) return { res, fields: { rendered: false, renderReason: decision.reason } };
+    job.handOff?.();
+    await this.slot();
+    try {
+      let lastError: unknown;
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const requests: PageRequests[] = [];
+        try {
+          const html = await this.renderOnce(entry, res, requests);
+          const counts = requests[0].counts;
+          return { res: { ...res, body: html }, fields: { rendered: true, renderReason: decision.reason, subrequests: { ...counts } } };
+        } catch (err) {
+          lastError = err;
+          const counts = requests[0]?.counts;
+          const fields: RenderFields = { rendered: false, renderReason: decision.reason, ...(counts && { subrequests: { ...counts } }) };
+          if (err instanceof RenderTimeoutError) {
+            return { res, fields, error: { code: 'RENDER_TIMEOUT', message: `not rendered within ${this.settings.timeoutMs / 1000}s; links are the fetched HTML's` } };
+          }
+          if (!(err instanceof BrowserCrashedError) || this.ctx.stopping) {
+            return { res, fields, error: { code: 'RENDER_FAILED', message: redactCredentials(`rendering failed: ${messageOf(err)}; links are the fetched HTML's`) } };
+          }
+          this.ctx.log?.warn(`the browser died while rendering ${redactCredentials(entry.url)}: rendering it again in a new browser`);
+        }
+      }
+      return {
+        res,
+        fields: { rendered: false, renderReason: decision.reason },
+        error: { code: 'RENDER_FAILED', message: redactCredentials(`rendering failed twice: ${messageOf(lastError)}; links are the fetched HTML's`) },
+      };
+    } finally {
+      this.release();
+    }
+  }
+
+  /**
+   * One try in the browser, bounded as a whole by the render timeout: opening
+   * the page too, since a browser that dies at the wrong moment can leave a
+   * call pending that nothing will ever answer.
+   */
+  private async renderOnce(entry: FrontierEntry, res: FetchResult, out: PageRequests[]): Promise<string> {
+    const { timeoutMs } = this.settings;
+    // Starting the browser (seconds on a busy machine) is not the page's time.
+    await this.pool.ready();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RenderTimeoutError(`not rendered within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const launches = this.pool.launches;
+    const work = this.renderIn(entry, res, out, timeoutMs);
+    work.catch(() => {}); // lost the race: its rejection (the page closing) is expected
+    try {
+      return await Promise.race([work, timeout]);
+    } catch (err) {
+      // Out of time because the browser died under the page (a new one started meanwhile, or this one is gone): a crash, retried.
+      if (err instanceof RenderTimeoutError && (this.pool.launches !== launches || !this.pool.up)) throw new BrowserCrashedError(err);
+      if (err instanceof RenderTimeoutError) for (const requests of out) requests.closePage();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      for (const requests of out) requests.finish();
+    }
+  }
+
+  private renderIn(entry: FrontierEntry, res: FetchResult, out: PageRequests[], timeoutMs: number): Promise<string> {
+    return this.pool.withPage(async (page) => {
+      const requests = new PageRequests({
+        page,
+        document: res,
+        fetcher: this.fetcher,
+        block: this.block,
+        blockUrls: this.settings.blockUrls,
+        onEvent: (event) => {
+          countSubrequest(this.ctx.stats, event);
+          this.onEvent?.(entry.url, event);
+        },
+      });
+      out.push(requests);
+      try {
+        await page.route('**/*', (route) => requests.handle(route));
+        await page.goto(entry.url, { waitUntil: 'load', timeout: timeoutMs });
+        await settle(page, requests);
+        return await page.content();
+      } finally {
+        requests.finish();
+      }
+    });
+  }
+
+  private slot(): Promise<void> {
+    if (this.rendering < this.settings.concurrency) {
+      this.rendering++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      this.queue.push(() => {
+        this.rendering++;
+        resolve();
+      });
+      // The queue is full now only if it was before: nothing to wake.
+    });
+  }
+
+  private release(): void {
+    this.rendering--;
+    const next = this.queue.shift();
+    if (next) next();
+    // Room in the queue again: the hosts held back may fetch their next page.
+    if (this.heldBack.size > 0 && this.queue.length < this.settings.concurrency) {
+      const keys = [...this.heldBack];
+      this.heldBack.clear();
+      for (const key of keys) this.parts.wake(key);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** Waits until no request of the page is under way and its DOM is quiet (see the contract). */
+async function settle(page: Page, requests: PageRequests): Promise<void> {
+  // Only time spent watching the DOM counts against SETTLE_MAX_MS: waiting for
+  // the page's own requests (paced by their hosts' limits, so seconds behind
+  // other pages' requests) is bounded by the render timeout instead. Counted
+  // from the start, a page whose API answer waited its turn was read before
+  // its content arrived.
+  let watched = 0;
+  for (;;) {
+    await requests.idle();
+    const left = SETTLE_MAX_MS - watched;
+    if (left <= 0) return;
+    const from = Date.now();
+    await page.evaluate(`(${QUIET_SCRIPT})(${JSON.stringify({ quietMs: SETTLE_QUIET_MS, maxMs: left })})`);
+    watched += Date.now() - from;
+    if (!requests.busy) return;
+  }
+}
+
+/** Runs in the page: resolves when no DOM change has happened for `quietMs`, or after `maxMs`. */
+const QUIET_SCRIPT = `({ quietMs, maxMs }) => new Promise((resolve) => {
+  let timer;
+  const done = () => { observer.disconnect(); clearTimeout(cap); resolve(true); };
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quietMs); });
+  observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  timer = setTimeout(done, quietMs);
+  const cap = setTimeout(() => { observer.disconnect(); clearTimeout(timer); resolve(false); }, maxMs);
+})`;
+
+function messageOf(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0];
+}

@@ -114,6 +114,11 @@ export function buildProgram(
     .option('--check-links', 'link checker: check each out-of-scope link with one HEAD (or GET) request, never followed; the summary counts broken links')
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
     .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
+    .option('--metrics <[host:]port>', 'serve Prometheus metrics at http://HOST:PORT/metrics\n' +
+      'while crawling, e.g. --metrics 9464 (host: 127.0.0.1\n' +
+      'unless given, e.g. 0.0.0.0:9464)')
+    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their own, the\n' +
+      'top N by requests (default 10)')
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .addHelpText('after', EXAMPLES)
     .showSuggestionAfterError(true)

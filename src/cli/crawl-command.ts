@@ -29,6 +29,9 @@ import { createReportTap } from '../report/report-tap.js';
 import { routeRecords } from '../report/record-routes.js';
 import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
 import { checkTargets, probeDir, type NamedTarget } from '../output/output-targets.js';
+import { integerProblem } from '../config/fields.js';
+import type { CrawlMetrics } from '../output/metrics.js';
+import type { MetricsEndpoint } from '../output/metrics-endpoint.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
 const STOP_GRACE_MS = 5_000;
@@ -55,15 +58,45 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     report: flags.report === undefined ? undefined : await writablePath(flags.report, io.cwd, '--report'),
     stats: flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats'),
   };
-  if (!settings.robots.enabled) {
-    log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
-  }
-  const target = await openStateTarget(flags, io.cwd, settings, clock, log);
+  // Bound before anything is opened or fetched: a port in use is a usage error with nothing to clean up.
+  const metrics = await openMetrics(flags, log);
   try {
-    return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs);
+    if (!settings.robots.enabled) {
+      log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
+    }
+    const target = await openStateTarget(flags, io.cwd, settings, clock, log, metrics?.metrics);
+    try {
+      return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, metrics?.metrics);
+    } finally {
+      await target?.close();
+    }
   } finally {
-    await target?.close();
+    await metrics?.endpoint.close();
   }
+}
+
+/**
+ * `--metrics`: the series and their endpoint, listening, or undefined.
+ * prom-client is loaded only here, so a crawl without metrics never pays for it.
+ */
+async function openMetrics(flags: CrawlFlags, log: Logger): Promise<{ metrics: CrawlMetrics; endpoint: MetricsEndpoint } | undefined> {
+  if (flags.metrics === undefined) {
+    if (flags.metricsHosts !== undefined) throw new UsageError('--metrics-hosts goes with --metrics [HOST:]PORT');
+    return undefined;
+  }
+  const { parseMetricsAddress, openMetricsEndpoint } = await import('../output/metrics-endpoint.js');
+  const address = parseMetricsAddress(flags.metrics);
+  let topHosts: number | undefined;
+  if (flags.metricsHosts !== undefined) {
+    const problem = integerProblem(Number(flags.metricsHosts), 0, 1000, flags.metricsHosts);
+    if (problem) throw new UsageError(`--metrics-hosts: ${problem}`);
+    topHosts = Number(flags.metricsHosts);
+  }
+  const { createCrawlMetrics } = await import('../output/metrics.js');
+  const metrics = createCrawlMetrics({ topHosts });
+  const endpoint = await openMetricsEndpoint(address, metrics);
+  log.info(`metrics at ${endpoint.url}`);
+  return { metrics, endpoint };
 }
 
 /** Absolute paths of the files written when the crawl ends, already checked. */
@@ -72,7 +105,7 @@ interface EndFiles {
   stats?: string;
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number, metrics?: CrawlMetrics): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   let held = await target?.peek();
@@ -119,6 +152,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
   const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests }));
+  metrics?.attach(session);
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
 

@@ -65,6 +65,10 @@ export interface CrawlFlags {
   followCanonical?: boolean;
   saveDir?: string;
   warc?: string;
+  /** `[HOST:]PORT` for the Prometheus endpoint (loopback unless a host is given). */
+  metrics?: string;
+  /** Hosts with per-host series (top by requests). */
+  metricsHosts?: string;
 }
 
 export interface StatusFlags {

@@ -119,6 +119,9 @@ export function buildProgram(
       'unless given, e.g. 0.0.0.0:9464)')
     .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their own, the\n' +
       'top N by requests (default 10)')
+    .addOption(new Option('--log-format <format>', 'stderr as text (default) or json: one object per line\n' +
+      '(level, time, message, host, code), progress every 5s\n' +
+      'and the summary as events').choices(['text', 'json']))
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .addHelpText('after', EXAMPLES)
     .showSuggestionAfterError(true)
@@ -201,7 +204,10 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   // `crawl --help | head`: a reader that leaves early is not an error worth a stack trace.
   ignoreStreamErrors(io.stdout);
   ignoreStreamErrors(io.stderr);
-  const errLine = (msg: string) => io.stderr.write(`crawl: ${msg}\n`);
+  // --log-format json reaches the boundary's own lines too: a log shipper must not meet one plain line.
+  let jsonLog = false;
+  const errLine = (msg: string, code?: string) =>
+    io.stderr.write(jsonLog ? JSON.stringify({ level: 'error', time: new Date().toISOString(), message: msg, ...(code !== undefined && { code }) }) + '\n' : `crawl: ${msg}\n`);
   const program = buildProgram(
     {
       crawl: async (seeds, flags) => (await import('./crawl-command.js')).crawlCommand(seeds, flags, io),
@@ -230,18 +236,19 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     await program.parseAsync(argv, { from: 'user' });
     return result.code;
   } catch (err) {
+    jsonLog = (program.opts() as CrawlFlags).logFormat === 'json';
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
     if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'OUTPUT_EXISTS', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID'].includes(known.code)) {
-      for (const line of String(known.message).split('\n')) errLine(line);
+      for (const line of String(known.message).split('\n')) errLine(line, known.code);
       return EXIT.usage;
     }
     const ioLine = ioFailure(err);
     if (ioLine) {
-      errLine(ioLine);
+      errLine(ioLine, (err as { code: string }).code);
       return EXIT.io;
     }
     errLine(`internal error: ${err instanceof Error ? err.message : String(err)}`);

@@ -38,7 +38,7 @@ const STOP_GRACE_MS = 5_000;
 
 export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): Promise<number> {
   const clock = systemClock;
-  const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, clock });
+  const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, clock, format: flags.logFormat === 'json' ? 'json' : 'text' });
   // A seeds file's URLs come back canonical: not parsed a second time below.
   const fileSeeds = flags.seedsFile === undefined ? [] : await readSeedsFile(flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile), io.stdin);
   checkStateFlags(flags);
@@ -154,7 +154,10 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   const session = (started = createCrawlSession({ settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests }));
   metrics?.attach(session);
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
-  const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
+  const progress = createProgress(
+    { stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log, ...(log.format === 'json' && { event: (m: string, d: Record<string, unknown>) => log.event(m, d) }) },
+    () => session.progress(),
+  );
 
   let graceTimer: NodeJS.Timeout | undefined;
   // A clean stop like Ctrl-C's, so nothing is fetched twice on resume; the run then fails with the target's error.
@@ -202,7 +205,10 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     const stats = await session.run();
     await archive?.close();
     progress.stop();
-    if (!brokenPipe) log.block(formatSummary(stats));
+    if (!brokenPipe) {
+      if (log.format === 'json') log.event(`${stats.interrupted ? 'interrupted' : 'finished'}`, { summary: statsToJson(stats) });
+      else log.block(formatSummary(stats));
+    }
     if (stoppedBy) throw stoppedBy;
     if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', `--stats ${flags.stats}`);
     if (reportPath && tap) {

@@ -69,6 +69,8 @@ export interface CrawlFlags {
   metrics?: string;
   /** Hosts with per-host series (top by requests). */
   metricsHosts?: string;
+  /** `text` (default) or `json`: stderr messages as JSON lines. */
+  logFormat?: string;
 }
 
 export interface StatusFlags {

@@ -79,6 +79,8 @@ export interface StatusFlags {
   crawlId?: string;
   json?: boolean;
   top?: string;
+  /** Print again every interval (true: the default 2s) until Ctrl-C or the crawl ends. */
+  watch?: string | true;
 }
 
 export interface ReportFlags {

@@ -45,7 +45,7 @@ describe('crawl status --watch', () => {
     expect(prints[0]!.heldBy).not.toBeNull();
     expect(prints.at(-1)!.finished).toBe(true);
     expect(prints.at(-1)!.doneTotal).toBe(26); // 25 pages and the root
-  }, 30_000);
+  }, 60_000);
 
   it('text prints are stamped off a terminal; Ctrl-C ends the watch with 130', async () => {
     web = await startWeb({ sites: { 'w.localhost': { generate: { pages: 200, linksPerPage: 2 } } } });
@@ -67,7 +67,7 @@ describe('crawl status --watch', () => {
       crawl.child.kill('SIGKILL');
       await crawl.done;
     }
-  }, 30_000);
+  }, 60_000);
 
   it('a bad interval is one line and exit 2', async () => {
     const done = await startCrawl(['status', '--state', 'c.db', '--watch', '0'], dir).done;
@@ -94,5 +94,5 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl s
     } finally {
       await redis.stop();
     }
-  }, 30_000);
+  }, 60_000);
 });

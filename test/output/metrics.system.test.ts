@@ -21,6 +21,8 @@ import type { OutputRecord, PageRecord } from '../../src/types.js';
 import { redisServerMissing, startRedisServer } from '../support/redis-server.js';
 import { requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 import { parseScrape, scrapeValue, type Scrape } from '../support/scrape.js';
+import { memoryIo } from '../support/memory-io.js';
+import { main } from '../../src/cli/cli.js';
 
 let web: Web | undefined;
 let dir = '';
@@ -126,7 +128,7 @@ describe('metrics of a real crawl', () => {
     } finally {
       await endpoint.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 /** Waits for the "metrics at URL" line a spawned crawl prints. */
@@ -163,7 +165,7 @@ describe('crawl --metrics (the binary)', () => {
     expect(done.code, done.stderr).toBe(0);
     // The endpoint went with the crawl.
     await expect(fetch(url)).rejects.toThrow();
-  }, 30_000);
+  }, 60_000);
 
   it('a port in use is one line and exit 2, before any request', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 3, linksPerPage: 1 } } } });
@@ -187,12 +189,12 @@ describe('crawl --metrics (the binary)', () => {
       [['--metrics-hosts', '3'], 'crawl: --metrics-hosts goes with --metrics [HOST:]PORT\n'],
       [['--metrics', '0', '--metrics-hosts', '-1'], /^crawl: --metrics-hosts: .*\n$/],
     ] as const) {
-      const done = await startCrawl([...args, 'http://a.localhost:9/'], dir).done;
-      expect(done.code, done.stderr).toBe(2);
-      if (typeof line === 'string') expect(done.stderr).toBe(line);
-      else expect(done.stderr).toMatch(line);
+      const io = memoryIo(dir);
+      expect(await main([...args, 'http://a.localhost:9/'], io), io.err()).toBe(2);
+      if (typeof line === 'string') expect(io.err()).toBe(line);
+      else expect(io.err()).toMatch(line);
     }
-  }, 20_000);
+  });
 });
 
 describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl --metrics with --redis', () => {
@@ -211,5 +213,5 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl -
       run.child.kill('SIGKILL');
       await redis.stop();
     }
-  }, 30_000);
+  }, 60_000);
 });

@@ -114,14 +114,13 @@ export function buildProgram(
     .option('--check-links', 'link checker: check each out-of-scope link with one HEAD (or GET) request, never followed; the summary counts broken links')
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
     .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
-    .option('--metrics <[host:]port>', 'serve Prometheus metrics at http://HOST:PORT/metrics\n' +
-      'while crawling, e.g. --metrics 9464 (host: 127.0.0.1\n' +
-      'unless given, e.g. 0.0.0.0:9464)')
-    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their own, the\n' +
-      'top N by requests (default 10)')
-    .addOption(new Option('--log-format <format>', 'stderr as text (default) or json: one object per line\n' +
-      '(level, time, message, host, code), progress every 5s\n' +
-      'and the summary as events').choices(['text', 'json']))
+    .option('--metrics <[host:]port>', 'serve Prometheus metrics at /metrics while\n' +
+      'crawling, e.g. --metrics 9464 (on 127.0.0.1\n' +
+      'unless a host is given: 0.0.0.0:9464)')
+    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their\n' +
+      'own, the top N by requests (default 10)')
+    .addOption(new Option('--log-format <format>', 'stderr as JSON lines (level, time, message,\n' +
+      'host, code), progress and summary as events').choices(['text', 'json']))
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .addHelpText('after', EXAMPLES)
     .showSuggestionAfterError(true)

@@ -19,6 +19,7 @@ import { createFetcher } from '../fetch/fetcher.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
 import type { ProgressSnapshot } from '../output/progress.js';
+import type { HostCounts } from '../crawl/progress-snapshot.js';
 import type { RecordSink } from '../output/sink.js';
 import type { CrawlStats } from '../output/summary.js';
 import type { CrawlStore } from '../store/crawl-store.js';
@@ -67,6 +68,8 @@ export interface CrawlSession {
   /** Cancels requests in flight (after or instead of `stop()`). */
   abort(): void;
   progress(): ProgressSnapshot;
+  /** Hosts by state (active, waiting, paused, given up), for metrics. */
+  hostCounts(): HostCounts;
   /** Live statistics; final once `run()` has resolved. */
   readonly stats: CrawlStats;
 }
@@ -95,6 +98,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
       return crawler.stats;
     },
     progress: () => crawler.progress(),
+    hostCounts: () => crawler.hostCounts(),
     stop: () => crawler.stop(),
     abort: () => crawler.abort(),
 

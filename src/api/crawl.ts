@@ -25,6 +25,8 @@ import { wrapSink, type RecordSink } from '../output/sink.js';
 import { CRAWL_ONLY, resolveOptions } from './resolve-options.js';
 import { checkTargets, type NamedTarget } from '../output/output-targets.js';
 import { findBrowser } from '../render/browser-path.js';
+import type { CrawlMetrics } from '../output/metrics.js';
+import type { MetricsEndpoint } from '../output/metrics-endpoint.js';
 
 /** A running (or not yet started) crawl: iterate it for records. */
 export interface CrawlRun extends AsyncIterable<OutputRecord> {
@@ -67,6 +69,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
   const log = extra.log as CrawlLog | undefined;
   // Rendering without a browser fails here, before anything runs (BrowserMissingError, code BROWSER_MISSING).
   const browserPath = settings.render?.enabled ? findBrowser(settings.render.browser) : undefined;
+  const metricsAt = extra.metrics as string | undefined;
   if (!settings.robots.enabled) log?.warn('robots.txt is IGNORED (robots.enabled is false): you are crawling pages their owners asked crawlers to leave alone');
 
   let session: CrawlSession | undefined;
@@ -98,46 +101,62 @@ export function crawl(options: CrawlOptions): CrawlRun {
     resolveDone(stats);
   };
 
-  const begin = (archive?: ClosableArchive): void => {
+  const begin = (archive?: ClosableArchive, metrics?: LibraryMetrics): void => {
     // The archive's files are finished before the stream ends, so a loop that has ended finds them complete.
     const sink: RecordSink = archive ? withArchiveClose(stream, archive) : stream;
     try {
       session = createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true, browserPath });
     } catch (error) {
-      // A CA or cookie file that cannot be read. Without an archive this throws from the first next(), as before.
-      if (!archive) throw error;
-      void archive.abandon();
+      void metrics?.endpoint.close();
+      // A CA or cookie file that cannot be read. Without an archive or metrics this throws from the first next(), as before.
+      if (!archive && !metrics) throw error;
+      void archive?.abandon();
       stream.fail(error);
       rejectDone(error);
       return;
     }
-    session.run().then(resolveDone, (error: unknown) => {
+    const failed = (error: unknown): void => {
       void archive?.abandon(); // a failed crawl's WARC stays .partial
       stream.fail(error);
       rejectDone(error);
-    });
+    };
+    if (!metrics) {
+      session.run().then(resolveDone, failed);
+      return;
+    }
+    metrics.metrics.attach(session);
+    // The endpoint ends with the crawl, whichever way it ends.
+    session.run().then(
+      async (stats) => (await metrics.endpoint.close(), resolveDone(stats)),
+      async (error: unknown) => (await metrics.endpoint.close(), failed(error)),
+    );
   };
 
   let opening = false;
   const start = (): void => {
     if (session || opening || settled) return;
     if (signal?.aborted || stopRequested) return endUnstarted();
-    if (targets.saveDir === undefined && targets.warc === undefined) return begin();
-    // Opened at the first pull, as the crawl starts: a path that cannot be written fails that pull, before any request.
+    if (targets.saveDir === undefined && targets.warc === undefined && metricsAt === undefined) return begin();
+    // Opened at the first pull, as the crawl starts: a path that cannot be written, or a port that cannot be bound, fails that pull, before any request.
     opening = true;
     const cwd = process.cwd();
-    checkTargets(libraryTargets(targets, settings), cwd)
+    let metrics: LibraryMetrics | undefined;
+    openLibraryMetrics(metricsAt, extra.metricsHosts as number | undefined, log)
+      .then((opened) => (metrics = opened))
+      .then(() => checkTargets(libraryTargets(targets, settings), cwd))
       .then(() => openPageArchive(targets, { cwd, settings, resumed: false, now: systemClock.wallNow(), names: { saveDir: 'saveDir', warc: 'warc' } }))
       .then(
       async (opened) => {
         opening = false;
-        if (!settled && !signal?.aborted && !stopRequested) return begin(opened?.archive);
+        if (!settled && !signal?.aborted && !stopRequested) return begin(opened?.archive, metrics);
         // Left, stopped or aborted while the files were being opened: nothing runs.
         await opened?.archive.close().catch(() => {});
+        await metrics?.endpoint.close();
         if (!settled) endUnstarted();
       },
-      (error: unknown) => {
+      async (error: unknown) => {
         opening = false;
+        await metrics?.endpoint.close();
         stream.fail(error);
         rejectDone(error);
       },
@@ -166,6 +185,22 @@ export function crawl(options: CrawlOptions): CrawlRun {
     done,
   };
   return run;
+}
+
+interface LibraryMetrics {
+  metrics: CrawlMetrics;
+  endpoint: MetricsEndpoint;
+}
+
+/** The `metrics` option's series and endpoint, bound; prom-client loads only here. */
+async function openLibraryMetrics(at: string | undefined, topHosts: number | undefined, log: CrawlLog | undefined): Promise<LibraryMetrics | undefined> {
+  if (at === undefined) return undefined;
+  const { openMetricsEndpoint, parseMetricsAddress } = await import('../output/metrics-endpoint.js');
+  const { createCrawlMetrics } = await import('../output/metrics.js');
+  const metrics = createCrawlMetrics({ topHosts });
+  const endpoint = await openMetricsEndpoint(parseMetricsAddress(at, 'metrics'), metrics, 'metrics');
+  log?.info(`metrics at ${endpoint.url}`);
+  return { metrics, endpoint };
 }
 
 /** The files a library crawl writes or reads, for checkTargets: a warc inside saveDir, or over the cookie jar, is refused. */

@@ -102,6 +102,21 @@ export interface CrawlOptions extends CrawlConfig {
    * @default none: the library prints nothing
    */
   log?: CrawlLog;
+  /**
+   * Serve Prometheus series at `http://HOST:PORT/metrics` while the crawl
+   * runs, like `--metrics`: `"9464"` (127.0.0.1), `"0.0.0.0:9464"`, or port
+   * `"0"` for a free one. Bound at the first pull, before any request: a port
+   * that cannot be bound rejects that pull with an error of code `USAGE`.
+   * The URL is told to `log.info` ("metrics at …"); the endpoint closes when
+   * the crawl ends. Loads prom-client only when set.
+   * @default none
+   */
+  metrics?: string;
+  /**
+   * Hosts with series of their own (the top N by requests), like `--metrics-hosts`.
+   * @default 10
+   */
+  metricsHosts?: number;
 }
 
 /** Options of {@link explain}: the config file's fields plus the ones below. */

@@ -12,6 +12,7 @@ import { showValue } from '../config/units.js';
 import { integerProblem } from '../config/fields.js';
 import { archiveTargetProblem } from '../archive/open-archive.js';
 import type { CrawlSettings } from '../types.js';
+import { parseMetricsAddress } from '../output/metrics-endpoint.js';
 
 /** Names the options object in messages, where a config file's path would stand. */
 export const OPTIONS_SOURCE = 'options';
@@ -34,6 +35,17 @@ const path: Check = (v) => (typeof v === 'string' && v.trim() !== '' ? undefined
 const warcPath: Check = (v) => path(v) ?? archiveTargetProblem({ warc: v as string }, { saveDir: 'saveDir', warc: 'warc' })?.replace(/^warc: /, '');
 
 /** The code-only options each entry point accepts; every other key must be a config field. */
+/** `metrics`: "[HOST:]PORT", checked with the CLI's own parser. */
+const metricsAddress: Check = (v) => {
+  if (typeof v !== 'string') return `expected "[HOST:]PORT" like "9464" or "0.0.0.0:9464", got ${showValue(v)}`;
+  try {
+    parseMetricsAddress(v, 'metrics');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/^metrics /, '');
+  }
+};
+
 export const CRAWL_ONLY: Record<string, Check> = {
   signal: abortSignal,
   emitSkipped: boolean,
@@ -43,6 +55,8 @@ export const CRAWL_ONLY: Record<string, Check> = {
   warc: warcPath,
   highWaterMark: positiveInteger,
   log,
+  metrics: metricsAddress,
+  metricsHosts: (v) => integerProblem(v, 0, 1000),
 };
 export const EXPLAIN_ONLY: Record<string, Check> = { robotsTxt: text };
 

@@ -122,6 +122,13 @@ export function buildProgram(
     .option('--check-links', 'link checker: check each out-of-scope link with one HEAD (or GET) request, never followed; the summary counts broken links')
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
     .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
+    .option('--metrics <[host:]port>', 'serve Prometheus metrics at /metrics while\n' +
+      'crawling, e.g. --metrics 9464 (on 127.0.0.1\n' +
+      'unless a host is given: 0.0.0.0:9464)')
+    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their\n' +
+      'own, the top N by requests (default 10)')
+    .addOption(new Option('--log-format <format>', 'stderr as JSON lines (level, time, message,\n' +
+      'host, code), progress and summary as events').choices(['text', 'json']))
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .option('-v, --verbose', 'also log on stderr each request a rendering browser makes, and what became of it')
     .addHelpText('after', EXAMPLES)
@@ -142,6 +149,8 @@ export function buildProgram(
     .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('--json', 'print one JSON object instead of text')
     .option('--top <n>', 'hosts to list per table (default 10)')
+    .option('--watch [interval]', 'print again every interval (default 2s; a bare number\n' +
+      'is seconds) until Ctrl-C or the crawl ends')
     .action(async (flags: StatusFlags, cmd: Command) => {
       result.code = await handlers.status(withParentOptions(program, cmd, flags));
     });
@@ -206,7 +215,10 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   // `crawl --help | head`: a reader that leaves early is not an error worth a stack trace.
   ignoreStreamErrors(io.stdout);
   ignoreStreamErrors(io.stderr);
-  const errLine = (msg: string) => io.stderr.write(`crawl: ${msg}\n`);
+  // --log-format json reaches the boundary's own lines too: a log shipper must not meet one plain line.
+  let jsonLog = false;
+  const errLine = (msg: string, code?: string) =>
+    io.stderr.write(jsonLog ? JSON.stringify({ level: 'error', time: new Date().toISOString(), message: msg, ...(code !== undefined && { code }) }) + '\n' : `crawl: ${msg}\n`);
   const program = buildProgram(
     {
       crawl: async (seeds, flags) => (await import('./crawl-command.js')).crawlCommand(seeds, flags, io),
@@ -235,18 +247,19 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     await program.parseAsync(withRenderMode(argv), { from: 'user' });
     return result.code;
   } catch (err) {
+    jsonLog = program.opts<CrawlFlags>().logFormat === 'json';
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
     if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'OUTPUT_EXISTS', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID', 'BROWSER_MISSING'].includes(known.code)) {
-      for (const line of String(known.message).split('\n')) errLine(line);
+      for (const line of String(known.message).split('\n')) errLine(line, known.code);
       return EXIT.usage;
     }
     const ioLine = ioFailure(err);
     if (ioLine) {
-      errLine(ioLine);
+      errLine(ioLine, (err as { code: string }).code);
       return EXIT.io;
     }
     errLine(`internal error: ${err instanceof Error ? err.message : String(err)}`);

@@ -31,13 +31,16 @@ import { createReportTap } from '../report/report-tap.js';
 import { routeRecords } from '../report/record-routes.js';
 import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
 import { checkTargets, probeDir, type NamedTarget } from '../output/output-targets.js';
+import { integerProblem } from '../config/fields.js';
+import type { CrawlMetrics } from '../output/metrics.js';
+import type { MetricsEndpoint } from '../output/metrics-endpoint.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
 const STOP_GRACE_MS = 5_000;
 
 export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): Promise<number> {
   const clock = systemClock;
-  const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, verbose: flags.verbose ?? false, clock });
+  const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, verbose: flags.verbose ?? false, clock, format: flags.logFormat === 'json' ? 'json' : 'text' });
   // A seeds file's URLs come back canonical: not parsed a second time below.
   const fileSeeds = flags.seedsFile === undefined ? [] : await readSeedsFile(flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile), io.stdin);
   checkStateFlags(flags);
@@ -59,15 +62,45 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   };
   // A crawl that renders and has no browser stops here, with one line, before any request.
   const browserPath = settings.render?.enabled ? findBrowser(settings.render.browser, process.env, io.cwd) : undefined;
-  if (!settings.robots.enabled) {
-    log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
-  }
-  const target = await openStateTarget(flags, io.cwd, settings, clock, log);
+  // Bound before anything is opened or fetched: a port in use is a usage error with nothing to clean up.
+  const metrics = await openMetrics(flags, log);
   try {
-    return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath);
+    if (!settings.robots.enabled) {
+      log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
+    }
+    const target = await openStateTarget(flags, io.cwd, settings, clock, log, metrics?.metrics);
+    try {
+      return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath, metrics?.metrics);
+    } finally {
+      await target?.close();
+    }
   } finally {
-    await target?.close();
+    await metrics?.endpoint.close();
   }
+}
+
+/**
+ * `--metrics`: the series and their endpoint, listening, or undefined.
+ * prom-client is loaded only here, so a crawl without metrics never pays for it.
+ */
+async function openMetrics(flags: CrawlFlags, log: Logger): Promise<{ metrics: CrawlMetrics; endpoint: MetricsEndpoint } | undefined> {
+  if (flags.metrics === undefined) {
+    if (flags.metricsHosts !== undefined) throw new UsageError('--metrics-hosts goes with --metrics [HOST:]PORT');
+    return undefined;
+  }
+  const { parseMetricsAddress, openMetricsEndpoint } = await import('../output/metrics-endpoint.js');
+  const address = parseMetricsAddress(flags.metrics);
+  let topHosts: number | undefined;
+  if (flags.metricsHosts !== undefined) {
+    const problem = integerProblem(Number(flags.metricsHosts), 0, 1000, flags.metricsHosts);
+    if (problem) throw new UsageError(`--metrics-hosts: ${problem}`);
+    topHosts = Number(flags.metricsHosts);
+  }
+  const { createCrawlMetrics } = await import('../output/metrics.js');
+  const metrics = createCrawlMetrics({ topHosts });
+  const endpoint = await openMetricsEndpoint(address, metrics);
+  log.info(`metrics at ${endpoint.url}`);
+  return { metrics, endpoint };
 }
 
 /** Absolute paths of the files written when the crawl ends, already checked. */
@@ -76,7 +109,7 @@ interface EndFiles {
   stats?: string;
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number, browserPath?: string): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number, browserPath?: string, metrics?: CrawlMetrics): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   let held = await target?.peek();
@@ -127,8 +160,12 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     // -v: each browser request, as `crawl --render -v --max-pages 1 URL` lists a page's subresources and their hosts' limits.
     onSubrequest: flags.verbose ? (page, e) => log.debug(redactCredentials(`${page}: ${e.type} ${e.url} → ${e.outcome}${e.host ? ` (${e.host}, ${settings.policyFor(e.host).rateLabel})` : ''}`)) : undefined,
   }));
+  metrics?.attach(session);
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
-  const progress = createProgress({ stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log }, () => session.progress());
+  const progress = createProgress(
+    { stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log, ...(log.format === 'json' && { event: (m: string, d: Record<string, unknown>) => log.event(m, d) }) },
+    () => session.progress(),
+  );
 
   let graceTimer: NodeJS.Timeout | undefined;
   // A clean stop like Ctrl-C's, so nothing is fetched twice on resume; the run then fails with the target's error.
@@ -176,7 +213,10 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     const stats = await session.run();
     await archive?.close();
     progress.stop();
-    if (!brokenPipe) log.block(formatSummary(stats));
+    if (!brokenPipe) {
+      if (log.format === 'json') log.event(`${stats.interrupted ? 'interrupted' : 'finished'}`, { summary: statsToJson(stats) });
+      else log.block(formatSummary(stats));
+    }
     if (stoppedBy) throw stoppedBy;
     if (statsPath) await writeWhole(statsPath, JSON.stringify(statsToJson(stats), null, 2) + '\n', `--stats ${flags.stats}`);
     if (reportPath && tap) {

@@ -71,6 +71,12 @@ export interface CrawlFlags {
   renderBlock?: string;
   browser?: string;
   verbose?: boolean;
+  /** `[HOST:]PORT` for the Prometheus endpoint (loopback unless a host is given). */
+  metrics?: string;
+  /** Hosts with per-host series (top by requests). */
+  metricsHosts?: string;
+  /** `text` (default) or `json`: stderr messages as JSON lines. */
+  logFormat?: string;
 }
 
 export interface StatusFlags {
@@ -79,6 +85,8 @@ export interface StatusFlags {
   crawlId?: string;
   json?: boolean;
   top?: string;
+  /** Print again every interval (true: the default 2s) until Ctrl-C or the crawl ends. */
+  watch?: string | true;
 }
 
 export interface ReportFlags {

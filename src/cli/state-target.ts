@@ -11,6 +11,7 @@ import { UsageError } from '../config/seeds.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
 import type { Logger } from '../output/logger.js';
 import type { CrawlStore } from '../store/crawl-store.js';
+import type { CrawlMetrics } from '../output/metrics.js';
 import { redactUrl } from '../store/redis-store.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlFlags } from './flags.js';
@@ -64,11 +65,11 @@ export function checkStateFlags(flags: CrawlFlags): void {
 }
 
 /** The target the flags name, or undefined for a crawl kept in memory. Redis is reached when `peek` is called. */
-export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: CrawlSettings, clock: Clock, log: Logger): Promise<StateTarget | undefined> {
+export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: CrawlSettings, clock: Clock, log: Logger, metrics?: Pick<CrawlMetrics, 'storeTimer'>): Promise<StateTarget | undefined> {
   if (flags.state !== undefined) {
     const { SqliteStore } = await import('../store/sqlite-store.js');
     let stop: ((err: Error) => void) | undefined;
-    const store = new SqliteStore(resolve(cwd, flags.state), { fresh: flags.fresh, now: () => clock.now(), onLowSpace: (err) => stop?.(err) });
+    const store = new SqliteStore(resolve(cwd, flags.state), { fresh: flags.fresh, now: () => clock.now(), onLowSpace: (err) => stop?.(err), timed: metrics?.storeTimer('sqlite') });
     return {
       store,
       label: flags.state,
@@ -91,6 +92,7 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
     worker,
     leaseMs: flags.lease === undefined ? undefined : leaseMs(flags.lease),
     now: () => clock.now(),
+    timed: metrics?.storeTimer('redis'),
     policyFor: (key) => settings.policyFor(key),
     onLost: (err) => log.warn(`Redis at ${where} stopped answering (${err.message}): starting nothing new, retrying with backoff; requests already running finish`),
     onReconnected: (ms) => log.info(`Redis at ${where} answers again after ${(ms / 1000).toFixed(1)}s; crawling on`),

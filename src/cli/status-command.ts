@@ -1,6 +1,12 @@
 /**
  * `crawl status --state FILE`: how a crawl kept in a state file stands, while
  * it runs or after it stopped. Text for people, `--json` for scripts.
+ *
+ * `--watch [interval]` (for people without Prometheus) prints it again every
+ * interval (default 2s) until Ctrl-C (exit 130, as for any command) or the
+ * crawl ends: finished, or, for a state file, no process holding it any
+ * more. On a terminal each print replaces the last; elsewhere each text
+ * print starts with a time stamp line, and `--json` prints one object per line.
  */
 import { resolve } from 'node:path';
 import { readCrawlStatus, recentRate, type CrawlStatus } from '../store/sqlite-status.js';
@@ -9,6 +15,7 @@ import { integerProblem } from '../config/fields.js';
 import { EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
 import { checkRedisFlags, redactRedisUrl } from './state-target.js';
+import { parseDuration, secondsIfBare } from '../config/units.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
   const topProblem = integerProblem(Number(flags.top ?? '10'), 1, undefined, flags.top ?? '10');
@@ -16,25 +23,77 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
   const top = Number(flags.top ?? '10');
   if ((flags.state === undefined) === (flags.redis === undefined)) throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
   checkRedisFlags(flags, 'the shared crawl to show');
-  if (flags.redis !== undefined) return redisStatus(flags, io, top);
-  const status = readCrawlStatus(resolve(io.cwd, flags.state!), { top });
-  io.stdout.write(flags.json ? JSON.stringify({ ...status, file: flags.state }) + '\n' : formatStatus({ ...status, file: flags.state! }));
-  return EXIT.ok;
+  const everyMs = flags.watch === undefined ? undefined : watchInterval(flags.watch);
+  if (flags.redis !== undefined) {
+    const { RedisStore } = await import('../store/redis-store.js');
+    const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId! });
+    try {
+      const read = async (): Promise<CrawlStatus> => {
+        const data = await store.status();
+        if (!data.exists) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis!)}`);
+        return redisCrawlStatus(data, top, `Redis crawl "${flags.crawlId}"`);
+      };
+      // Workers come and go: a shared crawl has ended only once it is finished.
+      return await show(read, (s) => s.finished, flags, io, everyMs);
+    } finally {
+      await store.close();
+    }
+  }
+  const path = resolve(io.cwd, flags.state!);
+  const read = async (): Promise<CrawlStatus> => ({ ...readCrawlStatus(path, { top }), file: flags.state! });
+  return show(read, (s) => s.finished || s.heldBy === null, flags, io, everyMs);
 }
 
-/** `crawl status --redis URL --crawl-id NAME`: the shared crawl as every worker sees it. */
-async function redisStatus(flags: StatusFlags, io: Io, top: number): Promise<number> {
-  const { RedisStore } = await import('../store/redis-store.js');
-  const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId! });
-  try {
-    const data = await store.status();
-    if (!data.exists) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis!)}`);
-    const status = redisCrawlStatus(data, top, `Redis crawl "${flags.crawlId}"`);
-    io.stdout.write(flags.json ? JSON.stringify(status) + '\n' : formatStatus(status));
+/** Prints the status once, or (with `everyMs`) again every interval until Ctrl-C or `ended`. */
+async function show(read: () => Promise<CrawlStatus>, ended: (s: CrawlStatus) => boolean, flags: StatusFlags, io: Io, everyMs?: number): Promise<number> {
+  const print = (s: CrawlStatus): void => {
+    io.stdout.write(flags.json ? JSON.stringify(s) + '\n' : formatStatus(s));
+  };
+  if (everyMs === undefined) {
+    print(await read());
     return EXIT.ok;
-  } finally {
-    await store.close();
   }
+  const tty = Boolean((io.stdout as { isTTY?: boolean }).isTTY);
+  let signal: 'SIGINT' | 'SIGTERM' | undefined;
+  let wake: (() => void) | undefined;
+  const onInt = () => ((signal = 'SIGINT'), wake?.());
+  const onTerm = () => ((signal = 'SIGTERM'), wake?.());
+  io.signals.on('SIGINT', onInt);
+  io.signals.on('SIGTERM', onTerm);
+  try {
+    for (;;) {
+      const status = await read();
+      // A terminal shows the latest print only; a log keeps each, stamped.
+      if (tty && !flags.json) io.stdout.write('\x1b[H\x1b[2J');
+      else if (!flags.json) io.stdout.write(`--- ${new Date().toISOString()}\n`);
+      print(status);
+      if (ended(status)) return EXIT.ok;
+      await new Promise<void>((done) => {
+        const timer = setTimeout(done, everyMs);
+        wake = () => (clearTimeout(timer), done());
+      });
+      if (signal) return signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+    }
+  } finally {
+    io.signals.off('SIGINT', onInt);
+    io.signals.off('SIGTERM', onTerm);
+  }
+}
+
+/** How often `--watch` prints by default. */
+const WATCH_DEFAULT_MS = 2_000;
+
+/** `--watch [interval]`: a duration from 100ms to 1h, a bare number in seconds; no value: 2s. */
+function watchInterval(value: string | true): number {
+  if (value === true) return WATCH_DEFAULT_MS;
+  let ms: number;
+  try {
+    ms = parseDuration(secondsIfBare(value) as string);
+  } catch (err) {
+    throw new UsageError(`--watch: ${(err as Error).message}`);
+  }
+  if (!(ms >= 100 && ms <= 3_600_000)) throw new UsageError(`--watch expects an interval from 100ms to 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
+  return ms;
 }
 
 /** The Redis crawl in the shape `crawl status --state` prints, plus the workers holding leases. */

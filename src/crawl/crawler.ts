@@ -39,7 +39,7 @@ import { DueTimer } from './due-timer.js';
 import type { CrawlSettings, HostPolicy } from '../types.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
-import { addNote, createStats, finishStats, type CrawlStats } from '../output/summary.js';
+import { addNote, countThrottle, createStats, finishStats, type CrawlStats } from '../output/summary.js';
 import { MemoryStore, type CrawlStore } from '../store/index.js';
 import { settingsFingerprint } from './fingerprint.js';
 import { Admission } from './admission.js';
@@ -56,7 +56,7 @@ import { PageExchange } from './page-exchange.js';
 import { LeaseSource } from './lease-source.js';
 import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
-import { progressSnapshot, type ProgressParts } from './progress-snapshot.js';
+import { hostCounts, progressSnapshot, type HostCounts, type ProgressParts } from './progress-snapshot.js';
 import { Renderer } from '../render/renderer.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
 
@@ -154,6 +154,7 @@ export class Crawler {
         addNote(stats, message, key);
         opts.log?.warn(`${key}: ${message}`);
       },
+      throttled: (_key, announced) => countThrottle(stats, announced),
     });
     const hops: RobotsHopParts = { scheduler, sender, feedback, records, recorded: opts.robotsRecords === true };
     const robots = (this.robots = new RobotsGate({
@@ -269,5 +270,10 @@ export class Crawler {
 
   progress(): ProgressSnapshot {
     return progressSnapshot(this.ctx, this.progressParts);
+  }
+
+  /** Hosts by state, for metrics (a walk over every host: on a scrape, not per request). */
+  hostCounts(): HostCounts {
+    return hostCounts(this.ctx, this.progressParts);
   }
 }

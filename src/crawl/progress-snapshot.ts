@@ -51,3 +51,28 @@ export function progressSnapshot(ctx: CrawlContext, parts: ProgressParts): Progr
     ...(Number.isFinite(maxPages) && { limit: maxPages }),
   };
 }
+
+/** Hosts by state as a metrics scrape reads them; a host may be both paused and waiting. */
+export interface HostCounts {
+  /** Hosts with a request in flight. */
+  active: number;
+  /** Hosts with work that must wait for their gap, pause or address. */
+  waiting: number;
+  /** Hosts paused now (Retry-After, backoff after failures). */
+  paused: number;
+  /** Hosts given up for this crawl (too many failures in a row). */
+  givenUp: number;
+}
+
+export function hostCounts(ctx: CrawlContext, parts: ProgressParts): HostCounts {
+  const now = ctx.clock.now();
+  const counts: HostCounts = { active: 0, waiting: 0, paused: 0, givenUp: 0 };
+  for (const h of parts.scheduler.hostsSnapshot()) {
+    if (h.inFlight > 0) counts.active++;
+    else if (h.waiting) counts.waiting++;
+    if (h.pausedUntil > now) counts.paused++;
+  }
+  // Given-up hosts keep their record (the idle sweep spares them), so the table knows them all.
+  for (const h of ctx.hosts.values()) if (h.givenUp) counts.givenUp++;
+  return counts;
+}

@@ -11,6 +11,7 @@ import type { JobContext } from '../politeness/index.js';
 import type { HostState } from '../politeness/host-state.js';
 import type { Lease } from '../store/index.js';
 import type { CrawlContext } from './crawl-context.js';
+import { countRequest } from '../output/summary.js';
 
 export type SendRequest = Pick<FetchRequest, 'read' | 'method' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs' | 'capture'>;
 
@@ -53,6 +54,7 @@ export class RequestSender {
    */
   async send(url: string, key: string, job: JobContext, req: SendRequest, lease?: Lease): Promise<Sent> {
     const { ctx } = this;
+    countRequest(ctx.stats, key);
     let startedAt = ctx.clock.now();
     let sinceLastMs = Infinity;
     const res = await this.fetcher.fetch(url, {

@@ -60,6 +60,11 @@ export interface ProgressOptions {
   quiet?: boolean;
   /** A logger to attach to while running, so its lines step around ours. */
   logger?: { attach(live: LiveLine): () => void };
+  /**
+   * Instead of text, one event every `logIntervalMs` through this function
+   * (`--log-format json`): the snapshot's numbers and pages/s. Never a live line.
+   */
+  event?: (message: string, data: Record<string, unknown>) => void;
 }
 
 export interface Progress extends LiveLine {
@@ -149,7 +154,7 @@ export class RateWindow {
 
 export function createProgress(opts: ProgressOptions, source: () => ProgressSnapshot): Progress {
   const stream = opts.stream ?? process.stderr;
-  const tty = opts.isTTY ?? (stream as { isTTY?: boolean }).isTTY === true;
+  const tty = opts.event === undefined && (opts.isTTY ?? (stream as { isTTY?: boolean }).isTTY === true);
   const columns = opts.columns ?? (() => (stream as { columns?: number }).columns || 80);
   const clock = opts.clock ?? systemClock;
   const period = tty ? (opts.intervalMs ?? 250) : (opts.logIntervalMs ?? 5000);
@@ -213,6 +218,11 @@ export function createProgress(opts: ProgressOptions, source: () => ProgressSnap
       const pace = rate.perSecond({ count: snap.fetched, elapsedMs: snap.elapsedMs });
       // A draining queue must have been measured over a whole window before it predicts anything.
       const draining = now - firstSampleAt >= windowMs ? drain.perSecond({ count: 0, elapsedMs: 0 }) : null;
+      if (opts.event) {
+        const { throttled, paused, ...numbers } = snap;
+        opts.event('progress', { progress: { ...numbers, pagesPerSecond: Math.round(pace * 100) / 100, throttledHosts: throttled?.length ?? 0, pausedHosts: paused?.length ?? 0 } });
+        return;
+      }
       last = formatProgressLine(snap, pace, estimate(snap, pace, draining));
       if (tty) draw(last);
       else stream.write(`crawl: ${last}\n`);

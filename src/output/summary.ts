@@ -17,6 +17,8 @@ export interface HostStats {
   skipped: number;
   /** robots.txt requests, redirect hops included; they count against the host's budget too. */
   robotsRequests: number;
+  /** Every request sent to the host: pages, retries, throttled attempts, redirect hops and robots.txt. */
+  requests: number;
   /** The rate as it should be reported, e.g. "2/s" or "2/s (throttled to 0.5/s)". */
   rate: string;
   /** Host-specific events worth a line: capped Crawl-delay, capped Retry-After, … */
@@ -39,6 +41,12 @@ export interface CrawlStats {
   bytes: number;
   /** Requests the crawl aborted itself (records with error ABORTED): counted here, not as pages or errors. */
   aborted?: number;
+  /** Requests sent (pages, retries, throttled attempts, redirect hops, robots.txt); by host in perHost. */
+  requests?: number;
+  /** Throttling answers (429, 503, …), robots.txt requests included; each one paused its host. */
+  throttles?: number;
+  /** Of those, the ones whose pause came from the server's Retry-After. */
+  retryAfterPauses?: number;
   interrupted: boolean;
   /** The store already held this crawl: `resumed` it, or found it `finished` (nothing was fetched). */
   resumed?: 'resumed' | 'finished';
@@ -66,6 +74,9 @@ export function createStats(clock: Clock): CrawlStats {
     perHost: new Map(),
     bytes: 0,
     aborted: 0,
+    requests: 0,
+    throttles: 0,
+    retryAfterPauses: 0,
     interrupted: false,
     notes: [],
   };
@@ -88,7 +99,7 @@ export function summaryHost(url: string): string {
 export function hostStats(stats: CrawlStats, host: string): HostStats {
   let row = stats.perHost.get(host);
   if (!row) {
-    row = { fetched: 0, errors: 0, skipped: 0, robotsRequests: 0, rate: '', notes: [] };
+    row = { fetched: 0, errors: 0, skipped: 0, robotsRequests: 0, requests: 0, rate: '', notes: [] };
     stats.perHost.set(host, row);
   }
   return row;
@@ -134,6 +145,18 @@ export function countSkip(stats: CrawlStats, what: SkipReason | Pick<SkipRecord,
 export function countRecord(stats: CrawlStats, record: OutputRecord, host?: string): void {
   if (record.type === 'page') countPage(stats, record, host);
   else if (record.type === 'skipped') countSkip(stats, record, host);
+}
+
+/** A request about to be sent to `host` (a page, a retry, a redirect hop or robots.txt). */
+export function countRequest(stats: CrawlStats, host: string): void {
+  stats.requests = (stats.requests ?? 0) + 1;
+  hostStats(stats, host).requests++;
+}
+
+/** A throttling answer; `announced` when its pause came from Retry-After. */
+export function countThrottle(stats: CrawlStats, announced: boolean): void {
+  stats.throttles = (stats.throttles ?? 0) + 1;
+  if (announced) stats.retryAfterPauses = (stats.retryAfterPauses ?? 0) + 1;
 }
 
 export function countRobotsRequest(stats: CrawlStats, host: string): void {
@@ -283,6 +306,12 @@ export interface CrawlSummary {
   pages: number;
   /** Requests the crawl aborted itself (not counted in `pages`). */
   aborted: number;
+  /** Requests sent: pages, retries, throttled attempts, redirect hops and robots.txt. */
+  requests: number;
+  /** Throttling answers (429, 503, …); each paused its host. */
+  throttles: number;
+  /** Of those, pauses announced by a Retry-After header. */
+  retryAfterPauses: number;
   pagesPerSecond: number;
   bytes: number;
   pagesByStatus: Record<string, number>;
@@ -308,6 +337,9 @@ export function statsToJson(stats: CrawlStats): CrawlSummary {
     resumed: stats.resumed ?? null,
     pages,
     aborted: stats.aborted ?? 0,
+    requests: stats.requests ?? 0,
+    throttles: stats.throttles ?? 0,
+    retryAfterPauses: stats.retryAfterPauses ?? 0,
     pagesPerSecond: elapsedMs > 0 ? Math.round((pages / elapsedMs) * 1000 * 100) / 100 : 0,
     bytes: stats.bytes,
     pagesByStatus: Object.fromEntries([...stats.pagesByStatus].map(([k, v]) => [String(k), v])),

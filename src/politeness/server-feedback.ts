@@ -31,6 +31,8 @@ export interface FeedbackOptions {
   random?: () => number;
   /** A noteworthy event, once per kind and host (capped Retry-After, giving up a host). */
   note(key: string, message: string): void;
+  /** Every throttling answer, `announced` when it carried a usable Retry-After (counted for metrics and the summary). */
+  throttled?(key: string, announced: boolean): void;
 }
 
 export interface ResponseLike {
@@ -116,6 +118,7 @@ export class HostFeedback {
     }
     limiter.pauseUntil(now + pauseMs);
     this.opts.hosts.changed(key);
+    this.opts.throttled?.(key, announced !== null && announced !== undefined);
     return pauseMs;
   }
 

@@ -241,3 +241,9 @@ export interface Survey extends StoreCounts {
   /** Host keys with due entries queued, each with how many. */
   hosts: Array<[key: string, queued: number]>;
 }
+
+/**
+ * Told how long one store call took (`op`: "commit" for SQLite, the Lua
+ * script's name for Redis), in seconds; the metrics endpoint's histogram.
+ */
+export type StoreTimer = (op: string, seconds: number) => void;

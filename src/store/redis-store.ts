@@ -90,7 +90,7 @@ import { randomUUID } from 'node:crypto';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, Survey } from './crawl-store.js';
+import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer, Survey } from './crawl-store.js';
 import { SCRIPTS, scriptSource, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { SeenSet } from './seen-set.js';
 
@@ -177,6 +177,8 @@ export interface RedisStoreOptions {
   client?: RedisConnection;
   /** Names the crawl: every worker with the same id crawls the same crawl. */
   crawlId: string;
+  /** Told how long each script round trip took, in seconds, by script name (metrics). @default none */
+  timed?: StoreTimer;
   /** The crawl's clock (clock.now()). @default systemClock's scale: performance.timeOrigin + performance.now() */
   now?: () => number;
   /** Each host's gap, windows and concurrency, enforced across workers. @default no limits */
@@ -700,7 +702,12 @@ export class RedisStore implements CrawlStore {
         return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
       }
     };
-    return this.untilAnswered(evalOnce);
+    const timed = this.opts.timed;
+    if (!timed) return this.untilAnswered(evalOnce);
+    const began = performance.now();
+    const answer = await this.untilAnswered(evalOnce);
+    timed(name, (performance.now() - began) / 1000);
+    return answer;
   }
 
   /**

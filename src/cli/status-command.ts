@@ -8,7 +8,7 @@ import { UsageError } from '../config/seeds.js';
 import { integerProblem } from '../config/fields.js';
 import { EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
-import { checkRedisFlags, redactRedisUrl } from './state-target.js';
+import { checkRedisFlags, redactRedisUrl, redisConnection } from './state-target.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
   const topProblem = integerProblem(Number(flags.top ?? '10'), 1, undefined, flags.top ?? '10');
@@ -25,7 +25,7 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
 /** `crawl status --redis URL --crawl-id NAME`: the shared crawl as every worker sees it. */
 async function redisStatus(flags: StatusFlags, io: Io, top: number): Promise<number> {
   const { RedisStore } = await import('../store/redis-store.js');
-  const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId! });
+  const store = new RedisStore({ ...redisConnection(flags, io.cwd), crawlId: flags.crawlId! });
   try {
     const data = await store.status();
     if (!data.exists) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis!)}`);

@@ -5,7 +5,9 @@
  *
  * Contract (beyond CrawlStore's):
  * - Every change is one Lua script (redis-scripts.ts), atomic on the server.
- *   Keys live under `crawl:{ID}:`; the braces are a Cluster hash tag.
+ *   Keys live under `crawl:{ID}:`; the braces are a Cluster hash tag. A URL
+ *   naming a cluster node is detected at connect and served through a
+ *   cluster client routed to the crawl's one slot (redis-cluster.ts).
  * - **Claiming enforces the host's shared politeness.** The claim script
  *   reads the host's shared state (last start, window logs, in-flight count,
  *   pause, rate factor, Crawl-delay, RateLimit pace, given-up), computes
@@ -104,6 +106,7 @@ import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/hos
 import type { RobotsRecord } from '../robots/types.js';
 import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, Survey } from './crawl-store.js';
 import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
+import { isClusterNode, openCluster } from './redis-cluster.js';
 import { SeenSet } from './seen-set.js';
 
 /** A lease nobody renews for this long goes back to its queue. */
@@ -286,6 +289,8 @@ export class RedisStore implements CrawlStore {
   /** node-redis's class for errors Redis answered (as opposed to a lost connection). */
   private replyError: (new (...args: never[]) => Error) | null = null;
   private ticking = false;
+  /** Connected through a cluster client (the URL named a cluster node). */
+  cluster = false;
   /** The crawl's gen (see redis-scripts.ts), once open knows it: every later script checks it. */
   private gen: string | null = null;
   /** Set when Redis no longer holds this crawl: every call throws it. */
@@ -667,23 +672,22 @@ export class RedisStore implements CrawlStore {
     if (this.connected) return;
     const redis = await import('redis');
     this.replyError = redis.ErrorReply as unknown as new (...args: never[]) => Error;
+    let ready = false;
+    const url = this.opts.url ?? 'redis://127.0.0.1:6379';
+    const socket = {
+      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
+      connectTimeout: this.opts.connectTimeoutMs ?? 5_000,
+      // Unreachable at open: fail at once. Lost later: retry with backoff (commands wait meanwhile).
+      reconnectStrategy: (retries: number, cause: Error) => (ready ? Math.min(50 * 2 ** retries, 2_000) : cause),
+    };
     if (!this.client) {
-      const { createClient } = redis;
-      let ready = false;
-      const client = createClient({
-        url: this.opts.url ?? 'redis://127.0.0.1:6379',
-        socket: {
-          ...(this.opts.ca ? { ca: this.opts.ca } : {}),
-          connectTimeout: this.opts.connectTimeoutMs ?? 5_000,
-          // Unreachable at open: fail at once. Lost later: retry with backoff (commands wait meanwhile).
-          reconnectStrategy: (retries: number, cause: Error) => (ready ? Math.min(50 * 2 ** retries, 2_000) : cause),
-        },
-      });
+      const client = redis.createClient({ url, socket });
       client.on('ready', () => (ready = true));
       this.client = client as unknown as RedisConnection;
     }
-    const client = this.client;
-    client.on('error', (err) => this.opts.onError?.(err));
+    let client = this.client;
+    const onError = (err: Error) => this.opts.onError?.(err);
+    client.on('error', onError);
     const limitMs = this.opts.connectTimeoutMs ?? 5_000;
     let timer: NodeJS.Timeout | undefined;
     // A server that accepts the connection and never answers (stopped, overloaded) must not hang the start either.
@@ -692,6 +696,15 @@ export class RedisStore implements CrawlStore {
     });
     const setUp = async (): Promise<void> => {
       if (!client.isOpen) await client.connect();
+      // A cluster node: the same crawl through a cluster client (redis-cluster.ts).
+      if (this.ownsClient && (await isClusterNode(client as unknown as { info(section: string): Promise<unknown> }))) {
+        await client.close();
+        client = this.client = openCluster(redis, { url, socket, routeKey: this.metaKey });
+        client.on('error', onError);
+        await client.connect();
+        ready = true;
+        this.cluster = true;
+      }
       for (const name of Object.keys(SCRIPTS) as ScriptName[]) this.shas.set(name, await client.scriptLoad(scriptSource(name)));
       // The clock offset: the best of a few samples.
       for (let i = 0; i < 5; i++) {

@@ -99,7 +99,11 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'Redis l
       // It stopped: the crawl was far from done, and only requests already under way (about one per worker) came after.
       expect(log.length).toBeLessThan(PAGES / 2);
       expect(log.length - before).toBeLessThanOrEqual(4);
-      // The output says it is incomplete, and Redis holds no finished crawl under that id.
+      // The output says it is incomplete by its name, and Redis holds no finished crawl under that id.
+      for (const i of [0, 1]) {
+        await expect(readFile(join(dir, `w${i}.jsonl`))).rejects.toThrow(/ENOENT/);
+        await readFile(join(dir, `w${i}.jsonl.partial`));
+      }
       const out = await outputs();
       expect(out.filter((r) => r.type === 'page').length).toBeLessThan(PAGES / 2);
       const check = (await import('redis')).createClient({ url: redis.url });

@@ -20,9 +20,20 @@ import type { RedisConnection } from './redis-store.js';
 
 type RedisModule = typeof import('redis');
 
-/** Whether the server behind a connected standalone client is a cluster node. */
+/**
+ * Whether the server behind a connected standalone client is a cluster node.
+ * An ACL user may be refused INFO (it is in @dangerous): then it is taken
+ * for a standalone server, and a cluster would answer MOVED to the first
+ * command that lands on another node.
+ */
 export async function isClusterNode(client: { info(section: string): Promise<unknown> }): Promise<boolean> {
-  const info = String(await client.info('cluster'));
+  let info: string;
+  try {
+    info = String(await client.info('cluster'));
+  } catch (err) {
+    if (/^NOPERM/.test(String((err as Error).message))) return false;
+    throw err;
+  }
   return /^cluster_enabled:1\s*$/m.test(info);
 }
 

@@ -87,9 +87,8 @@ export function buildProgram(
     .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
     .option('--fresh', 'with --state: discard what the file holds and start over')
     .option('--redis <url>', 'share the crawl through Redis (redis://host:6379/0) with every worker given the same --crawl-id')
-    .option('--redis-ca <file>', 'with a rediss:// URL: trust the CA certificates in\n' +
-      'this PEM file for Redis (a private CA; --ca is for\n' +
-      'the crawled sites)')
+    .option('--redis-ca <file>', 'with rediss://: trust the CA in this PEM file\n' +
+      'for Redis (--ca is for the crawled sites)')
     .option('--crawl-id <name>', 'with --redis: the shared crawl\'s name')
     .option('--worker <name>', 'with --redis: this worker\'s name in records (default: host-pid)')
     .option('--lease <duration>', 'with --redis: a dead worker\'s requests go back to the queue after this (default 60s)')

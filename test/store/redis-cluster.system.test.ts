@@ -5,7 +5,8 @@
  * run; `--redis` names a node that does NOT own that slot, so the store must
  * notice the cluster and route every command (scripts, SCRIPT LOAD, TIME,
  * the record list) to the slot's master. Two workers, the real binary; the
- * server's log shows every page once and the host's gap held.
+ * server's log shows every page once and the host's gap held. The crawl's
+ * keys lost on its master stop the workers as on a standalone Redis.
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -63,6 +64,29 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
     const report = await startCrawl(['report', '--redis', url, '--crawl-id', crawlId, '-o', 'r.html'], dir).done;
     expect(report.code, report.stderr).toBe(0);
   }, 90_000);
+
+  it('the crawl\'s slot flushed on its master mid-crawl: both workers stop with exit 5, as on a standalone Redis', async () => {
+    const lost = await startWeb({ sites: { 'b.localhost': { delayMs: 50, generate: { pages: 60, linksPerPage: 3 } } } });
+    try {
+      const crawlId = `cluster-lost-${randomUUID()}`;
+      const slot = Number(cli(nodes[0]!.port, 'cluster', 'keyslot', `crawl:{${crawlId}}:meta`).trim());
+      const owner = nodes.find((n) => cli(n.port, 'cluster', 'nodes').split('\n').some((l) => l.includes('myself') && ownsSlot(l, slot)))!;
+      const url = `redis://127.0.0.1:${nodes.find((n) => n !== owner)!.port}`;
+      const args = (i: number) => ['--redis', url, '--crawl-id', crawlId, '--rate', '5/s', '--host-concurrency', '1', '--worker', `l${i}`, '-o', `l${i}.jsonl`, lost.url('b.localhost', '/')];
+      const workers = [0, 1].map((i) => startCrawl(args(i), dir));
+      while (lost.requests().filter((e) => e.path !== '/robots.txt').length < 6) await sleep(20);
+      cli(owner.port, 'flushall');
+      const runs = await Promise.all(workers.map((w) => w.done));
+      for (const r of runs) {
+        expect(r.code, r.stderr).toBe(5);
+        expect(r.stderr).toMatch(/crawl: the shared state of Redis crawl "cluster-lost-[^"]+" is gone from Redis/);
+      }
+      expect(duplicates(lost.requests())).toEqual([]);
+      expect(lost.requests().length).toBeLessThan(30);
+    } finally {
+      await lost.close();
+    }
+  }, 60_000);
 });
 
 /** A CLUSTER NODES line's slot ranges include `slot`. */

@@ -5,7 +5,8 @@
  *
  * Exit codes (EXIT in flags.ts): 0 finished, 1 internal error, 2 usage or
  * config error, 3 nothing could be reached, 4 a file could not be written
- * (disk full, read-only, permission), 130 SIGINT, 143 SIGTERM.
+ * (disk full, read-only, permission), 5 a Redis crawl's state is gone from
+ * Redis, 130 SIGINT, 143 SIGTERM.
  * `crawl check` exits 0 when the URL would be fetched and 1 when it would be
  * skipped.
  *
@@ -40,7 +41,9 @@ the summary go to stderr. Config: ./crawler.config.json is used when present
 Exit codes: 0 finished (some URL answered, even with 404); 1 internal error;
 2 usage or config error; 3 nothing could be reached (every seed failed:
 refused, DNS failure, timeout; no HTTP answer at all); 4 a file could not be
-written (disk full, read-only file system, permission); 130 SIGINT; 143 SIGTERM.
+written (disk full, read-only file system, permission); 5 the shared state of
+a --redis crawl is gone from Redis (restarted without persistence, flushed,
+evicted): the crawl stopped partway; 130 SIGINT; 143 SIGTERM.
 --max-time and a closed pipe (| head) end with 0.`;
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
@@ -84,6 +87,8 @@ export function buildProgram(
     .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
     .option('--fresh', 'with --state: discard what the file holds and start over')
     .option('--redis <url>', 'share the crawl through Redis (redis://host:6379/0) with every worker given the same --crawl-id')
+    .option('--redis-ca <file>', 'with rediss://: trust the CA in this PEM file\n' +
+      'for Redis (--ca is for the crawled sites)')
     .option('--crawl-id <name>', 'with --redis: the shared crawl\'s name')
     .option('--worker <name>', 'with --redis: this worker\'s name in records (default: host-pid)')
     .option('--lease <duration>', 'with --redis: a dead worker\'s requests go back to the queue after this (default 60s)')
@@ -146,6 +151,7 @@ export function buildProgram(
     .description('show a crawl kept with --state or --redis: progress, queues, paused and given-up hosts, robots.txt')
     .option('--state <file>', 'the state file')
     .option('--redis <url>', 'or a crawl shared through Redis (with --crawl-id)')
+    .option('--redis-ca <file>', 'with a rediss:// URL: the CA that signed Redis\'s certificate (PEM)')
     .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('--json', 'print one JSON object instead of text')
     .option('--top <n>', 'hosts to list per table (default 10)')
@@ -164,6 +170,7 @@ export function buildProgram(
     .option('--redis <url>', 'or every worker\'s records of a crawl shared through\n' +
       'Redis (with --crawl-id), e.g. crawl report --redis\n' +
       'redis://localhost:6379 --crawl-id shop -o shop.html')
+    .option('--redis-ca <file>', 'with a rediss:// URL: the CA that signed Redis\'s certificate (PEM)')
     .option('--crawl-id <name>', 'the shared crawl\'s name')
     .option('-o, --output <file>', 'the HTML file ("-" = stdout; default: the records file with .html)')
     .option('--config <file>', 'the crawl\'s config file, for the configured rate per host')
@@ -253,6 +260,10 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       return EXIT.usage;
     }
     const known = err as { code?: string; message?: string };
+    if (known && known.code === 'REDIS_STATE_LOST') {
+      errLine(String(known.message), known.code);
+      return EXIT.stateLost;
+    }
     if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'OUTPUT_EXISTS', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID', 'BROWSER_MISSING'].includes(known.code)) {
       for (const line of String(known.message).split('\n')) errLine(line, known.code);
       return EXIT.usage;

@@ -10,9 +10,11 @@
  * config error, 3 nothing could be reached (every seed failed: no HTTP answer
  * at all; exit-code.ts), 4 the machine refused a file the crawl writes
  * (disk full, read-only file system, no permission: an environment error,
- * not a bug), 130 SIGINT, 143 SIGTERM.
+ * not a bug), 5 a shared crawl's state is gone from Redis (restarted without
+ * persistence, flushed, evicted: the crawl stopped partway and cannot be
+ * resumed), 130 SIGINT, 143 SIGTERM.
  */
-export const EXIT = { ok: 0, internal: 1, usage: 2, nothingReached: 3, io: 4, interrupted: 130, terminated: 143 } as const;
+export const EXIT = { ok: 0, internal: 1, usage: 2, nothingReached: 3, io: 4, stateLost: 5, interrupted: 130, terminated: 143 } as const;
 
 export interface CrawlFlags {
   config?: string;
@@ -51,6 +53,8 @@ export interface CrawlFlags {
   state?: string;
   fresh?: boolean;
   redis?: string;
+  /** With a rediss:// URL: PEM file of the CA that signed Redis's certificate. */
+  redisCa?: string;
   crawlId?: string;
   worker?: string;
   lease?: string;
@@ -82,6 +86,7 @@ export interface CrawlFlags {
 export interface StatusFlags {
   state?: string;
   redis?: string;
+  redisCa?: string;
   crawlId?: string;
   json?: boolean;
   top?: string;
@@ -95,6 +100,7 @@ export interface ReportFlags {
   state?: string;
   /** Or the records every worker of a `--redis` crawl kept (with crawlId). */
   redis?: string;
+  redisCa?: string;
   crawlId?: string;
   config?: string;
   rate?: string;

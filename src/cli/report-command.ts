@@ -100,12 +100,12 @@ async function fromState(file: string, cwd: string, opts: { policyFor?: PolicyLo
 
 /** `crawl report --redis URL --crawl-id ID`: the record log of a shared crawl, every worker's records. */
 async function reportFromRedis(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {
-  const { checkRedisFlags, redactRedisUrl } = await import('./state-target.js');
+  const { checkRedisFlags, redactRedisUrl, redisConnection } = await import('./state-target.js');
   checkRedisFlags(flags, 'the shared crawl to report on');
   if (flags.redis === undefined || flags.crawlId === undefined) throw new UsageError('--crawl-id goes with --redis URL');
   if (file !== undefined || flags.state !== undefined) throw new UsageError('give a records file, --state FILE or --redis URL --crawl-id NAME: one of them');
   const { RedisStore } = await import('../store/redis-store.js');
-  const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId });
+  const store = new RedisStore({ ...redisConnection(flags, io.cwd), crawlId: flags.crawlId });
   let data: ReportData;
   try {
     if ((await store.peekMeta()) === undefined) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis)}`);

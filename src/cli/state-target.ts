@@ -5,11 +5,13 @@
  * command, so its messages and its resume logic do not care which.
  */
 import { hostname } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import { resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import { UsageError } from '../config/seeds.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
 import type { Logger } from '../output/logger.js';
+import { readCaFile } from '../fetch/tls.js';
 import type { CrawlStore } from '../store/crawl-store.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import { redactUrl } from '../store/redis-store.js';
@@ -42,13 +44,27 @@ const CRAWL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
  * command that takes them (crawl, status, report); `why` ends the message
  * for a missing crawl id.
  */
-export function checkRedisFlags(flags: { redis?: string; crawlId?: string }, why: string): void {
+export function checkRedisFlags(flags: { redis?: string; crawlId?: string; redisCa?: string }, why: string): void {
   if (flags.redis !== undefined && flags.crawlId === undefined) throw new UsageError(`--redis needs --crawl-id NAME: ${why}`);
   if (flags.crawlId !== undefined && flags.redis === undefined) throw new UsageError('--crawl-id goes with --redis URL');
   if (flags.redis !== undefined && !/^rediss?:\/\//i.test(flags.redis)) throw new UsageError(`--redis expects a URL like redis://host:6379/0, got ${JSON.stringify(flags.redis)}`);
+  if (flags.redisCa !== undefined && (flags.redis === undefined || !/^rediss:\/\//i.test(flags.redis))) throw new UsageError('--redis-ca goes with a TLS Redis URL, --redis rediss://host:6380/0');
   if (flags.crawlId !== undefined && !CRAWL_ID.test(flags.crawlId)) {
     throw new UsageError(`--crawl-id expects a name of letters, digits and . _ : - (up to 128, starting with a letter or digit), got ${JSON.stringify(flags.crawlId)}`);
   }
+}
+
+/**
+ * How to reach Redis: the URL (user and password in it: `redis://user:pass@host`,
+ * never printed) and, for `rediss://` with a private CA, `--redis-ca`'s
+ * certificates (Node's bundled roots stay trusted too). A separate flag from
+ * `--ca`, which widens the trust of every crawled site: the two are
+ * different authorities.
+ */
+export function redisConnection(flags: { redis?: string; redisCa?: string }, cwd: string): { url: string; ca?: string[] } {
+  const url = flags.redis!;
+  if (flags.redisCa === undefined) return { url };
+  return { url, ca: [...rootCertificates, readCaFile(resolve(cwd, flags.redisCa), flags.redisCa)] };
 }
 
 /** Checks the state flags together; opens nothing. */
@@ -83,11 +99,13 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
   }
   if (flags.redis === undefined) return undefined;
   const { RedisStore } = await import('../store/redis-store.js');
-  const url = flags.redis;
+  const { url, ca } = redisConnection(flags, cwd);
   const worker = flags.worker ?? `${hostname()}-${process.pid}`;
   const where = redactRedisUrl(url);
+  let stop: ((err: Error) => void) | undefined;
   const store = new RedisStore({
     url,
+    ca,
     crawlId: flags.crawlId!,
     worker,
     leaseMs: flags.lease === undefined ? undefined : leaseMs(flags.lease),
@@ -96,6 +114,8 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
     policyFor: (key) => settings.policyFor(key),
     onLost: (err) => log.warn(`Redis at ${where} stopped answering (${err.message}): starting nothing new, retrying with backoff; requests already running finish`),
     onReconnected: (ms) => log.info(`Redis at ${where} answers again after ${(ms / 1000).toFixed(1)}s; crawling on`),
+    // Noticed by the store's own timer too, so a worker with nothing to ask stops as soon as one that asks.
+    onStateLost: (err) => stop?.(err),
   });
   return {
     store,
@@ -103,6 +123,9 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
     shared: true,
     worker,
     peek: () => store.peekMeta(),
+    onStop: (handler) => {
+      stop = handler;
+    },
     close: () => store.close(),
   };
 }

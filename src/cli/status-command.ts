@@ -14,7 +14,7 @@ import { UsageError } from '../config/seeds.js';
 import { integerProblem } from '../config/fields.js';
 import { EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
-import { checkRedisFlags, redactRedisUrl } from './state-target.js';
+import { checkRedisFlags, redactRedisUrl, redisConnection } from './state-target.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
@@ -26,7 +26,7 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
   const everyMs = flags.watch === undefined ? undefined : watchInterval(flags.watch);
   if (flags.redis !== undefined) {
     const { RedisStore } = await import('../store/redis-store.js');
-    const store = new RedisStore({ url: flags.redis, crawlId: flags.crawlId! });
+    const store = new RedisStore({ ...redisConnection(flags, io.cwd), crawlId: flags.crawlId! });
     try {
       const read = async (): Promise<CrawlStatus> => {
         const data = await store.status();

@@ -7,7 +7,9 @@
  * Layout (P is the crawl's prefix, `crawl:{ID}:`; the braces are a Redis
  * Cluster hash tag, so every key of a crawl lives in one slot and scripts may
  * build keys from P):
- *   P meta       hash   fingerprint, created, finished, finished_at
+ *   P meta       hash   fingerprint, created, finished, finished_at, gen (a
+ *                       random id written when the crawl is created: the
+ *                       marker that the crawl's state is still there)
  *   P seeds      list   every seed ever given, first-given first; P seedset dedupes it
  *   P s:XXXX     set    the seen set: a 64-bit fingerprint of every canonical URL
  *                       ever accepted (queued or only seen), bucketed by its
@@ -40,7 +42,14 @@
  *   P recent     zset   lease ids completed in the last minute, by Redis time (for a rate)
  *
  * Every script takes P as ARGV[1] and declares P meta as its one key (so a
- * cluster client routes it to the crawl's slot). Most answers start with the
+ * cluster client routes it to the crawl's slot). After OPEN, a worker sends
+ * ARGV[1] as P, a newline and the crawl's gen (a crawl id has no whitespace,
+ * so the cut is unambiguous): the prelude then answers the error
+ * `CRAWL_STATE_LOST` and changes nothing unless P meta still holds that gen.
+ * Redis restarted without persistence, FLUSHALL, eviction of the marker or a
+ * failover to an empty replica all leave it missing; a crawl created again
+ * under the same id leaves another gen. Without the check, a worker would
+ * read the empty crawl as a finished one. Most answers start with the
  * VIEW: queued, delayed, leased, seen, the earliest due time ('' for none)
  * and the `started` counter — what the worker's synchronous views show.
  *
@@ -61,6 +70,14 @@
 
 const PRELUDE = `
 local P = ARGV[1]
+local GEN = nil
+local cut = string.find(P, '\\n', 1, true)
+if cut then
+  GEN = string.sub(P, cut + 1)
+  P = string.sub(P, 1, cut - 1)
+  local held = redis.call('HGET', P .. 'meta', 'gen')
+  if held ~= GEN then return redis.error_reply('CRAWL_STATE_LOST ' .. (held and 'replaced' or 'missing')) end
+end
 local function fmt(x) return string.format('%.17g', x) end
 local function redis_now()
   local t = redis.call('TIME')
@@ -152,9 +169,11 @@ end
 `;
 
 /**
- * OPEN(P, fingerprint, seed...) → VIEW, existed 0|1, fingerprint, finished
- * 0|1, seed count, the seeds before this open. Creates the crawl or joins
- * it; appends seeds never given before.
+ * OPEN(P, fingerprint, gen, seed...) → VIEW, existed 0|1, fingerprint,
+ * finished 0|1, the crawl's gen, seed count, the seeds before this open.
+ * Creates the crawl (its gen: the one given) or joins it; appends seeds
+ * never given before. A crawl created before gens existed takes the one
+ * given.
  */
 const OPEN = `
 local m = P .. 'meta'
@@ -162,10 +181,15 @@ local fp = redis.call('HGET', m, 'fingerprint')
 local finished = redis.call('HGET', m, 'finished') or '0'
 local before = redis.call('LRANGE', P .. 'seeds', 0, -1)
 if not fp then redis.call('HSET', m, 'fingerprint', ARGV[2], 'created', fmt(redis_now())) end
-for i = 3, #ARGV do
+local gen = redis.call('HGET', m, 'gen')
+if not gen then
+  gen = ARGV[3]
+  redis.call('HSET', m, 'gen', gen)
+end
+for i = 4, #ARGV do
   if redis.call('SADD', P .. 'seedset', ARGV[i]) == 1 then redis.call('RPUSH', P .. 'seeds', ARGV[i]) end
 end
-local out = { fp and 1 or 0, fp or ARGV[2], finished, #before }
+local out = { fp and 1 or 0, fp or ARGV[2], finished, gen, #before }
 for i = 1, #before do out[#out + 1] = before[i] end
 return view(out)
 `;
@@ -595,7 +619,30 @@ redis.call('HSET', P .. 'meta', 'finished', '1', 'finished_at', fmt(redis_now())
 return view({ 1 })
 `;
 
+/*
+ * robots.txt: scripts rather than plain commands only for the gen check, so
+ * a worker of a crawl that is gone neither reads "no record" (and fetches
+ * the file again) nor writes into the emptied crawl.
+ */
+/** ROBOTS_GET(P, origin) → the RobotsRecord JSON, or '' for none. */
+const ROBOTS_GET = `
+return redis.call('HGET', P .. 'robots', ARGV[2]) or ''
+`;
+/** ROBOTS_LOCK(P, origin, owner, ttl ms) → 1 if this worker may fetch the origin's robots.txt, else 0. */
+const ROBOTS_LOCK = `
+return redis.call('SET', P .. 'rlock:' .. ARGV[2], ARGV[3], 'NX', 'PX', ARGV[4]) and 1 or 0
+`;
+/** ROBOTS_PUT(P, origin, JSON) → 1. The record is what the waiting workers wanted: the fetch right ends with it. */
+const ROBOTS_PUT = `
+redis.call('HSET', P .. 'robots', ARGV[2], ARGV[3])
+redis.call('DEL', P .. 'rlock:' .. ARGV[2])
+return 1
+`;
+
 export const SCRIPTS = {
+  robotsGet: ROBOTS_GET,
+  robotsLock: ROBOTS_LOCK,
+  robotsPut: ROBOTS_PUT,
   open: OPEN,
   peek: PEEK,
   queues: QUEUES,
@@ -622,6 +669,12 @@ export type ScriptName = keyof typeof SCRIPTS;
 export function scriptSource(name: ScriptName): string {
   return PRELUDE + SCRIPTS[name];
 }
+
+/** Scripts that run before a worker knows its crawl's gen (or only read): sent without it. */
+export const UNGUARDED: ReadonlySet<ScriptName> = new Set<ScriptName>(['open', 'peek', 'status']);
+
+/** The error a guarded script answers when the crawl's marker is gone or another gen's. */
+export const STATE_LOST_REPLY = 'CRAWL_STATE_LOST';
 
 /** How many leading elements of most answers are the VIEW. */
 export const VIEW_LENGTH = 6;

@@ -5,7 +5,9 @@
  *
  * Contract (beyond CrawlStore's):
  * - Every change is one Lua script (redis-scripts.ts), atomic on the server.
- *   Keys live under `crawl:{ID}:`; the braces are a Cluster hash tag.
+ *   Keys live under `crawl:{ID}:`; the braces are a Cluster hash tag. A URL
+ *   naming a cluster node is detected at connect and served through a
+ *   cluster client routed to the crawl's one slot (redis-cluster.ts).
  * - **Claiming enforces the host's shared politeness.** The claim script
  *   reads the host's shared state (last start, window logs, in-flight count,
  *   pause, rate factor, Crawl-delay, RateLimit pace, given-up), computes
@@ -79,6 +81,18 @@
  *   starts closer than the gap. A claim is given back, not held, while
  *   robots.txt loads.
  *
+ * - **A crawl whose state is gone stops; it never ends as finished.** Open
+ *   reads (or writes, for a new crawl) the crawl's gen, a random id in
+ *   `P meta`; every later script checks it first (redis-scripts.ts). Redis
+ *   restarted without persistence, FLUSHALL, eviction or a failover to an
+ *   empty replica leave it missing, and the next script (a survey at least
+ *   every second, a tick every `tickMs`) answers `CRAWL_STATE_LOST`: the
+ *   store calls `onStateLost` once and from then on every call throws
+ *   RedisStateLostError (code REDIS_STATE_LOST) without sending anything, so
+ *   no worker writes into, finishes or restarts a crawl that is gone.
+ *   Redis restarted WITH persistence is an outage like any other: the gen
+ *   is still there and the crawl goes on.
+ *
  * Not shared yet (the claim is the only cross-worker gate): robots.txt requests pass only the fetching worker's own limiter (their
  * starts reach the shared last start through `saveHost`, not the window
  * logs); the shared gap has no jitter; and a worker's local host record
@@ -91,7 +105,8 @@ import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer, Survey } from './crawl-store.js';
-import { SCRIPTS, scriptSource, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
+import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
+import { isClusterNode, openCluster } from './redis-cluster.js';
 import { SeenSet } from './seen-set.js';
 
 /** A lease nobody renews for this long goes back to its queue. */
@@ -101,6 +116,13 @@ export const DEFAULT_LEASE_MS = 60_000;
  * this (no release by another worker wakes them).
  */
 export const BUSY_RETRY_MS = 50;
+/**
+ * Errors Redis answers while it cannot serve yet, waited out like a lost
+ * connection: LOADING (restarted, reading its AOF or RDB back), BUSY (a
+ * script ran long), MASTERDOWN, TRYAGAIN and CLUSTERDOWN (a failover or
+ * resharding under way). Any other error Redis answers is thrown.
+ */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
 /** A script call unanswered this long is reported as Redis lost. */
 const SILENT_MS = 5_000;
 /** Expired leases given back per timer tick. */
@@ -162,10 +184,6 @@ export interface RedisConnection {
   scriptLoad(script: string): Promise<string>;
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   time(): Promise<unknown>;
-  hGet(key: string, field: string): Promise<unknown>;
-  hSet(key: string, field: string, value: string): Promise<unknown>;
-  set(key: string, value: string, options: { NX: true; PX: number }): Promise<unknown>;
-  del(key: string): Promise<unknown>;
   rPush(key: string, elements: string[]): Promise<unknown>;
   lRange(key: string, start: number, stop: number): Promise<unknown>;
 }
@@ -173,6 +191,8 @@ export interface RedisConnection {
 export interface RedisStoreOptions {
   /** `redis://host:port/db`; ignored when `client` is given. @default redis://127.0.0.1:6379 */
   url?: string;
+  /** With a `rediss://` URL: the CA certificates to trust (PEM), instead of Node's bundled roots. @default Node's roots */
+  ca?: string[];
   /** A client to use instead of connecting to `url` (connected on open if not yet; never closed by this store). */
   client?: RedisConnection;
   /** Names the crawl: every worker with the same id crawls the same crawl. */
@@ -197,11 +217,22 @@ export interface RedisStoreOptions {
   onLost?: (err: Error) => void;
   /** Redis answers again after an outage of `ms`. */
   onReconnected?: (ms: number) => void;
+  /** The crawl's state is gone from Redis (see "A crawl whose state is gone"): called once; every later call throws the same error. */
+  onStateLost?: (err: RedisStateLostError) => void;
 }
 
 /** Redis could not be reached, or answered something this store cannot use. */
 export class RedisStoreError extends Error {
-  readonly code = 'REDIS_UNAVAILABLE';
+  readonly code: string = 'REDIS_UNAVAILABLE';
+}
+
+/**
+ * The crawl's keys are gone from Redis (or belong to a crawl created again
+ * under its id): nothing this worker holds can be trusted, and nothing may be
+ * written. Not a usage error: the run stopped partway (the CLI exits 5).
+ */
+export class RedisStateLostError extends RedisStoreError {
+  override readonly code = 'REDIS_STATE_LOST';
 }
 
 /** The shared fields saveHost writes only when this worker changed them. */
@@ -260,6 +291,12 @@ export class RedisStore implements CrawlStore {
   /** node-redis's class for errors Redis answered (as opposed to a lost connection). */
   private replyError: (new (...args: never[]) => Error) | null = null;
   private ticking = false;
+  /** Connected through a cluster client (the URL named a cluster node). */
+  cluster = false;
+  /** The crawl's gen (see redis-scripts.ts), once open knows it: every later script checks it. */
+  private gen: string | null = null;
+  /** Set when Redis no longer holds this crawl: every call throws it. */
+  private lost: RedisStateLostError | null = null;
   private connected = false;
   private closed = false;
   /** Record log: records not sent yet (JSON), the flush timer, sends in order, and how many are unacknowledged. */
@@ -302,9 +339,10 @@ export class RedisStore implements CrawlStore {
 
   async open(meta: CrawlMeta): Promise<OpenResult> {
     await this.connect();
-    const rest = this.applyView(await this.run('open', [meta.configFingerprint, ...meta.seeds]));
+    const rest = this.applyView(await this.run('open', [meta.configFingerprint, randomUUID(), ...meta.seeds]));
     const existed = Number(rest[0]) === 1;
-    const before = rest.slice(4, 4 + Number(rest[3])).map(String);
+    this.gen = String(rest[3]);
+    const before = rest.slice(5, 5 + Number(rest[4])).map(String);
     await this.reap();
     this.applyQueues(this.applyView(await this.run('queues', [])));
     this.timer = setInterval(() => void this.tick(), this.tickMs);
@@ -328,8 +366,8 @@ export class RedisStore implements CrawlStore {
   }
 
   async lockRobots(origin: string, ttlMs: number): Promise<boolean> {
-    const answer = await this.connection().set(`${this.prefix}rlock:${origin}`, this.owner, { NX: true, PX: Math.max(1, Math.ceil(ttlMs)) });
-    return answer === 'OK';
+    const locked = (await this.run('robotsLock', [origin, this.owner, String(Math.max(1, Math.ceil(ttlMs)))])) as unknown;
+    return Number(locked) === 1;
   }
 
   async close(): Promise<void> {
@@ -491,15 +529,12 @@ export class RedisStore implements CrawlStore {
   }
 
   async putRobots(origin: string, record: RobotsRecord): Promise<void> {
-    const client = this.connection();
-    await client.hSet(`${this.prefix}robots`, origin, JSON.stringify(record));
-    // The record is what the waiting workers wanted: the fetch right ends with it.
-    await client.del(`${this.prefix}rlock:${origin}`);
+    await this.run('robotsPut', [origin, JSON.stringify(record)]);
   }
 
   async getRobots(origin: string): Promise<RobotsRecord | undefined> {
-    const json = await this.connection().hGet(`${this.prefix}robots`, origin);
-    return json === null || json === undefined ? undefined : (JSON.parse(json as string) as RobotsRecord);
+    const json = String((await this.run('robotsGet', [origin])));
+    return json === '' ? undefined : (JSON.parse(json) as RobotsRecord);
   }
 
   counter(name: CounterName): number {
@@ -533,6 +568,11 @@ export class RedisStore implements CrawlStore {
     if (this.logTimer) clearTimeout(this.logTimer);
     this.logTimer = null;
     if (this.logBuffer.length === 0) return;
+    if (this.lost) {
+      // Nowhere to keep them: the crawl's list went with its state.
+      this.logBuffer = [];
+      return;
+    }
     const batch = this.logBuffer;
     this.logBuffer = [];
     this.logPending += batch.length;
@@ -553,7 +593,7 @@ export class RedisStore implements CrawlStore {
 
   /** Sends what is buffered and waits for every send (at most 10 s: a lost Redis must not hold a worker's exit). */
   private async flushRecords(): Promise<void> {
-    if (!this.client || (this.logBuffer.length === 0 && this.logPending === 0)) return;
+    if (!this.client || this.lost || (this.logBuffer.length === 0 && this.logPending === 0)) return;
     this.sendRecords();
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)));
@@ -634,22 +674,22 @@ export class RedisStore implements CrawlStore {
     if (this.connected) return;
     const redis = await import('redis');
     this.replyError = redis.ErrorReply;
+    let ready = false;
+    const url = this.opts.url ?? 'redis://127.0.0.1:6379';
+    const socket = {
+      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
+      connectTimeout: this.opts.connectTimeoutMs ?? 5_000,
+      // Unreachable at open: fail at once. Lost later: retry with backoff (commands wait meanwhile).
+      reconnectStrategy: (retries: number, cause: Error) => (ready ? Math.min(50 * 2 ** retries, 2_000) : cause),
+    };
     if (!this.client) {
-      const { createClient } = redis;
-      let ready = false;
-      const client = createClient({
-        url: this.opts.url ?? 'redis://127.0.0.1:6379',
-        socket: {
-          connectTimeout: this.opts.connectTimeoutMs ?? 5_000,
-          // Unreachable at open: fail at once. Lost later: retry with backoff (commands wait meanwhile).
-          reconnectStrategy: (retries: number, cause: Error) => (ready ? Math.min(50 * 2 ** retries, 2_000) : cause),
-        },
-      });
+      const client = redis.createClient({ url, socket });
       client.on('ready', () => (ready = true));
       this.client = client;
     }
-    const client = this.client;
-    client.on('error', (err) => this.opts.onError?.(err));
+    let client = this.client;
+    const onError = (err: Error) => this.opts.onError?.(err);
+    client.on('error', onError);
     const limitMs = this.opts.connectTimeoutMs ?? 5_000;
     let timer: NodeJS.Timeout | undefined;
     // A server that accepts the connection and never answers (stopped, overloaded) must not hang the start either.
@@ -658,6 +698,15 @@ export class RedisStore implements CrawlStore {
     });
     const setUp = async (): Promise<void> => {
       if (!client.isOpen) await client.connect();
+      // A cluster node: the same crawl through a cluster client (redis-cluster.ts).
+      if (this.ownsClient && (await isClusterNode(client as unknown as { info(section: string): Promise<unknown> }))) {
+        await client.close();
+        client = this.client = openCluster(redis, { url, socket, routeKey: this.metaKey });
+        client.on('error', onError);
+        await client.connect();
+        ready = true;
+        this.cluster = true;
+      }
       for (const name of Object.keys(SCRIPTS) as ScriptName[]) this.shas.set(name, await client.scriptLoad(scriptSource(name)));
       // The clock offset: the best of a few samples.
       for (let i = 0; i < 5; i++) {
@@ -691,7 +740,9 @@ export class RedisStore implements CrawlStore {
    * workers going. An error Redis itself answered is thrown.
    */
   private async run(name: ScriptName, args: string[]): Promise<unknown[]> {
-    const options = { keys: [this.metaKey], arguments: [this.prefix, ...args] };
+    this.checkHeld();
+    const guarded = this.gen !== null && !UNGUARDED.has(name);
+    const options = { keys: [this.metaKey], arguments: [guarded ? `${this.prefix}\n${this.gen}` : this.prefix, ...args] };
     const evalOnce = async (): Promise<unknown[]> => {
       const client = this.connection();
       try {
@@ -702,12 +753,36 @@ export class RedisStore implements CrawlStore {
         return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
       }
     };
-    const timed = this.opts.timed;
-    if (!timed) return this.untilAnswered(evalOnce);
-    const began = performance.now();
-    const answer = await this.untilAnswered(evalOnce);
-    timed(name, (performance.now() - began) / 1000);
-    return answer;
+    try {
+      const timed = this.opts.timed;
+      if (!timed) return await this.untilAnswered(evalOnce);
+      const began = performance.now();
+      const answer = await this.untilAnswered(evalOnce);
+      timed(name, (performance.now() - began) / 1000);
+      return answer;
+    } catch (err) {
+      if (String((err as Error).message).startsWith(STATE_LOST_REPLY)) throw this.stateLost(String((err as Error).message).endsWith('replaced'));
+      throw err;
+    }
+  }
+
+  /** Throws once Redis has said this crawl is gone: nothing more is sent. */
+  private checkHeld(): void {
+    if (this.lost) throw this.lost;
+  }
+
+  /** Redis no longer holds this crawl: remembered, said once, and the error every later call throws. */
+  private stateLost(replaced: boolean): RedisStateLostError {
+    if (this.lost) return this.lost;
+    const where = redactUrl(this.opts.url ?? 'redis://127.0.0.1:6379');
+    const why = replaced
+      ? 'another crawl was created under its id since'
+      : 'its keys were lost: Redis restarted without persistence, was flushed, evicted them or failed over to an empty replica';
+    this.lost = new RedisStateLostError(
+      `the shared state of Redis crawl "${this.opts.crawlId}" is gone from Redis at ${where} (${why}); this worker stopped and the crawl did NOT finish: start it again under a new --crawl-id (nothing of this one is left to resume)`,
+    );
+    this.opts.onStateLost?.(this.lost);
+    return this.lost;
   }
 
   /**
@@ -725,7 +800,7 @@ export class RedisStore implements CrawlStore {
         if (this.lostSince !== null) this.reconnected();
         return reply;
       } catch (err) {
-        if (this.closed || (this.replyError && err instanceof this.replyError)) throw err;
+        if (this.closed || (this.replyError && err instanceof this.replyError && !TRANSIENT_REPLY.test((err).message))) throw err;
         if (this.lostSince === null) {
           this.lostSince = Date.now();
           this.opts.onLost?.(err as Error);
@@ -809,7 +884,7 @@ export class RedisStore implements CrawlStore {
 
   /** Renews this worker's leases, gives back expired ones, refreshes the views. Never throws. */
   private async tick(): Promise<void> {
-    if (this.ticking || this.closed) return;
+    if (this.ticking || this.closed || this.lost) return;
     this.ticking = true;
     try {
       if (this.held.size > 0) await this.renewIds([...this.held.keys()]);

@@ -233,7 +233,8 @@ describe('a full disk under --state', () => {
     }
     try {
       // Enough pages that the state outgrows the disk however its commits are batched (400 did not
-      // always: under load fewer, larger commits kept the write-ahead log small).
+      // always: under load fewer, larger commits kept the write-ahead log small). The free-space
+      // check runs at every commit, so it stops the crawl before SQLite's own SQLITE_FULL would.
       web = await startWeb({ sites: { 'a.localhost': { generate: { pages: PAGES, linksPerPage: 3 } } } });
       const seed = web.url('a.localhost', '/');
       const args = ['--state', 'small/s.db', '-o', 'pages.jsonl', '--rate', 'unlimited', '--host-concurrency', '4', '-q', seed];

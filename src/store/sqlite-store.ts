@@ -53,8 +53,14 @@ export const HEARTBEAT_MS = 5_000;
  * transaction (the pages in it are fetched again on resume).
  */
 export const LOW_SPACE_BYTES = 1 << 20;
-/** How often free space is looked at while committing. */
-const SPACE_CHECK_MS = 1_000;
+/**
+ * How often free space is looked at while committing: every commit. One
+ * statfs (microseconds) per 50 ms is nothing, and at a second apart a fast
+ * crawl could fill the last MiB first and meet SQLITE_FULL, which loses a
+ * commit (its pages are fetched again on resume and their records repeat
+ * in an -o file).
+ */
+const SPACE_CHECK_MS = COMMIT_INTERVAL_MS;
 
 const enum UrlState {
   Seen = 0,

@@ -70,12 +70,7 @@ export function inspectStateFile(Driver: Driver, path: string, opts: { mustExist
   }
   if (size === 0) return empty;
   if (!hasSqliteHeader(path)) throw new StateFileError(`${path} is not a crawl state file (not an SQLite database)`);
-  let db: BetterSqlite3.Database;
-  try {
-    db = new Driver(path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new StateFileError(`cannot read state file ${path}: ${(err as Error).message}`);
-  }
+  const db = openReadOnly(Driver, path);
   try {
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
     if (tables.length === 0) return empty;
@@ -96,6 +91,15 @@ export function inspectStateFile(Driver: Driver, path: string, opts: { mustExist
 const foreign = (path: string) => new StateFileError(`${path} is not a crawl state file (it holds other tables); it was left as it was`);
 
 /** SQLite's own words for a file whose pages are not what they should be. */
+/** The file opened read-only (nothing is created or changed), or one StateFileError line. */
+export function openReadOnly(Driver: Driver, path: string): BetterSqlite3.Database {
+  try {
+    return new Driver(path, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new StateFileError(`cannot read state file ${path}: ${(err as Error).message}`);
+  }
+}
+
 export function isDamage(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code ?? '';
   return code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB';

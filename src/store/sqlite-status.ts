@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import { damagedMessage, inspectStateFile, isDamage, stateFileLocked, StateFileError } from './sqlite-file.js';
+import { damagedMessage, inspectStateFile, isDamage, openReadOnly, stateFileLocked, StateFileError } from './sqlite-file.js';
 import { checkVersion } from './sqlite-store.js';
 
 export interface CrawlStatus {
@@ -74,12 +74,7 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
   const meta = found.meta;
   const pid = Number(meta.get('pid'));
   const live = stateFileLocked(Driver, path);
-  let db: BetterSqlite3.Database;
-  try {
-    db = new Driver(path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new StateFileError(`cannot read state file ${path}: ${(err as Error).message}`);
-  }
+  const db = openReadOnly(Driver, path);
   try {
     const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).pluck().get(...args) as number | null) ?? 0;
     const done: Record<string, number> = {};

@@ -6,7 +6,7 @@
  * no scheduling noise, so a bound can be the documented one, and an instant
  * can be checked to the millisecond.
  *
- * Documented constants the assertions use (README "Politeness, exactly" and
+ * Documented constants the assertions use (docs/politeness.md "Politeness, exactly" and
  * "When the server pushes back"): gaps carry a 1% + 3 ms margin; a pause a
  * server announces (Retry-After, an exhausted RateLimit budget) carries a
  * 10 ms margin for clocks ticking apart.

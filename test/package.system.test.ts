@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it: `npm pack` the repository (with the dist/
  * that `npm test` builds first), install the tarball into an empty project,
- * and use it there by name — the README's library example verbatim, a script
+ * and use it there by name — the library example (docs/library.md) verbatim, a script
  * importing the API, the shipped type declarations and the `crawl` binary.
  * Slow-ish (an npm install, from the local cache), hence one test.
  */
@@ -26,12 +26,12 @@ const npmEnv = Object.fromEntries(
 );
 const npm = (args: string[], cwd: string) => run('npm', args, { cwd, env: npmEnv, maxBuffer: 16 * 1024 * 1024 });
 
-/** The first ```js block of the README's "Use it as a library" section. */
+/** The first ```js block of the "Use it as a library" section (docs/library.md, linked from the README). */
 async function readmeExample(): Promise<string> {
-  const readme = await readFile(join(root, 'README.md'), 'utf8');
+  const readme = await readFile(join(root, 'docs', 'library.md'), 'utf8');
   const section = readme.split(/^## Use it as a library$/m)[1];
   const code = section && /```js\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!code) throw new Error('README.md has no ```js example under "## Use it as a library"');
+  if (!code) throw new Error('docs/library.md has no ```js example under "## Use it as a library"');
   return code;
 }
 
@@ -51,7 +51,7 @@ it('installs from its tarball and works by name: library, README example, types 
   const packed = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], root);
   const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const shipped = tarball.files.map((f) => f.path);
-  expect(shipped).toEqual(expect.arrayContaining(['bin/crawl.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/cli.js', 'package.json', 'README.md']));
+  expect(shipped).toEqual(expect.arrayContaining(['bin/crawl.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/cli.js', 'package.json', 'README.md', 'docs/library.md', 'docs/cli-and-config.md']));
   expect(shipped.filter((p) => /^(src|test|fixtures|bench)\//.test(p))).toEqual([]);
 
   const app = join(dir, 'app');
@@ -68,7 +68,7 @@ it('installs from its tarball and works by name: library, README example, types 
   await access(join(installed, manifest.types));
   expect(await readFile(join(installed, manifest.types), 'utf8')).toMatch(/export \{ crawl\b/);
 
-  // The README example, as a reader would paste it.
+  // The library example, as a reader would paste it.
   await writeFile(join(app, 'example.mjs'), await readmeExample());
   const example = await run(process.execPath, ['example.mjs'], { cwd: app, timeout: 20_000 });
   const lines = example.stdout.trim().split('\n');

@@ -1,5 +1,5 @@
 /**
- * The README's description of `explain()` names the fields the result really
+ * The description of `explain()` (docs/library.md) names the fields the result really
  * has (it promised `scope.verdict`, which never existed: the field is
  * `inScope`).
  */
@@ -11,11 +11,11 @@ import { explain } from '../src/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-it('README names exactly the fields of explain().scope', async () => {
-  const readme = await readFile(join(root, 'README.md'), 'utf8');
+it('docs/library.md names exactly the fields of explain().scope', async () => {
+  const readme = await readFile(join(root, 'docs', 'library.md'), 'utf8');
   const paragraph = /`await explain\(url, options\)`[^]*?\n\n/.exec(readme)?.[0] ?? '';
   const listed = /`scope` \(([^)]*)\)/.exec(paragraph.replace(/\s+/g, ' '))?.[1];
-  expect(listed, 'README: "`scope` (…)" in the explain() paragraph').toBeDefined();
+  expect(listed, 'docs/library.md: "`scope` (…)" in the explain() paragraph').toBeDefined();
   const named = new Set([...listed!.matchAll(/`(\w+)`/g)].map((m) => m[1]));
 
   // No network: a robots.txt is given and the host is an address literal.

@@ -1,7 +1,7 @@
 /**
  * record.schema.json: generated from src/output/record-schema.ts, every
  * record a real crawl writes validates against the committed file, and the
- * README documents every field.
+ * records page (docs/records.md) documents every field.
  */
 import net from 'node:net';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -80,8 +80,8 @@ describe('record.schema.json', () => {
     expect(validator.safeParse({ ...page, startedAt: Date.parse(page.startedAt as string) }).success).toBe(false);
   });
 
-  it('every record field is documented in the README', async () => {
-    const readme = await readFile(rootFile('README.md'), 'utf8');
+  it('every record field is documented in docs/records.md', async () => {
+    const readme = await readFile(rootFile('docs/records.md'), 'utf8');
     const fields = new Set((await committed()).oneOf.flatMap((branch) => Object.keys(branch.properties)));
     const missing = [...fields].filter((field) => !readme.includes(`\`${field}\``));
     expect(missing).toEqual([]);

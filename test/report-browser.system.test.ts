@@ -139,7 +139,7 @@ describe.skipIf(!available)('the report in chromium', () => {
       await page.locator(`#${id}`).screenshot({ path: join(outputDir, `report-${id}.png`) });
     }
     expect(existsSync(join(outputDir, 'report.png'))).toBe(true);
-    // The README's picture: `UPDATE_SCREENSHOT=1 npx vitest run test/report-browser.system.test.ts` renews it.
+    // The report page's picture (docs/report.md): `UPDATE_SCREENSHOT=1 npx vitest run test/report-browser.system.test.ts` renews it.
     if (process.env.UPDATE_SCREENSHOT) await page.locator('#politeness').screenshot({ path: fileURLToPath(new URL('../docs/report.png', import.meta.url)) });
     expect(requests).toEqual([reportUrl]);
   });

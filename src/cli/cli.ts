@@ -44,7 +44,12 @@ refused, DNS failure, timeout; no HTTP answer at all); 4 a file could not be
 written (disk full, read-only file system, permission); 5 the shared state of
 a --redis crawl is gone from Redis (restarted without persistence, flushed,
 evicted): the crawl stopped partway; 130 SIGINT; 143 SIGTERM.
---max-time and a closed pipe (| head) end with 0.`;
+--max-time and a closed pipe (| head) end with 0.
+
+Documentation: docs/cli-and-config.md, docs/records.md, docs/politeness.md,
+docs/network-safety.md, docs/archives.md, docs/javascript-sites.md,
+docs/long-crawls.md, docs/redis.md, docs/report.md, docs/library.md in the
+package (node_modules/polite-crawler/docs/), or the README.`;
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
 export function buildProgram(

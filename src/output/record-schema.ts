@@ -1,8 +1,8 @@
 /**
  * The records `crawl` writes (one JSON object per line), as zod schemas: the
  * source of record.schema.json (JSON Schema draft 2020-12, committed at the
- * package root for users' validators and editors) and of the README's field
- * table. Every object is closed (no other keys), so a field added to a
+ * package root for users' validators and editors) and of the field table in
+ * docs/records.md. Every object is closed (no other keys), so a field added to a
  * record but not here fails the test that validates a real crawl's records
  * against record.schema.json; the type checks at the end fail the build
  * first, when the shapes in types.ts and these disagree.
@@ -10,7 +10,7 @@
  * Adding a record field: add it to the interface in types.ts AND here, with
  * a `.describe()` that says when it is present; then regenerate the file
  * (`npx tsc -p tsconfig.json && node dist/config/schema-gen.js`) and list it in
- * the README's record table.
+ * the record table in docs/records.md.
  */
 import { z } from 'zod';
 import type { PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from '../types.js';

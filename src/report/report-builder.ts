@@ -7,7 +7,7 @@
  *
  * Every list that reaches the HTML is capped (see REPORT_LIMITS), so the
  * report's size does not grow with the input: that is how it keeps its
- * size budget (README, "Report").
+ * size budget (docs/report.md).
  */
 import { HostStats, type HostRow, type PolicyLookup } from './host-stats.js';
 import { MAX_GAP, MIN_GAP, STARTS, type Configured } from './host-timeline.js';

@@ -71,7 +71,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'Redis o
     redis = await startRedisServer(5_000, {
       args: ['--tls-port', String(tlsPort), '--tls-cert-file', join(dir, 'server.pem'), '--tls-key-file', join(dir, 'server.key'), '--tls-ca-cert-file', join(dir, 'ca.pem'), '--tls-auth-clients', 'no'],
     });
-    // An ACL user limited to the crawl's keys, with the README's rules (the plain port stays for this admin connection).
+    // An ACL user limited to the crawl's keys, with the rules in docs/redis.md (the plain port stays for this admin connection).
     const { createClient } = await import('redis');
     const admin = createClient({ url: redis.url });
     await admin.connect();

@@ -5,6 +5,7 @@
  * a `.partial` file as the sink, a broken pipe ending quietly, SIGINT/SIGTERM
  * with a grace period, progress, the summary and the exit code.
  */
+import { interruptibleWait } from './interruptible-wait.js';
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { EXIT, type CrawlFlags, type Io } from './flags.js';
@@ -259,28 +260,20 @@ async function waitForCrawl(target: StateTarget, flags: CrawlFlags, io: Io, log:
   if (waitMs === 0) return { held: undefined };
   const label = flags.waitForCrawl ?? `${DEFAULT_WAIT_FOR_CRAWL_MS / 1000}s`;
   log.info(`${target.label} does not exist yet; waiting up to ${label} for the worker that gives the seeds`);
-  let signal: 'SIGINT' | 'SIGTERM' | undefined;
-  let wake: (() => void) | undefined;
-  const onInt = () => ((signal = 'SIGINT'), wake?.());
-  const onTerm = () => ((signal = 'SIGTERM'), wake?.());
-  io.signals.on('SIGINT', onInt);
-  io.signals.on('SIGTERM', onTerm);
+  const wait = interruptibleWait(io);
   try {
     const deadline = performance.now() + waitMs;
     for (;;) {
       const left = deadline - performance.now();
       if (left <= 0) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(WAIT_POLL_MS, left));
-        wake = () => (clearTimeout(timer), resolve());
-      });
-      if (signal) return signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+      await wait.sleep(Math.min(WAIT_POLL_MS, left));
+      const stopped = wait.signalExit();
+      if (stopped !== undefined) return stopped;
       const held = await target.peek();
       if (held !== undefined) return { held };
     }
   } finally {
-    io.signals.off('SIGINT', onInt);
-    io.signals.off('SIGTERM', onTerm);
+    wait.dispose();
   }
   throw new UsageError(`no seed URL given, and ${target.label} did not appear within ${label} (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`);
 }

@@ -8,6 +8,7 @@
  * more. On a terminal each print replaces the last; elsewhere each text
  * print starts with a time stamp line, and `--json` prints one object per line.
  */
+import { interruptibleWait } from './interruptible-wait.js';
 import { resolve } from 'node:path';
 import { readCrawlStatus, recentRate, type CrawlStatus } from '../store/sqlite-status.js';
 import { UsageError } from '../config/seeds.js';
@@ -54,12 +55,7 @@ async function show(read: () => Promise<CrawlStatus>, ended: (s: CrawlStatus) =>
     return EXIT.ok;
   }
   const tty = Boolean((io.stdout as { isTTY?: boolean }).isTTY);
-  let signal: 'SIGINT' | 'SIGTERM' | undefined;
-  let wake: (() => void) | undefined;
-  const onInt = () => ((signal = 'SIGINT'), wake?.());
-  const onTerm = () => ((signal = 'SIGTERM'), wake?.());
-  io.signals.on('SIGINT', onInt);
-  io.signals.on('SIGTERM', onTerm);
+  const wait = interruptibleWait(io);
   try {
     for (;;) {
       const status = await read();
@@ -68,15 +64,12 @@ async function show(read: () => Promise<CrawlStatus>, ended: (s: CrawlStatus) =>
       else if (!flags.json) io.stdout.write(`--- ${new Date().toISOString()}\n`);
       print(status);
       if (ended(status)) return EXIT.ok;
-      await new Promise<void>((done) => {
-        const timer = setTimeout(done, everyMs);
-        wake = () => (clearTimeout(timer), done());
-      });
-      if (signal) return signal === 'SIGINT' ? EXIT.interrupted : EXIT.terminated;
+      await wait.sleep(everyMs);
+      const stopped = wait.signalExit();
+      if (stopped !== undefined) return stopped;
     }
   } finally {
-    io.signals.off('SIGINT', onInt);
-    io.signals.off('SIGTERM', onTerm);
+    wait.dispose();
   }
 }
 

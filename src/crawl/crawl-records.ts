@@ -2,8 +2,9 @@
  * What the crawl writes and counts: page and skip records, in order, through
  * one write chain to the sink (awaited by jobs, which is how a slow reader
  * slows the crawl), with credentials redacted, and the counts the progress
- * line shows. A record the sink refuses (disk full) fails the crawl at once. A URL the user named (a seed, or where it redirects) always
- * gets its record; other skips only with `emitSkipped`.
+ * line shows. A record the sink refuses (disk full) fails the crawl at
+ * once. A URL the user named (a seed, or where it redirects) always gets its
+ * record; other skips only with `emitSkipped`.
  */
 import type { RecordSink } from '../output/sink.js';
 import { countPage, countSkip, hostStats } from '../output/summary.js';

@@ -14,7 +14,7 @@ import type { Logger } from '../output/logger.js';
 import { readCaFile } from '../fetch/tls.js';
 import type { CrawlStore } from '../store/crawl-store.js';
 import type { CrawlMetrics } from '../output/metrics.js';
-import { redactUrl } from '../store/redis-store.js';
+import { redactUrl } from '../fetch/redact.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlFlags } from './flags.js';
 

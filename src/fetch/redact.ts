@@ -14,3 +14,14 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#\\]*@/gi;
 export function redactCredentials(text: string): string {
   return text.includes('@') ? text.replace(USERINFO, '$1***@') : text;
 }
+
+/** A URL (a Redis URL, a proxy) without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the given URL';
+  }
+}

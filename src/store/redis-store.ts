@@ -101,6 +101,7 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { redactUrl } from '../fetch/redact.js';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
@@ -975,13 +976,3 @@ function shiftSaved(saved: HostSaved, delta: number): HostSaved {
   };
 }
 
-/** A Redis URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'the given URL';
-  }
-}

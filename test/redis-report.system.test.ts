@@ -50,8 +50,15 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl r
     const hosts = ['a.localhost', 'b.localhost'];
     web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 15, linksPerPage: 3 } }])) });
     const crawlId = `report-${randomUUID()}`;
-    const args = (i: number) => ['--redis', redis!.url, '--crawl-id', crawlId, '-q', '--rate', '40/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...hosts.map((h) => web!.url(h, '/'))];
-    const workers = await Promise.all([0, 1].map((i) => run(args(i))));
+    // 5/s per host: about 3 s of crawl, so the second worker (started once the
+    // first one's requests arrive) joins a crawl still running even on a loaded
+    // machine; at 40/s the first worker could finish before the second started,
+    // which then found the crawl done and wrote nothing.
+    const args = (i: number) => ['--redis', redis!.url, '--crawl-id', crawlId, '-q', '--rate', '5/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...hosts.map((h) => web!.url(h, '/'))];
+    const first = run(args(0));
+    const deadline = Date.now() + 20_000;
+    while (web.requests().filter((r) => r.path !== '/robots.txt').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const workers = await Promise.all([first, run(args(1))]);
     for (const w of workers) expect(w.code, w.stderr).toBe(0);
     const written = (await Promise.all([0, 1].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
     const pagesBy = (w: string) => written.filter((r) => r.type === 'page' && r.worker === w).map((r) => r.url);

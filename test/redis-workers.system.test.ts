@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { duplicates, minGap, startWeb, type Web } from '../fixtures/web.js';
 import { redisServerMissing, startRedisServer, type RedisServer } from './support/redis-server.js';
-import { jsonLines, requireBuilt, startCrawl } from './support/spawn-crawl.js';
+import { jsonLines, outputOf, requireBuilt, startCrawl } from './support/spawn-crawl.js';
 
 
 let redis: RedisServer | undefined;
@@ -61,7 +61,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
 
-    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     const pages = out.filter((r) => r.type === 'page');
     const expected = hosts.flatMap((h) => pagesOf(h, 24)).sort();
     expect(pages.map((r) => r.url).sort()).toEqual(expected); // every page, each once
@@ -96,7 +96,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     expect(duplicates(web.requests())).toEqual([]);
-    const out = (await Promise.all([0, 1, 2].map(async (i) => jsonLines<Rec & { host: string; startedAt?: string }>(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1, 2].map(async (i) => jsonLines<Rec & { host: string; startedAt?: string }>(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     for (const h of hosts) {
       expect(web.maxInFlight(h)).toBeLessThanOrEqual(2);
       // When each worker wrote its requests (records' startedAt; one machine, one clock): the politeness itself.
@@ -121,7 +121,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const runs = await Promise.all(others.map((o) => o.done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
 
-    const out = (await Promise.all([1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([1, 2].map(async (i) => records(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     // The victim's file is a .partial at best; whatever it had not completed, the others did.
     const victimDone = records(await readFile(join(dir, 'w0.jsonl.partial'), 'utf8').catch(() => '')).filter((r) => r.type === 'page').map((r) => r.url);
     const fetched = new Set([...out.filter((r) => r.type === 'page').map((r) => r.url), ...victimDone]);
@@ -151,7 +151,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       // Nobody, in any process, asked again within the second the server asked for.
       if (next) expect(next.at - t.at).toBeGreaterThanOrEqual(995);
     }
-    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     expect(out.filter((r) => r.type === 'page' && r.status === 200).map((r) => r.url).sort()).toEqual(pagesOf('limited.localhost', 8).sort());
   }, 60_000);
 
@@ -162,7 +162,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const args = (i: number) => [...shared(crawlId), '--rate', '50/s', '--max-pages', '10', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
     const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
-    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     expect(out.filter((r) => r.type === 'page')).toHaveLength(10);
     expect(web.requests().filter((e) => e.path !== '/robots.txt')).toHaveLength(10);
   }, 30_000);
@@ -235,7 +235,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       expect(r.stderr).toMatch(/answers again after/);
       expect(r.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
     }
-    const out = (await Promise.all([0, 1].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1].map(async (i) => records(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     expect(new Set(out.filter((r) => r.type === 'page').map((r) => r.url))).toEqual(new Set(pagesOf('a.localhost', 30)));
   }, 60_000);
   it('robots.txt redirected to another host: one worker follows the chain, every worker obeys the rules it found', async () => {
@@ -256,7 +256,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     expect(web.requests('apex.localhost').filter((e) => e.path.startsWith('/secret'))).toEqual([]);
     expect(web.requests('apex.localhost').filter((e) => e.path === '/robots.txt')).toHaveLength(1);
     expect(web.requests('www.apex.localhost').map((e) => e.path)).toEqual(['/robots.txt']);
-    const out = (await Promise.all([0, 1].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1].map(async (i) => records(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     expect(out.filter((r) => r.type === 'page').map((r) => r.url).sort()).toEqual(pagesOf('apex.localhost', 12).sort());
   }, 60_000);
 });

@@ -10,13 +10,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
 import { redisServerMissing, startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { jsonLines, outputOf, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let nodes: RedisServer[] = [];
 let web: Web | undefined;
@@ -50,7 +50,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
     const runs = await Promise.all([0, 1].map((i) => startCrawl(args(i), dir).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
 
-    const out = (await Promise.all([0, 1].map(async (i) => jsonLines<{ type: string; url: string }>(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
+    const out = (await Promise.all([0, 1].map(async (i) => jsonLines<{ type: string; url: string }>(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     expect(out.filter((r) => r.type === 'page')).toHaveLength(21);
     const log = web!.requests();
     expect(duplicates(log)).toEqual([]);

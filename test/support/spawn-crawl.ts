@@ -40,3 +40,12 @@ export async function requireBuilt(): Promise<void> {
 export function jsonLines<T = Record<string, unknown>>(text: string): T[] {
   return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as T);
 }
+
+/**
+ * A worker's `-o` file, or '' when it wrote none: a shared-crawl worker that
+ * starts after the others finished finds the crawl done and opens no output
+ * (which a loaded machine makes possible in any multi-worker test).
+ */
+export async function outputOf(path: string): Promise<string> {
+  return readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)));
+}

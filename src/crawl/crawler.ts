@@ -39,7 +39,7 @@ import { DueTimer } from './due-timer.js';
 import type { CrawlSettings, HostPolicy } from '../types.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
-import { addNote, countThrottle, createStats, finishStats, type CrawlStats } from '../output/summary.js';
+import { addNote, countThrottle, createStats, finishStats, formatDuration, type CrawlStats } from '../output/summary.js';
 import { MemoryStore, type CrawlStore } from '../store/index.js';
 import { settingsFingerprint } from './fingerprint.js';
 import { Admission } from './admission.js';
@@ -232,7 +232,9 @@ export class Crawler {
     }
     if (store.durable) {
       const unclean = opened.uncleanUntil === undefined ? undefined : { until: opened.uncleanUntil, spanMs: opened.uncleanSpanMs ?? 0 };
-      for (const [key, saved] of await store.loadHosts()) ctx.hosts.restore(key, saved, unclean);
+      const behind = opened.clockBehindMs ?? 0;
+      if (behind > 0) ctx.log?.warn(`the clock reads ${formatDuration(behind)} earlier than when the crawl's state was last saved (set back since?): waits restored with the time they had left`);
+      for (const [key, saved] of await store.loadHosts()) ctx.hosts.restore(key, saved, unclean, behind);
     }
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
     for (const seed of opts.seeds) this.intake.enqueue(seed, 0, null, 0, true);

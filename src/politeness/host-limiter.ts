@@ -294,20 +294,23 @@ export class HostLimiter {
   /**
    * Takes over saved state. Window logs are matched to the current policy's
    * windows by length (a log keeps its newest `count` starts); a window the
-   * saved state did not have starts empty.
+   * saved state did not have starts empty. `shiftMs` moves every saved
+   * instant back (the clock was set back by that much since the save), so
+   * gaps, windows and pauses keep what they had left.
    */
-  restore(saved: LimiterSaved): void {
-    this.lastStart = saved.lastStart ?? -Infinity;
-    this.pausedUntilAt = saved.pausedUntil ?? -Infinity;
+  restore(saved: LimiterSaved, shiftMs = 0): void {
+    const at = (t: number | null) => (t === null ? -Infinity : t - shiftMs);
+    this.lastStart = at(saved.lastStart);
+    this.pausedUntilAt = at(saved.pausedUntil);
     this.crawlDelay = saved.crawlDelayMs;
     this.serverGap = saved.serverGapMs;
-    this.serverGapUntil = saved.serverGapUntil ?? -Infinity;
+    this.serverGapUntil = at(saved.serverGapUntil);
     this.setRateFactor(saved.rateFactor);
     this.nextJitter = saved.nextJitterMs;
     this.minRoundTrip = saved.minRoundTripMs ?? Infinity;
     for (const log of this.logs) {
       const kept = saved.windows.find((w) => w.windowMs === log.limit.windowMs);
-      for (const at of kept?.starts ?? []) log.push(-1, at);
+      for (const start of kept?.starts ?? []) log.push(-1, start - shiftMs);
     }
   }
 

@@ -147,14 +147,15 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
    * Puts back a saved record (replacing any in memory), with nothing in
    * flight. `unclean` says the process that saved it died and may have
    * started requests it never recorded during `spanMs` before `until`.
+   * `shiftMs` moves the saved instants back (the clock was set back since).
    */
-  restore(key: string, saved: HostSaved, unclean?: { until: number; spanMs: number }): HostState<P> {
+  restore(key: string, saved: HostSaved, unclean?: { until: number; spanMs: number }, shiftMs = 0): HostState<P> {
     this.records.delete(key);
     const s = this.get(key);
-    s.limiter.restore(saved.limiter);
+    s.limiter.restore(saved.limiter, shiftMs);
     if (unclean) s.limiter.assumeStartedUntil(unclean.until, unclean.spanMs);
     const f = saved.feedback;
-    s.feedback = f === null ? null : { ...f, lastEventAt: f.lastEventAt ?? -Infinity };
+    s.feedback = f === null ? null : { ...f, lastEventAt: f.lastEventAt === null ? -Infinity : f.lastEventAt - shiftMs };
     s.givenUp = saved.givenUp;
     return s;
   }

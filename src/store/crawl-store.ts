@@ -108,6 +108,15 @@ export interface OpenResult {
   uncleanUntil?: number;
   /** How long before `uncleanUntil` unrecorded requests may have started (the store's commit interval). */
   uncleanSpanMs?: number;
+  /**
+   * The clock reads this much earlier than when the store last saved (the
+   * wall clock, where the crawl clock starts, was set back between runs).
+   * The store has moved its own instants (due retries, `uncleanUntil`) back
+   * by it; the crawl moves the host records' instants back too, so a wait
+   * keeps what it had left instead of growing by the step. Absent when the
+   * clock did not go back. (A step forward cannot be told from time passing.)
+   */
+  clockBehindMs?: number;
 }
 
 export interface StoreCounts {

@@ -286,10 +286,18 @@ export class SqliteStore implements CrawlStore {
         ? { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } }
         : { resumed: true, finished: get('finished') === '1', meta: { seeds: JSON.parse(existing) as string[], configFingerprint: get('fingerprint') ?? '' } };
       const running = get('running');
+      // The crawl clock starts at the wall clock: set back between runs, it reads earlier than the last commit.
+      const lastCommit = Number(get('committed_at') ?? 0);
+      const behind = result.resumed ? lastCommit - this.now() : 0;
+      if (behind > 0) {
+        result.clockBehindMs = behind;
+        // Retries keep the delay they had left (a step back of a day would otherwise hold them a day more).
+        this.db.prepare(`UPDATE urls SET due = due - ? WHERE state = ${UrlState.Delayed}`).run(behind);
+      }
       // No live process holds the file (this store has its lock): `running` left at 1 means the last one died.
       if (result.resumed && running === '1') {
         // The last process died without closing: it may have started requests until its last commit plus the interval.
-        result.uncleanUntil = Number(get('committed_at') ?? 0) + COMMIT_INTERVAL_MS;
+        result.uncleanUntil = lastCommit - Math.max(0, behind) + COMMIT_INTERVAL_MS;
         result.uncleanSpanMs = COMMIT_INTERVAL_MS;
       }
       this.load();

@@ -3,7 +3,7 @@
  * `npm run bench` / `npm run bench:quick`: every benchmark, one after the
  * other, against the built crawler (dist/, bin/crawl.js), then one table.
  *
- *   node bench/run.js [--quick] [--only throughput,scheduling,memory,parse,startup,loop-cpu,state,report,broad,redis,redis-memory,render] [--corpus DIR]
+ *   node bench/run.js [--quick] [--only throughput,scheduling,memory,parse,startup,loop-cpu,state,report,broad,redis,redis-memory,render,soak] [--corpus DIR] (soak runs only when named)
  *
  * Writes bench/results/latest.json and bench/results/latest.md (git-ignored;
  * copy the table into BENCHMARKS.md when it changes). Exits 1 if a
@@ -30,10 +30,13 @@ const BENCHMARKS = {
   redis: () => import('./redis.js'),
   'redis-memory': () => import('./redis-memory.js'),
   render: () => import('./render.js'),
+  soak: () => import('./soak.js'),
 };
+/** Minutes long: run only when named (`--only soak`). */
+const ON_REQUEST = new Set(['soak']);
 
 const args = parseArgs(process.argv.slice(2));
-const only = typeof args.only === 'string' ? args.only.split(',') : Object.keys(BENCHMARKS);
+const only = typeof args.only === 'string' ? args.only.split(',') : Object.keys(BENCHMARKS).filter((name) => !ON_REQUEST.has(name));
 for (const name of only) {
   if (!(name in BENCHMARKS)) {
     process.stderr.write(`unknown benchmark "${name}"; choose from ${Object.keys(BENCHMARKS).join(', ')}\n`);

@@ -13,6 +13,7 @@ import { crawlExitCode } from './exit-code.js';
 import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
+import type { FileConfig } from '../config/file-schema.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
 import { findBrowser } from '../render/browser-path.js';
@@ -64,7 +65,7 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   // A crawl that renders and has no browser stops here, with one line, before any request.
   const browserPath = settings.render?.enabled ? findBrowser(settings.render.browser, process.env, io.cwd) : undefined;
   // Bound before anything is opened or fetched: a port in use is a usage error with nothing to clean up.
-  const metrics = await openMetrics(flags, log);
+  const metrics = await openMetrics(flags, file, log);
   try {
     if (!settings.robots.enabled) {
       log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
@@ -84,14 +85,18 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
  * `--metrics`: the series and their endpoint, listening, or undefined.
  * prom-client is loaded only here, so a crawl without metrics never pays for it.
  */
-async function openMetrics(flags: CrawlFlags, log: Logger): Promise<{ metrics: CrawlMetrics; endpoint: MetricsEndpoint } | undefined> {
-  if (flags.metrics === undefined) {
+async function openMetrics(flags: CrawlFlags, file: FileConfig | undefined, log: Logger): Promise<{ metrics: CrawlMetrics; endpoint: MetricsEndpoint } | undefined> {
+  // The flags override the config file's `metrics` and `metricsHosts`.
+  const listen = flags.metrics ?? file?.metrics;
+  if (listen === undefined) {
     if (flags.metricsHosts !== undefined) throw new UsageError('--metrics-hosts goes with --metrics [HOST:]PORT');
+    if (file?.metricsHosts !== undefined) throw new UsageError(`${flags.config}: metricsHosts goes with metrics ("[HOST:]PORT")`);
     return undefined;
   }
+  const label = flags.metrics !== undefined ? '--metrics' : `${flags.config}: metrics`;
   const { parseMetricsAddress, openMetricsEndpoint } = await import('../output/metrics-endpoint.js');
-  const address = parseMetricsAddress(flags.metrics);
-  let topHosts: number | undefined;
+  const address = parseMetricsAddress(listen, label);
+  let topHosts = file?.metricsHosts;
   if (flags.metricsHosts !== undefined) {
     const problem = integerProblem(Number(flags.metricsHosts), 0, 1000, flags.metricsHosts);
     if (problem) throw new UsageError(`--metrics-hosts: ${problem}`);
@@ -99,7 +104,7 @@ async function openMetrics(flags: CrawlFlags, log: Logger): Promise<{ metrics: C
   }
   const { createCrawlMetrics } = await import('../output/metrics.js');
   const metrics = createCrawlMetrics({ topHosts });
-  const endpoint = await openMetricsEndpoint(address, metrics);
+  const endpoint = await openMetricsEndpoint(address, metrics, label);
   log.info(`metrics at ${endpoint.url}`);
   return { metrics, endpoint };
 }

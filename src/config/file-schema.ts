@@ -25,6 +25,7 @@ import { contentFields } from './content-fields.js';
 import { renderFields, renderOptionsSchema } from './render-schema.js';
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
+import { parseMetricsAddress } from '../output/metrics-address.js';
 
 export { describeIssue, fieldSchemas } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
@@ -207,6 +208,22 @@ export const configFileSchema = z
     defaults: policyDefaultsSchema.prefault({}),
     domains: domainsSchema.prefault({}),
     perIp: perIpSchema.optional().describe(PER_IP_TEXT.perIp),
+    metrics: z
+      .string()
+      .superRefine((value, ctx) => {
+        try {
+          parseMetricsAddress(value, 'metrics');
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^metrics /, '') });
+        }
+      })
+      .optional()
+      .describe(
+        'Serve Prometheus/OpenMetrics series at http://HOST:PORT/metrics while the crawl runs, like --metrics (which overrides it): "9464" (on 127.0.0.1), "0.0.0.0:9464", or port 0 for a free one. Default none.',
+      ),
+    metricsHosts: integer(0, 1000)
+      .optional()
+      .describe('Hosts with series of their own (the top N by requests), like --metrics-hosts (which overrides it); needs metrics. Default 10.'),
   })
   .superRefine(checkMergedPolicies, { when: isObject })
   .meta({ title: 'crawl configuration', description: 'Configuration file for the crawl web crawler (crawler.config.json).' });

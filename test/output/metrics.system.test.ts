@@ -5,7 +5,7 @@
  * stay bounded; the endpoint ends with the crawl; an unusable port is one
  * line and exit 2 before any request.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,6 +193,45 @@ describe('crawl --metrics (the binary)', () => {
       expect(await main([...args, 'http://a.localhost:9/'], io), io.err()).toBe(2);
       if (typeof line === 'string') expect(io.err()).toBe(line);
       else expect(io.err()).toMatch(line);
+    }
+  });
+});
+
+describe('metrics in the config file', () => {
+  const config = async (fields: Record<string, unknown>) => {
+    await writeFile(join(dir, 'c.json'), JSON.stringify(fields));
+    return ['--config', 'c.json'];
+  };
+
+  it('serves as --metrics does; the flag overrides it', async () => {
+    web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 3, linksPerPage: 1 } } } });
+    const io = memoryIo(dir);
+    expect(await main([...(await config({ metrics: '127.0.0.1:0', metricsHosts: 2 })), '--rate', '50/s', '-o', 'out.jsonl', web.url('a.localhost', '/')], io), io.err()).toBe(0);
+    expect(io.err()).toMatch(/metrics at http:\/\/127\.0\.0\.1:\d+\/metrics/);
+    // A port in use named by the file is the file's problem; the flag then wins over it.
+    const taken: Server = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', () => r()));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const busy = memoryIo(dir);
+      expect(await main([...(await config({ metrics: String(port) })), web.url('a.localhost', '/')], busy)).toBe(2);
+      expect(busy.err()).toBe(`crawl: c.json: metrics 127.0.0.1:${port}: cannot listen: the port is already in use\n`);
+      const flag = memoryIo(dir);
+      expect(await main([...(await config({ metrics: String(port) })), '--metrics', '127.0.0.1:0', '--rate', '50/s', '-o', 'out.jsonl', web.url('a.localhost', '/')], flag), flag.err()).toBe(0);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('a bad address or metricsHosts alone is one line naming the field, exit 2', async () => {
+    for (const [fields, line] of [
+      [{ metrics: 'nope' }, /^crawl: .*c\.json: metrics: expects \[HOST:\]PORT, e\.g\. 9464 or 0\.0\.0\.0:9464 \(port 0 to 65535\), got "nope"\n$/],
+      [{ metrics: '9464', metricsHosts: 5000 }, /^crawl: .*c\.json: metricsHosts: .*1000.*\n$/],
+      [{ metricsHosts: 3 }, /^crawl: c\.json: metricsHosts goes with metrics \("\[HOST:\]PORT"\)\n$/],
+    ] as const) {
+      const io = memoryIo(dir);
+      expect(await main([...(await config(fields)), 'http://a.localhost:9/'], io), io.err()).toBe(2);
+      expect(io.err()).toMatch(line);
     }
   });
 });

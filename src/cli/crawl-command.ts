@@ -14,6 +14,7 @@ import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
 import type { FileConfig } from '../config/file-schema.js';
+import { keepAfterCrash } from '../output/output-ledger.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
 import { findBrowser } from '../render/browser-path.js';
@@ -143,10 +144,15 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   let firstSignal: 'SIGINT' | 'SIGTERM' | undefined;
   let timedOut = false;
   let stoppedBy: Error | undefined; // the state target asked to stop (its disk nearly full)
-  const sink = await openOutput(stdoutTarget ? '-' : resolve(io.cwd, flags.output!), {
+  const outputPath = stdoutTarget ? undefined : resolve(io.cwd, flags.output!);
+  // After a crash, the file's last records may be for pages the state had not recorded as done: those are written again.
+  const ledger = outputPath === undefined ? undefined : target?.ledger;
+  const mark = held === undefined ? undefined : ledger?.mark();
+  const sink = await openOutput(outputPath ?? '-', {
     stdout: io.stdout,
     // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
     append: held !== undefined,
+    reconcile: ledger && mark && mark.path === outputPath ? { from: mark.offset, keep: (line) => keepAfterCrash(line, (url) => ledger.isDone(url)) } : undefined,
     onRepair: (message) => log.warn(message),
     // An interrupted crawl's output is incomplete, and says so by its name.
     keepPartial: () => signalled > 0 || timedOut || stoppedBy !== undefined,
@@ -157,6 +163,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
       started?.abort();
     },
   });
+  if (ledger && outputPath !== undefined) ledger.track(outputPath, () => sink.confirmedBytes ?? 0);
   const tap = reportPath === undefined ? undefined : createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.

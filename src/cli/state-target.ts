@@ -13,6 +13,7 @@ import { parseDuration, secondsIfBare } from '../config/units.js';
 import type { Logger } from '../output/logger.js';
 import { readCaFile } from '../fetch/tls.js';
 import type { CrawlStore } from '../store/crawl-store.js';
+import type { OutputLedger } from '../output/output-ledger.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import { redactUrl } from '../fetch/redact.js';
 import type { CrawlSettings } from '../types.js';
@@ -33,6 +34,8 @@ export interface StateTarget {
    * (a state file's disk nearly full: exit 4, resumable once there is room).
    */
   onStop?(stop: (err: Error) => void): void;
+  /** Keeps `-o` exactly once across a crash (a state file; output-ledger.ts). */
+  ledger?: OutputLedger;
   close(): Promise<void>;
 }
 
@@ -94,6 +97,7 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
       onStop: (handler) => {
         stop = handler;
       },
+      ledger: { mark: () => store.outputMark(), track: (path, confirmed) => store.trackOutput(path, confirmed), isDone: (url) => store.isDone(url) },
       close: async () => store.close(),
     };
   }

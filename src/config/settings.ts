@@ -65,18 +65,17 @@ function editDistance(a: string, b: string): number {
 
 /** A hint for an unknown key: a near-miss spelling of a key valid here, or where the key belongs. */
 function didYouMean(objectPath: readonly PropertyKey[], key: string): string {
+  // A per-host field written at the top level is a common slip; said first, as an exact key beats a near miss.
+  if (objectPath.length === 0 && knownKeysAt(['defaults']).includes(key)) {
+    return ` ("${key}" belongs in "defaults" or a "domains" entry)`;
+  }
   let best: string | undefined;
   let bestDistance = 3; // more than two edits away is a different word, not a typo
   for (const known of knownKeysAt(objectPath)) {
     const d = editDistance(key.toLowerCase(), known.toLowerCase());
     if (d < bestDistance) [best, bestDistance] = [known, d];
   }
-  if (best) return ` (did you mean "${best}"?)`;
-  // A per-host field written at the top level is a common slip.
-  if (objectPath.length === 0 && knownKeysAt(['defaults']).includes(key)) {
-    return ` ("${key}" belongs in "defaults" or a "domains" entry)`;
-  }
-  return '';
+  return best ? ` (did you mean "${best}"?)` : '';
 }
 
 type Issue = z.core.$ZodIssue;

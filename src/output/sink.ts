@@ -62,6 +62,12 @@ export interface RecordSink {
    * a full disk is fetched again on resume. Absent: `write()` is enough.
    */
   confirmed?(): Promise<void>;
+  /**
+   * Bytes of the target the stream has confirmed, whole lines only; for an
+   * `--output` file, from the file's start (what earlier runs wrote
+   * included). Absent where bytes are not counted.
+   */
+  readonly confirmedBytes?: number;
 }
 
 /**
@@ -223,6 +229,9 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     get written() {
       return written;
     },
+    get confirmedBytes() {
+      return confirmedBytes;
+    },
 
     confirmed() {
       if (failure) return Promise.reject(failure);
@@ -288,6 +297,38 @@ export interface OpenOutputOptions {
   onRepair?: (message: string) => void;
   /** Asked at close: true keeps `<path>.partial` (the crawl is not done) instead of renaming it. @default never */
   keepPartial?: () => boolean;
+  /**
+   * With `append`: the records after byte `from` may belong to pages whose
+   * completion a crash lost (they are fetched, and written, again): each
+   * line there is kept only if `keep` says so, so no record appears twice.
+   * Told to `onRepair` when lines are dropped. @default nothing checked
+   */
+  reconcile?: { from: number; keep: (line: string) => boolean };
+}
+
+/**
+ * Keeps, of the lines after byte `from` of `path`, those `keep` accepts;
+ * returns how many were dropped. The file ends with whole lines here (its
+ * torn tail was already moved aside).
+ */
+async function reconcileTail(path: string, from: number, keep: (line: string) => boolean): Promise<number> {
+  const handle = await fsp.open(path, 'r+');
+  try {
+    const size = (await handle.stat()).size;
+    if (from >= size || from < 0) return 0;
+    const tail = Buffer.alloc(size - from);
+    await handle.read(tail, 0, tail.length, from);
+    const lines = tail.toString('utf8').split('\n');
+    lines.pop(); // after the last newline
+    const kept = lines.filter((line) => keep(line));
+    if (kept.length === lines.length) return 0;
+    await handle.truncate(from);
+    if (kept.length > 0) await handle.write(kept.join('\n') + '\n', from);
+    await handle.sync();
+    return lines.length - kept.length;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Writes straight into a target that is not a plain file (a symlink, FIFO, device), with no .partial and no rename. */
@@ -411,6 +452,9 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
       if (!hasPartial && existing?.isFile()) await fsp.rename(target, partial);
       const tornBytes = await repairTornTail(partial, `${target}.torn`).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
       if (tornBytes > 0) opts.onRepair?.(`${partial} ended in a torn line (${tornBytes} bytes, from a crash); moved it to ${target}.torn and appending after the last whole record`);
+      const check = opts.reconcile;
+      const dropped = check === undefined ? 0 : await reconcileTail(partial, check.from, check.keep).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
+      if (dropped > 0) opts.onRepair?.(`${partial}: ${dropped} record(s) written just before a crash belong to pages the state file had not yet recorded as done; removed, as those pages are fetched and written again`);
     }
     handle = await fsp.open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | (opts.append ? fsConstants.O_APPEND : fsConstants.O_TRUNC));
   } catch (err) {
@@ -436,6 +480,9 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
     },
     get written() {
       return sink.written;
+    },
+    get confirmedBytes() {
+      return startSize + (sink.confirmedBytes ?? 0);
     },
     write: (record) => sink.write(record),
     confirmed: () => sink.confirmed!().catch(async (err: unknown) => {

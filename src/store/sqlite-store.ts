@@ -154,6 +154,8 @@ export class SqliteStore implements CrawlStore {
   readonly durable = true;
   private readonly db!: Database;
   private readonly now: () => number;
+  /** The `-o` file followed across commits (trackOutput). */
+  private output: { path: string; confirmed: () => number; previous: number } | undefined;
   private readonly seen = new SeenSet();
   private readonly queuedPerHost = new Map<string, number>();
   private readonly hostRecords = new Map<string, HostSaved>();
@@ -246,6 +248,7 @@ export class SqliteStore implements CrawlStore {
     const p = (sql: string) => this.db.prepare(sql);
     return {
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
+      urlState: p('SELECT state FROM urls WHERE url = ?'),
       putMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       insert: p('INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
       head: p('SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state = 1 ORDER BY pos LIMIT 1'),
@@ -686,6 +689,30 @@ export class SqliteStore implements CrawlStore {
     tell(lowSpaceError(this.path));
   }
 
+  /**
+   * Follows the `-o` file across commits, so a resume after a crash can tell
+   * which of its last records belong to completions the file lost. Every
+   * commit stores the confirmed offset sampled at the commit before it: a
+   * record confirmed by then had its URL completed (that follows its
+   * confirmation within the same turn), so it is in this commit or earlier.
+   */
+  trackOutput(path: string, confirmed: () => number): void {
+    this.output = { path, confirmed, previous: confirmed() };
+  }
+
+  /** Where `-o` stood at the last commit, as `trackOutput` recorded it. */
+  outputMark(): { path: string; offset: number } | undefined {
+    const raw = (this.q.getMeta.get('output_mark') as { value: string } | undefined)?.value;
+    if (raw === undefined) return undefined;
+    const mark = JSON.parse(raw) as { path?: unknown; offset?: unknown };
+    return typeof mark.path === 'string' && typeof mark.offset === 'number' ? { path: mark.path, offset: mark.offset } : undefined;
+  }
+
+  /** The crawl completed this URL (fetched it, or skipped it after claiming it). */
+  isDone(url: string): boolean {
+    return (this.q.urlState.get(url) as { state: number } | undefined)?.state === UrlState.Done;
+  }
+
   private commit(reopen = true): void {
     const began = this.timed ? performance.now() : 0;
     if (!this.inTransaction) this.begin();
@@ -694,6 +721,11 @@ export class SqliteStore implements CrawlStore {
     if (this.dirtyCounters) for (const [name, value] of Object.entries(this.counters)) this.q.putCounter.run(name, value);
     this.dirtyCounters = false;
     const at = this.now();
+    if (this.output) {
+      // Where -o stood one commit ago: every record before it had its URL completed by now (output-ledger in the contract).
+      this.q.putMeta.run('output_mark', JSON.stringify({ path: this.output.path, offset: this.output.previous }));
+      this.output.previous = this.output.confirmed();
+    }
     this.q.putMeta.run('committed_at', String(at));
     this.q.putMeta.run('committed_wall', String(Date.now()));
     this.db.exec('COMMIT');

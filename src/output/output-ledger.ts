@@ -1,0 +1,38 @@
+/**
+ * Exactly once in `-o` across a crash (`--state`). A record is written (and
+ * confirmed) before its URL is completed in the state file, and the file
+ * commits every 50 ms; a `kill -9` in between leaves a record whose page the
+ * resumed crawl fetches and writes again. The state file therefore notes, at
+ * each commit, how far the output is known to be settled (`mark`); on resume
+ * the records after that point are kept only if the state says their page
+ * was done (`keepAfterCrash`), so each page's record appears once.
+ */
+
+/** What a state target offers to keep `-o` exact (SQLite; absent for Redis and memory). */
+export interface OutputLedger {
+  /** Where the output stood at the state's last commit (path resolved), if it was followed. */
+  mark(): { path: string; offset: number } | undefined;
+  /** Follow this output from now on: `confirmed` gives its confirmed bytes from the file's start. */
+  track(path: string, confirmed: () => number): void;
+  /** The state holds this URL as done. */
+  isDone(url: string): boolean;
+}
+
+/**
+ * Whether a record line found after the mark stays: a page record if its
+ * URL is done; a skip record if its URL is done or the page it was found on
+ * is (its page is not fetched again, so neither is it written again). Other
+ * records, and lines that do not parse, stay.
+ */
+export function keepAfterCrash(line: string, isDone: (url: string) => boolean): boolean {
+  let record: { type?: unknown; url?: unknown; parent?: unknown };
+  try {
+    record = JSON.parse(line) as typeof record;
+  } catch {
+    return true;
+  }
+  if (typeof record.url !== 'string') return true;
+  if (record.type === 'page') return isDone(record.url);
+  if (record.type === 'skip') return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));
+  return true;
+}

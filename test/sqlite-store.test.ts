@@ -104,3 +104,36 @@ describe('claims (a window per host, nothing written)', () => {
     }
   });
 });
+
+describe('host records', () => {
+  it('keeps its own copy of a saved record, nested arrays and objects included, and writes it at the commit', async () => {
+    const { HostTable } = await import('../src/politeness/host-state.js');
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      const table = new HostTable({ policyFor: () => ({ intervalMs: 100, windows: [{ count: 3, windowMs: 60_000, label: '3/min' }], concurrency: 1, jitterMs: 0 }) });
+      const host = table.get('a');
+      host.limiter.markDispatched(host.limiter.acquire(1_000), 1_001);
+      host.limiter.release();
+      host.feedback = { factor: 0.5, ceiling: 1, successes: 0, lastEventAt: 900, events: 1, eventsInRow: 1, failures: 0 };
+      const saved = table.save('a')!;
+      const copy = JSON.parse(JSON.stringify(saved)) as typeof saved;
+      await store.saveHost('a', saved);
+      saved.limiter.windows[0].starts.push(99);
+      saved.limiter.lastStart = 5;
+      saved.feedback!.failures = 7;
+      expect(await store.loadHosts()).toEqual([['a', copy]]);
+      (await store.loadHosts())[0][1].limiter.windows[0].starts.push(98); // what it hands out is a copy too
+      expect(await store.loadHosts()).toEqual([['a', copy]]);
+      store.close();
+      const again = new SqliteStore(path);
+      await again.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      expect(await again.loadHosts()).toEqual([['a', copy]]);
+      again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

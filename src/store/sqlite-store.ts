@@ -167,12 +167,12 @@ export class SqliteStore implements CrawlStore {
   private readonly seen = new SeenSet();
   private readonly queuedPerHost = new Map<string, number>();
   /**
-   * Each host record as the JSON written at the next commit (serialised once,
-   * when saved: it is also the store's own copy), with the fields a crash
-   * must never undo (`mustNotBeLost`). structuredClone at every save and a
-   * stringify at every commit cost ~2x as much; a host is saved ~3x a page.
+   * Each host record (the store's own copy, `copySaved`), with the fields a
+   * crash must never undo (`mustNotBeLost`); serialised only when a commit
+   * writes it. A host is saved about three times a page: structuredClone
+   * there cost ~50x the copy, a JSON.stringify ~15x.
    */
-  private readonly hostRecords = new Map<string, { json: string; kept: Kept }>();
+  private readonly hostRecords = new Map<string, { saved: HostSaved; kept: Kept }>();
   /** Host records and counters changed since the last commit, written with it. */
   private readonly dirtyHosts = new Set<string>();
   private dirtyCounters = false;
@@ -184,8 +184,10 @@ export class SqliteStore implements CrawlStore {
    * Per host: queued rows read ahead of their claim, in queue order. Every
    * queued row of the host with `pos <= end` that is not leased is in `rows`
    * (a release goes to its front); those past `end` are read when it runs out.
+   * `leased`: the host's unmarked leases, whose rows a read from the head
+   * would pass over again; a window goes once its host has neither.
    */
-  private readonly windows = new Map<string, { rows: Array<UrlRow & { pos: number }>; end: number }>();
+  private readonly windows = new Map<string, { rows: Array<UrlRow & { pos: number }>; end: number; leased: number }>();
   private readonly counters: Record<CounterName, number> = { started: 0 };
   private totals = { queued: 0, delayed: 0, leased: 0, seen: 0 };
   private nextDue = Infinity;
@@ -356,7 +358,10 @@ export class SqliteStore implements CrawlStore {
     const range = db.prepare('SELECT min(pos) AS lo, max(pos) AS hi FROM urls').get() as { lo: number | null; hi: number | null };
     this.headPos = Math.min(0, range.lo ?? 0);
     this.tailPos = Math.max(0, range.hi ?? 0);
-    for (const row of db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>) this.hostRecords.set(row.key, { json: row.saved, kept: kept(JSON.parse(row.saved) as HostSaved) });
+    for (const row of db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>) {
+      const saved = JSON.parse(row.saved) as HostSaved;
+      this.hostRecords.set(row.key, { saved, kept: kept(saved) });
+    }
     for (const row of db.prepare('SELECT name, value FROM counters').all() as Array<{ name: CounterName; value: number }>) this.counters[row.name] = row.value;
     this.refreshNextDue();
   }
@@ -461,8 +466,7 @@ export class SqliteStore implements CrawlStore {
       if (!row) return undefined;
       // Nothing written: the row stays queued in the file (see the header).
       this.bump(key, -1);
-      // Its window is empty too; a new one reads from the head, passing over leased rows.
-      if (!this.queuedPerHost.has(key)) this.windows.delete(key);
+      this.windows.get(key)!.leased++;
       this.leases.set(row.id, key);
       this.unmarked++;
       this.totals.leased++;
@@ -473,13 +477,13 @@ export class SqliteStore implements CrawlStore {
   /** The host's next queued row not leased, from its window (read ahead when empty). */
   private nextQueued(key: string): UrlRow | undefined {
     let w = this.windows.get(key);
-    if (w === undefined) this.windows.set(key, (w = { rows: [], end: -Infinity }));
+    if (w === undefined) this.windows.set(key, (w = { rows: [], end: -Infinity, leased: 0 }));
     for (;;) {
       const row = w.rows.shift();
       if (row !== undefined) return row;
       const rows = this.q.window.all(key, w.end) as Array<UrlRow & { pos: number }>;
       if (rows.length === 0) {
-        this.windows.delete(key);
+        if (w.leased === 0) this.windows.delete(key);
         return undefined;
       }
       w.end = rows[rows.length - 1].pos;
@@ -525,8 +529,12 @@ export class SqliteStore implements CrawlStore {
         this.q.promote.run(--this.headPos, row.id);
         this.bump(row.host, 1);
         this.totals.delayed--;
-        // Ahead of its host's window: read again from the start (passing over leased rows).
-        this.windows.delete(row.host);
+        // Ahead of its host's window: read again from the head (passing over leased rows).
+        const w = this.windows.get(row.host);
+        if (w !== undefined) {
+          w.rows = [];
+          w.end = -Infinity;
+        }
       }
       this.refreshNextDue();
       this.touch();
@@ -590,7 +598,7 @@ export class SqliteStore implements CrawlStore {
     return this.guard(() => {
       const before = this.hostRecords.get(key);
       const after = kept(saved);
-      this.hostRecords.set(key, { json: JSON.stringify(saved), kept: after });
+      this.hostRecords.set(key, { saved: copySaved(saved), kept: after });
       this.dirtyHosts.add(key);
       // Written with the next commit (the crash bound covers starts until then), or right now.
       if (before === undefined || mustNotBeLost(before.kept, after)) this.commit();
@@ -600,7 +608,7 @@ export class SqliteStore implements CrawlStore {
 
   loadHosts(): Array<[string, HostSaved]> | Promise<never> {
     return this.guard(() => {
-      return [...this.hostRecords].map(([key, saved]) => [key, JSON.parse(saved.json) as HostSaved]);
+      return [...this.hostRecords].map(([key, { saved }]) => [key, copySaved(saved)]);
     });
   }
 
@@ -678,8 +686,12 @@ export class SqliteStore implements CrawlStore {
     const key = this.leases.get(lease.id);
     if (key === undefined) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
     this.leases.delete(lease.id);
-    if (key !== MARKED) this.unmarked--;
     this.totals.leased--;
+    if (key === MARKED) return;
+    this.unmarked--;
+    const w = this.windows.get(key)!;
+    // Nothing left to pass over or to hand out: a later window starts from the head at no cost.
+    if (--w.leased === 0 && w.rows.length === 0 && !this.queuedPerHost.has(key)) this.windows.delete(key);
   }
 
   /**
@@ -688,6 +700,7 @@ export class SqliteStore implements CrawlStore {
    * alone, and the windows emptied go.
    */
   private markLeases(key: string | undefined): void {
+    // Every unmarked lease of the hosts emptied is marked here, so their windows (and counts) go whole.
     for (const [id, host] of this.leases) {
       if (host === MARKED || (key !== undefined && host !== key)) continue;
       this.q.setState.run(UrlState.Leased, id);
@@ -754,7 +767,7 @@ export class SqliteStore implements CrawlStore {
   private commit(reopen = true): void {
     const began = this.timed ? performance.now() : 0;
     if (!this.inTransaction) this.begin();
-    for (const key of this.dirtyHosts) this.q.putHost.run(key, this.hostRecords.get(key)!.json);
+    for (const key of this.dirtyHosts) this.q.putHost.run(key, JSON.stringify(this.hostRecords.get(key)!.saved));
     this.dirtyHosts.clear();
     if (this.dirtyCounters) for (const [name, value] of Object.entries(this.counters)) this.q.putCounter.run(name, value);
     this.dirtyCounters = false;
@@ -811,6 +824,12 @@ function lowSpaceError(path: string): StateWriteError {
 /** An error better-sqlite3 raised for SQLite (its code is SQLite's: SQLITE_FULL, SQLITE_CORRUPT, …). */
 function isSqliteFailure(err: unknown): boolean {
   return /^SQLITE_/.test((err as { code?: unknown } | null)?.code as string ?? '');
+}
+
+/** A copy of a host record that shares nothing with it (its fields are plain data: numbers, arrays of numbers, flat objects). */
+function copySaved(s: HostSaved): HostSaved {
+  const l = s.limiter;
+  return { ...s, limiter: { ...l, windows: l.windows.map((w) => ({ ...w, starts: [...w.starts] })) }, feedback: s.feedback === null ? null : { ...s.feedback } };
 }
 
 /** What `mustNotBeLost` compares of a host record. */

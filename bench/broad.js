@@ -19,7 +19,10 @@
  * the server sees (the crawl stops at --max-pages; every seed must get
  * exactly one record, and every page fetched must be 200 and fetched once).
  *
- *   node bench/broad.js [--quick] [--hosts 2000,20000 (0: none)] [--rounds N] [--startup-seeds 100000 (0: none)]
+ *   node bench/broad.js [--quick] [--hosts 2000,20000 (0: none)] [--rounds N] [--startup-seeds 100000 (0: none)] [--client undici|http]
+ *
+ * --client: the plain loop's client (request-loop.js): undici, the crawler's
+ * transport (default), or node:http, issue 19's bare loop.
  *   BROAD_CPU_PROF=DIR node bench/broad.js …   # also write a CPU profile of each crawl into DIR
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -52,7 +55,7 @@ export async function run(opts = {}) {
   const startups = [];
   for (const n of counts) {
     const rounds = opts.rounds ?? (n <= 5_000 ? 2 : 1);
-    const r = await broadRun(n, rounds, log);
+    const r = await broadRun(n, rounds, log, opts.client ?? 'undici');
     rows.push(...r.rows);
     startups.push({ n, ms: r.startupMs });
   }
@@ -70,7 +73,7 @@ export async function run(opts = {}) {
   return rows;
 }
 
-async function broadRun(n, rounds, log) {
+async function broadRun(n, rounds, log, client) {
   const web = await startWeb({ sites: sitesFor(n) });
   const scratch = scratchDir();
   try {
@@ -86,7 +89,7 @@ async function broadRun(n, rounds, log) {
     const loops = [];
     const crawls = [];
     for (let r = 0; r < rounds; r++) {
-      loops.push(await runLoop(web, scratch, total, CONCURRENCY, PAGE_PATH));
+      loops.push(await runLoop(web, scratch, total, CONCURRENCY, PAGE_PATH, client));
       log(`  ${n} hosts, round ${r + 1}: loop ${round(loops.at(-1).pagesPerSec)} req/s, ${round(loops.at(-1).cpuUsPerPage)} µs/page, peak RSS ${round(loops.at(-1).maxRssBytes / MB)} MB`);
       crawls.push(await runCrawl(web, scratch, n, total));
       const c = crawls.at(-1);
@@ -104,7 +107,7 @@ async function broadRun(n, rounds, log) {
     return {
       startupMs,
       rows: [
-        { bench, metric: 'crawl ÷ round-robin request loop, pages/s', value: round(crawlRate / loopRate, 2), target: { op: '>=', value: 0.85 },
+        { bench, metric: `crawl ÷ round-robin ${client} loop, pages/s`, value: round(crawlRate / loopRate, 2), target: { op: '>=', value: 0.85 },
           note: `crawl ${round(crawlRate)} pages/s, loop ${round(loopRate)} req/s; ${each}, --rate ${RATE} per host, concurrency ${CONCURRENCY}` },
         { bench, metric: 'CPU per page, crawl ÷ loop', value: round(crawlCpu / loopCpu, 2),
           note: `crawl ${round(crawlCpu)} µs, loop ${round(loopCpu)} µs (user + system, whole process; the crawl's includes ${n.toLocaleString('en')} robots.txt requests)` },

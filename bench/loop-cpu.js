@@ -9,7 +9,12 @@
  * the end-to-end throughput benchmark swings with whatever else the machine
  * is doing, this one much less.
  *
- *   node bench/loop-cpu.js [--quick] [--runs N] [--pages N]
+ *   node bench/loop-cpu.js [--quick] [--runs N] [--pages N] [--store memory|sqlite] [--base DIR]
+ *
+ * --store sqlite: the crawl keeps its state in an SQLite file (`--state`),
+ * as the CLI opens it; the difference to the memory store is the durable
+ * store's own cost per page, without a server's noise. --base DIR: also run
+ * another build's dist (DIR/dist), alternating with this one.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,10 +22,11 @@ import { median, round } from './lib/stats.js';
 
 const HOSTS = 5;
 
-async function child(pages) {
-  const { Crawler } = await import('../dist/crawl/crawler.js');
-  const { buildSettings, validateConfig } = await import('../dist/config/settings.js');
-  const { systemClock } = await import('../dist/clock.js');
+async function child(pages, storeKind, root) {
+  const dist = root ? `${root}/dist` : '../dist';
+  const { Crawler } = await import(`${dist}/crawl/crawler.js`);
+  const { buildSettings, validateConfig } = await import(`${dist}/config/settings.js`);
+  const { systemClock } = await import(`${dist}/clock.js`);
   const perHost = Math.ceil(pages / HOSTS);
   const settings = buildSettings(validateConfig({ defaults: { rate: 'unlimited', concurrency: 64 }, robots: { enabled: false } }, 'bench'), { concurrency: '64' });
   const body = (n) => {
@@ -41,31 +47,57 @@ async function child(pages) {
   let written = 0;
   const sink = { write: async () => void written++, close: async () => {}, broken: false, get written() { return written; } };
   const seeds = Array.from({ length: HOSTS }, (_, i) => `http://h${i}.localhost/p/0`);
+  let store;
+  let dir;
+  if (storeKind === 'sqlite') {
+    const { SqliteStore } = await import(`${dist}/store/sqlite-store.js`);
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    dir = mkdtempSync(`${tmpdir()}/loop-cpu-`);
+    store = new SqliteStore(`${dir}/state.db`, { now: () => systemClock.now() });
+  }
   const cpu0 = process.cpuUsage();
-  await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink }).run();
+  await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, ...(store && { store }) }).run();
   const cpu = process.cpuUsage(cpu0);
+  if (store) {
+    store.close();
+    (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
+  }
   if (written !== perHost * HOSTS) throw new Error(`crawled ${written} pages, expected ${perHost * HOSTS}`);
   process.stdout.write(JSON.stringify({ pages: written, usPerPage: (cpu.user + cpu.system) / written }) + '\n');
 }
 
-/** @param {{ quick?: boolean, runs?: number, pages?: number }} [opts] */
+/** @param {{ quick?: boolean, runs?: number, pages?: number, store?: string, base?: string }} [opts] */
 export async function run(opts = {}) {
   const runs = Number(opts.runs ?? (opts.quick ? 3 : 7));
   const pages = Number(opts.pages ?? 50_000);
-  const samples = [];
-  for (let i = 0; i < runs; i++) {
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(pages)], { encoding: 'utf8' });
+  const storeKind = opts.store ?? 'memory';
+  const base = opts.base === undefined ? null : String(opts.base).replace(/\/$/, '');
+  const once = (root) => {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(pages), storeKind, ...(root ? [root] : [])], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`loop-cpu child exited with ${r.status}: ${r.stderr}`);
-    samples.push(JSON.parse(r.stdout).usPerPage);
+    return JSON.parse(r.stdout).usPerPage;
+  };
+  const samples = [];
+  const baseSamples = [];
+  for (let i = 0; i < runs; i++) {
+    if (base) baseSamples.push(once(base));
+    samples.push(once(null));
   }
-  return [
-    { bench: '6. Crawl loop CPU (instant fetcher)', metric: 'CPU per page, no transport', value: round(median(samples)), unit: 'µs',
-      note: `median of ${runs} fresh processes, ${pages.toLocaleString('en-US')} pages on ${HOSTS} hosts; range ${round(Math.min(...samples))}–${round(Math.max(...samples))} µs` },
+  const bench = `6. Crawl loop CPU (instant fetcher${storeKind === 'memory' ? '' : `, ${storeKind} store`})`;
+  const range = (s) => `${round(Math.min(...s))}–${round(Math.max(...s))} µs`;
+  const rows = [
+    { bench, metric: 'CPU per page, no transport', value: round(median(samples)), unit: 'µs',
+      note: `median of ${runs} fresh processes, ${pages.toLocaleString('en-US')} pages on ${HOSTS} hosts; range ${range(samples)}` },
   ];
+  if (base) {
+    rows.push({ bench, metric: 'base build, CPU per page', value: round(median(baseSamples)), unit: 'µs', note: `alternating with this build; range ${range(baseSamples)}` });
+  }
+  return rows;
 }
 
 if (process.argv[2] === '--child') {
-  await child(Number(process.argv[3]));
+  await child(Number(process.argv[3]), process.argv[4] ?? 'memory', process.argv[5]);
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const { parseArgs, printRows } = await import('./lib/cli.js');
   printRows(await run(parseArgs(process.argv.slice(2))));

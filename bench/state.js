@@ -10,7 +10,10 @@
  *   with --max-pages 200; time from spawn to the first request the server
  *   sees, and the process's peak RSS.
  *
- *   node bench/state.js [--quick] [--pages-per-host N] [--rounds N] [--frontier N]
+ *   node bench/state.js [--quick] [--pages-per-host N] [--rounds N] [--frontier N (0: no resume)] [--base DIR]
+ *
+ * --base DIR: also crawl with --state using another build's binary
+ * (DIR/bin/crawl.js) in the same rounds, interleaved, for a before/after.
  */
 import { readFileSync } from 'node:fs';
 import { startWeb } from '../fixtures/web.js';
@@ -21,8 +24,9 @@ const HOSTS = ['h1', 'h2', 'h3', 'h4', 'h5'].map((h) => `${h}.localhost`);
 const CONCURRENCY = 64;
 const PAGE_PATH = /^\/p\/\d+$/;
 
-/** @param {{ quick?: boolean, pagesPerHost?: number, rounds?: number, frontier?: number, log?: (s: string) => void }} [opts] */
+/** @param {{ quick?: boolean, pagesPerHost?: number, rounds?: number, frontier?: number, base?: string, log?: (s: string) => void }} [opts] */
 export async function run(opts = {}) {
+  const base = opts.base === undefined ? null : `${String(opts.base).replace(/\/$/, '')}/bin/crawl.js`;
   const pagesPerHost = Number(opts.pagesPerHost ?? (opts.quick ? 2_000 : 10_000));
   const rounds = Number(opts.rounds ?? (opts.quick ? 2 : 3));
   const frontier = Number(opts.frontier ?? (opts.quick ? 200_000 : 1_000_000));
@@ -35,16 +39,28 @@ export async function run(opts = {}) {
   try {
     const memory = [];
     const durable = [];
+    const bases = [];
+    const each = (c) => `${round(c.pagesPerSec)} pages/s ${round(c.cpuUsPerPage)} µs`;
     for (let r = 0; r < rounds; r++) {
       memory.push(await crawlOnce(web, scratch, total, null));
+      if (base) bases.push(await crawlOnce(web, scratch, total, scratch.file(`base-${r}.db`), base));
       durable.push(await crawlOnce(web, scratch, total, scratch.file(`state-${r}.db`)));
-      log(`  round ${r + 1}: memory ${round(memory.at(-1).pagesPerSec)} pages/s, --state ${round(durable.at(-1).pagesPerSec)} pages/s (peak RSS ${round(durable.at(-1).maxRssBytes / MB)} MB)`);
+      log(`  round ${r + 1}: memory ${each(memory.at(-1))}, ${base ? `base --state ${each(bases.at(-1))}, ` : ''}--state ${each(durable.at(-1))} (peak RSS ${round(durable.at(-1).maxRssBytes / MB)} MB)`);
     }
-    const resume = await resumeBig(web, scratch, frontier, log);
     const bench = '7. Durable store (--state)';
     const mem = median(memory.map((c) => c.pagesPerSec));
     const dur = median(durable.map((c) => c.pagesPerSec));
+    const ratios = (runs) => runs.map((c, i) => round(c.pagesPerSec / memory[i].pagesPerSec, 2)).join(', ');
+    const rows = [];
+    if (base) {
+      rows.push({ bench, metric: 'base build: throughput with --state ÷ memory only', value: round(median(bases.map((c) => c.pagesPerSec)) / mem, 2),
+        note: `each round: ${ratios(bases)}; CPU per page ${round(median(bases.map((c) => c.cpuUsPerPage)))} µs` });
+    }
+    rows.push({ bench, metric: 'this build, each round: --state ÷ memory only', value: ratios(durable), note: `CPU per page ${durable.map((c) => round(c.cpuUsPerPage)).join(', ')} vs ${memory.map((c) => round(c.cpuUsPerPage)).join(', ')} µs` });
+    if (frontier === 0) return rows;
+    const resume = await resumeBig(web, scratch, frontier, log);
     return [
+      ...rows,
       { bench, metric: `throughput with --state ÷ memory only, ${total.toLocaleString('en')} pages`, value: round(dur / mem, 2), target: { op: '>=', value: 0.8 },
         note: `--state ${round(dur)} pages/s, memory ${round(mem)} pages/s; median of ${rounds}; CPU per page ${round(median(durable.map((c) => c.cpuUsPerPage)))} vs ${round(median(memory.map((c) => c.cpuUsPerPage)))} µs` },
       { bench, metric: `resume with ${frontier.toLocaleString('en')} queued URLs: spawn to first request`, value: round(resume.firstRequestMs / 1000, 2), unit: 's', target: { op: '<', value: 2 },
@@ -58,11 +74,11 @@ export async function run(opts = {}) {
   }
 }
 
-async function crawlOnce(web, scratch, total, statePath) {
+async function crawlOnce(web, scratch, total, statePath, bin = 'bin/crawl.js') {
   web.reset();
   const outFile = scratch.file('crawl.jsonl');
   const seeds = HOSTS.map((h) => web.url(h, '/p/0'));
-  const args = ['bin/crawl.js', '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY), '--scope', 'host', '-q', ...(statePath ? ['--state', statePath] : []), ...seeds];
+  const args = [bin, '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY), '--scope', 'host', '-q', ...(statePath ? ['--state', statePath] : []), ...seeds];
   const result = expectSuccess('crawl', await runNode(args, { stdoutFile: outFile }));
   let ok = 0;
   for (const line of readFileSync(outFile, 'utf8').split('\n')) if (line.startsWith('{"type":"page"') && line.includes('"status":200,')) ok++;

@@ -10,7 +10,14 @@
  * Throughput is pages over the span the SERVER saw, first request to last:
  * start-up is benchmark 5's business, and the server is the neutral clock.
  *
- *   node bench/throughput.js [--quick] [--pages-per-host N] [--rounds N]
+ *   node bench/throughput.js [--quick] [--pages-per-host N] [--hosts N] [--rounds N]
+ *                            [--clients undici,http] [--base DIR]
+ *
+ * --clients: which plain loops to run each round (request-loop.js: undici,
+ * the crawler's transport, and/or node:http, issue 19's bare loop); the
+ * ratios are to the first. --base DIR: also crawl with another build's
+ * binary (DIR/bin/crawl.js, e.g. a worktree of main built with tsc) in the
+ * same rounds, interleaved, for a before/after in one run.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { duplicates, startWeb } from '../fixtures/web.js';
@@ -18,12 +25,14 @@ import { expectSuccess, runNode, scratchDir } from './lib/child.js';
 import { runLoop, serverSpan } from './lib/loop.js';
 import { MB, max, median, round } from './lib/stats.js';
 
-const HOSTS = ['h1', 'h2', 'h3', 'h4', 'h5'].map((h) => `${h}.localhost`);
 const CONCURRENCY = 64;
 const PAGE_PATH = /^\/p\/\d+$/;
 
-/** @param {{ quick?: boolean, pagesPerHost?: number, rounds?: number, log?: (s: string) => void }} [opts] */
+/** @param {{ quick?: boolean, pagesPerHost?: number, hosts?: number, rounds?: number, clients?: string, base?: string, log?: (s: string) => void }} [opts] */
 export async function run(opts = {}) {
+  const HOSTS = Array.from({ length: Number(opts.hosts ?? 5) }, (_, i) => `h${i + 1}.localhost`);
+  const clients = String(opts.clients ?? 'undici').split(',');
+  const base = opts.base === undefined ? null : `${String(opts.base).replace(/\/$/, '')}/bin/crawl.js`;
   const pagesPerHost = opts.pagesPerHost ?? (opts.quick ? 2_000 : 10_000);
   const rounds = opts.rounds ?? (opts.quick ? 2 : 3);
   const log = opts.log ?? (() => {});
@@ -40,25 +49,46 @@ export async function run(opts = {}) {
     for (let p = 0; p < pagesPerHost; p++) for (const host of HOSTS) urls.push(web.url(host, `/p/${p}`));
     writeFileSync(scratch.file('urls.txt'), urls.join('\n'));
 
-    const loops = [];
+    const loopsBy = Object.fromEntries(clients.map((c) => [c, []]));
     const crawls = [];
+    const bases = [];
+    const seeds = HOSTS.map((h) => web.url(h, '/p/0'));
+    const each = (c) => `${round(c.pagesPerSec)}/s ${round(c.cpuUsPerPage)} µs`;
     for (let r = 0; r < rounds; r++) {
-      loops.push(await runLoop(web, scratch, total, CONCURRENCY, PAGE_PATH));
-      log(`  round ${r + 1}: request loop ${round(loops.at(-1).pagesPerSec)} req/s`);
-      crawls.push(await runCrawl(web, scratch, total));
-      log(`  round ${r + 1}: crawl ${round(crawls.at(-1).pagesPerSec)} pages/s, peak RSS ${round(crawls.at(-1).maxRssBytes / MB)} MB`);
+      for (const client of clients) {
+        loopsBy[client].push(await runLoop(web, scratch, total, CONCURRENCY, PAGE_PATH, client));
+        log(`  round ${r + 1}: ${client} loop ${each(loopsBy[client].at(-1))}`);
+      }
+      if (base) {
+        bases.push(await runCrawl(web, scratch, total, seeds, base));
+        log(`  round ${r + 1}: base crawl ${each(bases.at(-1))}, peak RSS ${round(bases.at(-1).maxRssBytes / MB)} MB`);
+      }
+      crawls.push(await runCrawl(web, scratch, total, seeds));
+      log(`  round ${r + 1}: crawl ${each(crawls.at(-1))}, peak RSS ${round(crawls.at(-1).maxRssBytes / MB)} MB`);
     }
 
+    const loops = loopsBy[clients[0]];
     const crawlRate = median(crawls.map((c) => c.pagesPerSec));
     const loopRate = median(loops.map((l) => l.pagesPerSec));
     const crawlCpu = median(crawls.map((c) => c.cpuUsPerPage));
     const loopCpu = median(loops.map((l) => l.cpuUsPerPage));
     const bench = `1. Throughput (${total.toLocaleString('en')} pages)`;
     const sizeNote = total === 50_000 ? '' : ' (the target is stated for 50,000 pages)';
+    const extra = [];
+    for (const client of clients.slice(1)) {
+      const l = loopsBy[client];
+      extra.push({ bench, metric: `crawl ÷ ${client} loop: pages/s, CPU per page`, value: `${round(crawlRate / median(l.map((x) => x.pagesPerSec)), 2)}, ${round(crawlCpu / median(l.map((x) => x.cpuUsPerPage)), 2)}`,
+        note: `${client} loop ${round(median(l.map((x) => x.pagesPerSec)))} req/s, ${round(median(l.map((x) => x.cpuUsPerPage)))} µs` });
+    }
+    if (base) {
+      extra.push({ bench, metric: 'this build ÷ base build: pages/s, CPU per page', value: `${round(crawlRate / median(bases.map((c) => c.pagesPerSec)), 2)}, ${round(crawlCpu / median(bases.map((c) => c.cpuUsPerPage)), 2)}`,
+        note: `base ${round(median(bases.map((c) => c.pagesPerSec)))} pages/s, ${round(median(bases.map((c) => c.cpuUsPerPage)))} µs (${bases.map((c) => round(c.cpuUsPerPage)).join(', ')}); this ${crawls.map((c) => round(c.cpuUsPerPage)).join(', ')} µs` });
+    }
     return [
-      { bench, metric: 'crawl ÷ plain undici loop, pages/s', value: round(crawlRate / loopRate, 2), target: { op: '>=', value: 0.7 },
-        note: `crawl ${round(crawlRate)} pages/s, loop ${round(loopRate)} req/s; median of ${rounds}, concurrency ${CONCURRENCY}, ${HOSTS.length} hosts` },
-      { bench, metric: 'CPU per page, crawl ÷ loop', value: round(crawlCpu / loopCpu, 2),
+      ...extra,
+      { bench, metric: `crawl ÷ plain ${clients[0]} loop, pages/s`, value: round(crawlRate / loopRate, 2), target: { op: '>=', value: 0.7 },
+        note: `crawl ${round(crawlRate)} pages/s, ${clients[0]} loop ${round(loopRate)} req/s; median of ${rounds}, concurrency ${CONCURRENCY}, ${HOSTS.length} hosts` },
+      { bench, metric: `CPU per page, crawl ÷ ${clients[0]} loop`, value: round(crawlCpu / loopCpu, 2),
         note: `crawl ${round(crawlCpu)} µs, loop ${round(loopCpu)} µs (user + system, whole process)` },
       { bench: `3. Memory`, metric: `peak RSS of the ${total.toLocaleString('en')}-page crawl${sizeNote}`, value: round(max(crawls.map((c) => c.maxRssBytes)) / MB), unit: 'MB',
         target: { op: '<=', value: 250 }, note: `plain loop: ${round(max(loops.map((l) => l.maxRssBytes)) / MB)} MB` },
@@ -71,11 +101,10 @@ export async function run(opts = {}) {
 
 
 
-async function runCrawl(web, scratch, total) {
+async function runCrawl(web, scratch, total, seeds, bin = 'bin/crawl.js') {
   web.reset();
   const outFile = scratch.file('crawl.jsonl');
-  const seeds = HOSTS.map((h) => web.url(h, '/p/0'));
-  const args = ['bin/crawl.js', '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY),
+  const args = [bin, '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY),
     '--scope', 'host', '-q', ...seeds];
   const result = expectSuccess('crawl', await runNode(args, { stdoutFile: outFile }));
   let ok = 0;

@@ -21,11 +21,14 @@ export function serverSpan(web, pagePath) {
   return { pages, spanMs: hi - lo };
 }
 
-/** Runs request-loop.js over scratch's urls.txt at `concurrency`; every URL must answer 200. */
-export async function runLoop(web, scratch, total, concurrency, pagePath) {
+/**
+ * Runs request-loop.js over scratch's urls.txt at `concurrency`; every URL must answer 200.
+ * `client`: 'undici' (the crawler's transport) or 'http' (node:http).
+ */
+export async function runLoop(web, scratch, total, concurrency, pagePath, client = 'undici') {
   web.reset();
   const outFile = scratch.file('loop.json');
-  const result = expectSuccess('request loop', await runNode(['bench/request-loop.js', scratch.file('urls.txt'), String(concurrency)], { stdoutFile: outFile }));
+  const result = expectSuccess('request loop', await runNode(['bench/request-loop.js', scratch.file('urls.txt'), String(concurrency), client], { stdoutFile: outFile }));
   const summary = JSON.parse(readFileSync(outFile, 'utf8'));
   if (summary.ok !== total) throw new Error(`request loop: ${summary.ok} of ${total} answered 200`);
   const { pages, spanMs } = serverSpan(web, pagePath);

@@ -77,6 +77,7 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
   const db = openReadOnly(Driver, path);
   try {
     const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).pluck().get(...args) as number | null) ?? 0;
+    const unmarked = live ? Number(meta.get('unmarked_leases') ?? 0) || 0 : 0;
     const done: Record<string, number> = {};
     for (const r of db.prepare("SELECT coalesce(outcome, 'skipped') AS outcome, count(*) AS n FROM urls WHERE state = 4 GROUP BY 1 ORDER BY 2 DESC").all() as Array<{ outcome: string; n: number }>) done[r.outcome] = r.n;
     const hosts = (db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>).map((r) => ({ key: r.key, saved: JSON.parse(r.saved) as HostSaved }));
@@ -93,9 +94,10 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
       done,
       doneTotal: Object.values(done).reduce((a, b) => a + b, 0),
       ...recentRate(now, Math.max(Number(meta.get('created_at') ?? 0), Number(meta.get('opened_at') ?? 0)), (since) => count('SELECT count(*) FROM urls WHERE state = 4 AND done_at > ?', since)),
-      queued: count('SELECT count(*) FROM urls WHERE state = 1'),
+      // A live crawl's claims leave their rows queued (sqlite-store.ts); its last commit said how many.
+      queued: count('SELECT count(*) FROM urls WHERE state = 1') - unmarked,
       delayed: count('SELECT count(*) FROM urls WHERE state = 2'),
-      leased: count('SELECT count(*) FROM urls WHERE state = 3'),
+      leased: count('SELECT count(*) FROM urls WHERE state = 3') + unmarked,
       topQueued: db.prepare('SELECT host, count(*) AS queued FROM urls WHERE state = 1 GROUP BY host ORDER BY 2 DESC, 1 LIMIT ?').all(top) as Array<{ host: string; queued: number }>,
       paused: hosts.filter((h) => (h.saved.limiter.pausedUntil ?? -Infinity) > now).map((h) => ({ host: h.key, until: iso(h.saved.limiter.pausedUntil)! })).slice(0, top),
       throttled: hosts.filter((h) => h.saved.limiter.rateFactor < 1).map((h) => ({ host: h.key, rateFactor: h.saved.limiter.rateFactor })).slice(0, top),

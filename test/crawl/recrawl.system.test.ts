@@ -1,0 +1,145 @@
+/**
+ * Crawling again (crawl/recrawl.ts): a local web in two generations
+ * (fixtures/generations.js), crawled with --state, switched, crawled again
+ * with --recrawl (and with --since, without a state file). Judged from the
+ * server's own log: validators sent, 304s with no body, politeness as in a
+ * first pass; and from the records: every change reported, nothing
+ * unchanged reported changed.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { minGap, startWeb, type Web } from '../../fixtures/web.js';
+import { expectedChanges, twoGenerationSite } from '../../fixtures/generations.js';
+import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+
+interface Rec {
+  type: string;
+  url: string;
+  status: number | null;
+  bytes: number | null;
+  change?: string;
+  previousFetchedAt?: string;
+  etag?: string;
+  lastModified?: string;
+  digest?: string;
+  duplicateOf?: string;
+}
+
+let web: Web | undefined;
+let dir = '';
+beforeAll(requireBuilt);
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'crawl-recrawl-'));
+});
+afterEach(async () => {
+  await web?.close();
+  web = undefined;
+  await rm(dir, { recursive: true, force: true });
+});
+
+const run = (args: string[]) => startCrawl(args, dir).done;
+const read = async (file: string) => jsonLines<Rec>(await readFile(join(dir, file), 'utf8')).filter((r) => r.type === 'page');
+const HOST = 'a.localhost';
+const pathOf = (url: string) => new URL(url).pathname;
+const RATE = ['--rate', '20/s', '--host-concurrency', '1'];
+
+/** Per path, the change each page record said. */
+const changes = (records: Rec[]) => Object.fromEntries(records.map((r) => [pathOf(r.url), r.change]));
+
+describe('--recrawl', () => {
+  it('asks with validators, pays no body for what did not change, and reports every change, removal and new page', async () => {
+    web = await startWeb({ sites: { [HOST]: { robots: null, pages: twoGenerationSite(1) } } });
+    const seed = web.url(HOST, '/');
+    const first = await run(['--state', 'site.db', '-o', 'pass1.jsonl', ...RATE, seed]);
+    expect(first.code, first.stderr).toBe(0);
+    const pass1 = await read('pass1.jsonl');
+    expect(pass1.every((r) => r.change === undefined)).toBe(true); // a first pass compares with nothing
+    const byPath1 = new Map(pass1.map((r) => [pathOf(r.url), r]));
+    expect(byPath1.get('/s1')!.etag).toBe('"s1-1"');
+    expect(byPath1.get('/w1')!.etag).toBe('W/"w1-1"');
+    expect(byPath1.get('/d1')!.lastModified).toBe('Tue, 14 Nov 2023 22:13:20 GMT');
+    expect(byPath1.get('/p1')!.digest).toMatch(/^sha256:[A-Z2-7]{52}=*$/);
+    const firstLog = web.requests(HOST).filter((e) => e.path !== '/robots.txt');
+
+    // Without --recrawl a finished crawl stays finished.
+    const again = await run(['--state', 'site.db', '-o', 'noop.jsonl', seed]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/already finished/);
+
+    web.setPages(HOST, twoGenerationSite(2));
+    web.reset();
+    const second = await run(['--state', 'site.db', '--recrawl', '-o', 'pass2.jsonl', ...RATE]);
+    expect(second.code, second.stderr).toBe(0);
+    const pass2 = await read('pass2.jsonl');
+    expect(changes(pass2)).toEqual(expectedChanges);
+    expect(pass2.filter((r) => r.change !== undefined && r.change !== 'new').every((r) => r.previousFetchedAt !== undefined)).toBe(true);
+    expect(second.stderr).toMatch(/changes\s+3 new, 3 changed, 8 unchanged, 3 removed \(pass 2\)/);
+
+    // The server's view: every request for a page that had validators carried them (but the Vary: * one).
+    const log = web.requests(HOST).filter((e) => e.path !== '/robots.txt');
+    for (const e of log) {
+      const had = byPath1.get(e.path);
+      const validators = had !== undefined && (had.etag !== undefined || had.lastModified !== undefined) && e.path !== '/vary';
+      expect(e.headers['if-none-match'] !== undefined || e.headers['if-modified-since'] !== undefined, e.path).toBe(validators);
+      if (had?.etag !== undefined && e.path !== '/vary') expect(e.headers['if-none-match'], e.path).toBe(had.etag);
+    }
+    // Unchanged pages with validators cost a 304 and no body byte.
+    for (const p of ['/', '/s1', '/s1/child', '/w1', '/d1']) {
+      const e = log.find((x) => x.path === p)!;
+      expect([p, e.status, e.bytes]).toEqual([p, 304, 0]);
+      expect(pass2.find((r) => pathOf(r.url) === p)!.bytes).toBe(0);
+    }
+    // Each page once, paced as in the first pass.
+    expect(log.map((e) => e.path).sort()).toEqual(Object.keys(expectedChanges).sort());
+    expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(50 - 3);
+    expect(minGap(firstLog.map((e) => e.at))).toBeGreaterThanOrEqual(50 - 3);
+    // The body bytes of the re-crawl: only what changed or was new.
+    const sent = (l: typeof log) => l.reduce((n, e) => n + e.bytes, 0);
+    expect(sent(log)).toBeLessThan(sent(firstLog));
+
+    // A third pass of the same generation: nothing changed; what was removed stays removed, quietly.
+    web.reset();
+    const third = await run(['--state', 'site.db', '--recrawl', '-o', 'pass3.jsonl', ...RATE]);
+    expect(third.code, third.stderr).toBe(0);
+    const pass3 = await read('pass3.jsonl');
+    expect(new Set(pass3.map((r) => r.change))).toEqual(new Set(['unchanged']));
+    expect(third.stderr).toMatch(/\(pass 3\)/);
+  }, 60_000);
+
+  it('--since: the same changes from a previous run\'s records, without a state file', async () => {
+    web = await startWeb({ sites: { [HOST]: { robots: null, pages: twoGenerationSite(1) } } });
+    const seed = web.url(HOST, '/');
+    expect((await run(['-o', 'pass1.jsonl', ...RATE, seed])).code).toBe(0);
+    web.setPages(HOST, twoGenerationSite(2));
+    web.reset();
+    const second = await run(['--since', 'pass1.jsonl', '-o', 'pass2.jsonl', ...RATE, seed]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(changes(await read('pass2.jsonl'))).toEqual(expectedChanges);
+    expect(web.requests(HOST).find((e) => e.path === '/s1')!.headers['if-none-match']).toBe('"s1-1"');
+    // Chained: the 304s of pass 2 carried their validators and digests on, so pass 3 from pass 2's records finds nothing changed.
+    web.reset();
+    expect((await run(['--since', 'pass2.jsonl', '-o', 'pass3.jsonl', ...RATE, seed])).code).toBe(0);
+    expect(new Set((await read('pass3.jsonl')).map((r) => r.change))).toEqual(new Set(['unchanged']));
+    expect(web.requests(HOST).filter((e) => e.status === 304).length).toBeGreaterThanOrEqual(6);
+  }, 60_000);
+});
+
+describe('crawling-again flags', () => {
+  it('refuses combinations that cannot work with one line and exit 2', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--recrawl', 'http://a.localhost/'], /--recrawl goes with --state FILE/],
+      [['--recrawl', '--state', 's.db', '--fresh'], /--recrawl and --fresh/],
+      [['--since', 'none.jsonl', 'http://a.localhost/'], /--since none\.jsonl: cannot read it \(no such file\)/],
+      [['--since', 'x.jsonl', '--state', 's.db', 'http://a.localhost/'], /--since is for a crawl without a state file/],
+      [['--recrawl', '--redis', 'redis://127.0.0.1:1/0', '--crawl-id', 'x'], /--redis crawl cannot be crawled again yet/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await run(args);
+      expect([args.join(' '), r.code]).toEqual([args.join(' '), 2]);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+    }
+  }, 30_000);
+});

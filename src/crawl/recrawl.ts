@@ -99,7 +99,8 @@ export class PageRevisits {
     if (entryKind(entry) !== 'page' || record.status === null) return undefined;
     const location = record.location ?? (res.location === null ? undefined : (resolveLink(res.location, entry.url) ?? undefined));
     const answer: Answer = { status: res.status, headers: res.headers, digest: res.digest, location };
-    const page = nextHistory(prior, answer, this.ctx.clock.wallNow());
+    // The record's own time: what the WARC-Date of this capture says, so a later revisit can refer to it.
+    const page = nextHistory(prior, answer, Date.parse(record.fetchedAt));
     // A 304 names what it confirmed: the kept validators (or the ones it sent) and the kept digest.
     const shown: Partial<PageHistory> = res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
     if (shown.etag !== undefined) record.etag = shown.etag;

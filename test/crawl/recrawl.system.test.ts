@@ -105,6 +105,11 @@ describe('--recrawl', () => {
     const sent = (l: typeof log) => l.reduce((n, e) => n + e.bytes, 0);
     expect(sent(log)).toBeLessThan(sent(firstLog));
 
+    // crawl status says which pass the file holds, and what begins the next.
+    const status = await run(['status', '--state', 'site.db']);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/pass:\s+2, begun \S+; 18 page\(s\) with history; crawl --state FILE --recrawl begins the next/);
+
     // A third pass of the same generation: nothing changed; what was removed stays removed, quietly.
     web.reset();
     const third = await run(['--state', 'site.db', '--recrawl', '-o', 'pass3.jsonl', ...RATE]);

@@ -348,6 +348,18 @@ export interface PageRecord {
   attemptStarts?: string[];
   /** The 429/503 answers this URL got (the latest 10), oldest first, each with the pause it caused its host. */
   throttles?: ThrottleEvent[];
+  /** The response's ETag, as sent (`W/"…"` when weak); on a 304 that names none, the one kept from the last pass. */
+  etag?: string;
+  /** The response's Last-Modified, as sent; on a 304 that names none, the one kept from the last pass. */
+  lastModified?: string;
+  /** `sha256:BASE32` of the body read, Content-Encoding undone (fetch/body-digest.ts); on a 304, the last pass's. Absent when no body was read (not HTML). */
+  digest?: string;
+  /** In a re-crawl (`--recrawl`, `--since`, `--revisit`): what happened to the page since the last pass (crawl/recrawl-change.ts); absent when no usable answer came. */
+  change?: PageChange;
+  /** In a re-crawl: when the last pass fetched the page (ISO 8601). */
+  previousFetchedAt?: string;
+  /** The first URL of this crawl whose body had the same digest (a mirror, a session-id URL). */
+  duplicateOf?: string;
   /** With --save-dir, a 2xx body's file, relative to that directory, "/"-separated (archive/url-path.ts). */
   savedPath?: string;
   /** With --warc, the byte offset of this page's response record (its gzip member) in the WARC file. */
@@ -360,6 +372,13 @@ export interface PageRecord {
   subrequests?: SubrequestCounts;
   error?: { code: RecordErrorCode; message: string };
 }
+
+/**
+ * What a re-crawl found: `new` (not in the last pass), `changed`,
+ * `unchanged` (a 304, or the same digest), `removed` (a 404/410, or a
+ * redirect elsewhere, where there was a page).
+ */
+export type PageChange = 'new' | 'changed' | 'unchanged' | 'removed';
 
 /** A throttling answer (a status in `throttleStatuses`) and the pause it caused. */
 export interface ThrottleEvent {

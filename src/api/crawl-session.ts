@@ -58,6 +58,10 @@ export interface CrawlSessionOptions {
   browserPath?: string;
   /** Each request a rendering browser makes, and what became of it (`-v`). @default none */
   onSubrequest?: CrawlerOptions['onSubrequest'];
+  /** A new pass over what the store holds (crawl/recrawl.ts). @default false */
+  recrawl?: boolean;
+  /** A previous run's records to compare with (crawl/recrawl-since.ts). @default none */
+  since?: CrawlerOptions['since'];
 }
 
 export interface CrawlSession {
@@ -86,7 +90,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const crawler = new Crawler({
     settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,
     seedsKnown: (held) => requests.extras.allowSeeds(held),
-    browserPath, onSubrequest: opts.onSubrequest,
+    browserPath, onSubrequest: opts.onSubrequest, recrawl: opts.recrawl, since: opts.since,
   });
   const onAbort = (): void => {
     crawler.stop();

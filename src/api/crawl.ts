@@ -17,6 +17,7 @@ import { createStats, finishStats, statsToJson, type CrawlStats, type CrawlSumma
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { CrawlSettings, OutputRecord } from '../types.js';
 import { createCrawlSession, type CrawlSession } from './crawl-session.js';
+import { sinceEntry, type SinceEntry } from '../crawl/recrawl-since.js';
 import type { CrawlLog, CrawlOptions } from './options.js';
 import { createRecordStream } from './record-stream.js';
 import { openPageArchive, type ArchiveTargets } from '../archive/open-archive.js';
@@ -105,7 +106,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
     // The archive's files are finished before the stream ends, so a loop that has ended finds them complete.
     const sink: RecordSink = archive ? withArchiveClose(stream, archive) : stream;
     try {
-      session = createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true, browserPath });
+      session = createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true, browserPath, since: sinceOf(extra.since) });
     } catch (error) {
       void metrics?.endpoint.close();
       // A CA or cookie file that cannot be read. Without an archive or metrics this throws from the first next(), as before.
@@ -201,6 +202,17 @@ async function openLibraryMetrics(at: string | undefined, topHosts: number | und
   const endpoint = await openMetricsEndpoint(parseMetricsAddress(at, 'metrics'), metrics, 'metrics');
   log?.info(`metrics at ${endpoint.url}`);
   return { metrics, endpoint };
+}
+
+/** `since`: the page records among a previous run's, as a re-crawl's history (crawl/recrawl-since.ts); undefined without it. */
+function sinceOf(records: unknown): SinceEntry[] | undefined {
+  if (!Array.isArray(records)) return undefined;
+  const byUrl = new Map<string, SinceEntry>();
+  for (const r of records) {
+    const entry = sinceEntry(r);
+    if (entry !== undefined) byUrl.set(entry.url, entry);
+  }
+  return [...byUrl.values()];
 }
 
 /** The files a library crawl writes or reads, for checkTargets: a warc inside saveDir, or over the cookie jar, is refused. */

@@ -117,6 +117,16 @@ export interface CrawlOptions extends CrawlConfig {
    * @default 10
    */
   metricsHosts?: number;
+  /**
+   * A previous run's records (as a `crawl()` yielded them, or parsed from its
+   * JSON lines), like `--since`: every page they name is requested again
+   * with the validators they carry (`etag`, `lastModified`), and each page
+   * record says `change` (`new`, `changed`, `unchanged`, `removed`) and
+   * `previousFetchedAt` (docs/crawling-again.md). Records other than pages
+   * are passed over.
+   * @default none
+   */
+  since?: readonly object[];
 }
 
 /** Options of {@link explain}: the config file's fields plus the ones below. */

@@ -46,6 +46,9 @@ const metricsAddress: Check = (v) => {
   }
 };
 
+/** `since`: a previous run's records, as `crawl()` yielded them (or parsed from its JSON lines). */
+const records: Check = (v) => (Array.isArray(v) && v.every((r) => r !== null && typeof r === 'object') ? undefined : `expected an array of records (objects, as a previous crawl() yielded them), got ${showValue(v)}`);
+
 export const CRAWL_ONLY: Record<string, Check> = {
   signal: abortSignal,
   emitSkipped: boolean,
@@ -57,6 +60,7 @@ export const CRAWL_ONLY: Record<string, Check> = {
   log,
   metrics: metricsAddress,
   metricsHosts: (v) => integerProblem(v, 0, 1000),
+  since: records,
 };
 export const EXPLAIN_ONLY: Record<string, Check> = { robotsTxt: text };
 

@@ -5,7 +5,8 @@
  * the page's record is written, so the record can name where its body went.
  *
  * What is kept: every page with a response goes into the WARC (redirects
- * and errors included: replay needs them); only a 2xx body is saved to the
+ * and errors included: replay needs them; a re-crawl's unchanged page as a
+ * revisit record); only a 2xx body is saved to the
  * save directory (a 404 page is not the URL's content). robots.txt and
  * requests that got no answer are in neither. What a rendering browser
  * fetched through the crawl goes into the WARC too (`keepResource`), once
@@ -15,6 +16,7 @@ import type { FetchResult } from '../fetch/fetcher.js';
 import type { PageRecord } from '../types.js';
 import type { SaveDir } from './save-dir.js';
 import type { WarcWriter } from './warc-writer.js';
+import type { Revisit } from './warc-record.js';
 
 /** The record fields an archive fills in. */
 export type ArchivedFields = Pick<PageRecord, 'savedPath' | 'warcOffset'>;
@@ -47,7 +49,7 @@ export function createPageArchive(parts: { saveDir?: SaveDir; warc?: WarcWriter 
       const ok = res.status >= 200 && res.status < 300;
       const [savedPath, warcOffset] = await Promise.all([
         saveDir && ok ? saveDir.save(res.url, capture.body) : undefined,
-        warc?.write({ url: withoutCredentials(res.url), date: record.fetchedAt, status: res.status, capture }),
+        warc?.write({ url: withoutCredentials(res.url), date: record.fetchedAt, status: res.status, capture, revisit: revisitOf(record) }),
       ]);
       if (savedPath !== undefined) fields.savedPath = savedPath;
       if (warcOffset !== undefined) fields.warcOffset = warcOffset;
@@ -64,6 +66,14 @@ export function createPageArchive(parts: { saveDir?: SaveDir; warc?: WarcWriter 
       await warc?.abandon();
     },
   };
+}
+
+/** A re-crawl's unchanged page repeats an earlier capture: a WARC revisit (warc-record.ts), not a second copy. */
+function revisitOf(record: PageRecord): Revisit | undefined {
+  if (record.change !== 'unchanged' || record.previousFetchedAt === undefined || record.status === null) return undefined;
+  if (record.status === 304) return { profile: 'server-not-modified', refersToDate: record.previousFetchedAt };
+  if (record.status >= 200 && record.status < 300 && record.digest !== undefined) return { profile: 'identical-payload-digest', refersToDate: record.previousFetchedAt };
+  return undefined;
 }
 
 /** The URL as it goes into a WARC: user:password never leaves the crawler. */

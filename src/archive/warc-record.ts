@@ -1,7 +1,8 @@
 /**
  * WARC 1.1 records as bytes (ISO 28500:2017; the IIPC's
  * warc-specifications), before compression: a `warcinfo` record that
- * describes the file, and a `request` + `response` pair per fetched URL.
+ * describes the file, and a `request` + `response` pair per fetched URL
+ * (`request` + `revisit` for a re-crawl's unchanged page).
  * Pure apart from fresh record ids; warc-writer.ts compresses and writes.
  *
  * The response record's block is the HTTP response as received, head and
@@ -92,7 +93,32 @@ export interface ExchangeInput {
   capture: ResponseCapture;
   /** The warcinfo record these belong to. */
   warcinfoId: string;
+  /**
+   * An answer that repeats what an earlier pass archived (a re-crawl's
+   * `unchanged` page): written as a `revisit` record instead of a response.
+   * @default none: a response record
+   */
+  revisit?: Revisit;
 }
+
+/**
+ * A WARC 1.1 revisit (§6.7.2, as Heritrix and browsertrix write them): a 304
+ * is `server-not-modified`; a 2xx whose payload digest equals the last
+ * pass's is `identical-payload-digest`, its block the response head only
+ * (`WARC-Truncated: length`), its payload digest the one of the body it did
+ * not repeat. Both name the original by `WARC-Refers-To-Target-URI` (the
+ * same URL) and `WARC-Refers-To-Date` (when the last pass fetched it).
+ */
+export interface Revisit {
+  profile: 'server-not-modified' | 'identical-payload-digest';
+  /** ISO date of the original capture. */
+  refersToDate: string;
+}
+
+export const REVISIT_PROFILES = {
+  'server-not-modified': 'http://netpreserve.org/warc/1.1/revisit/server-not-modified',
+  'identical-payload-digest': 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest',
+} as const;
 
 /** The HTTP response head as it goes into the record (see the module header). */
 export function responseHead(status: number, capture: ResponseCapture): string {
@@ -108,7 +134,22 @@ export function exchangeRecords(input: ExchangeInput): { responseId: string; req
   const { capture } = input;
   const responseId = newRecordId();
   const head = Buffer.from(responseHead(input.status, capture), 'latin1');
-  const responseFields: Array<[string, string]> = [
+  const revisit = input.revisit;
+  const responseFields: Array<[string, string]> = revisit
+    ? [
+        ['WARC-Type', 'revisit'],
+        ['WARC-Record-ID', responseId],
+        ['WARC-Date', input.date],
+        ['WARC-Target-URI', input.url],
+        ['WARC-Warcinfo-ID', input.warcinfoId],
+        ['WARC-Profile', REVISIT_PROFILES[revisit.profile]],
+        ['WARC-Refers-To-Target-URI', input.url],
+        ['WARC-Refers-To-Date', revisit.refersToDate],
+        ['Content-Type', 'application/http;msgtype=response'],
+        ['WARC-Block-Digest', sha1Digest(head)],
+        ...(revisit.profile === 'identical-payload-digest' ? ([['WARC-Payload-Digest', sha1Digest(capture.wire)], ['WARC-Truncated', 'length']] as Array<[string, string]>) : []),
+      ]
+    : [
     ['WARC-Type', 'response'],
     ['WARC-Record-ID', responseId],
     ['WARC-Date', input.date],
@@ -118,7 +159,7 @@ export function exchangeRecords(input: ExchangeInput): { responseId: string; req
     ['WARC-Block-Digest', sha1Digest(head, capture.wire)],
     ['WARC-Payload-Digest', sha1Digest(capture.wire)],
   ];
-  if (capture.wireTruncated) responseFields.push(['WARC-Truncated', 'length']);
+  if (capture.wireTruncated && !revisit) responseFields.push(['WARC-Truncated', 'length']);
   const requestBlock = Buffer.from(capture.requestHead, 'latin1');
   const requestFields: Array<[string, string]> = [
     ['WARC-Type', 'request'],
@@ -130,7 +171,7 @@ export function exchangeRecords(input: ExchangeInput): { responseId: string; req
     ['Content-Type', 'application/http;msgtype=request'],
     ['WARC-Block-Digest', sha1Digest(requestBlock)],
   ];
-  return { responseId, request: record(requestFields, [requestBlock]), response: record(responseFields, [head, capture.wire]) };
+  return { responseId, request: record(requestFields, [requestBlock]), response: record(responseFields, revisit ? [head] : [head, capture.wire]) };
 }
 
 /** A header value on one line (a file name or user agent never breaks the record). */

@@ -33,6 +33,7 @@ Examples:
   $ crawl --sitemaps --max-depth 1 https://example.com/
   $ crawl check https://example.com/private/page
   $ crawl report pages.jsonl -o report.html
+  $ crawl --state site.db --recrawl -o changes.jsonl
 
 Output: one JSON object per line on stdout (or -o FILE); progress, logs and
 the summary go to stderr. Config: ./crawler.config.json is used when present
@@ -48,8 +49,9 @@ evicted): the crawl stopped partway; 130 SIGINT; 143 SIGTERM.
 
 Documentation: docs/cli-and-config.md, docs/records.md, docs/politeness.md,
 docs/network-safety.md, docs/archives.md, docs/javascript-sites.md,
-docs/long-crawls.md, docs/redis.md, docs/report.md, docs/library.md in the
-package (node_modules/polite-crawler/docs/), or the README.`;
+docs/long-crawls.md, docs/crawling-again.md, docs/redis.md, docs/report.md,
+docs/library.md in the package (node_modules/polite-crawler/docs/), or the
+README.`;
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
 export function buildProgram(
@@ -91,6 +93,11 @@ export function buildProgram(
     .option('--seeds-file <file>', 'read seed URLs, one per line ("-" = stdin)')
     .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
     .option('--fresh', 'with --state: discard what the file holds and start over')
+    .option('--recrawl', 'with --state: crawl every page the file knows again, asking only for\n' +
+      'changes (If-None-Match, If-Modified-Since); records say change: new, changed,\n' +
+      'unchanged or removed (docs/crawling-again.md)')
+    .option('--since <file>', 'without --state: compare with a previous run\'s records (JSON lines),\n' +
+      'requesting each page again with its validators')
     .option('--redis <url>', 'share the crawl through Redis (redis://host:6379/0) with every worker given the same --crawl-id')
     .option('--redis-ca <file>', 'with rediss://: trust the CA in this PEM file\n' +
       'for Redis (--ca is for the crawled sites)')

@@ -23,6 +23,8 @@ import { createLogger } from '../output/logger.js';
 import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
+import { checkRecrawlFlags, loadSince } from './recrawl-flags.js';
+import type { SinceEntry } from '../crawl/recrawl-since.js';
 import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCrawlMs, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
@@ -47,6 +49,8 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   // A seeds file's URLs come back canonical: not parsed a second time below.
   const fileSeeds = flags.seedsFile === undefined ? [] : await readSeedsFile(flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile), io.stdin);
   checkStateFlags(flags);
+  checkRecrawlFlags(flags);
+  const since = await loadSince(flags, io.cwd);
   const maxTimeMs = flags.maxTime === undefined ? undefined : maxTime(flags.maxTime);
   // With --state or --redis, no seeds means: resume (or join) what it holds.
   // --sitemap names a start of its own: no seed needed then.
@@ -73,7 +77,7 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     }
     const target = await openStateTarget(flags, io.cwd, settings, clock, log, metrics?.metrics);
     try {
-      return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath, metrics?.metrics);
+      return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath, metrics?.metrics, since);
     } finally {
       await target?.close();
     }
@@ -116,7 +120,7 @@ interface EndFiles {
   stats?: string;
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number, browserPath?: string, metrics?: CrawlMetrics): Promise<number> {
+async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number, browserPath?: string, metrics?: CrawlMetrics, since?: SinceEntry[]): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   let held = await target?.peek();
@@ -131,7 +135,8 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
       ? `no seed URL given, and ${target.label} does not exist yet (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`
       : `no seed URL given, and ${target.label} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
   }
-  if (held?.finished) {
+  if (held?.finished && flags.recrawl) log.info(`${target!.label}: crawling every page it knows again, asking for changes only`);
+  else if (held?.finished) {
     log.info(`${target!.label}: this crawl already finished; nothing to do (${target!.shared ? 'a new --crawl-id starts another' : '--fresh starts it over'})`);
     return EXIT.ok;
   }
@@ -169,7 +174,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
   const session = (started = createCrawlSession({
-    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, browserPath,
+    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, browserPath, recrawl: flags.recrawl, since,
     // -v: each browser request, as `crawl --render -v --max-pages 1 URL` lists a page's subresources and their hosts' limits.
     onSubrequest: flags.verbose ? (page, e) => log.debug(redactCredentials(`${page}: ${e.type} ${e.url} → ${e.outcome}${e.host ? ` (${e.host}, ${settings.policyFor(e.host).rateLabel})` : ''}`)) : undefined,
   }));

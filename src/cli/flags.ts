@@ -52,6 +52,10 @@ export interface CrawlFlags {
   quiet?: boolean;
   state?: string;
   fresh?: boolean;
+  /** With --state: a new pass over every page the file knows, asking for changes only. */
+  recrawl?: boolean;
+  /** A previous run's records (JSON lines): their validators and digests, for a re-crawl without a state file. */
+  since?: string;
   redis?: string;
   /** With a rediss:// URL: PEM file of the CA that signed Redis's certificate. */
   redisCa?: string;

@@ -141,6 +141,10 @@ export function formatStatus(s: CrawlStatus): string {
   if (s.paused.length > 0) lines.push(`  paused:   ${s.paused.map((h) => `${h.host} until ${h.until}`).join(', ')}`);
   if (s.throttled.length > 0) lines.push(`  slowed:   ${s.throttled.map((h) => `${h.host} at ${Math.round(h.rateFactor * 1000) / 10}% of its rate`).join(', ')}`);
   if (s.givenUp.length > 0) lines.push(`  given up: ${s.givenUp.join(', ')}`);
+  if (s.passes !== undefined) {
+    const next = s.finished ? '; crawl --state FILE --recrawl begins the next' : '';
+    lines.push(`  pass:     ${s.passes.pass}, begun ${s.passes.startedAt ?? '?'}; ${s.passes.pagesKept} page(s) with history${next}`);
+  }
   const kinds = Object.entries(s.robots.byKind).map(([k, n]) => `${k} ${n}`).join(', ');
   lines.push(`  robots.txt: ${kinds || 'none fetched yet'}`);
   for (const u of s.robots.unavailable) lines.push(`    ${u.origin}: ${u.reason}${u.retryAt ? `, retry at ${u.retryAt}` : ', given up'}`);

@@ -59,6 +59,8 @@ import { CrawlEnd } from './crawl-end.js';
 import { hostCounts, progressSnapshot, type HostCounts, type ProgressParts } from './progress-snapshot.js';
 import { Renderer } from '../render/renderer.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
+import { PageRevisits } from './recrawl.js';
+import type { SinceEntry } from './recrawl-since.js';
 
 export { ROBOTS_TIMEOUT_MS } from './robots-hop.js';
 export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
@@ -83,6 +85,14 @@ export interface CrawlerOptions {
   archive?: PageArchive;
   /** Told every seed a resumed crawl holds (its store's, not only this run's), as scope and the address guard are: credential headers go to their hosts. @default none */
   seedsKnown?(seeds: string[]): void;
+  /**
+   * `--recrawl`: a store whose crawl finished (or whose first pass stopped)
+   * begins a new pass over every page it knows, with conditional requests
+   * (crawl/recrawl.ts); an unfinished re-crawl pass is resumed. @default false
+   */
+  recrawl?: boolean;
+  /** `--since`: what a previous run's records said of each page (recrawl-since.ts); compared with as a re-crawl, every page requested again. @default none */
+  since?: SinceEntry[];
   /** The browser executable, when some host renders (settings.render.enabled). @default none: no page is rendered */
   browserPath?: string;
   /** Each request a rendering browser makes, and what became of it. @default none */
@@ -108,6 +118,8 @@ export class Crawler {
   private readonly abortController = new AbortController();
   /** Renders pages in a browser (render/renderer.ts), when some host renders. */
   private readonly renderer: Renderer | undefined;
+  /** Validators, digests, change and history of pages (recrawl.ts). */
+  private readonly revisits: PageRevisits;
 
   constructor(private readonly opts: CrawlerOptions) {
     const { settings, clock, random } = opts;
@@ -201,8 +213,9 @@ export class Crawler {
         ? new Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.browserPath, opts.onSubrequest)
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
+    const revisits = (this.revisits = new PageRevisits(ctx, intake));
     const exchange = new PageExchange(ctx, {
-      records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, wake, fail, renderer,
+      records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, wake, fail, renderer, revisits,
       giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
     });
     const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange, renderer }));
@@ -215,7 +228,16 @@ export class Crawler {
   async run(): Promise<CrawlStats> {
     const { ctx, opts } = this;
     const { store } = ctx;
-    const opened = await store.open({ seeds: opts.seeds, configFingerprint: settingsFingerprint(ctx.settings) });
+    const opened = { ...(await store.open({ seeds: opts.seeds, configFingerprint: settingsFingerprint(ctx.settings) })) };
+    const history = store.history;
+    // --recrawl: a finished crawl, or a first pass that stopped, begins a new pass; an unfinished re-crawl pass goes on.
+    if (opts.recrawl && opened.resumed && history?.startPass && (opened.finished || history.pass() === 1)) {
+      await history.startPass();
+      opened.finished = false;
+    }
+    const pass = history?.pass() ?? 1;
+    if (pass > 1) this.stats.pass = pass;
+    this.revisits.configure({ compare: pass > 1 || opts.since !== undefined, keep: history !== undefined && (store.durable || opts.since !== undefined) });
     if (opened.finished) {
       // Nothing to do: the store holds a crawl that already ended.
       this.stats.resumed = 'finished';
@@ -238,6 +260,11 @@ export class Crawler {
     }
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
     for (const seed of opts.seeds) this.intake.enqueue(seed, 0, null, 0, true);
+    // --since: every page the previous run recorded is compared with and requested again (scope and limits apply).
+    if (opts.since !== undefined && history !== undefined) {
+      for (const known of opts.since) await history.put(known.url, known.page, known.outlinks);
+      for (const known of opts.since) this.intake.enqueue(known.url, known.depth, known.parent, 0);
+    }
     // Sitemaps named by the user join now; a seed origin's robots.txt is loaded now for its Sitemap: lines (--sitemaps).
     for (const seed of this.sitemaps.start(opts.seeds)) this.robots.preload(seed, hostKey(ctx, seed));
     // Work the store held before this run (a resume) wakes its hosts.

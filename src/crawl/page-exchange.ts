@@ -26,6 +26,7 @@ import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './sitemaps.js';
 import type { Renderer } from '../render/renderer.js';
+import type { PageRevisits, PendingHistory } from './recrawl.js';
 
 export interface PageExchangeParts {
   records: CrawlRecords;
@@ -46,6 +47,8 @@ export interface PageExchangeParts {
   fail(err: unknown): void;
   /** Renders pages on hosts that render (render/renderer.ts). @default none */
   renderer?: Pick<Renderer, 'page'>;
+  /** Validators, digests, change and history of pages (recrawl.ts). */
+  revisits: PageRevisits;
 }
 
 export class PageExchange {
@@ -77,8 +80,10 @@ export class PageExchange {
     }
     let record: PageRecord;
     let captured: FetchResult | undefined;
+    let history: PendingHistory | undefined;
     try {
-      const { res, startedAt, sinceLastMs } = await parts.sender.send(entry.url, key, job, this.requestWithCapture(requestFor(entry)), lease);
+      const prior = await parts.revisits.prior(entry);
+      const { res, startedAt, sinceLastMs } = await parts.sender.send(entry.url, key, job, parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior), lease);
       if (res.capture) captured = res;
       const action = parts.feedback.answered(key, res, startedAt, !ctx.stopping, sinceLastMs);
       if (wantsGet(entry, res) && this.checkWithGet(lease)) return;
@@ -90,12 +95,15 @@ export class PageExchange {
       base.startedAt = parts.records.isoTime(Math.round(startedAt));
       const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: settings.maxRedirects, emitLinks: settings.emitLinks, chain: parts.redirects.before(entry) }).catch(asError);
       // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
-      const rendered = parts.renderer && action !== 'throttle' ? await parts.renderer.page(entry, res, key, job) : null;
+      const rendered = parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, job) : null;
       if (rendered) Object.assign(base, rendered.fields);
       const body = rendered?.res ?? res;
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
       const parsed = sitemap === undefined && parts.links.parsesLong(body) ? await parts.links.parseAhead(entry, body) : undefined;
-      record = parts.links.follow(entry, body, base, sitemap, parsed);
+      let next: string[] | undefined;
+      record = parts.links.follow(entry, body, base, sitemap, parsed, (urls) => (next = urls));
+      if (res.status === 304) await parts.revisits.notModified(entry, record);
+      if (action !== 'throttle') history = await parts.revisits.describe(entry, record, res, prior, next);
       if (rendered?.error) record.error = rendered.error;
       if (action === 'throttle') {
         record.throttles = historyFields(entry.extra, throttle).throttles;
@@ -123,6 +131,7 @@ export class PageExchange {
     if (entry.hops > 0) parts.redirects.done(entry.url);
     // A durable store completes the URL only once its record is confirmed: a record lost to a full disk is fetched again on resume.
     await (store.durable ? parts.records.confirmed() : parts.records.writes);
+    parts.revisits.keep(history);
     ctx.calls.settle(store.complete(lease, record.error?.code ?? String(record.status)));
   }
 

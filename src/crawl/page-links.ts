@@ -35,11 +35,12 @@ export class PageLinks {
   ) {}
 
   /**
-   * Builds the record and feeds the URLs it leads to back into the store.
+   * Builds the record and feeds the URLs it leads to back into the store
+   * (and to `onNext`, all of them, before scope and dedupe: a re-crawl keeps them).
    * Never throws: a failure in link handling is ours, not the page's, so the
    * record stays what was fetched and the failure is reported as a note.
    */
-  follow(entry: FrontierEntry, res: FetchResult, base: PageRecord, sitemap?: SitemapOutcome | Error, parsed?: ParsedBody): PageRecord {
+  follow(entry: FrontierEntry, res: FetchResult, base: PageRecord, sitemap?: SitemapOutcome | Error, parsed?: ParsedBody, onNext?: (urls: string[]) => void): PageRecord {
     const { ctx, parts } = this;
     const chain = parts.redirects.before(entry);
     let out: ReturnType<typeof pageOutcome>;
@@ -51,6 +52,7 @@ export class PageLinks {
       this.linksFailed(entry.url, err);
       return { ...base, status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) };
     }
+    onNext?.(out.next.map((next) => next.url));
     const { settings } = ctx;
     // A stopping crawl that will resume (a durable store) still keeps the links of a page it
     // finishes: the page is marked done, so they would never be found again.

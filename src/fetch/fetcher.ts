@@ -31,6 +31,7 @@ import type { Clock } from '../clock.js';
 import { Exchange, type IncomingHttpHeaders } from './exchange.js';
 import { requestHead, type ResponseCapture } from './capture.js';
 import { cachedLookup, DNS_CACHE_DEFAULTS, type DnsCacheOptions } from './dns-cache.js';
+import { bodyDigest } from './body-digest.js';
 import { classifyError, FetchError, LOCAL_RESOURCE_CODES, TOTAL_TIMEOUT_CODE } from './fetch-error.js';
 import { redactCredentials } from './redact.js';
 import { checkProxiedTarget } from './proxy.js';
@@ -99,6 +100,13 @@ export interface FetchRequest {
    * guard share a connection pool. @default none: any address
    */
   guard?: AddressGuard;
+  /**
+   * More request headers (lowercased names), over the fetcher's own: a
+   * re-crawl's `if-none-match` / `if-modified-since`. @default none
+   */
+  headers?: Readonly<Record<string, string>>;
+  /** Also hand out the digest of a body that is read (`FetchResult.digest`, body-digest.ts). @default false */
+  digest?: boolean;
 }
 
 export interface FetchResult {
@@ -124,6 +132,8 @@ export interface FetchResult {
   location: string | null;
   /** From the fetch() call until the body was done. */
   elapsedMs: number;
+  /** With `digest: true` and a body read: `sha256:BASE32` of its bytes, Content-Encoding undone (body-digest.ts). */
+  digest?: string;
 }
 
 export interface Fetcher {
@@ -316,7 +326,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const proxy = opts.extras?.proxyFor(target) ?? null;
       const extra = opts.extras?.headersFor(target);
       // A fresh object when anything is added: the shared ones serve every other request (and ProxyAgent writes a Host into what it gets).
-      const sent: Record<string, string> = extra !== undefined || proxy !== null ? { ...requestHeaders[req.read], ...extra } : requestHeaders[req.read];
+      const sent: Record<string, string> = extra !== undefined || proxy !== null || req.headers !== undefined ? { ...requestHeaders[req.read], ...extra, ...req.headers } : requestHeaders[req.read];
       const current = (exchange = new Exchange(req.maxBodyBytes ?? opts.maxBodyBytes, {
         dispatched: () => {
           deadlines?.dispatched();
@@ -361,6 +371,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         return { url, status, headers, contentType, charset: null, body: null, bytes: 0, truncated: false, location, elapsedMs: clock.now() - started };
       }
       const { data, truncated } = await current.readBody(headers['content-encoding']);
+      const digest = req.digest === true ? bodyDigest(data) : undefined;
       if (capture) {
         // An archive keeps bodies of every type; only HTML is decoded to text for the parser.
         // The archived head never holds a credential: what extras added is masked by the rules that added it.
@@ -368,13 +379,13 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         const kept = current.captured(data, truncated, requestHead(target, shown));
         const text = isHtml || req.read === 'text' ? decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml }) : null;
         // A raw read (a rendering browser's subresource) still gets its bytes.
-        return { url, status, headers, contentType, charset: text?.charset ?? null, body: text?.text ?? null, ...(req.read === 'raw' && { raw: data }), bytes: data.length, truncated, location, elapsedMs: clock.now() - started, capture: kept };
+        return { url, status, headers, contentType, charset: text?.charset ?? null, body: text?.text ?? null, ...(req.read === 'raw' && { raw: data }), bytes: data.length, truncated, location, elapsedMs: clock.now() - started, capture: kept, digest };
       }
       if (req.read === 'raw') {
-        return { url, status, headers, contentType, charset: null, body: null, raw: data, bytes: data.length, truncated, location, elapsedMs: clock.now() - started };
+        return { url, status, headers, contentType, charset: null, body: null, raw: data, bytes: data.length, truncated, location, elapsedMs: clock.now() - started, digest };
       }
       const { text, charset } = decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml });
-      return { url, status, headers, contentType, charset, body: text, bytes: data.length, truncated, location, elapsedMs: clock.now() - started };
+      return { url, status, headers, contentType, charset, body: text, bytes: data.length, truncated, location, elapsedMs: clock.now() - started, digest };
     } catch (err) {
       exchange?.abandon(err);
       // A refusal is the guard's decision, not a transport failure: the caller records it as such.

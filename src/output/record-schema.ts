@@ -13,7 +13,7 @@
  * the record table in docs/records.md.
  */
 import { z } from 'zod';
-import type { PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from '../types.js';
+import type { PageChange, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from '../types.js';
 
 const SKIP_REASONS = [
   'robots', 'robots-unavailable', 'scope', 'filtered', 'max-depth', 'max-pages', 'nofollow', 'url-too-long', 'unsupported-scheme',
@@ -25,6 +25,8 @@ const ERROR_CODES = [
   'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'THROTTLED', 'LOCAL_RESOURCE',
   'PROXY_ERROR', 'FETCH_FAILED', 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED',
 ] as const satisfies readonly RecordErrorCode[];
+
+const PAGE_CHANGES = ['new', 'changed', 'unchanged', 'removed'] as const satisfies readonly PageChange[];
 
 // One time convention: instants are ISO 8601 UTC strings with milliseconds; durations are numbers of ms named `…Ms`.
 const instant = () => z.iso.datetime({ precision: 3 }).describe('An instant: ISO 8601 UTC with milliseconds ("2026-11-21T10:00:00.123Z").');
@@ -75,6 +77,12 @@ export const pageRecordSchema = z
     attempts: z.int().min(2).optional().describe('Fetch attempts, when more than one (retries after failures or throttling).'),
     attemptStarts: z.array(instant()).optional().describe('When the earlier attempts were sent, ISO 8601, oldest first; the latest 10.'),
     throttles: z.array(throttleEvent).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
+    etag: z.string().optional().describe('The response\'s ETag as sent (W/"…" when weak); on a 304 that names none, the one kept from the last pass.'),
+    lastModified: z.string().optional().describe('The response\'s Last-Modified as sent; on a 304 that names none, the one kept from the last pass.'),
+    digest: z.string().optional().describe('sha256:BASE32 of the body read, Content-Encoding undone; on a 304, the last pass\'s. Absent when no body was read (not HTML).'),
+    change: z.enum(PAGE_CHANGES).optional().describe('In a re-crawl (--recrawl, --since, --revisit): "new", "changed", "unchanged" (a 304 or the same digest) or "removed" (404/410 or a redirect elsewhere where there was a page); absent when no usable answer came.'),
+    previousFetchedAt: instant().optional().describe('In a re-crawl: when the last pass fetched the page, ISO 8601.'),
+    duplicateOf: z.string().optional().describe('The first URL of this crawl whose body had the same digest (a mirror, a session-id URL).'),
     savedPath: z.string().optional().describe('With --save-dir: the file the body was saved to, relative to that directory, "/"-separated.'),
     warcOffset: z.int().min(0).optional().describe('With --warc: the byte offset of this page\'s response record in the WARC file.'),
     rendered: z.boolean().optional().describe('On a host that renders (render true or "auto"): whether the page was rendered in a browser; links, content and extract then come from the rendered DOM.'),
@@ -161,3 +169,4 @@ inStep<Same<z.output<typeof robotsRecordSchema>, RobotsFetchRecord>>();
 inStep<Same<z.output<typeof throttleEvent>, ThrottleEvent>>();
 inStep<Same<(typeof SKIP_REASONS)[number], SkipReason>>();
 inStep<Same<(typeof ERROR_CODES)[number], RecordErrorCode>>();
+inStep<Same<(typeof PAGE_CHANGES)[number], PageChange>>();

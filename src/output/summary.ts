@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import { isoInstant } from '../crawl/iso-time.js';
-import type { OutputRecord, PageRecord, SkipReason, SkipRecord, SubrequestCounts } from '../types.js';
+import type { OutputRecord, PageChange, PageRecord, SkipReason, SkipRecord, SubrequestCounts } from '../types.js';
 
 export interface HostStats {
   /** Page records for this host (including transport errors). */
@@ -58,6 +58,9 @@ export interface CrawlStats {
    * >= 400 or an error), and broken pages in scope.
    */
   linkCheck?: { checked: number; broken: number; brokenPages: number };
+  /** A re-crawl (crawl/recrawl.ts): page records by what changed since the last pass, and the pass (2 and up; 1 with --since). */
+  changes?: Record<PageChange, number>;
+  pass?: number;
 }
 
 /** How many hosts the summary table lists before "+N more". */
@@ -119,6 +122,7 @@ export function countPage(stats: CrawlStats, record: PageRecord, host = summaryH
     row.errors++;
     bump(stats.errorsByCode, record.error.code);
   }
+  if (record.change !== undefined) (stats.changes ??= { new: 0, changed: 0, unchanged: 0, removed: 0 })[record.change]++;
   const links = stats.linkCheck;
   if (links && record.kind !== 'sitemap') {
     const broken = record.error !== undefined || (record.status !== null && record.status >= 400);
@@ -280,6 +284,10 @@ export function formatSummary(stats: CrawlStats): string {
   if (links) {
     out.push(`  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`);
   }
+  const changes = stats.changes;
+  if (changes) {
+    out.push(`  changes  ${int(changes.new)} new, ${int(changes.changed)} changed, ${int(changes.unchanged)} unchanged, ${int(changes.removed)} removed${stats.pass !== undefined && stats.pass > 1 ? ` (pass ${stats.pass})` : ''}`);
+  }
   if (stats.perHost.size) out.push(...hostTable(stats.perHost));
   out.push(...subrequestLines(stats.perHost));
   const notes = [...stats.notes];
@@ -321,6 +329,10 @@ export interface CrawlSummary {
   notes: string[];
   /** With --check-links: links checked out of scope, broken ones, broken pages in scope. */
   linkCheck?: { checked: number; broken: number; brokenPages: number };
+  /** In a re-crawl: page records by what changed since the last pass. */
+  changes?: Record<PageChange, number>;
+  /** In a re-crawl with --state or --redis: the pass (2 and up). */
+  pass?: number;
 }
 
 export function statsToJson(stats: CrawlStats): CrawlSummary {
@@ -348,5 +360,7 @@ export function statsToJson(stats: CrawlStats): CrawlSummary {
     hosts: [...stats.perHost].map(([host, h]) => ({ host, ...h, notes: [...h.notes] })).sort((a, b) => b.fetched - a.fetched || a.host.localeCompare(b.host)),
     notes: [...stats.notes],
     ...(stats.linkCheck && { linkCheck: { ...stats.linkCheck } }),
+    ...(stats.changes && { changes: { ...stats.changes } }),
+    ...(stats.pass !== undefined && { pass: stats.pass }),
   };
 }

@@ -64,6 +64,8 @@ export interface PageView {
   rateLabel: string | null;
   /** Whether startMs came from `startedAt` (exact) rather than `fetchedAt`. */
   exactStart: boolean;
+  /** In a re-crawl: what changed since the last pass (`new`, `changed`, `unchanged`, `removed`); null otherwise. */
+  change: string | null;
 }
 
 export interface SkipView {
@@ -153,6 +155,7 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
     effectiveIntervalMs: num(r.effectiveIntervalMs),
     rateLabel: str(r.rateLabel),
     exactStart: startedAt !== null,
+    change: str(r.change),
   };
 }
 

@@ -165,6 +165,7 @@ function outcomes(d: ReportData): string {
 ${countTable('Status codes', d.statuses, 'No pages.')}
 ${countTable('Error codes', d.errorCodes, 'No errors.')}
 ${countTable('Skip reasons', d.skipReasons, d.policySource === 'crawl' ? 'No URL was skipped.' : 'No skip records (crawl with --emit-skipped to see them).')}
+${d.changes.length > 0 ? countTable('Changes since the last pass', d.changes, '') : ''}
 </div>
 </section>`;
 }

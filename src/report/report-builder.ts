@@ -88,6 +88,8 @@ export interface ReportData {
   statuses: Counts;
   errorCodes: Counts;
   skipReasons: Counts;
+  /** In a re-crawl: page records by change (new, changed, unchanged, removed); empty otherwise. */
+  changes: Counts;
   throughput: ThroughputData;
   hosts: HostRow[];
   hostsOmitted: number;
@@ -128,6 +130,7 @@ export class ReportBuilder {
   private readonly statuses = new Map<string, number>();
   private readonly errorCodes = new Map<string, number>();
   private readonly skipReasons = new Map<string, number>();
+  private readonly changes = new Map<string, number>();
   private readonly throughput: Throughput;
   private readonly redirects: RedirectTracker;
   private readonly failures: FailureTable;
@@ -163,6 +166,7 @@ export class ReportBuilder {
     this.pages++;
     this.bytes += r.bytes;
     bump(this.statuses, r.status === null ? 'error' : String(r.status));
+    if (r.change !== null) bump(this.changes, r.change);
     if (r.errorCode !== null) {
       this.errors++;
       bump(this.errorCodes, r.errorCode);
@@ -233,6 +237,7 @@ export class ReportBuilder {
       statuses: byStatus(this.statuses),
       errorCodes: byCount(this.errorCodes),
       skipReasons: byCount(this.skipReasons),
+      changes: byCount(this.changes),
       throughput: this.throughput.finish(origin),
       hosts: byRequests.slice(0, this.limits.tableHosts).map((h) => h.row),
       hostsOmitted: Math.max(0, byRequests.length - this.limits.tableHosts),

@@ -44,6 +44,7 @@
  */
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
+import type { PageHistoryStore } from './page-history.js';
 
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -221,6 +222,14 @@ export interface CrawlStore {
    * on a `durable` store.
    */
   recordLog?(): RecordLog;
+
+  /**
+   * Per-page history for re-crawls (page-history.ts): validators, digest,
+   * status, fetch time and outlinks of the last pass, and passes. Optional;
+   * the crawl keeps it on a `durable` store, or when told what a previous
+   * run saw (`--since`).
+   */
+  readonly history?: PageHistoryStore;
 
   /**
    * A shared store only (several workers): the whole crawl's totals now, and

@@ -11,6 +11,7 @@ import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { MemoryFrontier } from './memory-frontier.js';
 import { TimeHeap } from './time-heap.js';
+import { MemoryHistory } from './page-history.js';
 
 export class MemoryStore implements CrawlStore {
   readonly kind = 'memory';
@@ -21,6 +22,8 @@ export class MemoryStore implements CrawlStore {
   private readonly hostRecords = new Map<string, HostSaved>();
   private readonly robotsRecords = new Map<string, RobotsRecord>();
   private readonly counters: Record<CounterName, number> = { started: 0 };
+  /** Per-page history (page-history.ts): kept only when the crawl is told a previous run's (`--since`). */
+  readonly history = new MemoryHistory();
   private nextLease = 1;
   private meta: CrawlMeta | null = null;
   private finished = false;

@@ -43,6 +43,12 @@ export interface CrawlStatus {
   throttled: Array<{ host: string; rateFactor: number }>;
   givenUp: string[];
   robots: { byKind: Record<string, number>; unavailable: Array<{ origin: string; reason: string; retryAt: string | null }> };
+  /** Crawling again (crawl/recrawl.ts): the pass the crawl is in, when it began, and the pages with history (what `--recrawl` asks with validators). Absent for a store that keeps none. */
+  passes?: { pass: number; startedAt: string | null; pagesKept: number };
+}
+
+function hasTable(db: BetterSqlite3.Database, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
 }
 
 /**
@@ -106,6 +112,9 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
         byKind,
         unavailable: robots.flatMap((r) => (r.record.kind === 'unavailable' ? [{ origin: r.origin, reason: r.record.reason, retryAt: iso(r.record.retryAt) }] : [])).slice(0, top),
       },
+      ...(hasTable(db, 'pages') && {
+        passes: { pass: Number(meta.get('pass') ?? 1), startedAt: iso(Number(meta.get('pass_started_at') ?? meta.get('created_at'))), pagesKept: count('SELECT count(*) FROM pages') },
+      }),
     };
   } catch (err) {
     if (isDamage(err)) throw new StateFileError(damagedMessage(path, (err as Error).message));

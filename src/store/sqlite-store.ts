@@ -44,6 +44,8 @@ import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer } from './crawl-store.js';
 import { SeenSet } from './seen-set.js';
+import type { PageHistory, PageHistoryStore } from './page-history.js';
+import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
 import { APP_ID, damagedMessage, inspectStateFile, lockStateFile, openFailure, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
 
 export { StateFileError } from './sqlite-file.js';
@@ -137,6 +139,7 @@ CREATE TABLE hosts (key TEXT PRIMARY KEY, saved TEXT NOT NULL);
 CREATE TABLE robots (origin TEXT PRIMARY KEY, record TEXT NOT NULL);
 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 ${RECORDS_TABLE}
+${PAGES_TABLE}
 `;
 
 export interface SqliteStoreOptions {
@@ -166,7 +169,7 @@ export class SqliteStore implements CrawlStore {
   private readonly now: () => number;
   /** The `-o` file followed across commits (trackOutput). */
   private output: { path: string; confirmed: () => number; previous: number } | undefined;
-  private readonly seen = new SeenSet();
+  private seen = new SeenSet();
   private readonly queuedPerHost = new Map<string, number>();
   /**
    * Each host record (the store's own copy, `copySaved`), with the fields a
@@ -250,6 +253,43 @@ export class SqliteStore implements CrawlStore {
       }
     }
     this.q = this.prepare();
+    this.history = this.historyOf(new SqliteHistory(this.db));
+  }
+
+  /** Per-page history (page-history.ts): in the store's transaction, committed with the completions. */
+  readonly history: PageHistoryStore;
+  private passNumber = 1;
+
+  private historyOf(pages: SqliteHistory): PageHistoryStore {
+    return {
+      get: (url: string) => this.guard(() => pages.get(url)),
+      put: (url: string, page: PageHistory, outlinks: readonly string[] | null) =>
+        this.guard(() => {
+          if (pages.put(url, page, outlinks)) this.touch();
+        }),
+      outlinks: (url: string) => this.guard(() => pages.outlinks(url)),
+      pass: () => this.passNumber,
+      startPass: () => this.guard(() => this.startPass(pages)),
+    };
+  }
+
+  /** A new pass (page-history.ts contract), in one transaction; the in-memory views are read again after it. */
+  private startPass(pages: SqliteHistory): number {
+    if (this.leases.size > 0) throw new Error('a new pass cannot start while leases are held');
+    this.begin();
+    this.tailPos = pages.requeueAll(this.tailPos);
+    this.passNumber++;
+    this.q.putMeta.run('pass', String(this.passNumber));
+    this.q.putMeta.run('pass_started_at', String(this.now()));
+    this.db.exec("DELETE FROM meta WHERE key IN ('finished', 'finished_at'); DELETE FROM records");
+    this.counters.started = 0;
+    this.dirtyCounters = true;
+    this.commit();
+    this.seen = new SeenSet();
+    this.queuedPerHost.clear();
+    this.totals = { queued: 0, delayed: 0, leased: 0, seen: 0 };
+    this.load();
+    return this.passNumber;
   }
 
   /** A new file gets the schema; a format-1 file the column format 2 added. */
@@ -268,6 +308,7 @@ export class SqliteStore implements CrawlStore {
       this.db.exec("ALTER TABLE urls ADD COLUMN extra TEXT; UPDATE meta SET value = '2' WHERE key = 'schema';");
     }
     this.db.exec(RECORDS_TABLE);
+    this.db.exec(PAGES_TABLE);
   }
 
   private prepare(): Record<string, Statement> {
@@ -330,6 +371,7 @@ export class SqliteStore implements CrawlStore {
         result.uncleanSpanMs = COMMIT_INTERVAL_MS;
       }
       this.load();
+      this.passNumber = Number(get('pass') ?? 1);
       this.opened = true;
       this.begin();
       if (result.resumed) {

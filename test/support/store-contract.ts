@@ -8,6 +8,7 @@ import type { CrawlStore, FrontierEntry, Lease } from '../../src/store/crawl-sto
 import { HostTable } from '../../src/politeness/host-state.js';
 import { canonicalize } from '../../src/parse/url.js';
 import { seededRandom } from './seeded-random.js';
+import { bodyDigest } from '../../src/fetch/body-digest.js';
 
 export interface StoreFixture {
   store: CrawlStore;
@@ -279,6 +280,74 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       const allow = { kind: 'allow-all' as const, reason: 'robots.txt answered 404', fetchedAt: 3_000, expiresAt: 4_000 };
       await store.putRobots('http://a.example', allow); // a later outcome replaces the earlier one
       expect(await store.getRobots('http://a.example')).toEqual(allow);
+    });
+
+    it('keeps per-page history: validators, digest, status, fetch time and outlinks (stores that have it)', async () => {
+      const store = await open();
+      const history = store.history;
+      if (!history) return;
+      expect(history.pass()).toBe(1);
+      const page = (n: number) => `http://a.example/${n}`;
+      for (let i = 0; i < 6; i++) await store.add(page(i), 'a.example', entry(page(i)));
+      expect(await history.get(page(0))).toBeUndefined();
+      const digest = bodyDigest(Buffer.from('<title>a</title>'));
+      const first = { status: 200, fetchedAt: 1_700_000_000_000, etag: 'W/"abc-1"', lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT', digest };
+      await history.put(page(0), first, [page(1), page(2), page(3)]);
+      expect(await history.get(page(0))).toEqual(first);
+      expect(new Set(await history.outlinks(page(0)))).toEqual(new Set([page(1), page(2), page(3)]));
+      // A 304 keeps the outlinks kept before (null); an odd Last-Modified and another digest's text come back as written.
+      const second = { status: 200, fetchedAt: 1_700_000_060_000, lastModified: 'Tuesday, 14-Nov-23 22:13:20 GMT', digest: 'sha1:UNKNOWNFORM', intervalMs: 7_200_000 };
+      await history.put(page(0), second, null);
+      expect(await history.get(page(0))).toEqual(second);
+      expect(new Set(await history.outlinks(page(0)))).toEqual(new Set([page(1), page(2), page(3)]));
+      await history.put(page(4), { status: 404, fetchedAt: 1_700_000_001_000 }, []);
+      expect(await history.get(page(4))).toEqual({ status: 404, fetchedAt: 1_700_000_001_000 });
+      expect(await history.outlinks(page(4))).toEqual([]);
+      if (fixture!.reopen) {
+        await store.close();
+        fixture!.store = await fixture!.reopen();
+        await fixture!.store.open(meta);
+        expect(await fixture!.store.history!.get(page(0))).toEqual(second);
+        expect(new Set(await fixture!.store.history!.outlinks(page(0)))).toEqual(new Set([page(1), page(2), page(3)]));
+      }
+    });
+
+    it('starts a new pass: every known URL queued again, counts reset, seen-only URLs forgotten, history kept (durable stores)', async () => {
+      const store = await open();
+      if (!store.history?.startPass) return;
+      const page = (n: number) => `http://a.example/${n}`;
+      for (let i = 0; i < 4; i++) await store.add(page(i), 'a.example', entry(page(i), { depth: i }));
+      await store.add('http://a.example/skipped', '', null);
+      await store.addToCounter('started', 3);
+      const leases = await claimAll(store, 'a.example');
+      // Two done, one retried (delayed, with an attempt history), one left queued.
+      await store.complete(leases[0], '200');
+      await store.history.put(page(0), { status: 200, fetchedAt: 1_700_000_000_000, etag: '"e0"' }, [page(1)]);
+      await store.complete(leases[1], 'CONNECTION_RESET');
+      await store.release(leases[2], { ...leases[2].entry, attempt: 2, extra: { history: { starts: [1, 2] }, lastmod: '2024-01-01' } }, 5_000);
+      await store.release(leases[3], leases[3].entry);
+      await store.finish();
+      expect(await store.history.startPass()).toBe(2);
+      expect(store.history.pass()).toBe(2);
+      expect(store.counter('started')).toBe(0);
+      expect(store.isSeen('http://a.example/skipped')).toBe(false);
+      expect(store.counts()).toMatchObject({ queued: 4, delayed: 0, leased: 0 });
+      const again = await claimAll(store, 'a.example');
+      expect(again.map((l) => l.entry.url).sort()).toEqual([page(0), page(1), page(2), page(3)]);
+      // Attempts start over; what else the entry carried (a sitemap's lastmod) stays.
+      expect(again.find((l) => l.entry.url === page(2))!.entry).toMatchObject({ attempt: 0, extra: { lastmod: '2024-01-01' } });
+      expect(again.find((l) => l.entry.url === page(2))!.entry.extra).not.toHaveProperty('history');
+      expect(await store.history.get(page(0))).toMatchObject({ etag: '"e0"' });
+      expect(await store.add('http://a.example/skipped', 'a.example', entry('http://a.example/skipped'))).toBe(true);
+      if (fixture!.reopen) {
+        for (const l of again) await store.complete(l, '200');
+        await store.close();
+        fixture!.store = await fixture!.reopen();
+        const opened = await fixture!.store.open(meta);
+        // The new pass is not finished, and stays pass 2.
+        expect(opened).toMatchObject({ resumed: true, finished: false });
+        expect(fixture!.store.history!.pass()).toBe(2);
+      }
     });
 
     it('agrees with a reference model over a long random run of adds, claims, releases and promotions', async () => {

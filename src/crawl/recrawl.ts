@@ -1,0 +1,134 @@
+/**
+ * A page's request and record as a re-crawl sees them (the policy is
+ * recrawl-change.ts; the history lives in the store, store/page-history.ts):
+ *
+ * - every page request asks the fetcher for the body's digest, and every
+ *   page record carries the answer's `etag`, `lastModified` and `digest`,
+ *   re-crawl or not (what a later `--since` reads);
+ * - in a re-crawl (`compare`: a pass after the first, or `--since`), a page
+ *   with history is requested with its validators, and its record says
+ *   `change` and `previousFetchedAt`; a 304 costs no body and no parse, and
+ *   the links kept from the last pass go to the frontier instead, so pages
+ *   further down are still revisited;
+ * - where history is kept (`keep`: a durable store, or `--since`), the
+ *   page's new history is stored once its record is out, right before its
+ *   lease is completed, in the same store transaction: a crash never leaves
+ *   a page's history ahead of its record;
+ * - `duplicateOf` names the first URL of this crawl (this process) whose
+ *   body had the same digest.
+ */
+import type { FetchRequest, FetchResult } from '../fetch/fetcher.js';
+import { resolveLink } from '../parse/url.js';
+import type { FrontierEntry } from '../store/crawl-store.js';
+import type { PageHistory, PageHistoryStore } from '../store/page-history.js';
+import type { PageRecord } from '../types.js';
+import type { CrawlContext } from './crawl-context.js';
+import { entryKind } from './entry-kind.js';
+import type { FrontierIntake } from './frontier-intake.js';
+import { changeOf, conditionalHeaders, nextHistory, type Answer } from './recrawl-change.js';
+
+export interface RecrawlMode {
+  /** Compare with the history: validators sent, `change` in records. */
+  compare: boolean;
+  /** Keep each page's history in the store. */
+  keep: boolean;
+}
+
+/** What `describe` hands to `keep` once the record is out. */
+export interface PendingHistory {
+  url: string;
+  page: PageHistory;
+  /** null: keep the last pass's (a 304). */
+  outlinks: string[] | null;
+}
+
+/** Digest characters that key the duplicate map: 65 bits, plenty to tell pages apart. */
+const DUPLICATE_KEY_CHARS = 13;
+
+export class PageRevisits {
+  private readonly history: PageHistoryStore | undefined;
+  /** Digest prefix → the first URL seen with it. */
+  private readonly firstWithDigest = new Map<string, string>();
+  private mode: RecrawlMode = { compare: false, keep: false };
+
+  constructor(
+    private readonly ctx: CrawlContext,
+    private readonly intake: FrontierIntake,
+  ) {
+    this.history = ctx.store.history;
+  }
+
+  /** Set once the store is open (the crawler knows then which pass it is in). */
+  configure(mode: RecrawlMode): void {
+    this.mode = { ...mode };
+  }
+
+  /** The page's history to compare with; undefined when not comparing, or for entries that are not pages. */
+  async prior(entry: FrontierEntry): Promise<PageHistory | undefined> {
+    if (!this.mode.compare || this.history === undefined || entryKind(entry) !== 'page') return undefined;
+    return this.history.get(entry.url);
+  }
+
+  /** The request with what a page request asks for: the digest, and validators from `prior`. */
+  request<R extends Pick<FetchRequest, 'read'>>(req: R, prior: PageHistory | undefined): R & Pick<FetchRequest, 'digest' | 'headers'> {
+    if (req.read !== 'html') return req;
+    const headers = conditionalHeaders(prior);
+    return headers === undefined ? { ...req, digest: true } : { ...req, digest: true, headers };
+  }
+
+  /**
+   * A 304: the links kept from the last pass join the frontier (as the
+   * page's parse would have added them). Call before the record is written.
+   */
+  async notModified(entry: FrontierEntry, record: PageRecord): Promise<void> {
+    const { ctx } = this;
+    record.bytes = 0;
+    delete record.contentLength;
+    if (this.history === undefined || !this.mode.compare || (ctx.stopping && !ctx.store.durable)) return;
+    const links = await this.history.outlinks(entry.url);
+    record.links = links.length;
+    for (const link of links) this.intake.enqueue(link, entry.depth + 1, entry.url, 0);
+  }
+
+  /**
+   * Fills the record's validator, digest, change and duplicate fields, and
+   * answers the history to keep once the record is out (undefined: keep none).
+   * `links`: the URLs the page led to (its links, or a redirect's target).
+   */
+  async describe(entry: FrontierEntry, record: PageRecord, res: FetchResult, prior: PageHistory | undefined, links: readonly string[] | undefined): Promise<PendingHistory | undefined> {
+    if (entryKind(entry) !== 'page' || record.status === null) return undefined;
+    const location = record.location ?? (res.location === null ? undefined : (resolveLink(res.location, entry.url) ?? undefined));
+    const answer: Answer = { status: res.status, headers: res.headers, digest: res.digest, location };
+    // The record's own time: what the WARC-Date of this capture says, so a later revisit can refer to it.
+    const page = nextHistory(prior, answer, Date.parse(record.fetchedAt));
+    // A 304 names what it confirmed: the kept validators (or the ones it sent) and the kept digest.
+    const shown: Partial<PageHistory> = res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
+    if (shown.etag !== undefined) record.etag = shown.etag;
+    if (shown.lastModified !== undefined) record.lastModified = shown.lastModified;
+    if (shown.digest !== undefined) record.digest = shown.digest;
+    if (this.mode.compare) {
+      const priorTarget = prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400 ? (await this.history?.outlinks(entry.url))?.[0] : undefined;
+      const change = changeOf(prior, answer, priorTarget);
+      if (change !== undefined) record.change = change;
+      if (prior !== undefined) record.previousFetchedAt = new Date(prior.fetchedAt).toISOString();
+    }
+    if ((record.status >= 200 && record.status < 300) || record.status === 304) this.markDuplicate(record);
+    if (!this.mode.keep || this.history === undefined || page === undefined) return undefined;
+    const outlinks = res.status === 304 ? null : location !== undefined && res.status >= 300 && res.status < 400 ? [location] : [...(links ?? [])];
+    return { url: entry.url, page, outlinks };
+  }
+
+  /** Stores what `describe` answered: right before the lease's completion, after the record is out. */
+  keep(pending: PendingHistory | undefined): void {
+    if (pending === undefined || this.history === undefined) return;
+    this.ctx.calls.settle(this.history.put(pending.url, pending.page, pending.outlinks));
+  }
+
+  private markDuplicate(record: PageRecord): void {
+    if (record.digest === undefined) return;
+    const key = record.digest.slice(7, 7 + DUPLICATE_KEY_CHARS);
+    const first = this.firstWithDigest.get(key);
+    if (first === undefined) this.firstWithDigest.set(key, record.url);
+    else if (first !== record.url) record.duplicateOf = first;
+  }
+}

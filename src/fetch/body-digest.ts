@@ -1,0 +1,47 @@
+/**
+ * The digest of a response body, as records carry it (`digest`) and the
+ * store keeps it per page: SHA-256 of the body's bytes with any
+ * Content-Encoding undone (so a gzip and an identity answer of the same page
+ * agree), before any charset decoding, written the way WARC writes digests:
+ * `sha256:` and RFC 4648 base32 (upper case, padded: 56 characters).
+ *
+ * `digestBytes` and `digestText` convert between that text and its 32 raw
+ * bytes, which is how a store keeps it compactly.
+ */
+import { createHash } from 'node:crypto';
+import { base32 } from '../archive/warc-record.js';
+
+const PREFIX = 'sha256:';
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** `sha256:BASE32` of the body bytes. */
+export function bodyDigest(bytes: Uint8Array): string {
+  return PREFIX + base32(createHash('sha256').update(bytes).digest());
+}
+
+/** The 32 bytes a `sha256:BASE32` digest names; undefined for any other text (another algorithm, a typo). */
+export function digestBytes(digest: string): Buffer | undefined {
+  if (!digest.startsWith(PREFIX)) return undefined;
+  const text = digest.slice(PREFIX.length).replace(/=+$/, '').toUpperCase();
+  if (text.length !== 52) return undefined;
+  const out = Buffer.alloc(32);
+  let bits = 0;
+  let value = 0;
+  let at = 0;
+  for (const ch of text) {
+    const v = ALPHABET.indexOf(ch);
+    if (v < 0) return undefined;
+    value = ((value << 5) | v) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out[at++] = (value >>> (bits - 8)) & 0xff;
+      bits -= 8;
+    }
+  }
+  return at === 32 ? out : undefined;
+}
+
+/** The text form of 32 raw digest bytes. */
+export function digestText(bytes: Uint8Array): string {
+  return PREFIX + base32(bytes);
+}

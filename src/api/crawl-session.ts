@@ -81,7 +81,16 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const requests = opts.requests ?? setUpRequests(settings, seeds, { cwd: opts.cwd, now: () => clock.wallNow() });
   if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
   for (const warning of requests.warnings) log?.warn(warning);
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls });
+  const fetcher = createFetcher({
+    userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls,
+    // HTTP/2 where a policy asks for it, as many streams as the host's concurrency.
+    ...(settings.http2 === true && {
+      http2: (origin: string) => {
+        const policy = settings.policyFor(new URL(origin).host);
+        return policy.http2 ? policy.concurrency : null;
+      },
+    }),
+  });
   const browserPath = opts.browserPath ?? (settings.render?.enabled ? findBrowser(settings.render.browser) : undefined);
   const crawler = new Crawler({
     settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,

@@ -85,6 +85,8 @@ export function buildProgram(
       '(default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
     .option('--insecure', 'accept any TLS certificate (self-signed staging servers)')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
+    .option('--http2', 'use HTTP/2 with https servers that offer it: one connection\n' +
+      'per host, same rates and limits (default HTTP/1.1)')
     .option('--timeout <duration>', 'connect/headers/body timeout; a bare number is seconds: --timeout 5, "500ms" (default 10s connect, 30s headers and body)')
     .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "1MiB" (default 10MiB)')
     .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')

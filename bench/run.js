@@ -3,7 +3,7 @@
  * `npm run bench` / `npm run bench:quick`: every benchmark, one after the
  * other, against the built crawler (dist/, bin/crawl.js), then one table.
  *
- *   node bench/run.js [--quick] [--only throughput,scheduling,memory,parse,startup,loop-cpu,state,report,broad,redis,redis-memory,render] [--corpus DIR]
+ *   node bench/run.js [--quick] [--only throughput,scheduling,memory,parse,startup,loop-cpu,state,report,broad,redis,redis-memory,render,http2] [--corpus DIR]
  *
  * Writes bench/results/latest.json and bench/results/latest.md (git-ignored;
  * copy the table into BENCHMARKS.md when it changes). Exits 1 if a
@@ -30,6 +30,7 @@ const BENCHMARKS = {
   redis: () => import('./redis.js'),
   'redis-memory': () => import('./redis-memory.js'),
   render: () => import('./render.js'),
+  http2: () => import('./http2.js'),
 };
 
 const args = parseArgs(process.argv.slice(2));

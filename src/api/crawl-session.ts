@@ -27,6 +27,7 @@ import type { PageArchive } from '../archive/page-archive.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlLog } from './options.js';
 import { findBrowser } from '../render/browser-path.js';
+import type { RenderTotals } from '../output/metrics.js';
 
 export interface CrawlSessionOptions {
   /** Validated settings (buildSettings). */
@@ -70,6 +71,8 @@ export interface CrawlSession {
   progress(): ProgressSnapshot;
   /** Hosts by state (active, waiting, paused, given up), for metrics. */
   hostCounts(): HostCounts;
+  /** What rendering has done, for metrics; undefined when no host renders. */
+  rendered(): RenderTotals | undefined;
   /** Live statistics; final once `run()` has resolved. */
   readonly stats: CrawlStats;
 }
@@ -108,6 +111,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
     },
     progress: () => crawler.progress(),
     hostCounts: () => crawler.hostCounts(),
+    rendered: () => crawler.renderTotals(),
     stop: () => crawler.stop(),
     abort: () => crawler.abort(),
 

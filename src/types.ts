@@ -102,6 +102,8 @@ export interface RenderSettings {
   recycleAfter: number;
   /** Bytes of subresources kept crawl-wide for reuse. */
   cacheBytes: number;
+  /** Memory (PSS) the browser's processes may hold before it is restarted between pages (render/browser-memory.ts). @default none */
+  maxBrowserMemoryBytes?: number;
 }
 
 /** HTTP credentials of one `domains` entry; the secret parts print as `***`. */

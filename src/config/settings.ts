@@ -451,6 +451,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
       blockUrls: base.renderOptions.blockUrls,
       recycleAfter: base.renderOptions.recycleAfter,
       cacheBytes: base.renderOptions.cacheSize,
+      maxBrowserMemoryBytes: base.renderOptions.maxBrowserMemory,
     },
     requests: {
       cookies: { send: flags.cookies ?? base.cookies.send, jar: flags.cookieJar ?? base.cookies.jar ?? null, keep: base.cookies.keep },

@@ -87,7 +87,11 @@ export class Renderer {
     executablePath: string,
     private readonly onEvent?: (page: string, event: SubrequestEvent) => void,
   ) {
-    this.pool = new BrowserPool({ executablePath, userAgent: ctx.settings.userAgent, recycleAfter: settings.recycleAfter });
+    this.pool = new BrowserPool({
+      executablePath, userAgent: ctx.settings.userAgent, recycleAfter: settings.recycleAfter,
+      ...(settings.maxBrowserMemoryBytes !== undefined && { maxMemoryBytes: settings.maxBrowserMemoryBytes }),
+      onMemoryRestart: (bytes) => ctx.log?.info(`the browser holds ${Math.round(bytes / 2 ** 20)} MiB, past renderOptions.maxBrowserMemory (${Math.round(settings.maxBrowserMemoryBytes! / 2 ** 20)} MiB): restarting it between pages`),
+    });
     this.cache = new SubresourceCache(settings.cacheBytes);
     this.fetcher = new SubresourceFetcher(ctx, { ...parts, cache: this.cache });
     this.block = new Set(settings.block);

@@ -202,8 +202,8 @@ export function buildProgram(
     .option('--ip-rate <rate>', 'per-IP rate, as for crawl (default off)')
     .option('--ip-concurrency <n>', 'requests in flight per IP address (default off)')
     .option('--allow-private', 'lift the SSRF guard, as for crawl')
-    .option('--render [mode]', 'render the page once (politely) and list the hosts its\n' +
-      'browser asks, each with its limits and robots.txt verdict')
+    .option('--render [mode]', 'render the page once, politely, and list the hosts\n' +
+      'its browser asks: limits, robots.txt verdict')
     .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' +
       'shown in the request: line, secrets as ***', collect)
     .option('--cookie <name=value>', 'a cookie sent to the seeds\' hosts (repeatable)', collect)

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Benchmark 12: soak. One long crawl against a local web at an unlimited
+ * Benchmark 14: soak. One long crawl against a local web at an unlimited
  * rate, sampled from inside the crawl process (lib/memory-sampler.js) and
  * from the server's own arrival log:
  *
@@ -33,7 +33,7 @@ export async function run(opts = {}) {
   const pages = Number(opts.pages ?? (opts.quick ? 100_000 : 1_000_000));
   const redisPages = Number(opts.redisPages ?? (opts.quick ? 40_000 : 200_000));
   const log = opts.log ?? (() => {});
-  const bench = '12. Soak';
+  const bench = '14. Soak';
   const rows = [];
   const scratch = scratchDir('crawl-soak-');
   try {

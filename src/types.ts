@@ -73,6 +73,9 @@ export interface HostPolicy {
   /** The proxy URL; `false`: a direct connection; null: unset, so HTTP_PROXY/HTTPS_PROXY/NO_PROXY decide. */
   proxy: string | false | null;
 
+  /** Offer HTTP/2 to this host's https servers (fetch/http2-pool.ts); politeness is the same either way. */
+  http2: boolean;
+
   // Rendering (src/render/).
   /** Render this host's pages in a browser: always, never, or `auto` (only pages that look like an application shell). */
   render: RenderMode;
@@ -99,6 +102,8 @@ export interface RenderSettings {
   recycleAfter: number;
   /** Bytes of subresources kept crawl-wide for reuse. */
   cacheBytes: number;
+  /** Memory (PSS) the browser's processes may hold before it is restarted between pages (render/browser-memory.ts). @default none */
+  maxBrowserMemoryBytes?: number;
 }
 
 /** HTTP credentials of one `domains` entry; the secret parts print as `***`. */
@@ -195,6 +200,8 @@ export interface CrawlSettings {
   perIp?: IpPolicy | null;
   /** Rendering in a browser (src/render/); absent: no host renders. */
   render?: RenderSettings;
+  /** Some host's policy offers HTTP/2 (`defaults.http2` or a `domains` entry's); absent or false: HTTP/1.1 everywhere. */
+  http2?: boolean;
   /** Resolves the policy for a host (lowercased hostname, port dropped). */
   policyFor(hostname: string): HostPolicy;
   /** Cookies and TLS trust (headers, credentials and proxies are per host, in the policy). */
@@ -335,6 +342,8 @@ export interface PageRecord {
    */
   startedAt?: string;
   elapsedMs: number;
+  /** On a host whose policy offers HTTP/2 (`http2`): the HTTP version the answer came over, "2" or "1.1". Absent elsewhere: HTTP/1.1. */
+  httpVersion?: '1.1' | '2';
   /** Fetch attempts, when more than one (retries after failures or throttling). */
   attempts?: number;
   /** The worker that wrote the record, in a crawl shared through Redis (`--worker`, default host-pid). */

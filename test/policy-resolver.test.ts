@@ -33,10 +33,11 @@ const defaults: PolicyFields = {
   maxPagesPerHost: 100_000,
   headers: {},
   render: false,
+  http2: false,
 };
 
 /** What requests carry, resolved from `defaults` alone (no headers, credentials or proxy). */
-const requestDefaults = { headers: {}, auth: null, proxy: null, render: false };
+const requestDefaults = { headers: {}, auth: null, proxy: null, render: false, http2: false };
 
 /** The server-feedback part of a policy resolved from `defaults` alone. */
 const feedbackDefaults = {

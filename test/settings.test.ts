@@ -68,6 +68,7 @@ describe('validateConfig', () => {
       maxPagesPerHost: 100_000,
       headers: {},
       render: false,
+      http2: false,
     });
     // Every crawl ends by itself: a depth no real site needs, but a calendar trap reaches; a queue cap; trap defences.
     expect(config.maxDepth).toBe(100);
@@ -528,7 +529,7 @@ describe('crawler.config.example.json', () => {
     expect(policy('localhost')).toMatchObject({ matched: '*.localhost' });
     expect(policy('www.example.com')).toMatchObject({ matched: '*.example.com', intervalMs: 2000, jitterMs: 250, maxCrawlDelayMs: 10_000 });
     expect(policy('staging.example.com:8443')).toMatchObject({ matched: 'staging.example.com:8443', intervalMs: 0, respectCrawlDelay: false });
-    expect(policy('elsewhere.test')).toMatchObject({ matched: 'defaults', rateLabel: '1/s', intervalMs: 1000, concurrency: 2 });
+    expect(policy('elsewhere.test')).toMatchObject({ matched: 'defaults', rateLabel: '1/s', intervalMs: 1000, concurrency: 2, http2: false });
     // Server feedback: the defaults as written, the shop's own pause cap and backoff base.
     expect(policy('elsewhere.test')).toMatchObject({
       retries: 2,

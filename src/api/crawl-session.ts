@@ -27,6 +27,7 @@ import type { PageArchive } from '../archive/page-archive.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlLog } from './options.js';
 import { findBrowser } from '../render/browser-path.js';
+import type { RenderTotals } from '../output/metrics.js';
 
 export interface CrawlSessionOptions {
   /** Validated settings (buildSettings). */
@@ -74,6 +75,8 @@ export interface CrawlSession {
   progress(): ProgressSnapshot;
   /** Hosts by state (active, waiting, paused, given up), for metrics. */
   hostCounts(): HostCounts;
+  /** What rendering has done, for metrics; undefined when no host renders. */
+  rendered(): RenderTotals | undefined;
   /** Live statistics; final once `run()` has resolved. */
   readonly stats: CrawlStats;
 }
@@ -85,7 +88,16 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const requests = opts.requests ?? setUpRequests(settings, seeds, { cwd: opts.cwd, now: () => clock.wallNow() });
   if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
   for (const warning of requests.warnings) log?.warn(warning);
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls });
+  const fetcher = createFetcher({
+    userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls,
+    // HTTP/2 where a policy asks for it, as many streams as the host's concurrency.
+    ...(settings.http2 === true && {
+      http2: (origin: string) => {
+        const policy = settings.policyFor(new URL(origin).host);
+        return policy.http2 ? policy.concurrency : null;
+      },
+    }),
+  });
   const browserPath = opts.browserPath ?? (settings.render?.enabled ? findBrowser(settings.render.browser) : undefined);
   const crawler = new Crawler({
     settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,
@@ -103,6 +115,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
     },
     progress: () => crawler.progress(),
     hostCounts: () => crawler.hostCounts(),
+    rendered: () => crawler.renderTotals(),
     stop: () => crawler.stop(),
     abort: () => crawler.abort(),
 

@@ -46,6 +46,11 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
   const robotsTxt = flags.robotsFile !== undefined && settings.robots.enabled ? await readRobotsFile(flags.robotsFile, io.cwd) : undefined;
   const result = await explainWith({ url: url, seeds, settings, robotsTxt, cwd: io.cwd });
   io.stdout.write(formatCheck(result));
+  // --render: render the page once, politely, and list the hosts its browser asks things of (api/render-check.ts).
+  if (flags.render !== undefined && result.wouldFetch && result.policy.render !== false) {
+    const [{ renderCheck }, { formatRenderCheck }] = await Promise.all([import('../api/render-check.js'), import('./render-check-lines.js')]);
+    io.stdout.write(formatRenderCheck(await renderCheck(url, settings, { cwd: io.cwd })));
+  }
   return result.wouldFetch ? 0 : 1;
 }
 

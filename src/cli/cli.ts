@@ -87,6 +87,8 @@ export function buildProgram(
       '(default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
     .option('--insecure', 'accept any TLS certificate (self-signed staging servers)')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
+    .option('--http2', 'use HTTP/2 with https servers that offer it: one connection\n' +
+      'per host, same rates and limits (default HTTP/1.1)')
     .option('--timeout <duration>', 'connect/headers/body timeout; a bare number is seconds: --timeout 5, "500ms" (default 10s connect, 30s headers and body)')
     .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "1MiB" (default 10MiB)')
     .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')
@@ -207,7 +209,8 @@ export function buildProgram(
     .option('--ip-rate <rate>', 'per-IP rate, as for crawl (default off)')
     .option('--ip-concurrency <n>', 'requests in flight per IP address (default off)')
     .option('--allow-private', 'lift the SSRF guard, as for crawl')
-    .option('--render [mode]', 'as for crawl: say whether the page would be rendered, and how to list what it would fetch')
+    .option('--render [mode]', 'render the page once, politely, and list the hosts\n' +
+      'its browser asks: limits, robots.txt verdict')
     .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' +
       'shown in the request: line, secrets as ***', collect)
     .option('--cookie <name=value>', 'a cookie sent to the seeds\' hosts (repeatable)', collect)

@@ -315,6 +315,7 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     proxy: f.proxy,
     insecure: f.insecure,
     ca: f.ca,
+    http2: f.http2,
     concurrency: f.concurrency,
     rate: f.rate,
     hostConcurrency: f.hostConcurrency,

@@ -37,6 +37,7 @@ export interface CrawlFlags {
   proxy?: string;
   insecure?: boolean;
   ca?: string;
+  http2?: boolean;
   timeout?: string;
   maxBody?: string;
   output?: string;

@@ -31,7 +31,7 @@ export interface PolicyFields
     HostPolicy,
     | 'concurrency' | 'jitterMs' | 'maxCrawlDelayMs' | 'retries' | 'retryStatuses' | 'backoffBaseMs' | 'backoffCapMs'
     | 'throttleStatuses' | 'maxRetryAfterMs' | 'throttleRetries' | 'adaptive' | 'hostFailurePause' | 'hostFailureGiveUp'
-    | 'maxPagesPerHost' | 'headers' | 'render'
+    | 'maxPagesPerHost' | 'headers' | 'render' | 'http2'
   > {
   // What differs from HostPolicy: the rate and Crawl-delay as written, windows as `limits`, and an unset proxy.
   rate: Rate;
@@ -163,6 +163,7 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     auth: entry.auth ?? null,
     proxy: entry.proxy ?? defaults.proxy ?? null,
     render: entry.render ?? defaults.render ?? false,
+    http2: entry.http2 ?? defaults.http2 ?? false,
   });
 }
 

@@ -55,6 +55,7 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     proxy: v.proxy,
     auth: v.auth,
     render: v.render,
+    http2: v.http2,
   };
   // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
@@ -94,6 +95,9 @@ const TEXT = {
     'Extra request headers, {"Name": "value"}; a value may be {"env": "VARIABLE"} to read it from the environment. ' +
     'Not Host, Content-Length, Connection, User-Agent (userAgent), Cookie (cookies) or Authorization (auth).',
   proxy: 'Proxy for this host\'s requests, "http://[user:pass@]proxy:port" (CONNECT for https URLs, absolute-form GET for http ones), or false for a direct connection.',
+  http2:
+    'Offer HTTP/2 to this host\'s https servers (TLS ALPN): when the server takes it, one connection carries up to `concurrency` requests at once; ' +
+    'otherwise HTTP/1.1 as usual. Rates, windows, concurrency and robots.txt are unchanged. Not through a proxy.',
 } as const;
 
 /** `"Default 2."` for defaults, `"Falls back to defaults.x."` for an entry's field. */
@@ -139,6 +143,7 @@ export const policyDefaultsSchema = z
       .optional()
       .describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
     render: renderMode().prefault(false).describe(`${RENDER_TEXT} Default false.`),
+    http2: boolean().prefault(false).describe(inDefaults('http2', 'false')),
   })
   // Every field has a prefault, so the override is complete; the test of an
   // empty file's defaults pins that (a cast cannot).
@@ -183,6 +188,7 @@ const domainEntryObject = z.strictObject({
     .describe(`${TEXT.headers} Added to defaults.headers; a header named in both takes this entry's value.`),
   proxy: proxyField().optional().describe(inEntry('proxy', 'proxy')),
   render: renderMode().optional().describe(`${RENDER_TEXT} Falls back to defaults.render.`),
+  http2: boolean().optional().describe(inEntry('http2', 'http2')),
   auth: authField()
     .optional()
     .describe(

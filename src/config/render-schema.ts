@@ -54,6 +54,9 @@ export const renderOptionsSchema = z.strictObject({
     .describe('Resource types the browser may not fetch, like --render-block. WebSockets, EventSource, manifests, pings and prefetches are always refused. Default ["image", "media", "font"].'),
   blockUrls: regexList().prefault([]).describe('URLs the browser may not fetch (trackers, ads), as regular expressions (RE2 syntax, as for include) tested against the absolute URL. Default none.'),
   recycleAfter: integer(1).prefault(50).describe('Pages rendered in one browser context before it is replaced by a fresh one (bounds what a context accumulates). Default 50.'),
+  maxBrowserMemory: size()
+    .prefault('1GiB')
+    .describe('Memory the browser\'s processes may hold (proportional set size, read from /proc on Linux; elsewhere only the restart every 1,000 pages applies) before the browser is restarted between pages; pages it holds finish first. Looked at every 5 pages. Default "1GiB".'),
   cacheSize: size().prefault('64MiB').describe('Bytes of scripts, stylesheets and other subresources kept for the whole crawl, so one used by many pages is fetched once (Cache-Control no-store, no-cache, private and max-age under 10 s are honoured). Default "64MiB".'),
 });
 

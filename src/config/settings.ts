@@ -249,6 +249,8 @@ export interface CliOverrides {
   renderBlock?: string;
   /** `--browser PATH`: replaces `renderOptions.browser`. */
   browser?: string;
+  /** `--http2`: replaces `defaults.http2`; a domain entry's own `http2` still wins. */
+  http2?: boolean;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -289,6 +291,7 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   renderTimeout: '--render-timeout',
   renderBlock: '--render-block',
   browser: '--browser',
+  http2: '--http2',
 };
 
 /**
@@ -354,6 +357,7 @@ const cliSchema = z.object({
   renderTimeout: z.preprocess(secondsIfBare, fieldSchemas.duration({ positive: true })).optional(),
   renderBlock: resourceTypes().optional(),
   browser: z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional(),
+  http2: fieldSchemas.boolean().optional(),
 });
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
@@ -390,6 +394,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     ...(flags.maxPagesPerHost !== undefined && { maxPagesPerHost: flags.maxPagesPerHost }),
     ...(flags.headers !== undefined && { headers: { ...base.defaults.headers, ...flags.headers } }),
     ...(flags.proxy !== undefined && { proxy: flags.proxy }),
+    ...(flags.http2 !== undefined && { http2: flags.http2 }),
     // --render, else the file's top-level `render`, stands for defaults.render.
     ...((flags.render ?? base.render) !== undefined && { render: (flags.render ?? base.render)! }),
   };
@@ -434,6 +439,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },
     perIp: mergePerIp(base.perIp, { rate: flags.ipRate, concurrency: flags.ipConcurrency }),
     policyFor: createPolicyResolver(base.domains, defaults),
+    http2: defaults.http2 || Object.values(base.domains).some((entry) => entry.http2 === true),
     render: {
       // The browser is needed when any host may render: the default or any domain entry.
       enabled: defaults.render !== false || Object.values(base.domains).some((entry) => entry.render !== undefined && entry.render !== false),
@@ -444,6 +450,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
       blockUrls: base.renderOptions.blockUrls,
       recycleAfter: base.renderOptions.recycleAfter,
       cacheBytes: base.renderOptions.cacheSize,
+      maxBrowserMemoryBytes: base.renderOptions.maxBrowserMemory,
     },
     requests: {
       cookies: { send: flags.cookies ?? base.cookies.send, jar: flags.cookieJar ?? base.cookies.jar ?? null, keep: base.cookies.keep },

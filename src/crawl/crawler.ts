@@ -58,6 +58,7 @@ import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { hostCounts, progressSnapshot, type HostCounts, type ProgressParts } from './progress-snapshot.js';
 import { Renderer } from '../render/renderer.js';
+import type { RenderTotals } from '../output/metrics.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
 import { PageRevisits } from './recrawl.js';
 import type { SinceEntry } from './recrawl-since.js';
@@ -302,6 +303,11 @@ export class Crawler {
   }
 
   /** Hosts by state, for metrics (a walk over every host: on a scrape, not per request). */
+  /** What rendering has done, for `--metrics`; undefined when no host renders. */
+  renderTotals(): RenderTotals | undefined {
+    return this.renderer?.totals();
+  }
+
   hostCounts(): HostCounts {
     return hostCounts(this.ctx, this.progressParts);
   }

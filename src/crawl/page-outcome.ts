@@ -78,6 +78,7 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     if (declared !== null) record.contentLength = declared;
   }
   if (res.truncated) record.truncated = true;
+  if (res.httpVersion !== undefined) record.httpVersion = res.httpVersion;
   const out: PageOutcome = { record, next: [], nofollow: [] };
   if (REDIRECT_STATUSES.has(res.status) && res.location !== null) {
     const target = resolveLink(res.location, entry.url);

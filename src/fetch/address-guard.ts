@@ -137,6 +137,8 @@ export interface GuardedConnectorOptions {
   lookup: LookupFunction;
   /** TLS options for https connections (`--insecure`, `--ca`: tls.ts). @default Node's */
   tls?: ConnectionOptions;
+  /** Offer HTTP/2 in TLS's ALPN (http2-pool.ts). @default false */
+  allowH2?: boolean;
 }
 
 /**
@@ -145,9 +147,10 @@ export interface GuardedConnectorOptions {
  * (the seeds') connect without the check.
  */
 export function guardedConnector(guard: AddressGuard, opts: GuardedConnectorOptions): buildConnector.connector {
-  const open = buildConnector({ ...opts.tls, timeout: opts.timeout, lookup: opts.lookup });
+  const allowH2 = opts.allowH2 === true;
+  const open = buildConnector({ ...opts.tls, allowH2, timeout: opts.timeout, lookup: opts.lookup });
   if (guard.off) return open;
-  const checked = buildConnector({ ...opts.tls, timeout: opts.timeout, lookup: guardLookup(guard, opts.lookup) });
+  const checked = buildConnector({ ...opts.tls, allowH2, timeout: opts.timeout, lookup: guardLookup(guard, opts.lookup) });
   return (options, callback) => {
     const { hostname, protocol } = options;
     const port = options.port === '' || options.port === undefined ? defaultPort(protocol) : Number(options.port);

@@ -40,6 +40,7 @@ import type { RequestExtras } from './request-extras.js';
 import { tlsConnectOptions, type TlsSettings } from './tls.js';
 import { PhaseDeadlines, type DeadlineCode } from './phase-deadlines.js';
 import { timedConnector } from './timed-connector.js';
+import { http2Factory, ProtocolLog, type HttpVersion } from './http2-pool.js';
 import type { ErrorCode } from '../types.js';
 
 export interface FetcherOptions {
@@ -68,6 +69,13 @@ export interface FetcherOptions {
   extras?: RequestExtras;
   /** TLS trust: `insecure`, extra `ca` (tls.ts). Applies through proxies too. @default Node's */
   tls?: TlsSettings;
+  /**
+   * HTTP/2 per origin: the stream limit (the host's concurrency) for an
+   * https origin ("https://host:port") that may use h2 when its server
+   * offers it, or null for HTTP/1.1 only (http2-pool.ts). Not through a
+   * proxy. @default none: HTTP/1.1 everywhere
+   */
+  http2?: (origin: string) => number | null;
 }
 
 export interface FetchRequest {
@@ -134,6 +142,8 @@ export interface FetchResult {
   elapsedMs: number;
   /** With `digest: true` and a body read: `sha256:BASE32` of its bytes, Content-Encoding undone (body-digest.ts). */
   digest?: string;
+  /** The HTTP version the connection negotiated, for origins that offer HTTP/2 only (`FetcherOptions.http2`); absent: HTTP/1.1. */
+  httpVersion?: HttpVersion;
 }
 
 export interface Fetcher {
@@ -259,11 +269,15 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     // Server hints are shortened by this much (a socket the server is about to close is not reused); undici's 2 s would leave nothing of a 4 s cap.
     keepAliveTimeoutThreshold: Math.min(1_000, idleMs / 4),
   };
+  // Timed on our clock: undici's own connect timer runs on a coarse tick (timed-connector.ts).
+  const connector = (guard: AddressGuard | undefined, allowH2: boolean) =>
+    timedConnector(guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup, tls: tlsOptions, allowH2 }) : buildConnector({ ...tlsOptions, allowH2, timeout: timeouts.connectMs, lookup }), timeouts.connectMs, clock);
+  const protocols = opts.http2 ? new ProtocolLog() : undefined;
   const newAgent = (guard: AddressGuard | undefined) =>
     new Agent({
       ...pool,
-      // Timed on our clock: undici's own connect timer runs on a coarse tick (timed-connector.ts).
-      connect: timedConnector(guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup, tls: tlsOptions }) : buildConnector({ ...tlsOptions, timeout: timeouts.connectMs, lookup }), timeouts.connectMs, clock),
+      connect: connector(guard, false),
+      ...(opts.http2 && { factory: http2Factory({ streamsFor: opts.http2, connect: connector(guard, true), idleMs, protocols: protocols! }) }),
     });
   const open = newAgent(undefined);
   // One ProxyAgent per proxy URL. The SSRF guard cannot see the proxy's connection to the target; checkProxiedTarget judges what it can first (proxy.ts).
@@ -313,7 +327,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     return undefined;
   }
 
-  async function fetch(url: string, req: FetchRequest): Promise<FetchResult> {
+  async function fetchOnce(url: string, req: FetchRequest): Promise<FetchResult> {
     const started = clock.now();
     const signal = req.signal;
     let exchange: Exchange | undefined;
@@ -403,6 +417,14 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       if (signal && exchange) aborts.delete(signal, exchange);
     }
   }
+
+  // With HTTP/2 on for some origins, their results say which protocol their connection negotiated.
+  const fetch = protocols === undefined ? fetchOnce : async (url: string, req: FetchRequest): Promise<FetchResult> => {
+    const res = await fetchOnce(url, req);
+    const version = protocols.of(new URL(url).origin);
+    if (version !== undefined) res.httpVersion = version;
+    return res;
+  };
 
   async function close(): Promise<void> {
     await Promise.all([open.close(), ...[...guarded.values(), ...proxied.values()].map((agent) => agent.close())]);

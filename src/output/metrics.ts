@@ -27,11 +27,22 @@ export interface MetricsSource {
   progress(): ProgressSnapshot;
   hostCounts(): HostCounts;
   /**
-   * Rendering (`--render`), once it exists: pages rendered in a browser and
-   * the subrequests the browser made through the crawl's request path.
-   * Without it the render series are not exported at all.
+   * Rendering (`--render`): undefined (or absent) when no host renders, and
+   * then the render series are not exported at all.
    */
-  rendered?(): { pages: number; subrequests: number };
+  rendered?(): RenderTotals | undefined;
+}
+
+/** What rendering has done so far, as running totals (render/renderer.ts keeps them). */
+export interface RenderTotals {
+  /** Pages rendered in a browser, their DOM read. */
+  pages: number;
+  /** Decisions on fetched pages of hosts that render, by `render` ("true": to be rendered) and reason (render-decision.ts: a small fixed set). */
+  decisions: ReadonlyMap<string, { render: boolean; reason: string; count: number }>;
+  /** The browsers' requests by what became of them (page-requests.ts); `failed`: our request for it failed. */
+  subrequests: Readonly<Record<'fetched' | 'cached' | 'blocked' | 'disallowed' | 'failed', number>>;
+  /** Browsers started again after the first: after a crash or a kill, or on the memory cap. */
+  browserRestarts: number;
 }
 
 /** Hosts with series of their own, by default. */
@@ -141,10 +152,14 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
     attach(next) {
       source = next;
       // Rendering (--render): its series exist only for a crawl that can render.
-      const rendered = next.rendered?.bind(next);
-      if (rendered && !registry.getSingleMetric('crawl_rendered_pages_total')) {
-        counter('crawl_rendered_pages_total', 'Pages rendered in a browser (--render)', [], () => one(rendered().pages));
-        counter('crawl_render_subrequests_total', 'Requests a rendering browser made, each answered through the crawl\'s own request path (robots, limits, caps)', [], () => one(rendered().subrequests));
+      if (next.rendered?.() !== undefined && !registry.getSingleMetric('crawl_rendered_pages_total')) {
+        const totals = (s: MetricsSource): RenderTotals | undefined => s.rendered?.();
+        counter('crawl_rendered_pages_total', 'Pages rendered in a browser (--render), their DOM read', [], (s) => one(totals(s)?.pages ?? 0));
+        counter('crawl_render_decisions_total', 'Fetched pages of hosts that render, by whether they were to be rendered (render) and why (reason: configured, empty-mount, noscript, script-shell, static, not-html)', ['render', 'reason'], (s) =>
+          [...(totals(s)?.decisions.values() ?? [])].map((d) => [{ render: String(d.render), reason: d.reason }, d.count]));
+        counter('crawl_render_subrequests_total', 'Requests rendering browsers made, by outcome: fetched (through their host\'s robots.txt and limits), cached, blocked, disallowed (robots.txt), failed', ['outcome'], (s) =>
+          Object.entries(totals(s)?.subrequests ?? {}).map(([outcome, n]) => [{ outcome }, n]));
+        counter('crawl_browser_restarts_total', 'Browsers started again after the first (a crash or kill, or the memory cap)', [], (s) => one(totals(s)?.browserRestarts ?? 0));
       }
     },
     storeTimer(store) {

@@ -74,6 +74,10 @@ export const pageRecordSchema = z
     fetchedAt: instant().describe('When the URL was claimed for its request, ISO 8601 (the record\'s own time).'),
     startedAt: instant().optional().describe('When the request was written to the socket, ISO 8601 (what the host\'s limiter counts); absent when no answer came.'),
     elapsedMs: z.number().min(0).describe('From the request\'s start to the end of its body, ms.'),
+    httpVersion: z
+      .enum(['1.1', '2'])
+      .optional()
+      .describe('On a host whose policy offers HTTP/2 (--http2, "http2": true): the HTTP version the answer came over, "2" or "1.1" (the server declined). Absent elsewhere: HTTP/1.1.'),
     attempts: z.int().min(2).optional().describe('Fetch attempts, when more than one (retries after failures or throttling).'),
     attemptStarts: z.array(instant()).optional().describe('When the earlier attempts were sent, ISO 8601, oldest first; the latest 10.'),
     throttles: z.array(throttleEvent).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),

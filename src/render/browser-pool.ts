@@ -15,10 +15,13 @@
  *   new one; `withPage` rejects with
  *   BrowserCrashedError for a page the dead browser held, so the renderer can
  *   retry it once. The browser is also restarted after `restartAfter` pages,
- *   which bounds what a long crawl's browser can accumulate.
+ *   and when its processes hold more than `maxMemoryBytes` (looked at every
+ *   MEMORY_CHECK_EVERY pages), which bounds what a long crawl's browser can
+ *   accumulate; pages it still holds finish in it first.
  * - `close()` closes the browser; pages still open reject.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { descendantMemory } from './browser-memory.js';
 
 export interface BrowserPoolOptions {
   executablePath: string;
@@ -30,7 +33,16 @@ export interface BrowserPoolOptions {
   restartAfter?: number;
   /** Browser launch timeout, ms. @default 30000 */
   launchTimeoutMs?: number;
+  /** Memory the browser's processes may hold (bytes of PSS, browser-memory.ts) before it is restarted; checked every MEMORY_CHECK_EVERY pages. @default none */
+  maxMemoryBytes?: number;
+  /** Reads the browser's memory in bytes, null when it cannot. @default descendantMemory (browser-memory.ts) */
+  memory?: () => number | null;
+  /** Told when the browser is restarted for its memory. */
+  onMemoryRestart?: (bytes: number) => void;
 }
+
+/** Pages between two looks at the browser's memory (a look reads /proc for each of its processes). */
+export const MEMORY_CHECK_EVERY = 5;
 
 /** How long closing a page may take before the renderer goes on without waiting (ms). */
 const CLOSE_WAIT_MS = 5_000;
@@ -52,8 +64,10 @@ interface Live {
   contextPages: number;
   /** Pages open per context, so a replaced context closes when its last page does. */
   open: Map<BrowserContext, number>;
-  /** Past `restartAfter`: no new pages; closed when its last page closes. */
+  /** Past `restartAfter` or the memory cap: no new pages; closed when its last page closes. */
   retired: boolean;
+  /** `pages` when the memory was last looked at. */
+  checkedAt?: number;
 }
 
 export class BrowserPool {
@@ -84,7 +98,7 @@ export class BrowserPool {
   async withPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
     if (this.closed) throw new BrowserCrashedError();
     let live = await this.connected();
-    if (live.pages >= (this.opts.restartAfter ?? 1000)) {
+    if (live.pages >= (this.opts.restartAfter ?? 1000) || this.overMemory(live)) {
       this.retire(live);
       live = await this.connected();
     }
@@ -105,6 +119,17 @@ export class BrowserPool {
       await Promise.race([page.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
       this.release(live, context);
     }
+  }
+
+  /** Whether the browser holds more memory than its cap: looked at every MEMORY_CHECK_EVERY pages, restarts then come between pages. */
+  private overMemory(live: Live): boolean {
+    const cap = this.opts.maxMemoryBytes;
+    if (cap === undefined || live.pages === 0 || live.pages % MEMORY_CHECK_EVERY !== 0 || live.checkedAt === live.pages) return false;
+    live.checkedAt = live.pages;
+    const bytes = (this.opts.memory ?? descendantMemory)();
+    if (bytes === null || bytes <= cap) return false;
+    this.opts.onMemoryRestart?.(bytes);
+    return true;
   }
 
   /** Whether `live`'s browser is gone (a crash, a kill, or a restart that replaced it). */

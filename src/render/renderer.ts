@@ -41,6 +41,7 @@ import { renderDecision } from './render-decision.js';
 import { SubresourceCache } from './subresource-cache.js';
 import { SubresourceFetcher, type SubresourceFetcherParts } from './subresource-fetcher.js';
 import { countSubrequest } from './subrequest-stats.js';
+import type { RenderTotals } from '../output/metrics.js';
 
 /** The DOM is read once it has not changed for this long (ms). */
 export const SETTLE_QUIET_MS = 500;
@@ -77,6 +78,7 @@ export class Renderer {
   private readonly fetcher: SubresourceFetcher;
   private readonly block: ReadonlySet<string>;
   readonly cache: SubresourceCache;
+  private readonly counts = { pages: 0, decisions: new Map<string, { render: boolean; reason: string; count: number }>(), subrequests: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 } };
 
   constructor(
     private readonly ctx: CrawlContext,
@@ -85,7 +87,11 @@ export class Renderer {
     executablePath: string,
     private readonly onEvent?: (page: string, event: SubrequestEvent) => void,
   ) {
-    this.pool = new BrowserPool({ executablePath, userAgent: ctx.settings.userAgent, recycleAfter: settings.recycleAfter });
+    this.pool = new BrowserPool({
+      executablePath, userAgent: ctx.settings.userAgent, recycleAfter: settings.recycleAfter,
+      ...(settings.maxBrowserMemoryBytes !== undefined && { maxMemoryBytes: settings.maxBrowserMemoryBytes }),
+      onMemoryRestart: (bytes) => ctx.log?.info(`the browser holds ${Math.round(bytes / 2 ** 20)} MiB, past renderOptions.maxBrowserMemory (${Math.round(settings.maxBrowserMemoryBytes! / 2 ** 20)} MiB): restarting it between pages`),
+    });
     this.cache = new SubresourceCache(settings.cacheBytes);
     this.fetcher = new SubresourceFetcher(ctx, { ...parts, cache: this.cache });
     this.block = new Set(settings.block);
@@ -94,6 +100,18 @@ export class Renderer {
   /** Browsers started (restarts after a crash included). */
   get launches(): number {
     return this.pool.launches;
+  }
+
+  /** Running totals for `--metrics` (read on each scrape). */
+  totals(): RenderTotals {
+    return { ...this.counts, browserRestarts: Math.max(0, this.pool.launches - 1) };
+  }
+
+  private decided(render: boolean, reason: string): void {
+    const key = `${render}:${reason}`;
+    const row = this.counts.decisions.get(key);
+    if (row) row.count++;
+    else this.counts.decisions.set(key, { render, reason, count: 1 });
   }
 
   /** Launches the browser ahead of the first page (the crawl calls it as it starts). */
@@ -142,6 +160,7 @@ export class Renderer {
     const mode = this.ctx.hosts.get(key).policy.render;
     if (mode === false || entryKind(entry) !== 'page') return null;
     const decision = renderDecision(mode, res);
+    this.decided(decision.render, decision.reason);
     if (!decision.render) return { res, fields: { rendered: false, renderReason: decision.reason } };
     job.handOff?.();
     await this.slot();
@@ -152,6 +171,7 @@ export class Renderer {
         try {
           const html = await this.renderOnce(entry, res, requests);
           const counts = requests[0].counts;
+          this.counts.pages++;
           return { res: { ...res, body: html }, fields: { rendered: true, renderReason: decision.reason, subrequests: { ...counts } } };
         } catch (err) {
           lastError = err;
@@ -214,6 +234,7 @@ export class Renderer {
         block: this.block,
         blockUrls: this.settings.blockUrls,
         onEvent: (event) => {
+          this.counts.subrequests[event.outcome]++;
           countSubrequest(this.ctx.stats, event);
           this.onEvent?.(entry.url, event);
         },

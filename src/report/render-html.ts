@@ -62,6 +62,7 @@ ${header(data, durationS)}
 <main>
 ${overview(data, durationS)}
 ${politeness(data)}
+${browserRequests(data)}
 ${outcomes(data)}
 ${speed(data)}
 ${redirects(data)}
@@ -157,6 +158,29 @@ function countTable(title: string, entries: Array<[string, number]>, empty: stri
     .join('');
   return `<div class="counts"><h3>${escapeHtml(title)}</h3>${entries.length ? `<table>${rows}</table>` : `<p class="muted">${escapeHtml(empty)}</p>`}</div>`;
 }
+
+/** Rendering browsers' requests per host (a report built during a crawl that rendered); nothing otherwise. */
+function browserRequests(d: ReportData): string {
+  if (!d.subrequests) return '';
+  const rows = d.subrequests
+    .slice(0, MAX_SUBREQUEST_HOSTS)
+    .map((r) => `<tr><td class="host">${escapeHtml(r.host)}</td><td class="num">${int(r.fetched)}</td><td class="num">${int(r.cached)}</td><td class="num">${int(r.blocked)}</td><td class="num">${int(r.disallowed)}</td></tr>`)
+    .join('\n');
+  const more = d.subrequests.length > MAX_SUBREQUEST_HOSTS ? `<p class="hint">${int(d.subrequests.length - MAX_SUBREQUEST_HOSTS)} more host(s) with fewer browser requests are not listed.</p>` : '';
+  return `<section id="browser-requests">
+<h2>Browser requests per host</h2>
+<p class="hint">What rendering browsers asked of each host, counted at the host the request went to (a page on one host may need scripts and API answers from others): fetched through that host's robots.txt and limits (they are in its gaps above), answered from the crawl-wide cache, blocked (a blocked type or URL, a navigation, a non-GET request), or disallowed by its robots.txt.</p>
+<div class="scroll"><table class="hosts">
+<thead><tr><th>host</th><th>fetched</th><th>cached</th><th>blocked</th><th>disallowed</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table></div>
+${more}
+</section>`;
+}
+
+/** Hosts listed in the browser requests table. */
+const MAX_SUBREQUEST_HOSTS = 100;
 
 function outcomes(d: ReportData): string {
   return `<section id="outcomes">

@@ -99,6 +99,21 @@ export interface ReportData {
   largestPages: PageItem[];
   redirects: RedirectSummary;
   failures: FailureSummary;
+  /**
+   * What rendering browsers asked of each host, as the crawl counted it (the
+   * summary's numbers), most requests first; only for a report built during
+   * a crawl that rendered: page records carry their page's counts, not the
+   * hosts the requests went to.
+   */
+  subrequests?: SubrequestRow[];
+}
+
+export interface SubrequestRow {
+  host: string;
+  fetched: number;
+  cached: number;
+  blocked: number;
+  disallowed: number;
 }
 
 export interface BuilderOptions {
@@ -247,7 +262,17 @@ export class ReportBuilder {
       largestPages: this.largest.sorted(),
       redirects: this.redirects.finish(),
       failures: this.failures.finish(),
+      ...(this.subrequestRows && { subrequests: this.subrequestRows }),
     };
+  }
+
+  private subrequestRows: SubrequestRow[] | undefined;
+
+  /** The crawl's per-host browser request counts (a report built during the crawl); the most requests first, ties by host. */
+  useSubrequestCounts(rows: Iterable<SubrequestRow>): void {
+    const total = (r: SubrequestRow) => r.fetched + r.cached + r.blocked + r.disallowed;
+    const sorted = [...rows].sort((a, b) => total(b) - total(a) || a.host.localeCompare(b.host));
+    this.subrequestRows = sorted.length > 0 ? sorted : undefined;
   }
 
   private addRobots(r: RobotsView): void {

@@ -5,7 +5,8 @@
  * the builder's bounded aggregates. What the records do not carry comes from
  * the crawl itself: its configured rates (so the report never warns that
  * they may differ from the crawl's) and, at the end, its skip counts (skip
- * records are written only when asked for).
+ * records are written only when asked for) and what rendering browsers asked
+ * of each host.
  */
 import { wrapSink, type RecordSink } from '../output/sink.js';
 import type { CrawlStats } from '../output/summary.js';
@@ -40,6 +41,8 @@ export function createReportTap(opts: { hostKey: HostKeyMode; policyFor: (host: 
     },
     render(source, stats) {
       if (stats) builder.useSkipCounts({ byReason: stats.skippedByReason, byHost: [...stats.perHost].map(([host, h]) => [host, h.skipped]) });
+      // Browser requests by the host they went to: only the crawl knows (records carry their page's counts).
+      if (stats) builder.useSubrequestCounts([...stats.perHost].flatMap(([host, h]) => (h.subrequests ? [{ host, ...h.subrequests }] : [])));
       return renderReport(builder.finish({ source, generator: `crawl ${VERSION}` }));
     },
   };

@@ -1,0 +1,62 @@
+/**
+ * `crawl check --render URL`, the part that needs a browser: the page is
+ * rendered once, as a one-page crawl would render it (its document fetched
+ * after its robots.txt, every browser request through its host's robots.txt
+ * and limits), and what the browser asked for is grouped by the host it
+ * went to, with that host's policy. So the check makes real, polite
+ * requests: the page, and the subresources a render of it needs.
+ */
+import type { SubrequestEvent } from '../render/page-requests.js';
+import type { RecordSink } from '../output/sink.js';
+import type { CrawlSettings, PageRecord } from '../types.js';
+import { createCrawlSession } from './crawl-session.js';
+import type { CrawlLog } from './options.js';
+
+/** One host the rendering browser asked something of. */
+export interface SubresourceHost {
+  host: string;
+  rateLabel: string;
+  concurrency: number;
+  /** Requests by what became of them (`failed`: our request for it failed). */
+  outcomes: Record<SubrequestEvent['outcome'], number>;
+  /** Up to three URLs its robots.txt disallows, as examples. */
+  disallowed: string[];
+}
+
+export interface RenderCheck {
+  /** The page's record: `rendered`, `renderReason`, `error` (RENDER_TIMEOUT, …). Undefined when the crawl wrote none. */
+  page: PageRecord | undefined;
+  /** Most requests first. */
+  hosts: SubresourceHost[];
+}
+
+const EXAMPLES = 3;
+
+/** Renders `url` once through a one-page crawl and groups its browser's requests by host. */
+export async function renderCheck(url: string, settings: CrawlSettings, opts: { cwd?: string; log?: CrawlLog } = {}): Promise<RenderCheck> {
+  const byHost = new Map<string, SubresourceHost>();
+  const records: PageRecord[] = [];
+  const sink: RecordSink = {
+    write: async (record) => void (record.type === 'page' && records.push(record)),
+    close: async () => {},
+    broken: false,
+    get written() {
+      return records.length;
+    },
+  };
+  const onSubrequest = (_page: string, event: SubrequestEvent): void => {
+    if (event.host === '') return;
+    let row = byHost.get(event.host);
+    if (row === undefined) {
+      const policy = settings.policyFor(event.host);
+      row = { host: event.host, rateLabel: policy.rateLabel, concurrency: policy.concurrency, outcomes: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 }, disallowed: [] };
+      byHost.set(event.host, row);
+    }
+    row.outcomes[event.outcome]++;
+    if (event.outcome === 'disallowed' && row.disallowed.length < EXAMPLES) row.disallowed.push(event.url);
+  };
+  const session = createCrawlSession({ settings: { ...settings, maxPages: 1 }, seeds: [url], sink, cwd: opts.cwd, log: opts.log, onSubrequest });
+  await session.run();
+  const total = (h: SubresourceHost) => Object.values(h.outcomes).reduce((a, b) => a + b, 0);
+  return { page: records[0], hosts: [...byHost.values()].sort((a, b) => total(b) - total(a) || a.host.localeCompare(b.host)) };
+}

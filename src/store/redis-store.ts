@@ -674,7 +674,8 @@ export class RedisStore implements CrawlStore {
   private async connect(): Promise<void> {
     if (this.connected) return;
     // The client alone: the `redis` package adds the modules' commands (JSON, search, Bloom, time series), 250 more files this store never calls.
-    const redis = await import('@redis/client');
+    // CommonJS: its exports object is the default export, unbundled (Node) and bundled (esbuild's chunk) alike.
+    const redis = (await import('@redis/client')).default;
     this.replyError = redis.ErrorReply;
     let ready = false;
     const url = this.opts.url ?? 'redis://127.0.0.1:6379';

@@ -14,6 +14,11 @@
  * - three Redis workers of one crawl spawned together: spawn to the first
  *   request of any of them, and to the first request of the last of them.
  *
+ * Next to each wall time, the CPU time (user + system, all threads) the
+ * child had used when its first request arrived, read from /proc at that
+ * moment (Linux; 10 ms ticks): on a shared, loaded machine the wall time
+ * mostly measures the other processes, the CPU time what the crawler does.
+ *
  * Then the profile that says where the time goes: the modules each command
  * loads before its first request (bench/lib/load-trace.js), by package and
  * by folder of dist/.
@@ -26,7 +31,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +74,18 @@ async function arrivalServer() {
   };
 }
 
+/** CPU ms (user + system) process `pid` has used so far, from /proc; NaN where there is no /proc. */
+function cpuMsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+const CLOCK_TICKS = 100;
+const HAVE_PROC = existsSync('/proc/self/stat');
+
 /** Spawns node with `args` in `cwd`; resolves when it exits, with its code and stderr. */
 function launch(args, cwd, env = {}) {
   const started = performance.now();
@@ -82,26 +99,33 @@ function launch(args, cwd, env = {}) {
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   exited.finally(() => clearTimeout(timer));
-  return { started, exited };
+  return { started, exited, pid: child.pid };
 }
 
-/** Spawn to exit of `node -e 0`. */
+/** Spawn to exit of `node -e 0` (its CPU time is not read: it is gone by then). */
 async function timeExit(args) {
   const r = await launch(args, ROOT).exited;
   if (r.code !== 0) throw new Error(`node ${args.join(' ')} exited with ${r.code}: ${r.stderr}`);
-  return r.exitMs;
+  return { ms: r.exitMs, cpuMs: NaN };
 }
 
 /** Spawn to the first request arriving; waits for the process to exit before resolving. */
 async function timeFirstArrival(server, what, args, cwd, okCodes = [0]) {
   let first;
-  const stop = server.watch((a) => (first ??= a));
+  let cpuMs = NaN;
+  let pid;
+  const stop = server.watch((a) => {
+    if (first) return;
+    first = a;
+    if (pid !== undefined) cpuMs = cpuMsOf(pid);
+  });
   const run = launch(args, cwd);
+  pid = run.pid;
   const r = await run.exited;
   stop();
   if (!okCodes.includes(r.code)) throw new Error(`${what} exited with ${r.code}: ${r.stderr.slice(-2000)}`);
   if (!first) throw new Error(`${what} sent no request: ${r.stderr.slice(-2000)}`);
-  return first.at - run.started;
+  return { ms: first.at - run.started, cpuMs };
 }
 
 /** Three workers of one Redis crawl spawned together: to the first request of any, and of the last to start. */
@@ -182,6 +206,7 @@ export async function run(opts = {}) {
     }
     for (const c of cases) {
       c.samples = [];
+      c.cpu = [];
       c.time ??= () => timeFirstArrival(server, `${c.side} ${c.name}`, c.args(), ROOT);
     }
     const profiles = [];
@@ -195,7 +220,13 @@ export async function run(opts = {}) {
     for (const p of profiles) log(`  ${p.side} ${p.name}: ${p.total} modules before the first request (${p.ours} ours): ${fmtGroups(p.groups)}`);
     if (!opts.profileOnly) {
       for (const c of cases) await c.time(); // warm the file cache
-      for (let i = 0; i < runs; i++) for (const c of cases) c.samples.push(await c.time());
+      for (let i = 0; i < runs; i++) {
+        for (const c of cases) {
+          const { ms, cpuMs } = await c.time();
+          c.samples.push(ms);
+          c.cpu.push(cpuMs);
+        }
+      }
     }
     const workers = [];
     if (redis && !opts.profileOnly) {
@@ -225,7 +256,7 @@ function rows(cases, workers, profiles, runs, paired) {
   if (floor.samples.length > 0) {
     const node = median(floor.samples);
     out.push({ bench, metric: '`node -e 0`, spawn to exit (the floor)', value: round(node), unit: 'ms', note: `median of ${runs}, ${spread(floor.samples)}` });
-    out.push({ bench, metric: 'bare `http.get` script, spawn to first request', value: round(median(bare.samples)), unit: 'ms', note: `median of ${runs}, ${spread(bare.samples)}` });
+    out.push({ bench, metric: 'bare `http.get` script, spawn to first request', value: round(median(bare.samples)), unit: 'ms', note: `median of ${runs}, ${spread(bare.samples)}${HAVE_PROC ? `; CPU by then ${round(median(bare.cpu))} ms (${spread(bare.cpu)})` : ''}` });
     for (const c of cases.filter((x) => x.side !== 'floor')) {
       const ms = median(c.samples);
       // The over-floor figure of each round, paired with that round's floor: the medians of differences.
@@ -239,8 +270,17 @@ function rows(cases, workers, profiles, runs, paired) {
         value,
         unit: 'ms',
         target,
-        note: `median of ${runs}; spawn to first request ${round(ms)} ms (${spread(c.samples)}), over node -e 0 ${round(median(over))} ms (${spread(over)})${prof ? `; ${prof.total} modules loaded before it, ${prof.ours} of ours` : ''}`,
+        note: `median of ${runs}; spawn to first request ${round(ms)} ms (${spread(c.samples)}), over node -e 0 ${round(median(over))} ms (${spread(over)})${prof ? `; ${prof.total} files loaded before it, ${prof.ours} of ours` : ''}`,
       });
+      if (HAVE_PROC) {
+        out.push({
+          bench,
+          metric: `${paired ? `${c.side}: ` : ''}\`${c.name}\`, CPU used by its first request, over the bare script's`,
+          value: round(median(c.cpu) - median(bare.cpu)),
+          unit: 'ms',
+          note: `median of ${runs}; ${round(median(c.cpu))} ms (${spread(c.cpu)}), the bare script ${round(median(bare.cpu))} ms; user + system, all threads, from /proc`,
+        });
+      }
     }
   }
   for (const w of workers) {

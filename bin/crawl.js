@@ -1,8 +1,15 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI lives in the compiled dist/ (built by `npm install`).
+// It runs the bundle (dist/bundle/cli.js, a fraction of the start-up of
+// ~400 separate files) unless tsc has rebuilt dist/ since the bundle was
+// made: then the fresh, unbundled dist/cli/cli.js runs, never a stale bundle.
+import { statSync } from 'node:fs';
+
+const builtAt = (file) => statSync(new URL(file, import.meta.url), { throwIfNoEntry: false })?.mtimeMs ?? -1;
+const bundled = builtAt('../dist/bundle/cli.js') >= builtAt('../dist/cli/cli.js');
 let cli;
 try {
-  cli = await import('../dist/cli/cli.js');
+  cli = await import(bundled ? '../dist/bundle/cli.js' : '../dist/cli/cli.js');
 } catch (err) {
   if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('dist')) {
     process.stderr.write('crawl: not built yet; run `npm install` (or `npm run build`) in the crawl directory\n');

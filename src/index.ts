@@ -7,9 +7,26 @@
  * for await (const record of crawl({ seeds: ['https://example.com/'], defaults: { rate: '2/s' } })) console.log(record.url, record.status);
  * const why = await explain('https://example.com/private/page');
  * ```
+ *
+ * Importing it is cheap: it loads the options' validation; the crawl loop,
+ * its transport and `explain`'s parts load when first used.
  */
 export { crawl, type CrawlRun } from './api/crawl.js';
-export { explain, type CheckResult, type RobotsResult, type ScopeResult } from './api/check.js';
+export type { CheckResult, RobotsResult, ScopeResult } from './api/check.js';
+
+/**
+ * Explains `url` under `options` (the config file's fields, plus `seeds` and
+ * `robotsTxt`): scope, host policy, robots.txt and the address guard
+ * (api/check.ts, loaded at the first call: importing the package stays cheap).
+ *
+ * @throws UsageError (as a rejection) for an invalid URL or seed.
+ * @throws ConfigError (as a rejection) with one line per problem in `options`.
+ */
+export async function explain(url: string, options?: ExplainOptions): Promise<CheckResult> {
+  return (await import('./api/check.js')).explain(url, options);
+}
+import type { CheckResult } from './api/check.js';
+import type { ExplainOptions } from './api/options.js';
 export type { CrawlConfig, CrawlLog, CrawlOptions, ExplainOptions } from './api/options.js';
 
 // Errors a caller may catch: bad options (one line per problem) and bad seeds.

@@ -13,7 +13,7 @@ import type { LookupAddress } from 'node:dns';
 import net, { type LookupFunction } from 'node:net';
 import { systemClock, type Clock } from '../clock.js';
 import { checkSeeds } from '../config/seeds.js';
-import { ROBOTS_TIMEOUT_MS } from '../crawl/crawler.js';
+import { ROBOTS_TIMEOUT_MS } from '../crawl/robots-hop.js';
 import { createAddressGuard, type AddressGuard } from '../fetch/address-guard.js';
 import { describeRefusal, parseNetwork, refusalFor } from '../fetch/address-ranges.js';
 import { createFetcher, lookupWithLocalhost } from '../fetch/fetcher.js';

@@ -12,6 +12,9 @@
  * - `stop()` is graceful (nothing new starts, requests in flight finish);
  *   `abort()` also cancels the requests in flight. An aborted `signal` does
  *   both. Queued URLs end as `interrupted` skips, as in the CLI.
+ * - render/ is loaded only by `loadRendering`, which a caller awaits before
+ *   the session when some host renders: a crawl that renders nothing never
+ *   loads it.
  */
 import { systemClock, type Clock } from '../clock.js';
 import { Crawler, type CrawlerOptions } from '../crawl/crawler.js';
@@ -26,7 +29,6 @@ import type { CrawlStore } from '../store/crawl-store.js';
 import type { PageArchive } from '../archive/page-archive.js';
 import type { CrawlSettings } from '../types.js';
 import type { CrawlLog } from './options.js';
-import { findBrowser } from '../render/browser-path.js';
 import type { RenderTotals } from '../output/metrics.js';
 
 export interface CrawlSessionOptions {
@@ -55,8 +57,8 @@ export interface CrawlSessionOptions {
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc; closed by whoever opened it). @default none */
   archive?: PageArchive;
-  /** The browser to render with, already found (the CLI looks before it opens any output). @default found now (render/browser-path.ts) when some host renders */
-  browserPath?: string;
+  /** Rendering, loaded by `loadRendering` with the browser already found; required when some host renders. @default none */
+  render?: CrawlerOptions['render'];
   /** Each request a rendering browser makes, and what became of it (`-v`). @default none */
   onSubrequest?: CrawlerOptions['onSubrequest'];
   /** A new pass over what the store holds (crawl/recrawl.ts). @default false */
@@ -81,6 +83,12 @@ export interface CrawlSession {
   readonly stats: CrawlStats;
 }
 
+/** What rendering needs, loaded now: the Renderer class (render/ and playwright-core's types; the browser itself starts later) for `browserPath`. */
+export async function loadRendering(browserPath: string): Promise<NonNullable<CrawlerOptions['render']>> {
+  const { Renderer } = await import('../render/renderer.js');
+  return { Renderer, browserPath };
+}
+
 export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const { settings, seeds, sink, signal, log } = opts;
   const clock = opts.clock ?? systemClock;
@@ -98,11 +106,11 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
       },
     }),
   });
-  const browserPath = opts.browserPath ?? (settings.render?.enabled ? findBrowser(settings.render.browser) : undefined);
+  if (settings.render?.enabled && opts.render === undefined) throw new Error('some host renders, and no renderer was loaded (loadRendering)');
   const crawler = new Crawler({
     settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,
     seedsKnown: (held) => requests.extras.allowSeeds(held),
-    browserPath, onSubrequest: opts.onSubrequest, recrawl: opts.recrawl, since: opts.since,
+    render: opts.render, onSubrequest: opts.onSubrequest, recrawl: opts.recrawl, since: opts.since,
   });
   const onAbort = (): void => {
     crawler.stop();

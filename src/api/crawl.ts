@@ -11,12 +11,17 @@
  * starts no new request while it is full. Leaving the loop early (`break`,
  * `return`, a throw) stops the crawl, cancels its requests and closes its
  * connections before the loop statement completes.
+ *
+ * Importing the package loads the options' validation and little else: the
+ * crawl loop and its transport (crawl-session.ts) load at the first pull, and
+ * render/, the archive writers and prom-client only for the crawls that use
+ * them.
  */
 import { systemClock } from '../clock.js';
 import { createStats, finishStats, statsToJson, type CrawlStats, type CrawlSummary } from '../output/summary.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { CrawlSettings, OutputRecord } from '../types.js';
-import { createCrawlSession, type CrawlSession } from './crawl-session.js';
+import type { CrawlSession } from './crawl-session.js';
 import { sinceEntry, type SinceEntry } from '../crawl/recrawl-since.js';
 import type { CrawlLog, CrawlOptions } from './options.js';
 import { createRecordStream } from './record-stream.js';
@@ -102,15 +107,14 @@ export function crawl(options: CrawlOptions): CrawlRun {
     resolveDone(stats);
   };
 
-  const begin = (archive?: ClosableArchive, metrics?: LibraryMetrics): void => {
+  const begin = (sessions: SessionModule, archive?: ClosableArchive, metrics?: LibraryMetrics, render?: Rendering): void => {
     // The archive's files are finished before the stream ends, so a loop that has ended finds them complete.
     const sink: RecordSink = archive ? withArchiveClose(stream, archive) : stream;
     try {
-      session = createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true, browserPath, since: sinceOf(extra.since) });
+      session = sessions.createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true, render, since: sinceOf(extra.since) });
     } catch (error) {
+      // A CA or cookie file that cannot be read: the first pull rejects with it.
       void metrics?.endpoint.close();
-      // A CA or cookie file that cannot be read. Without an archive or metrics this throws from the first next(), as before.
-      if (!archive && !metrics) throw error;
       void archive?.abandon();
       stream.fail(error);
       rejectDone(error);
@@ -137,20 +141,25 @@ export function crawl(options: CrawlOptions): CrawlRun {
   const start = (): void => {
     if (session || opening || settled) return;
     if (signal?.aborted || stopRequested) return endUnstarted();
-    if (targets.saveDir === undefined && targets.warc === undefined && metricsAt === undefined) return begin();
-    // Opened at the first pull, as the crawl starts: a path that cannot be written, or a port that cannot be bound, fails that pull, before any request.
+    // Loaded and opened at the first pull, as the crawl starts: a path that cannot be written, or a port that cannot be bound, fails that pull, before any request.
     opening = true;
     const cwd = process.cwd();
+    let sessions!: SessionModule;
     let metrics: LibraryMetrics | undefined;
-    openLibraryMetrics(metricsAt, extra.metricsHosts as number | undefined, log)
+    let render: Rendering | undefined;
+    import('./crawl-session.js')
+      .then((loaded) => (sessions = loaded))
+      .then(() => (browserPath === undefined ? undefined : sessions.loadRendering(browserPath)))
+      .then((loaded) => (render = loaded))
+      .then(() => openLibraryMetrics(metricsAt, extra.metricsHosts as number | undefined, log))
       .then((opened) => (metrics = opened))
       .then(() => checkTargets(libraryTargets(targets, settings), cwd))
       .then(() => openPageArchive(targets, { cwd, settings, resumed: false, now: systemClock.wallNow(), names: { saveDir: 'saveDir', warc: 'warc' } }))
       .then(
       async (opened) => {
         opening = false;
-        if (!settled && !signal?.aborted && !stopRequested) return begin(opened?.archive, metrics);
-        // Left, stopped or aborted while the files were being opened: nothing runs.
+        if (!settled && !signal?.aborted && !stopRequested) return begin(sessions, opened?.archive, metrics, render);
+        // Left, stopped or aborted while the crawl was loading or its files were being opened: nothing runs.
         await opened?.archive.close().catch(() => {});
         await metrics?.endpoint.close();
         if (!settled) endUnstarted();
@@ -187,6 +196,9 @@ export function crawl(options: CrawlOptions): CrawlRun {
   };
   return run;
 }
+
+type SessionModule = typeof import('./crawl-session.js');
+type Rendering = Awaited<ReturnType<SessionModule['loadRendering']>>;
 
 interface LibraryMetrics {
   metrics: CrawlMetrics;

@@ -3,14 +3,17 @@
  * line, `saveDir` / `warc` in the library's options) before the crawl
  * starts, so a path that cannot be written fails at once, not after an hour
  * of crawling. Shared by the CLI (cli/archive-target.ts) and `crawl()`
- * (api/crawl.ts), which only word the problems differently.
+ * (api/crawl.ts), which only word the problems differently. The writers
+ * (save-dir.ts, warc-writer.ts) load only when a target is named: a crawl
+ * that archives nothing loads this file alone.
  */
 import { basename, resolve } from 'node:path';
 import type { CrawlSettings } from '../types.js';
 import { VERSION } from '../version.js';
 import { createPageArchive, type ClosableArchive } from './page-archive.js';
-import { SaveDir } from './save-dir.js';
-import { WARC_SUFFIX, WarcWriter } from './warc-writer.js';
+
+/** What a WARC file's name ends with: every record is one gzip member. */
+export const WARC_SUFFIX = '.warc.gz';
 
 export interface ArchiveTargets {
   /** Directory the 2xx bodies are saved under (created if needed). */
@@ -54,9 +57,11 @@ export function archiveTargetProblem(targets: ArchiveTargets, names = { saveDir:
 export async function openPageArchive(targets: ArchiveTargets, opts: OpenArchiveOptions): Promise<OpenedArchive | undefined> {
   if (targets.saveDir === undefined && targets.warc === undefined) return undefined;
   const names = opts.names ?? { saveDir: '--save-dir', warc: '--warc' };
+  const { SaveDir } = await import('./save-dir.js');
   const saveDir = targets.saveDir === undefined ? undefined : await SaveDir.open(targets.saveDir, opts.cwd, names.saveDir);
   if (targets.warc === undefined) return { archive: createPageArchive({ saveDir }) };
   const path = resolve(opts.cwd, targets.warc);
+  const { WarcWriter } = await import('./warc-writer.js');
   const warc = await WarcWriter.open({
     path,
     label: targets.warc,

@@ -22,23 +22,9 @@ import type { ResponseCapture } from '../fetch/capture.js';
 const CRLF = '\r\n';
 const RECORD_END = Buffer.from('\r\n\r\n');
 
-/** RFC 4648 base32 (upper case, no padding needed for 20-byte SHA-1s), as WARC digests are written. */
-export function base32(bytes: Uint8Array): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let out = '';
-  let bits = 0;
-  let value = 0;
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += alphabet[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
-  return out.padEnd(Math.ceil(out.length / 8) * 8, '=');
-}
+import { base32 } from '../fetch/base32.js';
+
+export { base32 };
 
 /** `sha1:BASE32` of some bytes, the form WARC-Block-Digest and WARC-Payload-Digest take. */
 export function sha1Digest(...parts: Uint8Array[]): string {

@@ -25,11 +25,9 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
 import { exchangeRecords, warcinfoRecord, type ExchangeInput } from './warc-record.js';
+import { WARC_SUFFIX } from './open-archive.js';
 
 const gzip = promisify(zlib.gzip);
-
-/** What --warc accepts: the records are gzip members, so the name says so. */
-export const WARC_SUFFIX = '.warc.gz';
 
 export interface WarcOpenOptions {
   /** Absolute path of the file to write. */

@@ -2,10 +2,10 @@
  * `--save-dir DIR` and `--warc FILE.warc.gz`: opened before the crawl starts
  * (a bad path fails at once, not after an hour of crawling) and handed to
  * the crawl session as one archive (archive/page-archive.ts), by the code
- * the library's `saveDir` / `warc` share (archive/open-archive.ts).
+ * the library's `saveDir` / `warc` share (archive/open-archive.ts), loaded
+ * only when one of the flags is given.
  */
 import type { ClosableArchive } from '../archive/page-archive.js';
-import { archiveTargetProblem, openPageArchive } from '../archive/open-archive.js';
 import { UsageError } from '../config/seeds.js';
 import type { Logger } from '../output/logger.js';
 import type { CrawlSettings } from '../types.js';
@@ -23,6 +23,8 @@ export interface ArchiveContext {
 
 /** The archive the flags ask for, or undefined when neither flag is given. Throws UsageError / OutputError with one line. */
 export async function openArchive(flags: Pick<CrawlFlags, 'saveDir' | 'warc'>, ctx: ArchiveContext): Promise<ClosableArchive | undefined> {
+  if (flags.saveDir === undefined && flags.warc === undefined) return undefined;
+  const { archiveTargetProblem, openPageArchive } = await import('../archive/open-archive.js');
   const problem = archiveTargetProblem(flags);
   if (problem) throw new UsageError(problem);
   const opened = await openPageArchive(flags, { cwd: ctx.cwd, settings: ctx.settings, resumed: ctx.resumed, now: ctx.now });

@@ -4,6 +4,11 @@
  * only a command has: flags and a config file merged into settings, stdout or
  * a `.partial` file as the sink, a broken pipe ending quietly, SIGINT/SIGTERM
  * with a grace period, progress, the summary and the exit code.
+ *
+ * What only some crawls use loads only for them, after the flags are read:
+ * rendering (render/), the report built during the crawl (report/), the
+ * archive writers (archive/), metrics (prom-client), Redis and SQLite; a
+ * plain crawl's first request waits for none of it.
  */
 import { interruptibleWait } from './interruptible-wait.js';
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -16,8 +21,7 @@ import { loadConfig } from '../config/load-config.js';
 import type { FileConfig } from '../config/file-schema.js';
 import { keepAfterCrash } from '../output/output-ledger.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
-import { createCrawlSession, type CrawlSession } from '../api/crawl-session.js';
-import { findBrowser } from '../render/browser-path.js';
+import { createCrawlSession, loadRendering, type CrawlSession } from '../api/crawl-session.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { createLogger } from '../output/logger.js';
 import { openOutput, wrapSink } from '../output/sink.js';
@@ -32,7 +36,6 @@ import { openArchive } from './archive-target.js';
 import type { CrawlSettings } from '../types.js';
 import type { Logger } from '../output/logger.js';
 import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
-import { createReportTap } from '../report/report-tap.js';
 import { routeRecords } from '../report/record-routes.js';
 import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
 import { checkTargets, probeDir, type NamedTarget } from '../output/output-targets.js';
@@ -68,7 +71,7 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     stats: flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats'),
   };
   // A crawl that renders and has no browser stops here, with one line, before any request.
-  const browserPath = settings.render?.enabled ? findBrowser(settings.render.browser, process.env, io.cwd) : undefined;
+  const browserPath = settings.render?.enabled ? (await import('../render/browser-path.js')).findBrowser(settings.render.browser, process.env, io.cwd) : undefined;
   // Bound before anything is opened or fetched: a port in use is a usage error with nothing to clean up.
   const metrics = await openMetrics(flags, file, log);
   try {
@@ -169,12 +172,13 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     },
   });
   if (ledger && outputPath !== undefined) ledger.track(outputPath, () => sink.confirmedBytes ?? 0);
-  const tap = reportPath === undefined ? undefined : createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
+  const tap = reportPath === undefined ? undefined : (await import('../report/report-tap.js')).createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
+  const render = browserPath === undefined ? undefined : await loadRendering(browserPath);
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
   const session = (started = createCrawlSession({
-    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, browserPath, recrawl: flags.recrawl, since,
+    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, render, recrawl: flags.recrawl, since,
     // -v: each browser request, as `crawl --render -v --max-pages 1 URL` lists a page's subresources and their hosts' limits.
     onSubrequest: flags.verbose ? (page, e) => log.debug(redactCredentials(`${page}: ${e.type} ${e.url} → ${e.outcome}${e.host ? ` (${e.host}, ${settings.policyFor(e.host).rateLabel})` : ''}`)) : undefined,
   }));

@@ -228,14 +228,34 @@ export const describeIssue: z.core.$ZodErrorMap = (issue) => {
   return undefined;
 };
 
+/** Schemas described by another schema (see describedBy). */
+const descriptions = new WeakMap<object, z.ZodType>();
+
+/**
+ * `schema`, whose JSON Schema also holds what `doc` describes (a schema that
+ * validates by hand, described for the reader by a plain one). Resolved in
+ * toJsonSchema only: building a JSON Schema at load time cost every crawl's
+ * start-up tens of milliseconds for a file that only the schema generator writes.
+ */
+export function describedBy<T extends z.ZodType>(schema: T, doc: z.ZodType): T {
+  descriptions.set(schema, doc);
+  return schema;
+}
+
 /** The input side of `schema` as draft 2020-12 JSON Schema (what a user may write). */
 export function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
   return z.toJSONSchema(schema, {
     io: 'input',
     target: 'draft-2020-12',
-    override: ({ jsonSchema }) => {
+    override: ({ zodSchema, jsonSchema }) => {
       // z.int() implies safe-integer bounds; spelled out they are noise to a reader.
       if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+      const doc = descriptions.get(zodSchema);
+      if (doc) {
+        // As `.meta({ ...doc, ...its own meta })` would have it: the description first, its own meta over it.
+        for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+        Object.assign(jsonSchema, withoutDialect(toJsonSchema(doc)), z.globalRegistry.get(zodSchema));
+      }
     },
   });
 }

@@ -6,7 +6,7 @@
  * of it, the one place that sees `defaults` and `domains` together.
  */
 import { z } from 'zod';
-import { comment, describeIssue, fieldSchemas, toJsonSchema, withoutDialect } from './fields.js';
+import { comment, describedBy, describeIssue, fieldSchemas } from './fields.js';
 import { parseDomainKey, policyConflicts, type PolicyConflict, type PolicyFields, type PolicyOverride } from './policy-resolver.js';
 import { showValue } from './units.js';
 import { authField, headersField, proxyField } from './request-schema.js';
@@ -254,14 +254,14 @@ function parseDomains(value: Record<string, unknown>, ctx: z.core.$RefinementCtx
 /** Only describes `domains` for the JSON Schema; validation is parseDomains. */
 const domainsDocSchema = z.object({ $comment: comment() }).catchall(domainEntrySchema);
 
-export const domainsSchema = z
-  .record(z.string(), z.unknown(), { error: (i) => `expected an object, got ${showValue(i.input)}` })
-  .transform(parseDomains)
-  .meta({
-    ...withoutDialect(toJsonSchema(domainsDocSchema)),
-    propertyNames: { pattern: String.raw`^(?:\$comment|(?:\*\.)?[^\s/\\?#@*]+)$` },
-  })
-  .describe(DOMAINS_TEXT);
+export const domainsSchema = describedBy(
+  z
+    .record(z.string(), z.unknown(), { error: (i) => `expected an object, got ${showValue(i.input)}` })
+    .transform(parseDomains)
+    .meta({ propertyNames: { pattern: String.raw`^(?:\$comment|(?:\*\.)?[^\s/\\?#@*]+)$` } })
+    .describe(DOMAINS_TEXT),
+  domainsDocSchema,
+);
 
 /**
  * Reports the two-field rules (policyConflicts) of `defaults` and of every

@@ -9,8 +9,7 @@
  * and it is held as a Secret (fetch/secret.ts) that prints as `***`.
  */
 import { z } from 'zod';
-import { parseCookiePair } from '../fetch/cookie-jar.js';
-import { proxyUrlProblem } from '../fetch/proxy.js';
+import { parseCookiePair, proxyUrlProblem } from '../fetch/request-syntax.js';
 import { headerNameProblem, headerValueProblem } from '../fetch/request-headers.js';
 import { Secret, type HeaderValue } from '../fetch/secret.js';
 import type { HostAuth } from '../types.js';

@@ -17,7 +17,7 @@ import { findJsonSyntaxError } from './json-syntax.js';
 import { urlList } from './url-list.js';
 import { contentFormat, extractFlags } from './content-fields.js';
 import { cookiePairs, placedSecrets } from './request-schema.js';
-import { proxyUrlProblem } from '../fetch/proxy.js';
+import { proxyUrlProblem } from '../fetch/request-syntax.js';
 import { parseHeaderLine } from '../fetch/request-headers.js';
 import { mergePerIp } from './per-ip-schema.js';
 import { renderMode, resourceTypes } from './render-schema.js';

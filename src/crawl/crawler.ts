@@ -57,7 +57,7 @@ import { LeaseSource } from './lease-source.js';
 import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { hostCounts, progressSnapshot, type HostCounts, type ProgressParts } from './progress-snapshot.js';
-import { Renderer } from '../render/renderer.js';
+import type { Renderer } from '../render/renderer.js';
 import type { RenderTotals } from '../output/metrics.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
 import { PageRevisits } from './recrawl.js';
@@ -94,8 +94,13 @@ export interface CrawlerOptions {
   recrawl?: boolean;
   /** `--since`: what a previous run's records said of each page (recrawl-since.ts); compared with as a re-crawl, every page requested again. @default none */
   since?: SinceEntry[];
-  /** The browser executable, when some host renders (settings.render.enabled). @default none: no page is rendered */
-  browserPath?: string;
+  /**
+   * Rendering, when some host renders (settings.render.enabled): the
+   * Renderer class and the browser it starts. The caller loads the class
+   * (api/crawl-session.ts, loadRendering), so a crawl that renders nothing never loads
+   * render/. @default none: no page is rendered
+   */
+  render?: { Renderer: typeof Renderer; browserPath: string };
   /** Each request a rendering browser makes, and what became of it. @default none */
   onSubrequest?: (page: string, event: SubrequestEvent) => void;
 }
@@ -210,8 +215,8 @@ export class Crawler {
     });
     const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
     const renderer = (this.renderer =
-      settings.render?.enabled && opts.browserPath !== undefined
-        ? new Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.browserPath, opts.onSubrequest)
+      settings.render?.enabled && opts.render !== undefined
+        ? new opts.render.Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.render.browserPath, opts.onSubrequest)
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const revisits = (this.revisits = new PageRevisits(ctx, intake));

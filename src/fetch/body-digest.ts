@@ -9,7 +9,7 @@
  * bytes, which is how a store keeps it compactly.
  */
 import { createHash } from 'node:crypto';
-import { base32 } from '../archive/warc-record.js';
+import { base32 } from './base32.js';
 
 const PREFIX = 'sha256:';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';

@@ -143,18 +143,7 @@ export function parseNetscapeCookies(text: string, source: string): NetscapeCook
   return out;
 }
 
-/** `name=value` as `--cookie` takes it, or the problem in words. */
-export function parseCookiePair(text: string): { name: string; value: string } | { problem: string } {
-  const eq = text.indexOf('=');
-  const name = eq < 0 ? '' : text.slice(0, eq).trim();
-  const value = eq < 0 ? '' : text.slice(eq + 1).trim();
-  if (name === '') return { problem: `expected "name=value", got ${JSON.stringify(text)}` };
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) return { problem: `${JSON.stringify(name)} is not a valid cookie name` };
-  if (!/^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*$/.test(value.replace(/^"(.*)"$/, '$1'))) {
-    return { problem: `the value of cookie ${name} may not contain spaces, quotes, commas, semicolons, backslashes or control characters` };
-  }
-  return { name, value };
-}
+export { parseCookiePair } from './request-syntax.js';
 
 export interface CrawlCookieJarOptions {
   /** Epoch ms now (the crawl's clock), for expiry. */

@@ -91,18 +91,7 @@ function isLoopbackHost(hostname: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(name) || name === '[::1]';
 }
 
-/** Why `text` is not a usable proxy URL, or undefined. http:// and https:// proxies only (CONNECT and absolute-form). */
-export function proxyUrlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return `expected a proxy URL like "http://proxy.example:3128", got ${JSON.stringify(text.replace(/\/\/[^/@]*@/, '//***@'))}`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `expected an http:// or https:// proxy URL, got a ${url.protocol} one`;
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') return 'a proxy URL names a host and port only, without a path or query';
-  return undefined;
-}
+export { proxyUrlProblem } from './request-syntax.js';
 
 function defaultPort(protocol: string): number {
   return protocol === 'https:' ? 443 : 80;

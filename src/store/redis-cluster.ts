@@ -18,7 +18,7 @@
  */
 import type { RedisConnection } from './redis-store.js';
 
-type RedisModule = typeof import('redis');
+type RedisModule = typeof import('@redis/client');
 
 /**
  * Whether the server behind a connected standalone client is a cluster node.

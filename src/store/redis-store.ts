@@ -673,7 +673,9 @@ export class RedisStore implements CrawlStore {
 
   private async connect(): Promise<void> {
     if (this.connected) return;
-    const redis = await import('redis');
+    // The client alone: the `redis` package adds the modules' commands (JSON, search, Bloom, time series), 250 more files this store never calls.
+    // CommonJS: its exports object is the default export, unbundled (Node) and bundled (esbuild's chunk) alike.
+    const redis = (await import('@redis/client')).default;
     this.replyError = redis.ErrorReply;
     let ready = false;
     const url = this.opts.url ?? 'redis://127.0.0.1:6379';

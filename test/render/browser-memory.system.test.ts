@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { appSites } from '../../fixtures/app-web.js';
-import { createCrawlSession } from '../../src/api/crawl-session.js';
+import { createCrawlSession, loadRendering } from '../../src/api/crawl-session.js';
 import { buildSettings, validateConfig } from '../../src/config/settings.js';
 import type { RecordSink } from '../../src/output/sink.js';
 import { descendantMemory } from '../../src/render/browser-memory.js';
@@ -49,7 +49,7 @@ describe('browser memory', () => {
     const sink: RecordSink = { write: async (r) => void (r.type === 'page' && records.push(r)), close: async () => {}, broken: false, written: 0 };
     const lines: string[] = [];
     const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
-    const session = createCrawlSession({ settings, seeds: [web.url('app.localhost', '/')], sink, log, browserPath: browser });
+    const session = createCrawlSession({ settings, seeds: [web.url('app.localhost', '/')], sink, log, render: await loadRendering(browser) });
     await session.run();
 
     const app = records.filter((r) => r.host.startsWith('app.')).map((r) => new URL(r.url).pathname).sort();

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
-import { createCrawlSession } from '../../src/api/crawl-session.js';
+import { createCrawlSession, loadRendering } from '../../src/api/crawl-session.js';
 import { buildSettings, validateConfig } from '../../src/config/settings.js';
 import type { RecordSink } from '../../src/output/sink.js';
 import type { PageRecord } from '../../src/types.js';
@@ -48,7 +48,7 @@ describe.skipIf(!available)('non-GET browser requests', () => {
     const settings = buildSettings(validateConfig({ allowPrivate: true, render: true }), { rate: 'unlimited' });
     const records: PageRecord[] = [];
     const sink: RecordSink = { write: async (r) => void (r.type === 'page' && records.push(r)), close: async () => {}, broken: false, written: 0 };
-    await createCrawlSession({ settings, seeds: [web.url('app.localhost', '/')], sink, browserPath: browser }).run();
+    await createCrawlSession({ settings, seeds: [web.url('app.localhost', '/')], sink, render: await loadRendering(browser) }).run();
 
     const home = records.find((r) => new URL(r.url).pathname === '/')!;
     expect(home.rendered).toBe(true);

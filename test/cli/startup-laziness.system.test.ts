@@ -1,0 +1,95 @@
+/**
+ * What a plain crawl loads before its first request (benchmark 5's profile,
+ * as a behaviour check, not a timing): features it does not use stay
+ * unloaded. A module-load trace (bench/lib/load-trace.js) records every file
+ * the process loads until undici creates its first request; the crawl runs
+ * both unbundled (dist/cli/cli.js: module paths say which folder) and as the
+ * shipped bundle (bin/crawl.js: lazy chunks keep their modules' names).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireBuilt } from '../support/spawn-crawl.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const trace = join(root, 'bench', 'lib', 'load-trace.js');
+
+/** Packages only some crawls use: Chromium, SQLite, metrics, the linear-time regex engine, Redis, selectors, the report's charts. */
+const LAZY_PACKAGES = ['playwright-core', 'better-sqlite3', 'prom-client', 're2js', 'redis', '@redis/client', 'cheerio', 'uplot'];
+
+let server: Server;
+let url: string;
+let dir: string;
+beforeAll(async () => {
+  await requireBuilt();
+  dir = await mkdtemp(join(tmpdir(), 'crawl-laziness-'));
+  server = createServer((req, res) => {
+    if (req.url === '/robots.txt') res.writeHead(404).end();
+    else res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>t</title><p>plain</p>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** The files node loads running `args` before the first request (paths; `node_modules/…` for packages). */
+async function loadedBeforeFirstRequest(args: string[], name: string): Promise<string[]> {
+  const file = join(dir, `${name}.trace`);
+  const child = spawn(process.execPath, ['--import', pathToFileURL(trace).href, ...args], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, CRAWL_LOAD_TRACE: file },
+  });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  expect(code, stderr).toBe(0);
+  const lines = (await readFile(file, 'utf8')).split('\n');
+  const end = lines.indexOf('--- first request');
+  expect(end, 'the trace saw no request').toBeGreaterThan(0);
+  return lines.slice(0, end).map((l) => l.replace(/^(esm|cjs) (file:\/\/)?/, ''));
+}
+
+const packagesIn = (files: string[]) => new Set(files.flatMap((f) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)?.[1] ?? []));
+const ours = (files: string[], folder: string) => files.filter((f) => f.includes(`/dist/${folder}/`)).map((f) => f.slice(f.indexOf('/dist/') + 6));
+
+/** Runs the unbundled CLI (dist/cli/cli.js) with argv. */
+const unbundled = (argv: string[]) => ['--input-type=module', '-e', `const { main } = await import(${JSON.stringify(pathToFileURL(join(root, 'dist', 'cli', 'cli.js')).href)}); process.exitCode = await main(${JSON.stringify(argv)});`];
+
+describe('start-up loads only what the crawl uses', () => {
+  it('a plain crawl loads no rendering, report builder, archive writer, SQLite, Redis or metrics code', async () => {
+    const files = await loadedBeforeFirstRequest(unbundled(['-q', '-o', 'out.jsonl', url]), 'crawl');
+    expect(ours(files, 'render')).toEqual([]);
+    expect(ours(files, 'archive')).toEqual([]);
+    // Routing records (a few lines, used by every crawl) is all of report/ a plain crawl needs.
+    expect(ours(files, 'report').sort()).toEqual(['report/kept-record.js', 'report/record-routes.js']);
+    expect(ours(files, 'store').filter((f) => /sqlite|redis/.test(f))).toEqual([]);
+    // The address parser (a dozen lines, no dependency) checks a config file's `metrics` field on every start.
+    expect(ours(files, 'output').filter((f) => f.includes('metrics') && f !== 'output/metrics-address.js')).toEqual([]);
+    expect([...packagesIn(files)].filter((p) => LAZY_PACKAGES.includes(p))).toEqual([]);
+  });
+
+  it('crawl check loads neither the crawl loop nor any feature it does not explain', async () => {
+    const files = await loadedBeforeFirstRequest(unbundled(['check', url]), 'check');
+    expect(ours(files, 'crawl').filter((f) => f !== 'crawl/robots-hop.js' && f !== 'crawl/attempt-history.js' && f !== 'crawl/crawl-context.js' && f !== 'crawl/robots-fetch-record.js' && f !== 'crawl/iso-time.js')).toEqual([]);
+    expect(ours(files, 'render')).toEqual([]);
+    expect([...packagesIn(files)].filter((p) => LAZY_PACKAGES.includes(p))).toEqual([]);
+  });
+
+  it('the shipped bundle loads none of the lazy chunks', async () => {
+    const files = await loadedBeforeFirstRequest([join(root, 'bin', 'crawl.js'), '-q', '-o', 'out.jsonl', url], 'bundle');
+    expect(files.some((f) => f.includes('/dist/bundle/cli.js')), 'bin/crawl.js did not run the bundle').toBe(true);
+    const chunks = files.filter((f) => f.includes('/dist/bundle/chunks/')).map((f) => f.replace(/.*\/chunks\//, '').replace(/-[A-Z0-9]+\.js$/, ''));
+    expect(chunks.filter((c) => /^(renderer|browser-path|report-tap|open-archive|save-dir|warc-writer|redis-store|sqlite-store|metrics|metrics-endpoint|state-target|check-command|status-command|report-command)$/.test(c))).toEqual([]);
+    // Bundled, nothing is read from node_modules but robots-parser (loaded through createRequire, as unbundled).
+    expect([...packagesIn(files)]).toEqual(['robots-parser']);
+  });
+});

@@ -14,7 +14,6 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,12 +22,12 @@ import { startWeb, type RequestLogEntry, type Web } from '../fixtures/web.js';
 import { appSites } from '../fixtures/app-web.js';
 import type { PageRecord } from '../src/types.js';
 import { jsonLines, requireBuilt, startCrawl, type CrawlRun } from './support/spawn-crawl.js';
+import { chromium } from './support/system-fixtures.js';
 import { readWarc } from './support/warc-reader.js';
 
-const browser = process.env.CRAWL_BROWSER ?? '/usr/bin/chromium';
-const installed = existsSync(browser);
-const available = installed || process.env.CRAWL_REQUIRE_SERVICES === '1';
-if (!available) console.warn(`render: skipped, no chromium at ${browser} (apt-get install chromium, or set CRAWL_BROWSER)`);
+const browser = chromium.path;
+const available = chromium.missing === undefined;
+if (!available) console.warn(`render: skipped, ${chromium.missing}`);
 
 const ITEMS = 4;
 /**

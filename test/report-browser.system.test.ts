@@ -15,12 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { aggregateRecords, renderReport, type ReportData } from '../src/report/build-report.js';
 import { writeSyntheticRecords } from '../bench/report.js';
+import { chromium as browserFixture } from './support/system-fixtures.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const installed = existsSync(executablePath);
 // CI (.ci/run) installs chromium and sets CRAWL_REQUIRE_SERVICES=1: there a missing browser fails the tests instead of skipping them.
-const available = installed || process.env.CRAWL_REQUIRE_SERVICES === '1';
-if (!available) console.warn(`report-browser: skipped, no chromium at ${executablePath} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const executablePath = browserFixture.path;
+const available = browserFixture.missing === undefined;
+if (!available) console.warn(`report-browser: skipped, ${browserFixture.missing}`);
 
 const outputDir = fileURLToPath(new URL('../test-output/', import.meta.url));
 

@@ -257,10 +257,10 @@ describe('the real binary', () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 200, linksPerPage: 3 } } } });
     const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
     const out = join(dir, 'pages.jsonl');
-    const started = performance.now();
     const r = await run(['--rate', '20/s', '--max-time', '800ms', '-o', out, web.url('a.localhost', '/')]);
     expect(r.code).toBe(0);
-    expect(performance.now() - started).toBeLessThan(10_000);
+    // That it stopped early is read from the server's count below (200 pages at 20/s are 10 s of crawl),
+    // not from a wall-clock bound a loaded machine stretches.
     expect(r.stderr).toMatch(/--max-time 800ms reached: stopping/);
     expect(r.stderr).toMatch(/interrupted after/);
     const lines = (await readFile(`${out}.partial`, 'utf8')).trim().split('\n');
@@ -349,9 +349,11 @@ describe('--max-time', () => {
     const took = performance.now() - started;
     expect(code).toBe(0);
     expect(io.err()).toMatch(/--max-time 1 reached: stopping/);
+    // Seconds, not ms: it ran for the second (1 ms would have ended before the first page), and stopped
+    // well before the 10 s that 200 pages at 20/s take, whatever the machine's load.
     expect(took).toBeGreaterThanOrEqual(950);
-    expect(took).toBeLessThan(10_000);
-    expect(io.out().trim().split('\n').length).toBeGreaterThan(5);
+    expect(web.count('a.localhost')).toBeLessThan(60);
+    expect(io.out().trim().split('\n').length).toBeGreaterThan(1);
   });
 
   it('says so in --help', async () => {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -48,18 +49,26 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl r
 
   it('reports on a 2-worker crawl with both workers\' pages', async () => {
     const hosts = ['a.localhost', 'b.localhost'];
-    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 15, linksPerPage: 3 } }])) });
+    // The pages after the first few wait until the second worker has opened its output (it does so
+    // only on joining a crawl that is not finished): it surely shares a running crawl, however late a
+    // loaded machine starts it (one that came after the end found the crawl done and wrote nothing).
+    let release = () => {};
+    const joined = new Promise<void>((r) => (release = r));
+    let served = 0;
+    const handler = async (_req: unknown, _res: unknown, ctx: { path: string }): Promise<false> => {
+      if (ctx.path.startsWith('/p/') && ++served > 4) await joined;
+      return false;
+    };
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { handler, generate: { pages: 15, linksPerPage: 3 } }])) });
     const crawlId = `report-${randomUUID()}`;
-    // 5/s per host: about 3 s of crawl, so the second worker (started once the
-    // first one's requests arrive) joins a crawl still running even on a loaded
-    // machine; at 40/s the first worker could finish before the second started,
-    // which then found the crawl done and wrote nothing.
-    const args = (i: number) => ['--redis', redis!.url, '--crawl-id', crawlId, '-q', '--rate', '5/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...hosts.map((h) => web!.url(h, '/'))];
+    const args = (i: number) => ['--redis', redis!.url, '--crawl-id', crawlId, '-q', '--rate', '20/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...hosts.map((h) => web!.url(h, '/'))];
     const first = run(args(0));
-    const deadline = Date.now() + 20_000;
-    while (web.requests().filter((r) => r.path !== '/robots.txt').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const workers = await Promise.all([first, run(args(1))]);
-    for (const w of workers) expect(w.code, w.stderr).toBe(0);
+    while (web.requests().filter((r) => r.path !== '/robots.txt').length === 0) await new Promise((r) => setTimeout(r, 20));
+    const second = run(args(1));
+    for (const deadline = Date.now() + 30_000; !existsSync(join(dir, 'w1.jsonl.partial')) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    release();
+    const done = await Promise.all([first, second]);
+    for (const w of done) expect(w.code, w.stderr).toBe(0);
     const written = (await Promise.all([0, 1].map(async (i) => records(await readFile(join(dir, `w${i}.jsonl`), 'utf8'))))).flat();
     const pagesBy = (w: string) => written.filter((r) => r.type === 'page' && r.worker === w).map((r) => r.url);
     // Both workers did part of the crawl.

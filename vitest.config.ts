@@ -4,8 +4,20 @@ import { defineConfig } from 'vitest/config';
  * Two projects: `unit` (pure and fake-clock tests: no build, no sockets, no
  * spawned process; `npm run test:unit`, the inner loop) and `system` (real
  * HTTP servers, the spawned binary from dist/, redis-server, Chromium, tmpfs
- * mounts; named `*.system.test.ts`). `npm test` builds and runs both.
+ * mounts; named `*.system.test.ts`). `npm test` builds and runs both: the
+ * unit project first, then the system files several at a time.
  */
+
+/**
+ * System files at once. Much of their time is waiting in real time (a
+ * spawned crawl at 5/s, Redis restarting, a browser), but the spawned
+ * processes also cost CPU: 3 keep 2 cores busy without starving the timing
+ * of any one of them. Each file owns its servers (random ports) and temp
+ * dirs, so files never share state. CRAWL_TEST_WORKERS overrides it (1 runs
+ * them one by one, as before).
+ */
+const systemWorkers = Number(process.env.CRAWL_TEST_WORKERS ?? 3);
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -13,8 +25,30 @@ export default defineConfig({
     projects: [
       // Without isolation the unit files share one module graph: 16 s instead of 77 s on 2 cores,
       // almost all of it was importing the same modules again per file. They keep no global state.
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/**/*.system.test.ts'], isolate: false } },
-      { extends: true, test: { name: 'system', include: ['test/**/*.system.test.ts'] } },
+      // One worker: the files then run in one process that imports each module once.
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.system.test.ts'],
+          isolate: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'system',
+          include: ['test/**/*.system.test.ts'],
+          maxWorkers: systemWorkers,
+          sequence: { groupOrder: 1 },
+          // A test's own bound on how long it may take is a fact about load, not about the crawler.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

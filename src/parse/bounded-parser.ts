@@ -16,7 +16,7 @@
  * turn between them: progress lines and Ctrl-C are served during the parse.
  *
  * It reaches into two private fields of htmlparser2's Parser (`stack`,
- * `foreignContext`); test/deep-nesting.test.ts and test/parser.test.ts pin
+ * `foreignContext`); test/parse/deep-nesting.system.test.ts and test/parse/parser.test.ts pin
  * the behaviour, so an upgrade that moves them fails there, not silently.
  */
 import { Parser, type Handler, type ParserOptions } from 'htmlparser2';

@@ -36,7 +36,7 @@ const DOT_SEGMENT = /\/\.\.?(?:[/?]|$)/;
  * "/path?query", "name?query", "../name", "?query", "#fragment" and an
  * absolute URL that is already canonical. Resolution is most of the cost of a link-heavy
  * page, and the URL parser would otherwise parse every one of them. Anything
- * the patterns do not vouch for takes the full path; test/link-resolver.test.ts
+ * the patterns do not vouch for takes the full path; test/parse/link-resolver.test.ts
  * checks every shortcut against it.
  */
 export function linkResolver(baseUrl: string): (href: string) => string | null {

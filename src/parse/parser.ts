@@ -9,7 +9,7 @@
  * speed of `cheerio.load` plus a DOM walk, and extractPage as a whole at
  * about 2x, with identical links and a fraction of the garbage. The result is
  * the same as walking the DOM htmlparser2 would build, because that DOM is
- * built from exactly these events (test/parser.test.ts checks the two agree).
+ * built from exactly these events (test/parse/parser.test.ts checks the two agree).
  */
 import { parseHtml, parseHtmlYielding } from './bounded-parser.js';
 import { linkResolver } from './link-resolver.js';

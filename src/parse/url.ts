@@ -13,7 +13,7 @@
  * strings whose parse is known to change nothing: lowercase scheme and
  * host, an ASCII DNS name, no userinfo, IP literal, punycode, trailing dot,
  * default port or "%". Everything else goes through the parser as before;
- * test/url.test.ts compares both paths on tricky and fuzzed URLs.
+ * test/parse/url.test.ts compares both paths on tricky and fuzzed URLs.
  */
 import { parse as parseDomain } from 'tldts';
 import type { HostKeyMode } from '../types.js';

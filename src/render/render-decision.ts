@@ -1,7 +1,7 @@
 /**
  * Whether a fetched page is rendered, and why (the record's `rendered` and
  * `renderReason`). A pure function of the host's `render` setting and the
- * response, table-tested in test/render-decision.test.ts.
+ * response, table-tested in test/render/render-decision.test.ts.
  *
  * With `render: true` every 2xx HTML page is rendered ("configured"). With
  * `"auto"` the HTML fetched first decides, and only an application shell is

@@ -1,0 +1,365 @@
+/**
+ * The Redis store against a real redis-server (started by this file on a
+ * free port of 127.0.0.1, no persistence): the shared contract suite, then
+ * what only a shared store must do — several workers on one crawl.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { duplicates, minGap, startWeb } from '../../fixtures/web.js';
+import { systemClock } from '../../src/clock.js';
+import { buildSettings, validateConfig } from '../../src/config/settings.js';
+import { Crawler } from '../../src/crawl/crawler.js';
+import { createFetcher, type Fetcher } from '../../src/fetch/fetcher.js';
+import type { RecordSink } from '../../src/output/sink.js';
+import type { OutputRecord } from '../../src/types.js';
+import { HostTable } from '../../src/politeness/host-state.js';
+import { gapWithMargin, WINDOW_MARGIN } from '../../src/politeness/host-limiter.js';
+import type { FrontierEntry, Lease } from '../../src/store/crawl-store.js';
+import { RedisStore, RedisStoreError, type RedisLease, type RedisStoreOptions, type SharedPolicy } from '../../src/store/redis-store.js';
+import { redisServerMissing, startRedisServer, type RedisServer } from '../support/redis-server.js';
+import { describeStoreContract } from '../support/store-contract.js';
+
+let server: RedisServer | undefined;
+const url = (): string => server!.url;
+const now = (): number => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+const entry = (u: string): FrontierEntry => ({ url: u, depth: 1, parent: null, hops: 0, attempt: 0 });
+const meta = { seeds: ['http://a.example/'], configFingerprint: 'f1' };
+const isLease = (x: unknown): x is RedisLease => typeof x === 'object' && x !== null && 'entry' in x;
+
+describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisStore on a real redis-server', () => {
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  describeStoreContract('redis', async () => {
+    const crawlId = `contract-${randomUUID()}`;
+    return { store: new RedisStore({ url: url(), crawlId }), reopen: async () => new RedisStore({ url: url(), crawlId }) };
+  });
+
+  describe('several workers on one crawl', () => {
+    const open: RedisStore[] = [];
+    afterEach(async () => {
+      for (const store of open.splice(0)) await store.close();
+    });
+    /** `n` workers on one new crawl, each opened with `seeds`. */
+    const workers = async (n: number, opts: Partial<RedisStoreOptions> = {}, seeds = meta.seeds): Promise<RedisStore[]> => {
+      const crawlId = `workers-${randomUUID()}`;
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const store = new RedisStore({ url: url(), crawlId, ...opts });
+        open.push(store);
+        await store.open({ ...meta, seeds });
+        out.push(store);
+      }
+      return out;
+    };
+
+    it('joins one crawl: seeds from any worker added once, the first worker\'s metadata kept', async () => {
+      const crawlId = `join-${randomUUID()}`;
+      const a = new RedisStore({ url: url(), crawlId });
+      const b = new RedisStore({ url: url(), crawlId });
+      open.push(a, b);
+      expect(await a.peekMeta()).toBeUndefined(); // nothing under this id yet
+      expect(await a.open({ seeds: ['http://s1/'], configFingerprint: 'f1' })).toEqual({ resumed: false, finished: false, meta: { seeds: ['http://s1/'], configFingerprint: 'f1' } });
+      expect(await b.open({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1' })).toEqual({ resumed: true, finished: false, meta: { seeds: ['http://s1/'], configFingerprint: 'f1' } });
+      expect(await Promise.all([a.add('http://s1/', 's1', entry('http://s1/')), b.add('http://s1/', 's1', entry('http://s1/'))])).toEqual(expect.arrayContaining([true, false]));
+      expect(await b.add('http://s2/', 's2', entry('http://s2/'))).toBe(true);
+      const c = new RedisStore({ url: url(), crawlId });
+      open.push(c);
+      expect(await c.peekMeta()).toEqual({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1', finished: false });
+      const joined = await c.open({ seeds: [], configFingerprint: 'f2' });
+      expect(joined.meta).toEqual({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1' });
+      expect([...c.hostsWithWork()].sort()).toEqual(['s1', 's2']); // a joining worker sees the queues
+      expect(c.counts()).toEqual({ queued: 2, delayed: 0, leased: 0, seen: 2 });
+    });
+
+    it('never gives two workers a lease on one URL', async () => {
+      const [a, b] = await workers(2);
+      const hosts = ['h0', 'h1', 'h2', 'h3'];
+      const urls = Array.from({ length: 200 }, (_, i) => `http://${hosts[i % 4]}.example/${i}`);
+      for (const [i, u] of urls.entries()) await (i % 2 ? a : b).add(u, hosts[i % 4], entry(u));
+      const take = async (store: RedisStore): Promise<Lease[]> => {
+        const got: Lease[] = [];
+        for (let empty = 0; empty < hosts.length; ) {
+          empty = 0;
+          for (const key of hosts) {
+            const answer = await store.claim(key);
+            if (isLease(answer)) got.push(answer);
+            else empty++;
+          }
+        }
+        return got;
+      };
+      const [byA, byB] = await Promise.all([take(a), take(b)]);
+      const all = [...byA, ...byB].map((l) => l.entry.url);
+      expect(new Set(all).size).toBe(all.length);
+      expect(all.sort()).toEqual([...urls].sort());
+      expect(byA.length).toBeGreaterThan(0);
+      expect(byB.length).toBeGreaterThan(0);
+      expect(new Set([...byA, ...byB].map((l) => l.id)).size).toBe(200);
+      expect(a.counts()).toMatchObject({ queued: 0, leased: 200 });
+    });
+
+    it('keeps one host\'s gap, window and concurrency across workers, on Redis\'s clock', async () => {
+      const window = { count: 3, windowMs: 600, label: '3/600ms' };
+      const policy: SharedPolicy = { intervalMs: 100, windows: [window], concurrency: 2 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      for (let i = 0; i < 60; i++) await a.add(`http://h.example/${i}`, 'h', entry(`http://h.example/${i}`));
+      const starts: number[] = [];
+      const byWorker = [0, 0];
+      let active = 0;
+      let maxActive = 0;
+      const holds: Array<Promise<void>> = [];
+      const end = Date.now() + 1_500;
+      const crawl = async (store: RedisStore, w: number): Promise<void> => {
+        while (Date.now() < end) {
+          const answer = await store.claim('h');
+          if (answer === undefined) return;
+          if (!isLease(answer)) {
+            await sleep(Math.min(answer.notBefore - now(), 1_000));
+            continue;
+          }
+          starts.push(answer.reservedAt);
+          byWorker[w]++;
+          maxActive = Math.max(maxActive, ++active);
+          // A request that takes 250 ms: the host's two slots fill before the gap would allow a third start.
+          holds.push(sleep(250).then(() => {
+            active--;
+            return store.complete(answer);
+          }));
+        }
+      };
+      await Promise.all([crawl(a, 0), crawl(b, 1)]);
+      await Promise.all(holds);
+      starts.sort((x, y) => x - y);
+      expect(starts.length).toBeGreaterThanOrEqual(5);
+      expect(byWorker[0]).toBeGreaterThan(0);
+      expect(byWorker[1]).toBeGreaterThan(0);
+      for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(gapWithMargin(100));
+      const windowWithMargin = window.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms;
+      for (let i = window.count; i < starts.length; i++) expect(starts[i] - starts[i - window.count]).toBeGreaterThanOrEqual(windowWithMargin);
+      expect(maxActive).toBeLessThanOrEqual(2);
+      await a.reap(); // a's view is as of its own last answer: refresh it
+      expect(a.counts()).toMatchObject({ leased: 0 });
+    });
+
+    it('makes every worker wait out a pause, a slower rate or a given-up host that one worker saved', async () => {
+      const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      const table = new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) });
+      // A Retry-After of 2 s seen by worker A.
+      const pausedUntil = now() + 2_000;
+      table.get('p').limiter.pauseUntil(pausedUntil);
+      await a.saveHost('p', table.save('p')!);
+      await b.add('http://p.example/1', 'p', entry('http://p.example/1'));
+      const wait = await b.claim('p');
+      expect(isLease(wait)).toBe(false);
+      expect((wait as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(pausedUntil - 1);
+      expect(b.queued('p')).toBe(1); // still B's to claim later
+
+      // Worker A halves the rate: B's starts are 200 ms apart (plus margin).
+      table.get('r').limiter.setRateFactor(0.5);
+      await a.saveHost('r', table.save('r')!);
+      for (const i of [1, 2]) await b.add(`http://r.example/${i}`, 'r', entry(`http://r.example/${i}`));
+      const first = (await b.claim('r')) as RedisLease;
+      expect(isLease(first)).toBe(true);
+      const second = await b.claim('r');
+      expect(isLease(second)).toBe(false);
+      expect((second as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(b.toLocal(first.reservedAt + gapWithMargin(200)) - 1);
+      // B's own record, never slowed, saved afterwards: A's slower rate stands (B did not change it).
+      await b.loadHosts();
+      const stale = new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) });
+      stale.restore('r', (await b.loadHosts()).find(([k]) => k === 'r')![1]);
+      stale.get('r').limiter.acquire(now());
+      await b.saveHost('r', stale.save('r')!);
+      const third = await b.claim('r');
+      expect(isLease(third)).toBe(false);
+      expect((third as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(b.toLocal(first.reservedAt + gapWithMargin(200)) - 1);
+
+      // A gives the host up: B's new URLs for it are only marked seen, and what is queued is dropped.
+      await b.add('http://g.example/1', 'g', entry('http://g.example/1'));
+      table.get('g').givenUp = true;
+      await a.saveHost('g', table.save('g')!);
+      expect(await b.add('http://g.example/2', 'g', entry('http://g.example/2'))).toBe(true);
+      expect(await b.claim('g')).toBeUndefined();
+      expect(b.queued('g')).toBe(0);
+      await b.complete(first);
+    });
+
+    it('gives a stalled or dead worker\'s lease back after its expiry, with its host slot', async () => {
+      const policy: SharedPolicy = { intervalMs: 0, windows: [], concurrency: 1 };
+      // The stalled worker never renews (its timer is an hour away); the live one reaps.
+      const [stalled] = await workers(1, { policyFor: () => policy, leaseMs: 300, tickMs: 3_600_000 });
+      const live = new RedisStore({ url: url(), crawlId: stalled.crawlId, policyFor: () => policy, leaseMs: 300, tickMs: 50 });
+      open.push(live);
+      await live.open(meta);
+      await stalled.add('http://d.example/1', 'd', entry('http://d.example/1'));
+      await stalled.add('http://d.example/2', 'd', entry('http://d.example/2'));
+      const lost = (await stalled.claim('d')) as Lease;
+      expect(lost.entry.url).toBe('http://d.example/1');
+      const busy = await live.claim('d'); // the host's one slot is the stalled worker's
+      expect(isLease(busy)).toBe(false);
+      let back: RedisLease | undefined;
+      for (const deadline = Date.now() + 3_000; !back && Date.now() < deadline; await sleep(25)) {
+        const answer = await live.claim('d');
+        if (isLease(answer)) back = answer;
+      }
+      expect(back?.entry.url).toBe('http://d.example/1'); // back at the head of its queue
+      // The stalled worker wakes up and completes: not an error, and the live worker's lease stands.
+      await stalled.complete(lost);
+      expect(stalled.lostLeases).toBe(1);
+      await live.complete(back!);
+      expect(live.lostLeases).toBe(0);
+      expect(live.counts()).toMatchObject({ queued: 1, leased: 0 });
+
+      // A worker that closes (as a process that dies: nothing is released) loses its lease the same way.
+      const dead = new RedisStore({ url: url(), crawlId: stalled.crawlId, policyFor: () => policy, leaseMs: 300 });
+      await dead.open(meta);
+      const held = (await dead.claim('d')) as Lease;
+      expect(held.entry.url).toBe('http://d.example/2');
+      await dead.close();
+      let again: RedisLease | undefined;
+      for (const deadline = Date.now() + 3_000; !again && Date.now() < deadline; await sleep(25)) {
+        const answer = await live.claim('d');
+        if (isLease(answer)) again = answer;
+      }
+      expect(again?.entry.url).toBe('http://d.example/2');
+      await live.complete(again!);
+    });
+
+    it('keeps a live worker\'s leases past their expiry by renewing them', async () => {
+      const [a, b] = await workers(2, { leaseMs: 200, tickMs: 40 });
+      await a.add('http://k.example/1', 'k', entry('http://k.example/1'));
+      const lease = (await a.claim('k')) as Lease;
+      await sleep(500);
+      await b.reap();
+      expect(await b.claim('k')).toBeUndefined();
+      await a.renew(lease);
+      await a.complete(lease);
+      expect(a.lostLeases).toBe(0);
+    });
+
+    it('drains a crawl with nothing queued (regression: Redis refuses HINCRBY by "-0", which hung the crawl\'s end)', async () => {
+      const [a] = await workers(1);
+      expect(await a.drain()).toEqual([]);
+      expect(await a.drain('nobody')).toEqual([]);
+      expect(a.counts()).toEqual({ queued: 0, delayed: 0, leased: 0, seen: 0 });
+    });
+
+    it('counts started requests across workers', async () => {
+      const [a, b] = await workers(2);
+      await a.addToCounter('started', 1);
+      await b.addToCounter('started', 1);
+      expect(await a.addToCounter('started', 1)).toBe(3);
+      expect(a.counter('started')).toBe(3);
+      await b.reap(); // any answer refreshes the view
+      expect(b.counter('started')).toBe(3);
+    });
+
+    it('finishes the crawl only when no worker has work left', async () => {
+      const [a, b] = await workers(2);
+      await a.add('http://f.example/1', 'f', entry('http://f.example/1'));
+      const lease = (await b.claim('f')) as Lease;
+      await a.finish(); // b still holds a lease
+      const c = new RedisStore({ url: url(), crawlId: a.crawlId });
+      open.push(c);
+      expect((await c.open(meta)).finished).toBe(false);
+      await b.complete(lease);
+      await a.finish();
+      const d = new RedisStore({ url: url(), crawlId: a.crawlId });
+      open.push(d);
+      expect((await d.open(meta)).finished).toBe(true);
+    });
+  });
+
+  it('runs a whole crawl through the crawl loop: every page once, each host\'s gap kept, the crawl finished', async () => {
+    const web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 10, linksPerPage: 3 } }, 'b.localhost': { generate: { pages: 10, linksPerPage: 3 } } } });
+    const settings = buildSettings(validateConfig({ defaults: { rate: '20/s' } }, 'test config'), {});
+    const crawlId = `crawl-${randomUUID()}`;
+    const store = new RedisStore({ url: url(), crawlId, policyFor: (key) => settings.policyFor(key) });
+    const real = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock: systemClock });
+    // When each request was written to its socket, per host: what the limiter times its gap from. (The server's
+    // arrival times share this process's event loop with the crawler and Redis replies, so they jitter by a few ms.)
+    const sent = new Map<string, number[]>();
+    const fetcher: Fetcher = {
+      fetch: (u, req) => real.fetch(u, { ...req, onDispatched: (at) => (sent.set(new URL(u).hostname, [...(sent.get(new URL(u).hostname) ?? []), at]), req.onDispatched?.(at)) }),
+      close: () => real.close(),
+    };
+    const records: OutputRecord[] = [];
+    const sink: RecordSink = { write: (r) => (records.push(r), Promise.resolve()), close: () => Promise.resolve(), broken: false, get written() { return records.length; } };
+    const seeds = [web.url('a.localhost', '/'), web.url('b.localhost', '/')];
+    try {
+      await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, store }).run();
+      expect(records.filter((r) => r.type === 'page' && r.status === 200)).toHaveLength(22);
+      expect(duplicates(web.requests())).toEqual([]);
+      for (const host of ['a.localhost', 'b.localhost']) {
+        expect(sent.get(host)).toHaveLength(12); // robots.txt and 11 pages
+        expect(minGap(sent.get(host)!)).toBeGreaterThanOrEqual(gapWithMargin(50) - 1e-6);
+      }
+      const again = new RedisStore({ url: url(), crawlId });
+      expect(await again.peekMeta()).toMatchObject({ seeds, finished: true });
+      expect((await again.open({ seeds, configFingerprint: '' })).finished).toBe(true);
+      expect(again.counts()).toEqual({ queued: 0, delayed: 0, leased: 0, seen: 22 });
+      expect(again.counter('started')).toBe(22);
+      await again.close();
+    } finally {
+      await store.close();
+      await fetcher.close();
+      await web.close();
+    }
+  });
+
+  it('keeps queued entries compact: each parent stored once, forgotten when no entry names it; entries intact', async () => {
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: url() });
+    await admin.connect();
+    const store = new RedisStore({ url: url(), crawlId: `compact-${randomUUID()}` });
+    try {
+      await store.open(meta);
+      const parents = ['https://a.example/list?page=1', 'http://b.example:8080/', 'https://c.example/x|y'];
+      const made: FrontierEntry[] = [];
+      for (let i = 0; i < 30; i++) {
+        const key = i % 2 === 0 ? 'a.example' : 'b.example:8080';
+        const u = i % 3 === 0 ? `https://${key}/p/${i}` : i % 3 === 1 ? `http://${key}/p/${i}?q=a|b` : `https://other.example/${key}/${i}`;
+        const e: FrontierEntry = { url: u, depth: i % 4, parent: i === 29 ? null : parents[i % 3], hops: i % 2, attempt: i % 5, ...(i % 7 === 0 ? { throttles: 0 } : {}), ...(i % 5 === 0 ? { extra: { kind: 'sitemap|x', n: [i, 1.5] } } : {}) };
+        made.push(e);
+        expect(await store.add(u, key, e)).toBe(true);
+      }
+      const par = `${store.keyPrefix}par`;
+      expect(await admin.hLen(par)).toBe(3); // 29 entries name 3 parents, each stored once
+      // Not JSON: no field names, no scheme and host, a tag for the parent (https://a.example/p/6, depth 2, attempt 1).
+      expect(await admin.lRange(`${store.keyPrefix}q:a.example`, 0, -1)).toContainEqual(expect.stringMatching(/^2,0,1\|[0-9a-f]{12}\|\/p\/6$/));
+      const leases: Lease[] = [];
+      for (const key of ['a.example', 'b.example:8080']) {
+        for (let l = await store.claim(key); isLease(l); l = await store.claim(key)) leases.push(l);
+      }
+      expect(leases.map((l) => l.entry).sort((x, y) => x.url.localeCompare(y.url))).toEqual([...made].sort((x, y) => x.url.localeCompare(y.url)));
+      // Released with a new parent: the old one is forgotten once nothing names it.
+      for (const l of leases) await store.release(l, { ...l.entry, parent: 'https://d.example/', attempt: l.entry.attempt + 1 }, now() + 60_000);
+      expect(Object.values(await admin.hGetAll(par))).toEqual(['https://d.example/']);
+      const back = await store.drain();
+      expect(back).toHaveLength(30);
+      expect(back.every((e) => e.parent === 'https://d.example/')).toBe(true);
+      expect(await admin.hLen(par)).toBe(0);
+      expect(await admin.hLen(`${store.keyPrefix}pref`)).toBe(0);
+    } finally {
+      await store.close();
+      await admin.quit();
+    }
+  });
+
+  it('fails at once with a RedisStoreError when Redis cannot be reached', async () => {
+    const probe = await startRedisServer();
+    const deadUrl = probe.url;
+    await probe.stop(); // nothing listens there now
+    const store = new RedisStore({ url: deadUrl, crawlId: 'unreachable', connectTimeoutMs: 1_000 });
+    const t0 = Date.now();
+    await expect(store.open(meta)).rejects.toBeInstanceOf(RedisStoreError);
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    await store.close();
+  });
+});

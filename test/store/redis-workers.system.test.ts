@@ -1,0 +1,166 @@
+/**
+ * `--redis URL --crawl-id ID`: several real worker processes (the real
+ * binary) crawl one crawl through a real redis-server, and the servers' own
+ * request logs show ONE polite visitor: each host's gap and concurrency held
+ * across the processes, no page fetched twice, every page fetched, a
+ * Retry-After seen by one worker honoured by all, a worker killed with -9
+ * costing only its in-flight requests, robots.txt fetched once for all.
+ * (Counting, status, bad flags and a Redis outage: redis-workers-control.)
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
+import { newCrawlId, redisServerMissing, useRedisServer, useTempDir } from '../support/system-fixtures.js';
+import { jsonLines, outputOf, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+
+let web: Web | undefined;
+
+interface Rec {
+  type: string;
+  url: string;
+  status: number | null;
+  worker?: string;
+}
+const records = (text: string): Rec[] => jsonLines<Rec>(text);
+const pagesOf = (h: string, n: number) => [web!.url(h, '/'), ...Array.from({ length: n }, (_, i) => web!.url(h, `/p/${i}`))];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several crawl processes sharing one crawl through Redis', () => {
+  beforeAll(requireBuilt);
+  const redis = useRedisServer();
+  const tmp = useTempDir('crawl-workers-');
+  const start = (args: string[]) => startCrawl(args, tmp.path);
+  afterEach(async () => {
+    await web?.close();
+    web = undefined;
+  });
+
+  const shared = (crawlId: string) => ['--redis', redis.url, '--crawl-id', crawlId, '-q'];
+
+  it('3 workers: every page fetched exactly once, each host\'s gap and concurrency held across the processes, all end together', async () => {
+    const hosts = ['a.localhost', 'b.localhost', 'c.localhost', 'd.localhost'];
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 24, linksPerPage: 3 } }])) });
+    const seeds = hosts.map((h) => web!.url(h, '/'));
+    const crawlId = newCrawlId('three');
+    // 10/s per host (100 ms apart), one at a time: three processes must look like one.
+    const args = (i: number) => [...shared(crawlId), '--rate', '10/s', '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
+    const pages = out.filter((r) => r.type === 'page');
+    const expected = hosts.flatMap((h) => pagesOf(h, 24)).sort();
+    expect(pages.map((r) => r.url).sort()).toEqual(expected); // every page, each once
+    expect(pages.every((r) => r.status === 200)).toBe(true);
+    // The work was shared, and every record names its worker.
+    const byWorker = new Map<string, number>();
+    for (const r of pages) byWorker.set(r.worker!, (byWorker.get(r.worker!) ?? 0) + 1);
+    expect([...byWorker.keys()].sort()).toEqual(['w0', 'w1', 'w2']);
+
+    // The servers' view: one polite visitor.
+    expect(duplicates(web.requests())).toEqual([]);
+    for (const h of hosts) {
+      const log = web.requests(h);
+      expect(log.filter((e) => e.path === '/robots.txt')).toHaveLength(1); // fetched once per crawl
+      expect(web.maxInFlight(h)).toBe(1);
+      // When the workers wrote their requests (records' startedAt; one machine, one clock): 100 ms + the margin.
+      expect(minGap(pages.filter((r) => (r as Rec & { host: string }).host.startsWith(h)).map((r) => Date.parse((r as Rec & { startedAt: string }).startedAt)))).toBeGreaterThanOrEqual(100);
+      // As the server saw them: the same, give or take its event loop's jitter on this shared machine.
+      expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(80);
+    }
+  }, 60_000);
+
+  it('3 workers, 2 requests at once per host: the gap still holds between every two starts, whichever worker made them', async () => {
+    // Slow answers keep two requests in flight; a start reserved by one worker and written by it later
+    // (connecting, robots.txt loading) must still hold the others back until then.
+    const hosts = ['a.localhost', 'b.localhost'];
+    const robots = { status: 200, body: 'User-agent: *\nAllow: /\n', delayMs: 400 };
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { delayMs: 120, robots, generate: { pages: 24, linksPerPage: 3 } }])) });
+    const seeds = hosts.map((h) => web!.url(h, '/'));
+    const crawlId = newCrawlId('pair');
+    const args = (i: number) => [...shared(crawlId), '--rate', '10/s', '--host-concurrency', '2', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    expect(duplicates(web.requests())).toEqual([]);
+    const out = (await Promise.all([0, 1, 2].map(async (i) => jsonLines<Rec & { host: string; startedAt?: string }>(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
+    for (const h of hosts) {
+      expect(web.maxInFlight(h)).toBeLessThanOrEqual(2);
+      // When each worker wrote its requests (records' startedAt; one machine, one clock): the politeness itself.
+      const written = out.filter((r) => r.type === 'page' && r.host.startsWith(h)).map((r) => Date.parse(r.startedAt!));
+      expect(minGap(written)).toBeGreaterThanOrEqual(100);
+      // As the server saw them: the same, give or take its event loop's jitter on this shared machine.
+      expect(minGap(web.requests(h).map((e) => e.at))).toBeGreaterThanOrEqual(80);
+    }
+  }, 60_000);
+
+  it('a worker killed with -9 mid-crawl: the others fetch everything, repeating at most its in-flight requests', async () => {
+    const hosts = ['a.localhost', 'b.localhost', 'c.localhost'];
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { delayMs: 150, generate: { pages: 20, linksPerPage: 3 } }])) });
+    const seeds = hosts.map((h) => web!.url(h, '/'));
+    const crawlId = newCrawlId('kill');
+    const args = (i: number) => [...shared(crawlId), '--lease', '2s', '--rate', '20/s', '--host-concurrency', '2', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const victim = start(args(0));
+    const others = [1, 2].map((i) => start(args(i)));
+    await sleep(900);
+    victim.child.kill('SIGKILL');
+    expect((await victim.done).signal).toBe('SIGKILL');
+    const runs = await Promise.all(others.map((o) => o.done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+
+    const out = (await Promise.all([1, 2].map(async (i) => records(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
+    // The victim's file is a .partial at best; whatever it had not completed, the others did.
+    const victimDone = records(await readFile(join(tmp.path, 'w0.jsonl.partial'), 'utf8').catch(() => '')).filter((r) => r.type === 'page').map((r) => r.url);
+    const fetched = new Set([...out.filter((r) => r.type === 'page').map((r) => r.url), ...victimDone]);
+    expect([...fetched].sort()).toEqual(hosts.flatMap((h) => pagesOf(h, 20)).sort());
+    // Repeats: only what the victim had in flight (at most its host concurrency on each host).
+    const repeats = duplicates(web.requests()).filter((d) => d.path !== '/robots.txt');
+    expect(repeats.reduce((n, d) => n + d.count - 1, 0)).toBeLessThanOrEqual(hosts.length * 2);
+    for (const h of hosts) expect(web.maxInFlight(h)).toBeLessThanOrEqual(2);
+  }, 60_000);
+
+  it('a Retry-After seen by one worker holds every worker off the host', async () => {
+    // limited.localhost answers 429 + Retry-After: 1 when asked more than 4 times a second; the crawl asks faster.
+    web = await startWeb({
+      sites: {
+        'limited.localhost': { limit: { perSecond: 4, status: 429, retryAfter: '1', mode: 'gap' }, generate: { pages: 8, linksPerPage: 2 } },
+      },
+    });
+    const crawlId = newCrawlId('retry');
+    const args = (i: number) => [...shared(crawlId), '--rate', '20/s', '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('limited.localhost', '/')];
+    const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const log = web.requests('limited.localhost');
+    const throttled = log.filter((e) => e.status === 429);
+    expect(throttled.length).toBeGreaterThan(0); // the server did push back
+    for (const t of throttled) {
+      const next = log.find((e) => e.at > t.at);
+      // Nobody, in any process, asked again within the second the server asked for.
+      if (next) expect(next.at - t.at).toBeGreaterThanOrEqual(995);
+    }
+    const out = (await Promise.all([0, 1, 2].map(async (i) => records(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
+    expect(out.filter((r) => r.type === 'page' && r.status === 200).map((r) => r.url).sort()).toEqual(pagesOf('limited.localhost', 8).sort());
+  }, 60_000);
+
+  it('robots.txt redirected to another host: one worker follows the chain, every worker obeys the rules it found', async () => {
+    const links = Array.from({ length: 12 }, (_, i) => `<a href="/p/${i}">p</a>`).join(' ');
+    const pages: Record<string, string> = { '/': `${links} <a href="/secret">s</a>` };
+    for (let i = 0; i < 12; i++) pages[`/p/${i}`] = `<a href="/secret">s</a> <a href="/secret/${i}">s</a>`;
+    web = await startWeb({
+      sites: {
+        'apex.localhost': { robots: { status: 301, headers: { location: '{{origin:www.apex.localhost}}/robots.txt' } }, pages },
+        'www.apex.localhost': { robots: 'User-agent: *\nDisallow: /secret\n' },
+      },
+    });
+    const crawlId = newCrawlId('robots-hop');
+    // --allow-private: www.apex.localhost is not a seed's host, and the guard would refuse its loopback address.
+    const args = (i: number) => [...shared(crawlId), '--allow-private', '--rate', '20/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('apex.localhost', '/')];
+    const runs = await Promise.all([0, 1].map((i) => start(args(i)).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    expect(web.requests('apex.localhost').filter((e) => e.path.startsWith('/secret'))).toEqual([]);
+    expect(web.requests('apex.localhost').filter((e) => e.path === '/robots.txt')).toHaveLength(1);
+    expect(web.requests('www.apex.localhost').map((e) => e.path)).toEqual(['/robots.txt']);
+    const out = (await Promise.all([0, 1].map(async (i) => records(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
+    expect(out.filter((r) => r.type === 'page').map((r) => r.url).sort()).toEqual(pagesOf('apex.localhost', 12).sort());
+  }, 60_000);
+});

@@ -1,0 +1,139 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import type { Lease } from '../../src/store/crawl-store.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { describeStoreContract } from '../support/store-contract.js';
+
+describeStoreContract('sqlite', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+  const path = join(dir, 'state.db');
+  return { store: new SqliteStore(path), reopen: async () => new SqliteStore(path), cleanup: () => rm(dir, { recursive: true, force: true }) };
+});
+
+describe('state file format', () => {
+  it('resumes a format-1 file (before entries had `extra`): the column is added, the queue kept', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      await store.add('http://a.example/1', 'a', { url: 'http://a.example/1', depth: 1, parent: null, hops: 0, attempt: 0 });
+      store.close();
+      // What the previous release wrote: no `extra` column, format 1.
+      const Driver = createRequire(import.meta.url)('better-sqlite3');
+      const db = new Driver(path);
+      db.exec("ALTER TABLE urls DROP COLUMN extra; UPDATE meta SET value = '1' WHERE key = 'schema';");
+      db.close();
+      const again = new SqliteStore(path);
+      expect((await again.open({ seeds: ['http://a.example/'], configFingerprint: 'f' })).resumed).toBe(true);
+      const lease = again.claim('a', 0) as Lease;
+      expect(lease.entry).toEqual({ url: 'http://a.example/1', depth: 1, parent: null, hops: 0, attempt: 0 });
+      await again.release(lease, { ...lease.entry, extra: { kind: 'sitemap' } });
+      expect((again.claim('a', 0) as Lease).entry.extra).toEqual({ kind: 'sitemap' });
+      again.close();
+      expect(new Driver(path, { readonly: true }).prepare("SELECT value FROM meta WHERE key = 'schema'").get().value).toBe('2');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('claims (a window per host, nothing written)', () => {
+  const entry = (n: number) => ({ url: `http://a.example/${n}`, depth: 1, parent: null, hops: 0, attempt: 0 });
+  const states = (path: string) => {
+    const Driver = createRequire(import.meta.url)('better-sqlite3');
+    const db = new Driver(path, { readonly: true });
+    try {
+      return {
+        rows: Object.fromEntries((db.prepare('SELECT state, count(*) AS n FROM urls GROUP BY state').all() as Array<{ state: number; n: number }>).map((r) => [r.state, r.n])),
+        unmarked: (db.prepare("SELECT value FROM meta WHERE key = 'unmarked_leases'").get() as { value: string } | undefined)?.value,
+      };
+    } finally {
+      db.close();
+    }
+  };
+
+  it('a claim leaves its row queued in the file, so a crash hands it out again first; drain marks leases before it empties a queue', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      for (let n = 1; n <= 4; n++) await store.add(entry(n).url, 'a', entry(n));
+      const first = store.claim('a', 0) as Lease;
+      const second = store.claim('a', 0) as Lease;
+      expect([first.entry.url, second.entry.url]).toEqual([entry(1).url, entry(2).url]);
+      await store.finish(); // commits
+      // Two statements a page fewer: the claimed rows are still queued on disk, and the commit says two of them are claimed.
+      expect(states(path)).toEqual({ rows: { 1: 4 }, unmarked: '2' });
+      // A released lease goes first again, ahead of the window read already.
+      await store.release(first, first.entry);
+      expect((store.claim('a', 0) as Lease).entry.url).toBe(entry(1).url);
+      // drain leaves the leases alone: they are marked in the file first.
+      expect((await store.drain('a')).map((e) => e.url)).toEqual([entry(3).url, entry(4).url]);
+      await store.finish();
+      expect(states(path)).toEqual({ rows: { 3: 2, 4: 2 }, unmarked: '0' });
+      await store.complete(second, '200');
+      expect(store.counts()).toMatchObject({ queued: 0, leased: 1 });
+      store.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('crawl status of a live crawl counts claimed rows as claimed, not queued', async () => {
+    const { readCrawlStatus } = await import('../src/store/sqlite-status.js');
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      for (let n = 1; n <= 3; n++) await store.add(entry(n).url, 'a', entry(n));
+      void store.claim('a', 0);
+      void store.claim('a', 0);
+      await store.finish();
+      expect(readCrawlStatus(path)).toMatchObject({ queued: 1, leased: 2 });
+      store.close();
+      // Its process gone, the claims are queued again: the next crawl takes them first.
+      expect(readCrawlStatus(path)).toMatchObject({ queued: 3, leased: 0 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('host records', () => {
+  it('keeps its own copy of a saved record, nested arrays and objects included, and writes it at the commit', async () => {
+    const { HostTable } = await import('../src/politeness/host-state.js');
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      const table = new HostTable({ policyFor: () => ({ intervalMs: 100, windows: [{ count: 3, windowMs: 60_000, label: '3/min' }], concurrency: 1, jitterMs: 0 }) });
+      const host = table.get('a');
+      host.limiter.markDispatched(host.limiter.acquire(1_000), 1_001);
+      host.limiter.release();
+      host.feedback = { factor: 0.5, ceiling: 1, successes: 0, lastEventAt: 900, events: 1, eventsInRow: 1, failures: 0 };
+      const saved = table.save('a')!;
+      const copy = JSON.parse(JSON.stringify(saved)) as typeof saved;
+      await store.saveHost('a', saved);
+      saved.limiter.windows[0].starts.push(99);
+      saved.limiter.lastStart = 5;
+      saved.feedback!.failures = 7;
+      expect(await store.loadHosts()).toEqual([['a', copy]]);
+      (await store.loadHosts())[0][1].limiter.windows[0].starts.push(98); // what it hands out is a copy too
+      expect(await store.loadHosts()).toEqual([['a', copy]]);
+      store.close();
+      const again = new SqliteStore(path);
+      await again.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      expect(await again.loadHosts()).toEqual([['a', copy]]);
+      again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

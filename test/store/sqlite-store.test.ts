@@ -85,7 +85,7 @@ describe('claims (a window per host, nothing written)', () => {
   });
 
   it('crawl status of a live crawl counts claimed rows as claimed, not queued', async () => {
-    const { readCrawlStatus } = await import('../src/store/sqlite-status.js');
+    const { readCrawlStatus } = await import('../../src/store/sqlite-status.js');
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
     const path = join(dir, 'state.db');
     try {
@@ -107,7 +107,7 @@ describe('claims (a window per host, nothing written)', () => {
 
 describe('host records', () => {
   it('keeps its own copy of a saved record, nested arrays and objects included, and writes it at the commit', async () => {
-    const { HostTable } = await import('../src/politeness/host-state.js');
+    const { HostTable } = await import('../../src/politeness/host-state.js');
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
     const path = join(dir, 'state.db');
     try {

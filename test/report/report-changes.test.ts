@@ -1,10 +1,10 @@
 /** The report counts a re-crawl's changes (crawl/recrawl.ts), from records and from what a state file keeps. */
 import { describe, expect, it } from 'vitest';
-import { ReportBuilder } from '../src/report/report-builder.js';
-import { viewRecord } from '../src/report/record-view.js';
-import { keptRecord } from '../src/report/kept-record.js';
-import { renderReport } from '../src/report/render-html.js';
-import type { PageRecord } from '../src/types.js';
+import { ReportBuilder } from '../../src/report/report-builder.js';
+import { viewRecord } from '../../src/report/record-view.js';
+import { keptRecord } from '../../src/report/kept-record.js';
+import { renderReport } from '../../src/report/render-html.js';
+import type { PageRecord } from '../../src/types.js';
 
 const page = (n: number, change?: PageRecord['change']): PageRecord => ({
   type: 'page', url: `http://a.test/${n}`, host: 'a.test', status: change === 'removed' ? 404 : 200, depth: 1, parent: null, contentType: 'text/html',

@@ -9,7 +9,7 @@
 import type { SubrequestEvent } from '../render/page-requests.js';
 import type { RecordSink } from '../output/sink.js';
 import type { CrawlSettings, PageRecord } from '../types.js';
-import { createCrawlSession } from './crawl-session.js';
+import { createCrawlSession, loadRendering } from './crawl-session.js';
 import type { CrawlLog } from './options.js';
 
 /** One host the rendering browser asked something of. */
@@ -55,7 +55,10 @@ export async function renderCheck(url: string, settings: CrawlSettings, opts: { 
     row.outcomes[event.outcome]++;
     if (event.outcome === 'disallowed' && row.disallowed.length < EXAMPLES) row.disallowed.push(event.url);
   };
-  const session = createCrawlSession({ settings: { ...settings, maxPages: 1 }, seeds: [url], sink, cwd: opts.cwd, log: opts.log, onSubrequest });
+  // This module is itself loaded only for `check --render`: the renderer and the browser lookup come with it.
+  const { findBrowser } = await import('../render/browser-path.js');
+  const render = settings.render?.enabled ? await loadRendering(findBrowser(settings.render.browser, process.env, opts.cwd)) : undefined;
+  const session = createCrawlSession({ settings: { ...settings, maxPages: 1 }, seeds: [url], sink, cwd: opts.cwd, log: opts.log, onSubrequest, render });
   await session.run();
   const total = (h: SubresourceHost) => Object.values(h.outcomes).reduce((a, b) => a + b, 0);
   return { page: records[0], hosts: [...byHost.values()].sort((a, b) => total(b) - total(a) || a.host.localeCompare(b.host)) };

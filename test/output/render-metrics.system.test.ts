@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { appSites } from '../../fixtures/app-web.js';
-import { createCrawlSession } from '../../src/api/crawl-session.js';
+import { createCrawlSession, loadRendering } from '../../src/api/crawl-session.js';
 import { buildSettings, validateConfig } from '../../src/config/settings.js';
 import { createCrawlMetrics } from '../../src/output/metrics.js';
 import { openMetricsEndpoint, parseMetricsAddress } from '../../src/output/metrics-endpoint.js';
@@ -55,7 +55,7 @@ async function crawlWithMetrics(seeds: string[], settings: ReturnType<typeof bui
   const endpoint = await openMetricsEndpoint(parseMetricsAddress('0'), metrics);
   const records: OutputRecord[] = [];
   try {
-    const session = createCrawlSession({ settings, seeds, sink: collect(records), ...(browserPath && { browserPath }) });
+    const session = createCrawlSession({ settings, seeds, sink: collect(records), ...(browserPath && { render: await loadRendering(browserPath) }) });
     metrics.attach(session);
     await session.run();
     const scrape = parseScrape(await (await fetch(endpoint.url)).text());

@@ -73,7 +73,7 @@ export class SqliteHistory {
     this.q.put.run(
       id,
       page.status,
-      Math.round(page.fetchedAt / 1000),
+      Math.floor(page.fetchedAt / 1000),
       page.etag ?? null,
       page.lastModified === undefined ? null : compactDate(page.lastModified),
       page.digest === undefined ? null : (digestBytes(page.digest) ?? page.digest),

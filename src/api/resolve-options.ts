@@ -12,7 +12,7 @@ import { showValue } from '../config/units.js';
 import { integerProblem } from '../config/fields.js';
 import { archiveTargetProblem } from '../archive/open-archive.js';
 import type { CrawlSettings } from '../types.js';
-import { parseMetricsAddress } from '../output/metrics-endpoint.js';
+import { metricsAddressProblem } from '../output/metrics-address.js';
 
 /** Names the options object in messages, where a config file's path would stand. */
 export const OPTIONS_SOURCE = 'options';
@@ -38,12 +38,7 @@ const warcPath: Check = (v) => path(v) ?? archiveTargetProblem({ warc: v as stri
 /** `metrics`: "[HOST:]PORT", checked with the CLI's own parser. */
 const metricsAddress: Check = (v) => {
   if (typeof v !== 'string') return `expected "[HOST:]PORT" like "9464" or "0.0.0.0:9464", got ${showValue(v)}`;
-  try {
-    parseMetricsAddress(v, 'metrics');
-    return undefined;
-  } catch (error) {
-    return (error as Error).message.replace(/^metrics /, '');
-  }
+  return metricsAddressProblem(v);
 };
 
 /** `since`: a previous run's records, as `crawl()` yielded them (or parsed from its JSON lines). */

@@ -25,7 +25,7 @@ import { contentFields } from './content-fields.js';
 import { renderFields, renderOptionsSchema } from './render-schema.js';
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
-import { parseMetricsAddress } from '../output/metrics-address.js';
+import { metricsAddressProblem } from '../output/metrics-address.js';
 
 export { describeIssue, fieldSchemas } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
@@ -211,11 +211,8 @@ export const configFileSchema = z
     metrics: z
       .string()
       .superRefine((value, ctx) => {
-        try {
-          parseMetricsAddress(value, 'metrics');
-        } catch (error) {
-          ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^metrics /, '') });
-        }
+        const problem = metricsAddressProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .optional()
       .describe(

@@ -28,3 +28,13 @@ export function parseMetricsAddress(text: string, flag = '--metrics'): MetricsAd
   const host = m[1] === undefined ? '127.0.0.1' : m[1].replace(/^\[|\]$/g, '');
   return { host, port };
 }
+
+/** What is wrong with `text` as an address, worded to follow a field's name; undefined when it is fine. */
+export function metricsAddressProblem(text: string): string | undefined {
+  try {
+    parseMetricsAddress(text, 'metrics');
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/^metrics /, '');
+  }
+}

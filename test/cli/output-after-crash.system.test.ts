@@ -6,24 +6,20 @@
  * binary, a real SQLite file, killed at random moments (seeded) while it
  * crawls a local web as fast as it can.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { seededRandom } from '../support/seeded-random.js';
+import { useTempDir } from '../support/system-fixtures.js';
 import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let web: Web | undefined;
-let dir = '';
 beforeAll(requireBuilt);
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'crawl-output-crash-'));
-});
+const tmp = useTempDir('crawl-output-crash-');
 afterEach(async () => {
   await web?.close();
   web = undefined;
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('-o after kill -9 with --state', () => {
@@ -34,7 +30,7 @@ describe('-o after kill -9 with --state', () => {
     const random = seededRandom(7);
     let kills = 0;
     for (let i = 0; i < 6; i++) {
-      const { child, done } = startCrawl(args, dir);
+      const { child, done } = startCrawl(args, tmp.path);
       // Killed once pages are flowing, at a random moment after that.
       const before = web.requests().length;
       const deadline = Date.now() + 20_000;
@@ -46,10 +42,10 @@ describe('-o after kill -9 with --state', () => {
       kills++;
     }
     expect(kills).toBeGreaterThanOrEqual(3);
-    const last = await startCrawl(args, dir).done;
+    const last = await startCrawl(args, tmp.path).done;
     expect(last.code, last.stderr).toBe(0);
 
-    const out = jsonLines<{ type: string; url: string; status: number | null }>(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
+    const out = jsonLines<{ type: string; url: string; status: number | null }>(await readFile(join(tmp.path, 'pages.jsonl'), 'utf8'));
     const pages = out.filter((r) => r.type === 'page').map((r) => r.url);
     const twice = pages.filter((u, i) => pages.indexOf(u) !== i);
     expect(twice).toEqual([]);

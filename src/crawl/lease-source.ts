@@ -9,6 +9,13 @@
  * answer buffered, and a shared store's "not before" (its own politeness)
  * kept until its time; the host is woken when either arrives. Delayed
  * entries (retries) are promoted when the due timer fires.
+ *
+ * `--max-pages` on a shared store: another worker's starts reach this one's
+ * view of the count only with the next answer, so several workers at 9 of 10
+ * would each start a tenth page. There, a claimed lease first takes its
+ * place in the count (one atomic increment; more than the cap gives it back
+ * and returns the lease), and a reserved lease that does not start after all
+ * (robots.txt, a dead name, the crawl ending) gives its place back.
  */
 import type { Job, JobContext } from '../politeness/index.js';
 import type { Renderer } from '../render/renderer.js';
@@ -49,6 +56,8 @@ export class LeaseSource {
   private readonly claiming = new Set<string>();
   /** Hosts whose last asynchronous claim answered "not before": the store's (shared) politeness says wait until then. */
   private readonly claimWaits = new Map<string, number>();
+  /** Held leases whose page already counts in `started` (a shared store with a page cap). */
+  private readonly reserved = new Set<Lease>();
 
   constructor(
     private readonly ctx: CrawlContext,
@@ -60,6 +69,11 @@ export class LeaseSource {
     return this.held.size;
   }
 
+  /** Held leases that count in `started` already: they start at their host's next take, so the crawl is not over. */
+  get reservedCount(): number {
+    return this.reserved.size;
+  }
+
   /** Asynchronous claims under way. */
   get claimingCount(): number {
     return this.claiming.size;
@@ -68,7 +82,10 @@ export class LeaseSource {
   /** Takes the host's held lease out of the buffer, if it has one. */
   takeHeld(key: string): Lease | undefined {
     const lease = this.held.get(key);
-    if (lease) this.held.delete(key);
+    if (lease) {
+      this.held.delete(key);
+      this.unreserve(lease);
+    }
     return lease;
   }
 
@@ -76,6 +93,7 @@ export class LeaseSource {
   takeAllHeld(): Lease[] {
     const leases = [...this.held.values()];
     this.held.clear();
+    for (const lease of leases) this.unreserve(lease);
     return leases;
   }
 
@@ -97,8 +115,9 @@ export class LeaseSource {
       if (limiter.inFlight + slow >= policy.concurrency) return { notBefore: Infinity };
     }
     for (;;) {
-      if (capReached(ctx)) return null;
       let lease = this.held.get(key);
+      // A reserved lease has its place in the count already: the cap may read reached because of it.
+      if (!(lease && this.reserved.has(lease)) && capReached(ctx)) return null;
       if (lease) {
         this.held.delete(key);
       } else {
@@ -122,6 +141,7 @@ export class LeaseSource {
       const unresolved = parts.addresses?.failure(key);
       if (unresolved !== undefined) {
         // Its name does not resolve: a DNS_FAILURE record at once, no request, no slot (host-addresses.ts).
+        this.unreserve(lease);
         calls.settle(store.complete(lease, errorCode(unresolved)));
         parts.records.unreached(entry, key, errorCode(unresolved), `GET ${entry.url} failed: ${unresolved.message.replace(/^\S+ \S+ failed: /, '')}`);
         continue;
@@ -131,23 +151,27 @@ export class LeaseSource {
         if (verdict.kind === 'wait') {
           // A shared store's claim holds every worker's next start to the host until this one is written:
           // give it back rather than hold it while robots.txt loads.
-          if (store.dispatched) calls.settle(store.release(lease, entry));
-          else this.held.set(key, lease);
+          if (store.dispatched) {
+            this.unreserve(lease);
+            calls.settle(store.release(lease, entry));
+          } else this.held.set(key, lease);
           return { notBefore: verdict.until };
         }
         if (verdict.kind === 'fail') {
           // Its host could not be connected to for robots.txt: a page record with that error (a dead link), not a skip.
+          this.unreserve(lease);
           calls.settle(store.complete(lease, verdict.code));
           parts.records.unreached(entry, key, verdict.code as ErrorCode, verdict.message);
           continue;
         }
         if (verdict.kind === 'skip') {
+          this.unreserve(lease);
           calls.settle(store.complete(lease, verdict.reason));
           parts.records.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
           continue;
         }
       }
-      calls.settle(store.addToCounter('started', 1));
+      if (!this.reserved.delete(lease)) calls.settle(store.addToCounter('started', 1));
       return this.start(key, lease);
     }
   }
@@ -160,15 +184,35 @@ export class LeaseSource {
   }
 
   private claimLater(key: string, claim: Promise<Lease | ClaimWait | undefined>): void {
+    const { ctx } = this;
     this.claiming.add(key);
-    this.ctx.calls.settle(claim, (answer) => {
-      this.claiming.delete(key);
-      if (!answer) return;
-      // A wait is kept until its time: the next take hands it to the scheduler, which sleeps the host until then.
-      if ('entry' in answer) this.held.set(key, answer);
-      else this.claimWaits.set(key, answer.notBefore);
-      this.parts.wake(key);
+    ctx.calls.settle(claim, (answer) => {
+      if (!answer || !('entry' in answer) || !ctx.store.survey || !Number.isFinite(ctx.settings.maxPages)) {
+        this.claiming.delete(key);
+        // A wait is kept until its time: the next take hands it to the scheduler, which sleeps the host until then.
+        if (answer && 'entry' in answer) this.held.set(key, answer);
+        else if (answer) this.claimWaits.set(key, answer.notBefore);
+        if (answer) this.parts.wake(key);
+        return;
+      }
+      // Shared, with a page cap: the lease takes its place in every worker's count before it is held.
+      ctx.calls.settle(ctx.store.addToCounter('started', 1), (count) => {
+        this.claiming.delete(key);
+        if (count > ctx.settings.maxPages) {
+          ctx.calls.settle(ctx.store.addToCounter('started', -1));
+          ctx.calls.settle(ctx.store.release(answer, answer.entry));
+          return;
+        }
+        this.reserved.add(answer);
+        this.held.set(key, answer);
+        this.parts.wake(key);
+      });
     });
+  }
+
+  /** A reserved lease will not start after all: its place in the count goes back. */
+  private unreserve(lease: Lease): void {
+    if (this.reserved.delete(lease)) this.ctx.calls.settle(this.ctx.store.addToCounter('started', -1));
   }
 
   /** Delayed entries (retries) came due: they are at the head of their hosts' queues now. */

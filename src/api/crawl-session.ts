@@ -65,6 +65,8 @@ export interface CrawlSessionOptions {
   recrawl?: boolean;
   /** A previous run's records to compare with (crawl/recrawl-since.ts). @default none */
   since?: CrawlerOptions['since'];
+  /** Ask every page again after an adaptive interval; the crawl never ends by itself (crawl/recrawl.ts). @default none */
+  revisit?: CrawlerOptions['revisit'];
 }
 
 export interface CrawlSession {
@@ -110,7 +112,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const crawler = new Crawler({
     settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,
     seedsKnown: (held) => requests.extras.allowSeeds(held),
-    render: opts.render, onSubrequest: opts.onSubrequest, recrawl: opts.recrawl, since: opts.since,
+    render: opts.render, onSubrequest: opts.onSubrequest, recrawl: opts.recrawl, since: opts.since, revisit: opts.revisit,
   });
   const onAbort = (): void => {
     crawler.stop();

@@ -34,6 +34,7 @@ Examples:
   $ crawl check https://example.com/private/page
   $ crawl report pages.jsonl -o report.html
   $ crawl --state site.db --recrawl -o changes.jsonl
+  $ crawl --state site.db --revisit -o changes.jsonl https://example.com/
 
 Output: one JSON object per line on stdout (or -o FILE); progress, logs and
 the summary go to stderr. Config: ./crawler.config.json is used when present
@@ -98,6 +99,12 @@ export function buildProgram(
     .option('--recrawl', 'with --state: crawl every page the file knows again, asking only for\n' +
       'changes (If-None-Match, If-Modified-Since); records say change: new, changed,\n' +
       'unchanged or removed (docs/crawling-again.md)')
+    .option('--revisit', 'with --state: never finish; ask each page again (conditionally)\n' +
+      'after an interval that adapts to how often it changes: shorter after\n' +
+      'a change, longer after none (docs/crawling-again.md)')
+    .option('--revisit-min <duration>', 'with --revisit: the shortest interval; a bare number is\n' +
+      'seconds (default 1h; at least 1s)')
+    .option('--revisit-max <duration>', 'with --revisit: the longest interval (default 30d)')
     .option('--since <file>', 'without --state: compare with a previous run\'s records (JSON lines),\n' +
       'requesting each page again with its validators')
     .option('--redis <url>', 'share the crawl through Redis (redis://host:6379/0) with every worker given the same --crawl-id')

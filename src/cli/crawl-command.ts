@@ -27,7 +27,7 @@ import { createLogger } from '../output/logger.js';
 import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
-import { checkRecrawlFlags, loadSince } from './recrawl-flags.js';
+import { checkRecrawlFlags, loadSince, revisitBounds } from './recrawl-flags.js';
 import type { SinceEntry } from '../crawl/recrawl-since.js';
 import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCrawlMs, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
@@ -53,6 +53,7 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   const fileSeeds = flags.seedsFile === undefined ? [] : await readSeedsFile(flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile), io.stdin);
   checkStateFlags(flags);
   checkRecrawlFlags(flags);
+  revisitBounds(flags); // a bad --revisit-min/-max is one line before anything is opened
   const since = await loadSince(flags, io.cwd);
   const maxTimeMs = flags.maxTime === undefined ? undefined : maxTime(flags.maxTime);
   // With --state or --redis, no seeds means: resume (or join) what it holds.
@@ -139,6 +140,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
       : `no seed URL given, and ${target.label} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
   }
   if (held?.finished && flags.recrawl) log.info(`${target!.label}: crawling every page it knows again, asking for changes only`);
+  else if (held?.finished && flags.revisit) log.info(`${target!.label}: the crawl finished; each page is asked again when it is due`);
   else if (held?.finished) {
     log.info(`${target!.label}: this crawl already finished; nothing to do (${target!.shared ? 'a new --crawl-id starts another' : '--fresh starts it over'})`);
     return EXIT.ok;
@@ -160,7 +162,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     stdout: io.stdout,
     // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
     append: held !== undefined,
-    reconcile: ledger && mark && mark.path === outputPath ? { from: mark.offset, keep: (line) => keepAfterCrash(line, (url) => ledger.isDone(url)) } : undefined,
+    reconcile: ledger && mark && mark.path === outputPath ? { from: mark.offset, keep: (line) => keepAfterCrash(line, (url, claimedAt) => ledger.isDone(url, claimedAt)) } : undefined,
     onRepair: (message) => log.warn(message),
     // An interrupted crawl's output is incomplete, and says so by its name.
     keepPartial: () => signalled > 0 || timedOut || stoppedBy !== undefined,
@@ -178,7 +180,7 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
   const session = (started = createCrawlSession({
-    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, render, recrawl: flags.recrawl, since,
+    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, render, recrawl: flags.recrawl, since, revisit: revisitBounds(flags),
     // -v: each browser request, as `crawl --render -v --max-pages 1 URL` lists a page's subresources and their hosts' limits.
     onSubrequest: flags.verbose ? (page, e) => log.debug(redactCredentials(`${page}: ${e.type} ${e.url} → ${e.outcome}${e.host ? ` (${e.host}, ${settings.policyFor(e.host).rateLabel})` : ''}`)) : undefined,
   }));

@@ -57,6 +57,12 @@ export interface CrawlFlags {
   recrawl?: boolean;
   /** A previous run's records (JSON lines): their validators and digests, for a re-crawl without a state file. */
   since?: string;
+  /** With --state: never finish; ask each page again after an interval that adapts to how often it changes. */
+  revisit?: boolean;
+  /** --revisit's shortest interval. @default 1h */
+  revisitMin?: string;
+  /** --revisit's longest interval. @default 30d */
+  revisitMax?: string;
   redis?: string;
   /** With a rediss:// URL: PEM file of the CA that signed Redis's certificate. */
   redisCa?: string;

@@ -97,7 +97,7 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
       onStop: (handler) => {
         stop = handler;
       },
-      ledger: { mark: () => store.outputMark(), track: (path, confirmed) => store.trackOutput(path, confirmed), isDone: (url) => store.isDone(url) },
+      ledger: { mark: () => store.outputMark(), track: (path, confirmed) => store.trackOutput(path, confirmed), isDone: (url, claimedAt) => store.isDone(url, claimedAt) },
       close: async () => store.close(),
     };
   }

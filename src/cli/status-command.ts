@@ -136,7 +136,7 @@ export function formatStatus(s: CrawlStatus): string {
   const outcomes = Object.entries(s.done).map(([k, n]) => `${k} ${n}`).join(', ');
   const over = s.recentWindowMs >= 60_000 ? 'minute' : `${Math.round(s.recentWindowMs / 1000)}s`;
   lines.push(`  done:     ${s.doneTotal}${outcomes ? ` (${outcomes})` : ''}; ${s.recentRate}/s over the last ${over}`);
-  lines.push(`  queued:   ${s.queued}, waiting to retry ${s.delayed}, claimed ${s.leased}${claims(s)}`);
+  lines.push(`  queued:   ${s.queued}, waiting to retry ${s.delayed - (s.revisits?.waiting ?? 0)}, claimed ${s.leased}${claims(s)}`);
   if (s.topQueued.length > 0) lines.push(`  top queues: ${s.topQueued.map((h) => `${h.host} ${h.queued}`).join(', ')}`);
   if (s.paused.length > 0) lines.push(`  paused:   ${s.paused.map((h) => `${h.host} until ${h.until}`).join(', ')}`);
   if (s.throttled.length > 0) lines.push(`  slowed:   ${s.throttled.map((h) => `${h.host} at ${Math.round(h.rateFactor * 1000) / 10}% of its rate`).join(', ')}`);
@@ -145,6 +145,7 @@ export function formatStatus(s: CrawlStatus): string {
     const next = s.finished ? '; crawl --state FILE --recrawl begins the next' : '';
     lines.push(`  pass:     ${s.passes.pass}, begun ${s.passes.startedAt ?? '?'}; ${s.passes.pagesKept} page(s) with history${next}`);
   }
+  if (s.revisits !== undefined) lines.push(`  revisits: ${s.revisits.waiting} page(s) waiting; next due ${s.revisits.nextAt ?? '?'}, ${s.revisits.dueWithinHour} within the hour`);
   const kinds = Object.entries(s.robots.byKind).map(([k, n]) => `${k} ${n}`).join(', ');
   lines.push(`  robots.txt: ${kinds || 'none fetched yet'}`);
   for (const u of s.robots.unavailable) lines.push(`    ${u.origin}: ${u.reason}${u.retryAt ? `, retry at ${u.retryAt}` : ', given up'}`);

@@ -62,6 +62,7 @@ import type { RenderTotals } from '../output/metrics.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
 import { PageRevisits } from './recrawl.js';
 import type { SinceEntry } from './recrawl-since.js';
+import type { RevisitBounds } from './recrawl-change.js';
 
 export { ROBOTS_TIMEOUT_MS } from './robots-hop.js';
 export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
@@ -94,6 +95,13 @@ export interface CrawlerOptions {
   recrawl?: boolean;
   /** `--since`: what a previous run's records said of each page (recrawl-since.ts); compared with as a re-crawl, every page requested again. @default none */
   since?: SinceEntry[];
+  /**
+   * `--revisit`: the crawl never ends by itself; each page is asked again
+   * (conditionally) after an interval that adapts to how often it changes,
+   * within these bounds (recrawl-change.ts `revisitInterval`). Needs a store
+   * with a revisit schedule (`--state`). @default none
+   */
+  revisit?: RevisitBounds;
   /**
    * Rendering, when some host renders (settings.render.enabled): the
    * Renderer class and the browser it starts. The caller loads the class
@@ -219,7 +227,7 @@ export class Crawler {
         ? new opts.render.Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.render.browserPath, opts.onSubrequest)
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
-    const revisits = (this.revisits = new PageRevisits(ctx, intake));
+    const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
     const exchange = new PageExchange(ctx, {
       records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, wake, fail, renderer, revisits,
       giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
@@ -241,9 +249,13 @@ export class Crawler {
       await history.startPass();
       opened.finished = false;
     }
+    const schedule = opts.revisit === undefined ? undefined : history?.revisits;
+    if (opts.revisit !== undefined && schedule === undefined) throw new Error('revisit needs a store that keeps a revisit schedule (--state)');
+    // --revisit: every page done and waiting for nothing (a finished crawl's, a crawl's that ran without it) is due again.
+    if (schedule && (await schedule.scheduleAll(opts.revisit!.minMs, ctx.clock.now() - ctx.clock.wallNow())) > 0) opened.finished = false;
     const pass = history?.pass() ?? 1;
     if (pass > 1) this.stats.pass = pass;
-    this.revisits.configure({ compare: pass > 1 || opts.since !== undefined, keep: history !== undefined && (store.durable || opts.since !== undefined) });
+    this.revisits.configure({ compare: pass > 1 || opts.since !== undefined || schedule !== undefined, keep: history !== undefined && (store.durable || opts.since !== undefined), revisit: opts.revisit });
     if (opened.finished) {
       // Nothing to do: the store holds a crawl that already ended.
       this.stats.resumed = 'finished';

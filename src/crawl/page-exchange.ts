@@ -14,6 +14,7 @@ import { FetchError } from '../fetch/fetch-error.js';
 import type { FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { backoffDelay, type HostFeedback, type JobContext } from '../politeness/index.js';
 import type { EntryExtra, Lease } from '../store/index.js';
+import type { PageHistory } from '../store/page-history.js';
 import type { ErrorCode, HostPolicy, PageRecord } from '../types.js';
 import { historyFields, throttleEvent, withAttempt } from './attempt-history.js';
 import type { CrawlContext } from './crawl-context.js';
@@ -81,8 +82,9 @@ export class PageExchange {
     let record: PageRecord;
     let captured: FetchResult | undefined;
     let history: PendingHistory | undefined;
+    let prior: PageHistory | undefined;
     try {
-      const prior = await parts.revisits.prior(entry);
+      prior = await parts.revisits.prior(entry);
       const { res, startedAt, sinceLastMs } = await parts.sender.send(entry.url, key, job, parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior), lease);
       if (res.capture) captured = res;
       const action = parts.feedback.answered(key, res, startedAt, !ctx.stopping, sinceLastMs);
@@ -133,6 +135,7 @@ export class PageExchange {
     await (store.durable ? parts.records.confirmed() : parts.records.writes);
     parts.revisits.keep(history);
     ctx.calls.settle(store.complete(lease, record.error?.code ?? String(record.status)));
+    parts.revisits.schedule(entry, history, prior);
   }
 
   /** A page read as usual also hands its bytes to the archive, when there is one (no cost otherwise). */

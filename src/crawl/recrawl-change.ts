@@ -19,6 +19,14 @@
  *   page, `unchanged` when it points where it pointed; other statuses are
  *   `unchanged` when equal to the last. A 5xx, a 429 or no answer at all say
  *   nothing about the page: no change, and the history stays as it was.
+ * - `revisitInterval` (`--revisit`): how long until the page is asked
+ *   again. A page seen for the first time waits the shortest interval; a
+ *   change halves the page's interval, no change makes it 1.5 times longer
+ *   (StormCrawler's adaptive schedule, in spirit), so a page that changes
+ *   every hour settles near an hour and a static one drifts to the
+ *   longest. A server's own freshness (`Cache-Control: max-age`, or
+ *   `Expires` after `Date`) is a floor: a page said to be fresh for a day
+ *   is not asked again sooner. Always within [min, max].
  */
 import type { PageHistory } from '../store/page-history.js';
 import type { PageChange } from '../types.js';
@@ -119,4 +127,47 @@ function isGone(status: number): boolean {
 
 function isRedirect(status: number): boolean {
   return status >= 300 && status < 400 && status !== 304;
+}
+
+/** The bounds of `--revisit` intervals (`--revisit-min`, `--revisit-max`), ms. */
+export interface RevisitBounds {
+  minMs: number;
+  maxMs: number;
+}
+
+/** Shorter after a change, longer after none. */
+const CHANGED_FACTOR = 0.5;
+const UNCHANGED_FACTOR = 1.5;
+
+/**
+ * The page's next revisit interval (see the module header). `prior`: its
+ * interval so far (undefined for a page never revisited); `change`: what
+ * the answer said (undefined: it told nothing, the interval stays).
+ */
+export function revisitInterval(prior: number | undefined, change: PageChange | undefined, headers: Record<string, string>, bounds: RevisitBounds): number {
+  let interval: number;
+  if (prior === undefined || change === 'new') interval = bounds.minMs;
+  else if (change === 'changed' || change === 'removed') interval = prior * CHANGED_FACTOR;
+  else if (change === 'unchanged') interval = prior * UNCHANGED_FACTOR;
+  else interval = prior;
+  const fresh = freshFor(headers);
+  if (fresh !== undefined) interval = Math.max(interval, fresh);
+  return Math.min(bounds.maxMs, Math.max(bounds.minMs, interval));
+}
+
+/** How long the server says its answer stays fresh, ms (max-age, else Expires − Date); undefined when it says nothing usable. */
+export function freshFor(headers: Record<string, string>): number | undefined {
+  const cc = headers['cache-control'];
+  if (cc !== undefined) {
+    const directives = cc.toLowerCase().split(',').map((d) => d.trim());
+    if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return undefined;
+    const maxAge = directives.find((d) => d.startsWith('max-age='));
+    if (maxAge !== undefined) {
+      const seconds = Number(maxAge.slice('max-age='.length).replace(/^"|"$/g, ''));
+      return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+    }
+  }
+  const expires = headers.expires === undefined ? NaN : Date.parse(headers.expires);
+  const date = headers.date === undefined ? NaN : Date.parse(headers.date);
+  return Number.isFinite(expires) && Number.isFinite(date) && expires > date ? expires - date : undefined;
 }

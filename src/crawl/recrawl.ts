@@ -15,7 +15,12 @@
  *   lease is completed, in the same store transaction: a crash never leaves
  *   a page's history ahead of its record;
  * - `duplicateOf` names the first URL of this crawl (this process) whose
- *   body had the same digest.
+ *   body had the same digest;
+ * - with `--revisit` (`revisit` bounds), every page record's page is due
+ *   again after its adaptive interval (recrawl-change.ts): the interval is
+ *   kept in its history, and once its lease is completed the page waits in
+ *   the store as a delayed entry (`schedule`), so the crawl never runs out
+ *   of work and a crash never loses a page's next visit.
  */
 import type { FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { resolveLink } from '../parse/url.js';
@@ -24,14 +29,17 @@ import type { PageHistory, PageHistoryStore } from '../store/page-history.js';
 import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import { entryKind } from './entry-kind.js';
+import type { DueTimer } from './due-timer.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { changeOf, conditionalHeaders, nextHistory, type Answer } from './recrawl-change.js';
+import { changeOf, conditionalHeaders, nextHistory, revisitInterval, type Answer, type RevisitBounds } from './recrawl-change.js';
 
 export interface RecrawlMode {
   /** Compare with the history: validators sent, `change` in records. */
   compare: boolean;
   /** Keep each page's history in the store. */
   keep: boolean;
+  /** `--revisit`: pages are due again within these bounds. @default none */
+  revisit?: RevisitBounds;
 }
 
 /** What `describe` hands to `keep` once the record is out. */
@@ -54,6 +62,8 @@ export class PageRevisits {
   constructor(
     private readonly ctx: CrawlContext,
     private readonly intake: FrontierIntake,
+    /** Re-armed when a page's next visit is in the store. */
+    private readonly dueTimer: Pick<DueTimer, 'armAt'>,
   ) {
     this.history = ctx.store.history;
   }
@@ -111,6 +121,7 @@ export class PageRevisits {
       const change = changeOf(prior, answer, priorTarget);
       if (change !== undefined) record.change = change;
       if (prior !== undefined) record.previousFetchedAt = new Date(prior.fetchedAt).toISOString();
+      if (this.mode.revisit !== undefined && page !== undefined) page.intervalMs = revisitInterval(prior?.intervalMs, change, res.headers, this.mode.revisit);
     }
     if ((record.status >= 200 && record.status < 300) || record.status === 304) this.markDuplicate(record);
     if (!this.mode.keep || this.history === undefined || page === undefined) return undefined;
@@ -122,6 +133,20 @@ export class PageRevisits {
   keep(pending: PendingHistory | undefined): void {
     if (pending === undefined || this.history === undefined) return;
     this.ctx.calls.settle(this.history.put(pending.url, pending.page, pending.outlinks));
+  }
+
+  /**
+   * `--revisit`: the page whose lease was just completed is due again after
+   * its interval (the one `describe` kept; the last one, or the shortest,
+   * when the answer told nothing). Other entries (sitemaps, link checks) are not.
+   */
+  schedule(entry: FrontierEntry, pending: PendingHistory | undefined, prior: PageHistory | undefined): void {
+    const { ctx } = this;
+    const bounds = this.mode.revisit;
+    const schedule = this.history?.revisits;
+    if (bounds === undefined || schedule === undefined || ctx.stopping || entryKind(entry) !== 'page') return;
+    const interval = pending?.page.intervalMs ?? prior?.intervalMs ?? bounds.minMs;
+    ctx.calls.settle(schedule.at(entry.url, ctx.clock.now() + interval), () => this.dueTimer.armAt(ctx.store.nextDueAt()));
   }
 
   private markDuplicate(record: PageRecord): void {

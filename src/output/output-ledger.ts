@@ -14,25 +14,27 @@ export interface OutputLedger {
   mark(): { path: string; offset: number } | undefined;
   /** Follow this output from now on: `confirmed` gives its confirmed bytes from the file's start. */
   track(path: string, confirmed: () => number): void;
-  /** The state holds this URL as done. */
-  isDone(url: string): boolean;
+  /** The state holds this URL as done; `claimedAt` (a page record's fetchedAt, ms): done by that fetch or a later one. */
+  isDone(url: string, claimedAt?: number): boolean;
 }
 
 /**
  * Whether a record line found after the mark stays: a page record if its
  * URL is done; a skip record if its URL is done or the page it was found on
  * is (its page is not fetched again, so neither is it written again). Other
- * records, and lines that do not parse, stay.
+ * records, and lines that do not parse, stay. A page waiting for its
+ * revisit (`--revisit`) is no longer done: its record stays when the state
+ * completed it after the record's claim.
  */
-export function keepAfterCrash(line: string, isDone: (url: string) => boolean): boolean {
-  let record: { type?: unknown; url?: unknown; parent?: unknown };
+export function keepAfterCrash(line: string, isDone: (url: string, claimedAt?: number) => boolean): boolean {
+  let record: { type?: unknown; url?: unknown; parent?: unknown; fetchedAt?: unknown };
   try {
     record = JSON.parse(line) as typeof record;
   } catch {
     return true;
   }
   if (typeof record.url !== 'string') return true;
-  if (record.type === 'page') return isDone(record.url);
+  if (record.type === 'page') return isDone(record.url, typeof record.fetchedAt === 'string' ? Date.parse(record.fetchedAt) : undefined);
   if (record.type === 'skip') return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));
   return true;
 }

@@ -17,6 +17,12 @@
  *   it may be found again; the `started` counter goes back to 0 and the
  *   crawl is no longer finished. History stays. Atomic: a crash leaves
  *   either the old pass or the new one.
+ * - `revisits` (durable stores, `--revisit`): `at(url, dueAt)` makes a
+ *   completed page a delayed entry due at `dueAt` (the crawl's clock), its
+ *   attempt counts reset, as part of the same commit as its completion;
+ *   `scheduleAll` does that for every completed page with history that waits
+ *   for nothing (due at its last fetch plus its interval, or plus the default)
+ *   and unmarks a finished crawl. Neither touches a page in any other state.
  */
 import type { MaybePromise } from './crawl-store.js';
 
@@ -44,6 +50,20 @@ export interface PageHistoryStore {
   pass(): number;
   /** Begins the next pass (see the contract); answers its number. Durable stores only. */
   startPass?(): MaybePromise<number>;
+  /** Pages due again (`--revisit`; see the contract). Durable stores only. */
+  readonly revisits?: RevisitSchedule;
+}
+
+/** A durable store's revisit schedule (`--revisit`): completed pages wait as delayed entries until they are due again. */
+export interface RevisitSchedule {
+  /** The completed page is due again at `dueAt` (crawl clock). */
+  at(url: string, dueAt: number): MaybePromise<void>;
+  /**
+   * Every completed page with history that waits for nothing becomes due at
+   * its last fetch (wall clock, shifted by `wallToCrawl` onto the crawl's)
+   * plus its interval, or plus `defaultMs` without one. Answers how many.
+   */
+  scheduleAll(defaultMs: number, wallToCrawl: number): MaybePromise<number>;
 }
 
 /** History in this process's memory: a `--since` crawl (loaded from records) or a crawl that keeps none beyond itself. */

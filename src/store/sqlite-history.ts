@@ -11,6 +11,9 @@
  * A new pass (`startPass`) is a few statements in one transaction: URLs
  * only marked seen are forgotten, every other URL is queued again in the
  * order it was found, with its attempt counts and attempt history reset.
+ * A revisit (`--revisit`) turns one done URL (state 4) into a delayed one
+ * (state 2) due when the page is due again; `done_at` stays, so the output
+ * ledger still knows the fetch it completed.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { digestBytes, digestText } from '../fetch/body-digest.js';
@@ -89,6 +92,22 @@ export class SqliteHistory {
     return this.q.urls.all(JSON.stringify(decodeIds(links))) as string[];
   }
 
+  /** The done URL becomes a delayed entry due at `dueAt`, attempts reset (inside the caller's transaction); false when it is not done. */
+  revisitAt(url: string, dueAt: number): boolean {
+    return this.db.prepare(`UPDATE urls SET state = 2, pos = 0, due = ?, attempt = 0, throttles = NULL, extra = ${WITHOUT_ATTEMPTS} WHERE url = ? AND state = 4`).run(dueAt, url).changes === 1;
+  }
+
+  /** Every done URL with history becomes due at its last fetch plus its interval (or `defaultMs`), on the crawl's clock; answers how many. */
+  revisitAll(defaultMs: number, wallToCrawl: number): number {
+    return this.db
+      .prepare(
+        `UPDATE urls SET state = 2, pos = 0, attempt = 0, throttles = NULL, extra = ${WITHOUT_ATTEMPTS},
+           due = (SELECT p.fetched * 1000.0 + coalesce(p.every * 1000.0, ?) + ? FROM pages p WHERE p.id = urls.id)
+         WHERE state = 4 AND id IN (SELECT id FROM pages)`,
+      )
+      .run(defaultMs, wallToCrawl).changes;
+  }
+
   /**
    * The SQL of a new pass, inside the caller's transaction: seen-only URLs
    * forgotten, every other URL queued again after `tailPos` in the order it
@@ -99,13 +118,15 @@ export class SqliteHistory {
     db.exec("DELETE FROM urls WHERE state = 0 OR host = ''");
     const maxId = (db.prepare('SELECT coalesce(max(id), 0) FROM urls').pluck().get() as number) ?? 0;
     db.prepare(
-      `UPDATE urls SET state = 1, pos = ? + id, due = NULL, attempt = 0, throttles = NULL, outcome = NULL, done_at = NULL,
-         extra = CASE WHEN extra IS NULL THEN NULL WHEN json_remove(extra, '$.history') = '{}' THEN NULL ELSE json_remove(extra, '$.history') END
+      `UPDATE urls SET state = 1, pos = ? + id, due = NULL, attempt = 0, throttles = NULL, outcome = NULL, done_at = NULL, extra = ${WITHOUT_ATTEMPTS}
        WHERE state IN (1, 2, 4)`,
     ).run(tailPos);
     return tailPos + maxId;
   }
 }
+
+/** An entry's `extra` without its attempt history (a new pass, a revisit: attempts start over). */
+const WITHOUT_ATTEMPTS = "CASE WHEN extra IS NULL THEN NULL WHEN json_remove(extra, '$.history') = '{}' THEN NULL ELSE json_remove(extra, '$.history') END";
 
 /** Last-Modified as epoch seconds when its IMF-fixdate form gives the same text back; the text otherwise. */
 function compactDate(text: string): number | string {

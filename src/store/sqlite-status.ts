@@ -45,6 +45,8 @@ export interface CrawlStatus {
   robots: { byKind: Record<string, number>; unavailable: Array<{ origin: string; reason: string; retryAt: string | null }> };
   /** Crawling again (crawl/recrawl.ts): the pass the crawl is in, when it began, and the pages with history (what `--recrawl` asks with validators). Absent for a store that keeps none. */
   passes?: { pass: number; startedAt: string | null; pagesKept: number };
+  /** `--revisit`: pages done and waiting to be asked again, the earliest due time, and how many are due within the hour. Absent when none waits. */
+  revisits?: { waiting: number; nextAt: string | null; dueWithinHour: number };
 }
 
 function hasTable(db: BetterSqlite3.Database, name: string): boolean {
@@ -63,6 +65,14 @@ export function recentRate(now: number, since: number, doneSince: (t: number) =>
 }
 
 const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined || !Number.isFinite(ms) ? null : new Date(ms).toISOString());
+
+/** Done pages waiting as delayed entries (a retry's row has no outcome yet): `--revisit`'s schedule. Due times are on the crawl's clock, which starts at the wall clock. */
+function revisitsOf(count: (sql: string, ...args: unknown[]) => number, db: BetterSqlite3.Database, now: number): Pick<CrawlStatus, 'revisits'> {
+  const waiting = count('SELECT count(*) FROM urls WHERE state = 2 AND outcome IS NOT NULL');
+  if (waiting === 0) return {};
+  const next = db.prepare('SELECT min(due) FROM urls WHERE state = 2 AND outcome IS NOT NULL').pluck().get() as number | null;
+  return { revisits: { waiting, nextAt: iso(next), dueWithinHour: count('SELECT count(*) FROM urls WHERE state = 2 AND outcome IS NOT NULL AND due <= ?', now + 3_600_000) } };
+}
 
 export function readCrawlStatus(path: string, opts: { top?: number; now?: number } = {}): CrawlStatus {
   const top = opts.top ?? 10;
@@ -85,7 +95,7 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
     const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).pluck().get(...args) as number | null) ?? 0;
     const unmarked = live ? Number(meta.get('unmarked_leases') ?? 0) || 0 : 0;
     const done: Record<string, number> = {};
-    for (const r of db.prepare("SELECT coalesce(outcome, 'skipped') AS outcome, count(*) AS n FROM urls WHERE state = 4 GROUP BY 1 ORDER BY 2 DESC").all() as Array<{ outcome: string; n: number }>) done[r.outcome] = r.n;
+    for (const r of db.prepare("SELECT coalesce(outcome, 'skipped') AS outcome, count(*) AS n FROM urls WHERE state = 4 OR (state = 2 AND outcome IS NOT NULL) GROUP BY 1 ORDER BY 2 DESC").all() as Array<{ outcome: string; n: number }>) done[r.outcome] = r.n;
     const hosts = (db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>).map((r) => ({ key: r.key, saved: JSON.parse(r.saved) as HostSaved }));
     const robots = (db.prepare('SELECT origin, record FROM robots').all() as Array<{ origin: string; record: string }>).map((r) => ({ origin: r.origin, record: JSON.parse(r.record) as RobotsRecord }));
     const byKind: Record<string, number> = {};
@@ -99,7 +109,7 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
       lastCommitAt: iso(Number(meta.get('committed_wall'))),
       done,
       doneTotal: Object.values(done).reduce((a, b) => a + b, 0),
-      ...recentRate(now, Math.max(Number(meta.get('created_at') ?? 0), Number(meta.get('opened_at') ?? 0)), (since) => count('SELECT count(*) FROM urls WHERE state = 4 AND done_at > ?', since)),
+      ...recentRate(now, Math.max(Number(meta.get('created_at') ?? 0), Number(meta.get('opened_at') ?? 0)), (since) => count('SELECT count(*) FROM urls WHERE done_at > ?', since)),
       // A live crawl's claims leave their rows queued (sqlite-store.ts); its last commit said how many.
       queued: count('SELECT count(*) FROM urls WHERE state = 1') - unmarked,
       delayed: count('SELECT count(*) FROM urls WHERE state = 2'),
@@ -112,6 +122,7 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
         byKind,
         unavailable: robots.flatMap((r) => (r.record.kind === 'unavailable' ? [{ origin: r.origin, reason: r.record.reason, retryAt: iso(r.record.retryAt) }] : [])).slice(0, top),
       },
+      ...revisitsOf(count, db, now),
       ...(hasTable(db, 'pages') && {
         passes: { pass: Number(meta.get('pass') ?? 1), startedAt: iso(Number(meta.get('pass_started_at') ?? meta.get('created_at'))), pagesKept: count('SELECT count(*) FROM pages') },
       }),

@@ -74,6 +74,9 @@ export const LOW_SPACE_BYTES = 1 << 20;
  */
 const SPACE_CHECK_MS = COMMIT_INTERVAL_MS;
 
+/** How far the crawl clock may drift from the wall clock between a page's claim and its completion, for `isDone`. */
+const CLOCK_SLACK_MS = 500;
+
 const enum UrlState {
   Seen = 0,
   Queued = 1,
@@ -270,6 +273,26 @@ export class SqliteStore implements CrawlStore {
       outlinks: (url: string) => this.guard(() => pages.outlinks(url)),
       pass: () => this.passNumber,
       startPass: () => this.guard(() => this.startPass(pages)),
+      revisits: {
+        at: (url: string, dueAt: number) =>
+          this.guard(() => {
+            if (!pages.revisitAt(url, dueAt)) return;
+            this.totals.delayed++;
+            this.nextDue = Math.min(this.nextDue, dueAt);
+            this.touch();
+          }),
+        scheduleAll: (defaultMs: number, wallToCrawl: number) =>
+          this.guard(() => {
+            this.begin();
+            const n = pages.revisitAll(defaultMs, wallToCrawl);
+            if (n > 0) this.db.exec("DELETE FROM meta WHERE key IN ('finished', 'finished_at')");
+            this.commit();
+            this.totals.delayed = (this.db.prepare('SELECT count(*) FROM urls WHERE state = 2').pluck().get() as number) ?? 0;
+            const due = (this.q.minDue.get() as { due: number | null }).due;
+            this.nextDue = due ?? Infinity;
+            return n;
+          }),
+      },
     };
   }
 
@@ -315,7 +338,7 @@ export class SqliteStore implements CrawlStore {
     const p = (sql: string) => this.db.prepare(sql);
     return {
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
-      urlState: p('SELECT state FROM urls WHERE url = ?'),
+      urlState: p('SELECT state, done_at FROM urls WHERE url = ?'),
       putMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       insert: p('INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
       window: p(`SELECT id, url, host, depth, parent, hops, attempt, throttles, extra, pos FROM urls WHERE host = ? AND state = 1 AND pos > ? ORDER BY pos LIMIT ${CLAIM_WINDOW}`),
@@ -836,9 +859,18 @@ export class SqliteStore implements CrawlStore {
     return typeof mark.path === 'string' && typeof mark.offset === 'number' ? { path: mark.path, offset: mark.offset } : undefined;
   }
 
-  /** The crawl completed this URL (fetched it, or skipped it after claiming it). */
-  isDone(url: string): boolean {
-    return (this.q.urlState.get(url) as { state: number } | undefined)?.state === UrlState.Done;
+  /**
+   * The crawl completed this URL (fetched it, or skipped it after claiming
+   * it). `claimedAt` (a page record's fetchedAt, epoch ms): completed by that
+   * fetch or a later one, which a URL waiting for its revisit (`--revisit`)
+   * tells by when it was completed last.
+   */
+  isDone(url: string, claimedAt?: number): boolean {
+    const row = this.q.urlState.get(url) as { state: number; done_at: number | null } | undefined;
+    if (row === undefined) return false;
+    if (row.state === UrlState.Done) return true;
+    // Slack for the crawl clock (done_at) drifting from the wall clock (fetchedAt); revisits are at least 1 s apart.
+    return claimedAt !== undefined && row.done_at !== null && row.done_at >= claimedAt - CLOCK_SLACK_MS;
   }
 
   private commit(reopen = true): void {

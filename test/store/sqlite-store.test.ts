@@ -137,3 +137,73 @@ describe('host records', () => {
     }
   });
 });
+
+describe('revisit schedule (--revisit)', () => {
+  // The output ledger asks isDone(url, claimedAt) of records found after the last commit's mark: a page
+  // waiting for its revisit is no longer in state done, but the fetch it completed must still count as
+  // done (or its record would be dropped and lost), while a later fetch the crash cut short must not.
+  it('makes a completed page a delayed entry, and tells the fetch it completed from a later one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    let now = 1_000_000;
+    const store = new SqliteStore(join(dir, 'state.db'), { now: () => now });
+    try {
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      await store.add('http://a.example/', 'a', { url: 'http://a.example/', depth: 0, parent: null, hops: 0, attempt: 0 });
+      const claimedAt = now;
+      const lease = store.claim('a', now) as Lease;
+      now += 200;
+      await store.history.put('http://a.example/', { status: 200, fetchedAt: claimedAt }, []);
+      await store.complete(lease, '200');
+      expect(store.isDone('http://a.example/', claimedAt)).toBe(true);
+      await store.history.revisits!.at('http://a.example/', now + 5_000);
+      expect(store.counts()).toMatchObject({ queued: 0, delayed: 1 });
+      expect(store.nextDueAt()).toBe(now + 5_000);
+      // Waiting for its revisit: the completed fetch is done, a state file reader's "done" alone says no.
+      expect(store.isDone('http://a.example/')).toBe(false);
+      expect(store.isDone('http://a.example/', claimedAt)).toBe(true);
+      // Due: claimed again, its record written, and the crash comes before the completion.
+      now += 5_000;
+      expect(await store.promoteDue(now)).toEqual(['a']);
+      const again = store.claim('a', now) as Lease;
+      expect(again.entry.attempt).toBe(0);
+      expect(store.isDone('http://a.example/', now)).toBe(false);
+      // scheduleAll touches only done pages with history: the leased one is left alone.
+      expect(await store.history.revisits!.scheduleAll(60_000, 0)).toBe(0);
+    } finally {
+      store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('scheduleAll makes every done page with history due at its fetch plus its interval, and unfinishes the crawl', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    const t0 = Date.UTC(2026, 10, 27);
+    const store = new SqliteStore(path, { now: () => t0 });
+    try {
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      for (const p of ['1', '2', '3']) await store.add(`http://a.example/${p}`, 'a', { url: `http://a.example/${p}`, depth: 0, parent: null, hops: 0, attempt: 0 });
+      for (const p of ['1', '2', '3']) {
+        const lease = store.claim('a', t0) as Lease;
+        if (p !== '3') await store.history.put(lease.entry.url, { status: 200, fetchedAt: t0, ...(p === '2' && { intervalMs: 7_000 }) }, []);
+        await store.complete(lease, '200');
+      }
+      await store.finish();
+      // Page 3 has no history (an error's record): it stays done.
+      expect(await store.history.revisits!.scheduleAll(60_000, 0)).toBe(2);
+      expect(store.counts()).toMatchObject({ delayed: 2 });
+      expect(store.nextDueAt()).toBe(t0 + 7_000);
+      store.close();
+      const reopened = new SqliteStore(path, { now: () => t0 });
+      expect((await reopened.open({ seeds: [], configFingerprint: 'f' })).finished).toBe(false);
+      expect(new Set(await reopened.promoteDue(t0 + 60_000))).toEqual(new Set(['a']));
+      expect(reopened.counts()).toMatchObject({ queued: 2, delayed: 0 });
+      reopened.close();
+    } catch (err) {
+      store.close();
+      throw err;
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -111,7 +111,7 @@ export interface ScriptedLogEntry {
   inFlight: number;
   /** Status sent; null while unanswered, or never (hang, reset, abort). */
   status: number | null;
-  /** Request headers (none are modelled). */
+  /** Request headers the crawl asked for beyond the fetcher's own (conditional ones, --header), lowercased names. */
   headers: Record<string, string>;
   /** When the response headers were sent (and received). */
   respondedAt: number | null;
@@ -317,7 +317,7 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
       const nthKey = `${host} ${path}`;
       const nth = (arrivalsByPath.get(nthKey) ?? 0) + 1;
       arrivalsByPath.set(nthKey, nth);
-      entry = { host, path, method: 'GET', at, userAgent: null, inFlight: count, status: null, headers: {}, respondedAt: null, endedAt: null, responseHeaders: null };
+      entry = { host, path, method: 'GET', at, userAgent: null, inFlight: count, status: null, headers: { ...req.headers }, respondedAt: null, endedAt: null, responseHeaders: null };
       log.push(entry);
       const answer = route(site, { host, path, at, wall: serverWall(), inFlight: count, nth, entry });
 

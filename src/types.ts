@@ -152,7 +152,7 @@ export interface CrawlSettings {
   maxPages: number; // Infinity = unlimited
   /** URLs waiting in the queue (all hosts) before new ones are skipped as `queue-full`: bounded memory. */
   maxQueued: number;
-  /** Defences against URL spaces that never end (crawl/trap-guard.ts); each refusal is a skip reason. */
+  /** Defences against URL spaces that never end (crawl/admission.ts); each refusal is a skip reason. */
   traps: {
     /** Most times one segment may appear in a URL's path (`repeated-path`). */
     maxPathRepeats: number;
@@ -186,9 +186,9 @@ export interface CrawlSettings {
   content: ContentSettings;
   /** `--follow-canonical`: a page's in-scope rel=canonical marks that URL seen (crawl/canonical.ts). */
   followCanonical: boolean;
-  /** Sitemaps that seed the crawl (crawl/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
+  /** Sitemaps that seed the crawl (crawl/entries/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
   sitemaps: { urls: string[]; fromRobots: boolean };
-  /** Link-check mode (crawl/link-check.ts): out-of-scope links get one HEAD (then GET) request each, never parsed or followed. */
+  /** Link-check mode (crawl/entries/link-check.ts): out-of-scope links get one HEAD (then GET) request each, never parsed or followed. */
   checkLinks: boolean;
   /**
    * The SSRF guard (fetch/address-guard.ts): special-purpose addresses are
@@ -363,7 +363,7 @@ export interface PageRecord {
   lastModified?: string;
   /** `sha256:BASE32` of the body read, Content-Encoding undone (fetch/body-digest.ts); on a 304, the last pass's. Absent when no body was read (not HTML). */
   digest?: string;
-  /** In a re-crawl (`--recrawl`, `--since`, `--revisit`): what happened to the page since the last pass (crawl/recrawl-change.ts); absent when no usable answer came. */
+  /** In a re-crawl (`--recrawl`, `--since`, `--revisit`): what happened to the page since the last pass (recrawl/recrawl-change.ts); absent when no usable answer came. */
   change?: PageChange;
   /** In a re-crawl: when the last pass fetched the page (ISO 8601). */
   previousFetchedAt?: string;

@@ -159,7 +159,7 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
   return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, network, perIp, requests: described, wouldFetch: scope.inScope && robots.allowed && network.allowed };
 }
 
-/** Which address the crawl would count the host under, resolved as a crawl resolves it before scheduling (crawl/host-addresses.ts). */
+/** Which address the crawl would count the host under, resolved as a crawl resolves it before scheduling (schedule/host-addresses.ts). */
 async function perIpFor(url: string, settings: CrawlSettings, proxied: boolean, lookup: LookupFunction): Promise<PerIpResult> {
   const policy = settings.perIp ?? null;
   if (policy === null) return { policy, address: null, explanation: 'off (no perIp in the config, no --ip-rate or --ip-concurrency)' };

@@ -63,7 +63,7 @@ export interface CrawlSessionOptions {
   onSubrequest?: CrawlerOptions['onSubrequest'];
   /** A new pass over what the store holds (crawl/recrawl.ts). @default false */
   recrawl?: boolean;
-  /** A previous run's records to compare with (crawl/recrawl-since.ts). @default none */
+  /** A previous run's records to compare with (recrawl/recrawl-since.ts). @default none */
   since?: CrawlerOptions['since'];
   /** Ask every page again after an adaptive interval; the crawl never ends by itself (crawl/recrawl.ts). @default none */
   revisit?: CrawlerOptions['revisit'];

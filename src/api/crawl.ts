@@ -22,7 +22,7 @@ import { createStats, finishStats, statsToJson, type CrawlStats, type CrawlSumma
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { CrawlSettings, OutputRecord } from '../types.js';
 import type { CrawlSession } from './crawl-session.js';
-import { sinceEntry, type SinceEntry } from '../crawl/recrawl-since.js';
+import { sinceEntry, type SinceEntry } from '../recrawl/recrawl-since.js';
 import type { CrawlLog, CrawlOptions } from './options.js';
 import { createRecordStream } from './record-stream.js';
 import { openPageArchive, type ArchiveTargets } from '../archive/open-archive.js';
@@ -216,7 +216,7 @@ async function openLibraryMetrics(at: string | undefined, topHosts: number | und
   return { metrics, endpoint };
 }
 
-/** `since`: the page records among a previous run's, as a re-crawl's history (crawl/recrawl-since.ts); undefined without it. */
+/** `since`: the page records among a previous run's, as a re-crawl's history (recrawl/recrawl-since.ts); undefined without it. */
 function sinceOf(records: unknown): SinceEntry[] | undefined {
   if (!Array.isArray(records)) return undefined;
   const byUrl = new Map<string, SinceEntry>();

@@ -28,7 +28,7 @@ import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { checkRecrawlFlags, loadSince, revisitBounds } from './recrawl-flags.js';
-import type { SinceEntry } from '../crawl/recrawl-since.js';
+import type { SinceEntry } from '../recrawl/recrawl-since.js';
 import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCrawlMs, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';

@@ -8,10 +8,10 @@
  */
 import { resolve } from 'node:path';
 import { UsageError } from '../config/seeds.js';
-import { readSince, SinceError, type SinceEntry } from '../crawl/recrawl-since.js';
+import { readSince, SinceError, type SinceEntry } from '../recrawl/recrawl-since.js';
 import type { CrawlFlags } from './flags.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
-import type { RevisitBounds } from '../crawl/recrawl-change.js';
+import type { RevisitBounds } from '../recrawl/recrawl-change.js';
 
 /** --revisit's defaults: an hour, thirty days. */
 const REVISIT_MIN_MS = 3_600_000;

@@ -19,7 +19,7 @@
 import type { EntryExtra } from '../store/crawl-store.js';
 import { parseRetryAfter } from '../politeness/retry-after.js';
 import type { PageRecord, ThrottleEvent } from '../types.js';
-import { isoInstant } from './iso-time.js';
+import { isoInstant } from '../util/iso-time.js';
 
 /** Starts and throttle events kept per URL, each (the latest ones). */
 export const MAX_ATTEMPT_HISTORY = 10;

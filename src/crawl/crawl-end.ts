@@ -19,11 +19,11 @@ import type { Cleared } from '../store/index.js';
 import type { HostPolicy, SkipReason } from '../types.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
-import type { DueTimer } from './due-timer.js';
+import type { DueTimer } from '../util/due-timer.js';
 import type { LeaseSource } from './lease-source.js';
-import type { Scheduler } from './scheduler.js';
+import type { Scheduler } from '../schedule/scheduler.js';
 import type { SharedSurvey } from './shared-survey.js';
-import type { SlowRequests } from './slow-requests.js';
+import type { SlowRequests } from '../schedule/slow-requests.js';
 
 export interface CrawlEndParts {
   records: CrawlRecords;

@@ -11,8 +11,8 @@ import { countPage, countSkip, hostStats } from '../output/summary.js';
 import type { Cleared, FrontierEntry } from '../store/index.js';
 import type { ErrorCode, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
-import { decorateRecord } from './entry-kind.js';
-import { isoTimeFormatter } from './iso-time.js';
+import { decorateRecord } from './entries/entry-kind.js';
+import { isoTimeFormatter } from '../util/iso-time.js';
 import { redactRecord } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 

@@ -30,21 +30,21 @@ import type { Fetcher } from '../fetch/fetcher.js';
 import type { PageArchive } from '../archive/page-archive.js';
 import { HostFeedback, HostTable } from '../politeness/index.js';
 import { redactCredentials } from '../fetch/redact.js';
-import { SlowRequests } from './slow-requests.js';
+import { SlowRequests } from '../schedule/slow-requests.js';
 import { RobotsCache, RobotsGate, productToken } from '../robots/index.js';
-import { Scheduler } from './scheduler.js';
-import { HostAddresses } from './host-addresses.js';
+import { Scheduler } from '../schedule/scheduler.js';
+import { HostAddresses } from '../schedule/host-addresses.js';
 import { IpLimits } from '../politeness/ip-limits.js';
-import { DueTimer } from './due-timer.js';
+import { DueTimer } from '../util/due-timer.js';
 import type { CrawlSettings, HostPolicy } from '../types.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import { addNote, countThrottle, createStats, finishStats, formatDuration, type CrawlStats } from '../output/summary.js';
 import { MemoryStore, type CrawlStore } from '../store/index.js';
-import { settingsFingerprint } from './fingerprint.js';
+import { settingsFingerprint } from '../config/fingerprint.js';
 import { Admission } from './admission.js';
 import { RedirectChains } from './redirect-chains.js';
-import { SitemapSeeds } from './sitemaps.js';
+import { SitemapSeeds } from './entries/sitemaps.js';
 import { hostKey, type CrawlContext, type CrawlLog } from './crawl-context.js';
 import { StoreCalls } from './store-calls.js';
 import { CrawlRecords } from './crawl-records.js';
@@ -61,12 +61,11 @@ import type { Renderer } from '../render/renderer.js';
 import type { RenderTotals } from '../output/metrics.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
 import { PageRevisits } from './recrawl.js';
-import type { SinceEntry } from './recrawl-since.js';
-import type { RevisitBounds } from './recrawl-change.js';
+import type { SinceEntry } from '../recrawl/recrawl-since.js';
+import type { RevisitBounds } from '../recrawl/recrawl-change.js';
 
 export { ROBOTS_TIMEOUT_MS } from './robots-hop.js';
-export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
-export { isoTimeFormatter } from './iso-time.js';
+export { isoTimeFormatter } from '../util/iso-time.js';
 
 export interface CrawlerOptions {
   settings: CrawlSettings;
@@ -81,7 +80,7 @@ export interface CrawlerOptions {
   random?: () => number;
   /** A page request running this long gives its global slot back (slow-requests.ts). @default SLOW_AFTER_MS (10 s) */
   slowAfterMs?: number;
-  /** Write a `type: "robots"` record per robots.txt request (robots-fetch-record.ts). @default false */
+  /** Write a `type: "robots"` record per robots.txt request (robots-hop.ts). @default false */
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc); pages are captured only when set. @default none */
   archive?: PageArchive;

@@ -24,11 +24,11 @@ import type { ClaimWait, Lease } from '../store/index.js';
 import type { ErrorCode } from '../types.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
-import type { DueTimer } from './due-timer.js';
-import type { HostAddresses } from './host-addresses.js';
+import type { DueTimer } from '../util/due-timer.js';
+import type { HostAddresses } from '../schedule/host-addresses.js';
 import { errorCode, type PageExchange } from './page-exchange.js';
-import type { TakeResult } from './scheduler.js';
-import type { SlowRequests } from './slow-requests.js';
+import type { TakeResult } from '../schedule/scheduler.js';
+import type { SlowRequests } from '../schedule/slow-requests.js';
 
 export interface LeaseSourceParts {
   records: CrawlRecords;

@@ -19,13 +19,13 @@ import type { ErrorCode, HostPolicy, PageRecord } from '../types.js';
 import { historyFields, throttleEvent, withAttempt } from './attempt-history.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
-import type { DueTimer } from './due-timer.js';
-import { decorateRecord, entryKind, requestFor } from './entry-kind.js';
-import { asGet, wantsGet } from './link-check.js';
+import type { DueTimer } from '../util/due-timer.js';
+import { decorateRecord, entryKind, requestFor } from './entries/entry-kind.js';
+import { asGet, wantsGet } from './entries/link-check.js';
 import type { PageLinks } from './page-links.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
-import { sitemapOutcome } from './sitemaps.js';
+import { sitemapOutcome } from './entries/sitemaps.js';
 import type { Renderer } from '../render/renderer.js';
 import type { PageRevisits, PendingHistory } from './recrawl.js';
 

@@ -17,7 +17,7 @@ import type { CrawlRecords } from './crawl-records.js';
 import type { FrontierIntake } from './frontier-intake.js';
 import { pageOutcome, parseBody, parsesLong, type OutcomeOptions, type ParsedBody } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
-import type { SitemapOutcome, SitemapSeeds } from './sitemaps.js';
+import type { SitemapOutcome, SitemapSeeds } from './entries/sitemaps.js';
 
 export interface PageLinksParts {
   intake: FrontierIntake;

@@ -28,10 +28,10 @@ import type { FrontierEntry } from '../store/crawl-store.js';
 import type { PageHistory, PageHistoryStore } from '../store/page-history.js';
 import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
-import { entryKind } from './entry-kind.js';
-import type { DueTimer } from './due-timer.js';
+import { entryKind } from './entries/entry-kind.js';
+import type { DueTimer } from '../util/due-timer.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { changeOf, conditionalHeaders, nextHistory, revisitInterval, type Answer, type RevisitBounds } from './recrawl-change.js';
+import { changeOf, conditionalHeaders, nextHistory, revisitInterval, type Answer, type RevisitBounds } from '../recrawl/recrawl-change.js';
 
 export interface RecrawlMode {
   /** Compare with the history: validators sent, `change` in records. */

@@ -10,7 +10,7 @@
  */
 import type { Timer } from '../clock.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
-import type { DueTimer } from './due-timer.js';
+import type { DueTimer } from '../util/due-timer.js';
 
 /**
  * With a shared store, how often a worker surveys the whole crawl: to take up

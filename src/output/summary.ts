@@ -6,7 +6,7 @@
  * answers "what happened, and was anything slowed or refused?" at a glance.
  */
 import type { Clock } from '../clock.js';
-import { isoInstant } from '../crawl/iso-time.js';
+import { isoInstant } from '../util/iso-time.js';
 import type { OutputRecord, PageChange, PageRecord, SkipReason, SkipRecord, SubrequestCounts } from '../types.js';
 
 export interface HostStats {

@@ -37,7 +37,7 @@ export interface JobContext {
   onResponse(at: number): void;
   /**
    * The job is about to end before its request does (a slow request giving
-   * its global slot back, crawl/slow-requests.ts): returns what to call when
+   * its global slot back, schedule/slow-requests.ts): returns what to call when
    * the request really ends, so its address's in-flight count (per-IP
    * limits) stays exact. Contexts built elsewhere may leave it out.
    */

@@ -34,7 +34,7 @@ import type { FrontierEntry } from '../store/index.js';
 import type { Job, JobContext } from '../politeness/index.js';
 import type { PageRecord, RenderSettings } from '../types.js';
 import type { CrawlContext } from '../crawl/crawl-context.js';
-import { entryKind } from '../crawl/entry-kind.js';
+import { entryKind } from '../crawl/entries/entry-kind.js';
 import { BrowserCrashedError, BrowserPool } from './browser-pool.js';
 import { PageRequests, type SubrequestEvent } from './page-requests.js';
 import { renderDecision } from './render-decision.js';

@@ -3,7 +3,7 @@
  * the crawl loop is the same whether the state lives in memory, in a SQLite
  * file or in Redis.
  *
- * Contract (the contract suite in test/store-contract.ts runs it against
+ * Contract (the contract suite in test/support/store-contract.ts runs it against
  * every implementation):
  * - **Dedupe.** `add` accepts each canonical URL once per crawl, queued (with
  *   an entry) or only marked seen (without, for URLs recorded as skipped).

@@ -108,7 +108,7 @@ import type { RobotsRecord } from '../robots/types.js';
 import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer, Survey } from './crawl-store.js';
 import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { isClusterNode, openCluster } from './redis-cluster.js';
-import { SeenSet } from './seen-set.js';
+import { SeenSet } from '../util/seen-set.js';
 
 /** A lease nobody renews for this long goes back to its queue. */
 export const DEFAULT_LEASE_MS = 60_000;

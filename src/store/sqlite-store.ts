@@ -43,7 +43,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer } from './crawl-store.js';
-import { SeenSet } from './seen-set.js';
+import { SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
 import { APP_ID, damagedMessage, inspectStateFile, lockStateFile, openFailure, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';

@@ -79,7 +79,7 @@ describe('start-up loads only what the crawl uses', () => {
 
   it('crawl check loads neither the crawl loop nor any feature it does not explain', async () => {
     const files = await loadedBeforeFirstRequest(unbundled(['check', url]), 'check');
-    expect(ours(files, 'crawl').filter((f) => f !== 'crawl/robots-hop.js' && f !== 'crawl/attempt-history.js' && f !== 'crawl/crawl-context.js' && f !== 'crawl/robots-fetch-record.js' && f !== 'crawl/iso-time.js')).toEqual([]);
+    expect(ours(files, 'crawl').filter((f) => f !== 'crawl/robots-hop.js' && f !== 'crawl/attempt-history.js' && f !== 'crawl/crawl-context.js')).toEqual([]);
     expect(ours(files, 'render')).toEqual([]);
     expect([...packagesIn(files)].filter((p) => LAZY_PACKAGES.includes(p))).toEqual([]);
   });

@@ -1,7 +1,7 @@
 /**
  * A URL's earlier attempts and throttle events in its record
  * (crawl/attempt-history.ts), and robots.txt requests as records of their own
- * (crawl/robots-fetch-record.ts): the pure parts as tables, then real crawls
+ * (crawl/robots-hop.ts): the pure parts as tables, then real crawls
  * under fake time, checked against what the scripted servers saw.
  */
 import { describe, expect, it } from 'vitest';

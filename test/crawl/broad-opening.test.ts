@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_OPENING_PER_SLOT, Scheduler, type Job, type TakeResult } from '../../src/crawl/scheduler.js';
+import { MAX_OPENING_PER_SLOT, Scheduler, type Job, type TakeResult } from '../../src/schedule/scheduler.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { fakeCrawl } from '../support/fake-crawl.js';
 import type { ScriptedSite } from '../support/scripted-fetcher.js';

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { crawl, pathOf } from '../support/crawl-harness.js';
 import { formatSummary } from '../../src/output/summary.js';
-import { linkCheckExtra, wantsGet } from '../../src/crawl/link-check.js';
+import { linkCheckExtra, wantsGet } from '../../src/crawl/entries/link-check.js';
 import type { FrontierEntry } from '../../src/store/crawl-store.js';
 
 let web: Web | undefined;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildSettings, validateConfig } from '../../src/config/settings.js';
 import { Crawler } from '../../src/crawl/crawler.js';
-import { freshFor, revisitInterval } from '../../src/crawl/recrawl-change.js';
+import { freshFor, revisitInterval } from '../../src/recrawl/recrawl-change.js';
 import type { RecordSink } from '../../src/output/sink.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { PageRecord } from '../../src/types.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeOf, conditionalHeaders, nextHistory, type Answer } from '../../src/crawl/recrawl-change.js';
+import { changeOf, conditionalHeaders, nextHistory, type Answer } from '../../src/recrawl/recrawl-change.js';
 import type { PageHistory } from '../../src/store/page-history.js';
 
 const D1 = 'sha256:AAAA';

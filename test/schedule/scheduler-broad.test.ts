@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KeyQueue } from '../../src/crawl/key-queue.js';
-import { Scheduler, type TakeResult } from '../../src/crawl/scheduler.js';
+import { KeyQueue } from '../../src/util/key-queue.js';
+import { Scheduler, type TakeResult } from '../../src/schedule/scheduler.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 describe('KeyQueue', () => {

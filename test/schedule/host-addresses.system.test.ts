@@ -12,7 +12,7 @@ import { AddressRefusedError, createAddressGuard } from '../../src/fetch/address
 import { FetchError } from '../../src/fetch/fetch-error.js';
 import { createFetcher } from '../../src/fetch/fetcher.js';
 import { createRequestExtras } from '../../src/fetch/request-extras.js';
-import { HostAddresses, PENDING } from '../../src/crawl/host-addresses.js';
+import { HostAddresses, PENDING } from '../../src/schedule/host-addresses.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

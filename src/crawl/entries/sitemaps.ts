@@ -20,13 +20,13 @@
  *   protocol's caps (50,000 URLs, 50 MB) is read up to the cap, and a note
  *   says so once per file; so does a file that is not a sitemap.
  */
-import type { FetchResult } from '../fetch/fetcher.js';
-import { parseSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from '../parse/sitemap.js';
-import { canonicalize, originOf, resolveLink } from '../parse/url.js';
-import type { RobotsState } from '../robots/types.js';
-import type { FrontierEntry } from '../store/crawl-store.js';
-import type { CrawlSettings, PageRecord } from '../types.js';
-import { pageOutcome, type OutcomeOptions, type PageOutcome } from './page-outcome.js';
+import type { FetchResult } from '../../fetch/fetcher.js';
+import { parseSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from '../../parse/sitemap.js';
+import { canonicalize, originOf, resolveLink } from '../../parse/url.js';
+import type { RobotsState } from '../../robots/types.js';
+import type { FrontierEntry } from '../../store/crawl-store.js';
+import type { CrawlSettings, PageRecord } from '../../types.js';
+import { pageOutcome, type OutcomeOptions, type PageOutcome } from '../page-outcome.js';
 
 /**
  * Sitemap indexes followed inside one another. The protocol allows none (an

@@ -80,7 +80,7 @@ export class CrawlEnd {
     if (ctx.calls.pending > 0 || parts.leases.claimingCount > 0 || parts.slow.count > 0 || (parts.renderer?.pending ?? 0) > 0) return;
     if (!ctx.stopping && (!capReached(ctx) || parts.leases.reservedCount > 0)) {
       if (parts.leases.heldCount > 0) return;
-      if (store.survey) {
+      if (store.shared) {
         // Shared: this worker's view is not the crawl's. Done only when the store says so for everyone.
         if (!parts.survey.ended) return parts.survey.survey();
       } else {

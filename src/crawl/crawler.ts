@@ -136,7 +136,7 @@ export class Crawler {
 
   constructor(private readonly opts: CrawlerOptions) {
     const { settings, clock, random } = opts;
-    const store = opts.store ?? new MemoryStore();
+    const store: CrawlStore = opts.store ?? new MemoryStore();
     const stats = createStats(clock);
     this.stats = stats;
     if (settings.checkLinks) stats.linkCheck = { checked: 0, broken: 0, brokenPages: 0 };
@@ -191,7 +191,8 @@ export class Crawler {
         unavailableRetries: settings.robots.unavailableRetries,
         unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
         fetchOne: (url) => fetchRobotsHop(ctx, hops, url),
-        records: store.durable ? store : undefined,
+        // A shared store also lends its robots.txt lock: one worker fetches an origin's file, the others wait for its record.
+        records: store.durable ? { getRobots: (o) => store.getRobots(o), putRobots: (o, r) => store.putRobots(o, r), ...(store.shared && { lockRobots: (o: string, ttlMs: number) => store.shared!.lockRobots(o, ttlMs) }) } : undefined,
         onRecordError: fail,
       }),
       clock,
@@ -289,7 +290,7 @@ export class Crawler {
     this.renderer?.warm();
     this.end.markSeeded();
     this.dueTimer.armAt(store.nextDueAt());
-    if (store.survey) this.survey.arm();
+    if (store.shared) this.survey.arm();
     this.end.check();
     try {
       await this.end.done;

@@ -105,7 +105,7 @@ import { redactUrl } from '../fetch/redact.js';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer, Survey } from './crawl-store.js';
+import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, SharedStore, StoreCounts, StoreTimer, Survey } from './crawl-store.js';
 import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { isClusterNode, openCluster } from './redis-cluster.js';
 import { SeenSet } from '../util/seen-set.js';
@@ -253,6 +253,13 @@ const defaultNow = (): number => performance.timeOrigin + performance.now();
 export class RedisStore implements CrawlStore {
   readonly kind = 'redis';
   readonly durable = true;
+  /** What several workers need beyond the seam (crawl-store.ts `SharedStore`). */
+  readonly shared: SharedStore = {
+    survey: () => this.survey(),
+    lockRobots: (origin, ttlMs) => this.lockRobots(origin, ttlMs),
+    dispatched: (lease, at) => this.dispatched(lease, at),
+    renew: (lease) => this.renew(lease),
+  };
   /**
    * Names this worker in lease records: its name (`crawl status` shows it)
    * and a random suffix, so two processes given one name never share leases.

@@ -1,38 +1,71 @@
 /**
- * The records `crawl` writes (one JSON object per line), as zod schemas: the
- * source of record.schema.json (JSON Schema draft 2020-12, committed at the
- * package root for users' validators and editors) and of the field table in
- * docs/records.md. Every object is closed (no other keys), so a field added to a
- * record but not here fails the test that validates a real crawl's records
- * against record.schema.json; the type checks at the end fail the build
- * first, when the shapes in types.ts and these disagree.
+ * The records `crawl` writes (one JSON object per line), declared once, as
+ * zod schemas: the TypeScript types (types.ts infers PageRecord, SkipRecord,
+ * RobotsFetchRecord and their parts from these), record.schema.json (JSON
+ * Schema draft 2020-12, committed at the package root for users' validators
+ * and editors; a test fails while the committed file is stale) and the field
+ * table in docs/records.md all come from here. Every object is closed (no
+ * other keys), so a field the crawl writes but that is not here fails the
+ * build where the record is built, and the test that validates a real
+ * crawl's records against record.schema.json.
  *
- * Adding a record field: add it to the interface in types.ts AND here, with
- * a `.describe()` that says when it is present; then regenerate the file
- * (`npx tsc -p tsconfig.json && node dist/config/schema-gen.js`) and list it in
- * the record table in docs/records.md.
+ * Adding a record field: add it here with a `.describe()` that says when it
+ * is present; regenerate the file (`npm run schema`) and list it in the
+ * record table in docs/records.md.
  */
 import { z } from 'zod';
-import type { PageChange, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from '../types.js';
 
-const SKIP_REASONS = [
-  'robots', 'robots-unavailable', 'scope', 'filtered', 'max-depth', 'max-pages', 'nofollow', 'url-too-long', 'unsupported-scheme',
-  'host-failed', 'interrupted', 'private-address', 'queue-full', 'max-pages-per-host', 'repeated-path', 'query-explosion',
-] as const satisfies readonly SkipReason[];
+/** Why a URL was not fetched. Stable strings: scripts match on them. */
+export const SKIP_REASONS = [
+  'robots', // disallowed by robots.txt
+  'robots-unavailable', // robots.txt answered 5xx / unreachable until we gave up
+  'scope', // outside --scope
+  'filtered', // failed --include / matched --exclude
+  'max-depth',
+  'max-pages',
+  'nofollow',
+  'url-too-long',
+  'unsupported-scheme',
+  'host-failed', // its host kept failing and was given up for this crawl
+  'interrupted', // still queued when the crawl was stopped
+  'private-address', // its host is (or resolved to) a loopback/private/link-local/… address; detail names it
+  'queue-full', // found while maxQueued URLs were waiting (not remembered: found again later, it may be queued then)
+  'max-pages-per-host', // its host key had maxPagesPerHost URLs accepted already (not remembered either)
+  'repeated-path', // a path segment repeated more than traps.maxPathRepeats times (/a/b/a/b/a/b/a/b/)
+  'query-explosion', // more than traps.maxQueryParams parameters, or its path had traps.maxQueryVariants query strings already
+] as const;
 
-const ERROR_CODES = [
-  'CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'TOTAL_TIMEOUT', 'DNS_FAILURE',
-  'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'THROTTLED', 'LOCAL_RESOURCE',
-  'PROXY_ERROR', 'FETCH_FAILED', 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED',
-] as const satisfies readonly RecordErrorCode[];
+/** Stable error codes of a request that failed; group by these, never by message. */
+export const FETCH_ERROR_CODES = [
+  'CONNECTION_REFUSED',
+  'CONNECTION_RESET',
+  'CONNECT_TIMEOUT',
+  'HEADERS_TIMEOUT',
+  'BODY_TIMEOUT', // the body went silent for longer than the body timeout
+  'TOTAL_TIMEOUT', // the response was not complete within the total deadline (a drip-fed body)
+  'DNS_FAILURE',
+  'TLS_ERROR',
+  'INVALID_RESPONSE',
+  'DECODE_ERROR',
+  'REDIRECT_LIMIT',
+  'REDIRECT_INVALID',
+  'ABORTED',
+  'THROTTLED', // still throttled (429/503) after the throttle retry budget
+  'LOCAL_RESOURCE', // our side ran out of something (EMFILE, ENFILE, ENOBUFS, …): not the server's fault
+  'PROXY_ERROR', // the proxy answered CONNECT with something other than 200 (407: it wants credentials)
+  'FETCH_FAILED',
+] as const;
 
-const PAGE_CHANGES = ['new', 'changed', 'unchanged', 'removed'] as const satisfies readonly PageChange[];
+/** A record's error codes: a failed request's, or what the crawl concluded about an answer that arrived (a redirect back into its own chain, a render that failed). */
+export const RECORD_ERROR_CODES = [...FETCH_ERROR_CODES, 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED'] as const;
+
+export const PAGE_CHANGES = ['new', 'changed', 'unchanged', 'removed'] as const;
 
 // One time convention: instants are ISO 8601 UTC strings with milliseconds; durations are numbers of ms named `…Ms`.
 const instant = () => z.iso.datetime({ precision: 3 }).describe('An instant: ISO 8601 UTC with milliseconds ("2026-11-21T10:00:00.123Z").');
 const worker = () => z.string().optional().describe('The worker that wrote the record, in a crawl shared through Redis (--worker; default host-pid).');
 
-const throttleEvent = z
+export const throttleEventSchema = z
   .strictObject({
     at: instant().describe('When the answer came (ISO 8601): the host\'s pause began then.'),
     status: z.int().describe('The throttling status (429, 503, …).'),
@@ -40,6 +73,13 @@ const throttleEvent = z
     pausedUntil: instant().describe('Until when the host was paused (ISO 8601).'),
   })
   .describe('A throttling answer and the pause it caused.');
+
+export const subrequestCountsSchema = z.strictObject({
+  fetched: z.int().min(0).describe('Requested through their hosts\' robots.txt and limits.'),
+  cached: z.int().min(0).describe('Answered from the crawl-wide subresource cache (or a request already under way).'),
+  blocked: z.int().min(0).describe('Refused: a blocked resource type or URL, a navigation, a non-GET request, a refused address.'),
+  disallowed: z.int().min(0).describe('Refused: their host\'s robots.txt disallows them.'),
+});
 
 export const pageRecordSchema = z
   .strictObject({
@@ -80,7 +120,7 @@ export const pageRecordSchema = z
       .describe('On a host whose policy offers HTTP/2 (--http2, "http2": true): the HTTP version the answer came over, "2" or "1.1" (the server declined). Absent elsewhere: HTTP/1.1.'),
     attempts: z.int().min(2).optional().describe('Fetch attempts, when more than one (retries after failures or throttling).'),
     attemptStarts: z.array(instant()).optional().describe('When the earlier attempts were sent, ISO 8601, oldest first; the latest 10.'),
-    throttles: z.array(throttleEvent).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
+    throttles: z.array(throttleEventSchema).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
     etag: z.string().optional().describe('The response\'s ETag as sent (W/"…" when weak); on a 304 that names none, the one kept from the last pass.'),
     lastModified: z.string().optional().describe('The response\'s Last-Modified as sent; on a 304 that names none, the one kept from the last pass.'),
     digest: z.string().optional().describe('sha256:BASE32 of the body read, Content-Encoding undone; on a 304, the last pass\'s. Absent when no body was read (not HTML).'),
@@ -94,19 +134,11 @@ export const pageRecordSchema = z
       .string()
       .optional()
       .describe('Why it was or was not rendered: "configured" (render true), "empty-mount", "noscript", "script-shell" (auto found an application shell), "static" (auto found none), "not-html".'),
-    subrequests: z
-      .strictObject({
-        fetched: z.int().min(0).describe('Requested through their hosts\' robots.txt and limits.'),
-        cached: z.int().min(0).describe('Answered from the crawl-wide subresource cache (or a request already under way).'),
-        blocked: z.int().min(0).describe('Refused: a blocked resource type or URL, a navigation, a non-GET request, a refused address.'),
-        disallowed: z.int().min(0).describe('Refused: their host\'s robots.txt disallows them.'),
-      })
-      .optional()
-      .describe('A rendered page\'s browser requests.'),
+    subrequests: subrequestCountsSchema.optional().describe('A rendered page\'s browser requests.'),
     worker: worker(),
     error: z
       .strictObject({
-        code: z.enum(ERROR_CODES).describe('Stable code: group by it, never by message.'),
+        code: z.enum(RECORD_ERROR_CODES).describe('Stable code: group by it, never by message.'),
         message: z.string().describe('For humans; wording may change.'),
       })
       .optional()
@@ -159,18 +191,3 @@ export function renderRecordJsonSchema(): string {
   }) as Record<string, unknown>;
   return `${JSON.stringify(schema, null, 2)}\n`;
 }
-
-// ---------------------------------------------------------------- kept in step with types.ts
-
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-/** Fails to compile when a record interface and its schema disagree: update both (see the header). */
-function inStep<T extends true>(): T | undefined {
-  return undefined;
-}
-inStep<Same<z.output<typeof pageRecordSchema>, PageRecord>>();
-inStep<Same<z.output<typeof skipRecordSchema>, SkipRecord>>();
-inStep<Same<z.output<typeof robotsRecordSchema>, RobotsFetchRecord>>();
-inStep<Same<z.output<typeof throttleEvent>, ThrottleEvent>>();
-inStep<Same<(typeof SKIP_REASONS)[number], SkipReason>>();
-inStep<Same<(typeof ERROR_CODES)[number], RecordErrorCode>>();
-inStep<Same<(typeof PAGE_CHANGES)[number], PageChange>>();

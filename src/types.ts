@@ -8,8 +8,15 @@ import type { HeaderValue, Secret } from './fetch/secret.js';
 import type { UserPattern } from './config/user-pattern.js';
 import type { z } from 'zod';
 import type {
-  FETCH_ERROR_CODES, PAGE_CHANGES, RECORD_ERROR_CODES, SKIP_REASONS,
-  pageRecordSchema, robotsRecordSchema, skipRecordSchema, subrequestCountsSchema, throttleEventSchema,
+  FETCH_ERROR_CODES,
+  PAGE_CHANGES,
+  RECORD_ERROR_CODES,
+  SKIP_REASONS,
+  pageRecordSchema,
+  robotsRecordSchema,
+  skipRecordSchema,
+  subrequestCountsSchema,
+  throttleEventSchema,
 } from './output/record-schema.js';
 
 /** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */

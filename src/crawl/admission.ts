@@ -49,7 +49,10 @@ export class Admission {
     if (depth > maxDepth) return MAX_DEPTH;
     const repeated = repeatedSegment(url, traps.maxPathRepeats);
     if (repeated) {
-      return { reason: 'repeated-path', detail: `segment ${JSON.stringify(repeated.segment)} ${repeated.count} times in the path, over traps.maxPathRepeats (${traps.maxPathRepeats})` };
+      return {
+        reason: 'repeated-path',
+        detail: `segment ${JSON.stringify(repeated.segment)} ${repeated.count} times in the path, over traps.maxPathRepeats (${traps.maxPathRepeats})`,
+      };
     }
     const params = queryParamCount(url);
     if (params > traps.maxQueryParams) {
@@ -139,7 +142,7 @@ export function repeatedSegment(url: string, max: number): { segment: string; co
     starts = new Int32Array(k * 2);
   }
   let n = 0;
-  for (let i = start; i < end && n < k; ) {
+  for (let i = start; i < end && n < k;) {
     const from = i + 1;
     let to = url.indexOf('/', from);
     if (to < 0 || to > end) to = end;
@@ -151,7 +154,7 @@ export function repeatedSegment(url: string, max: number): { segment: string; co
   sorted.set(hashes.subarray(0, n));
   const view = sorted.subarray(0, n).sort();
   let worst = 0;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     let j = i + 1;
     while (j < n && view[j] === view[i]) j++;
     if (j - i > max) worst = Math.max(worst, j - i);
@@ -240,7 +243,7 @@ export class CountTable {
   private slot(key: number): number {
     const keys = this.keys;
     const capacity = keys.length;
-    for (let i = Math.floor(((key >>> 0) / 4294967296) * capacity); ; ) {
+    for (let i = Math.floor(((key >>> 0) / 4294967296) * capacity); ;) {
       const k = keys[i];
       if (k === key || k === 0) return i;
       if (++i === capacity) i = 0;

@@ -51,8 +51,19 @@ export class CrawlRecords {
   /** A page record for a URL whose host could not be reached before any request of its own: an error, not a skip. */
   unreached(entry: FrontierEntry, key: string, code: ErrorCode, message: string): void {
     const record: PageRecord = {
-      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent, contentType: null, bytes: 0,
-      title: null, links: 0, fetchedAt: this.isoTime(this.ctx.clock.wallNow()), elapsedMs: 0, error: { code, message },
+      type: 'page',
+      url: entry.url,
+      host: key,
+      status: null,
+      depth: entry.depth,
+      parent: entry.parent,
+      contentType: null,
+      bytes: 0,
+      title: null,
+      links: 0,
+      fetchedAt: this.isoTime(this.ctx.clock.wallNow()),
+      elapsedMs: 0,
+      error: { code, message },
     };
     decorateRecord(record, entry);
     this.page(record, key);

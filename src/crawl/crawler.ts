@@ -140,7 +140,11 @@ export class Crawler {
     const stats = createStats(clock);
     this.stats = stats;
     if (settings.checkLinks) stats.linkCheck = { checked: 0, broken: 0, brokenPages: 0 };
-    const calls = new StoreCalls(store, () => this.end.check(), (err) => this.end.fail(err));
+    const calls = new StoreCalls(
+      store,
+      () => this.end.check(),
+      (err) => this.end.fail(err),
+    );
     const hosts = new HostTable({
       policyFor: (key) => settings.policyFor(key),
       random,
@@ -156,9 +160,15 @@ export class Crawler {
     // Hosts are resolved before they are scheduled, so a slow lookup holds no slot and per-IP limits know the address.
     // A `domain` host key spans names that may resolve apart: those are resolved inside the connect, as before.
     const resolveHost = opts.fetcher.resolveHost?.bind(opts.fetcher);
-    const addresses = resolveHost && settings.hostKey === 'host' ? new HostAddresses({ clock, lookup: resolveHost, onResolved: (key) => this.scheduler.resolved(key) }) : undefined;
+    const addresses =
+      resolveHost && settings.hostKey === 'host'
+        ? new HostAddresses({ clock, lookup: resolveHost, onResolved: (key) => this.scheduler.resolved(key) })
+        : undefined;
     const { perIp } = settings;
-    if (perIp && !addresses) opts.log?.warn(`perIp limits not applied: ${settings.hostKey === 'host' ? 'this fetcher does not resolve hosts ahead' : 'a hostKey "domain" key spans names that may resolve apart'}`);
+    if (perIp && !addresses)
+      opts.log?.warn(
+        `perIp limits not applied: ${settings.hostKey === 'host' ? 'this fetcher does not resolve hosts ahead' : 'a hostKey "domain" key spans names that may resolve apart'}`,
+      );
     const scheduler = (this.scheduler = new Scheduler({
       clock,
       concurrency: settings.concurrency,
@@ -192,7 +202,13 @@ export class Crawler {
         unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
         fetchOne: (url) => fetchRobotsHop(ctx, hops, url),
         // A shared store also lends its robots.txt lock: one worker fetches an origin's file, the others wait for its record.
-        records: store.durable ? { getRobots: (o) => store.getRobots(o), putRobots: (o, r) => store.putRobots(o, r), ...(store.shared && { lockRobots: (o: string, ttlMs: number) => store.shared!.lockRobots(o, ttlMs) }) } : undefined,
+        records: store.durable
+          ? {
+              getRobots: (o) => store.getRobots(o),
+              putRobots: (o, r) => store.putRobots(o, r),
+              ...(store.shared && { lockRobots: (o: string, ttlMs: number) => store.shared!.lockRobots(o, ttlMs) }),
+            }
+          : undefined,
         onRecordError: fail,
       }),
       clock,
@@ -224,12 +240,29 @@ export class Crawler {
     const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
     const renderer = (this.renderer =
       settings.render?.enabled && opts.render !== undefined
-        ? new opts.render.Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.render.browserPath, opts.onSubrequest)
+        ? new opts.render.Renderer(
+            ctx,
+            { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail },
+            settings.render,
+            opts.render.browserPath,
+            opts.onSubrequest,
+          )
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
     const exchange = new PageExchange(ctx, {
-      records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, wake, fail, renderer, revisits,
+      records,
+      sender,
+      feedback,
+      links,
+      redirects,
+      dueTimer,
+      archive: opts.archive,
+      random,
+      wake,
+      fail,
+      renderer,
+      revisits,
       giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
     });
     const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange, renderer }));
@@ -255,7 +288,11 @@ export class Crawler {
     if (schedule && (await schedule.scheduleAll(opts.revisit!.minMs, ctx.clock.now() - ctx.clock.wallNow())) > 0) opened.finished = false;
     const pass = history?.pass() ?? 1;
     if (pass > 1) this.stats.pass = pass;
-    this.revisits.configure({ compare: pass > 1 || opts.since !== undefined || schedule !== undefined, keep: history !== undefined && (store.durable || opts.since !== undefined), revisit: opts.revisit });
+    this.revisits.configure({
+      compare: pass > 1 || opts.since !== undefined || schedule !== undefined,
+      keep: history !== undefined && (store.durable || opts.since !== undefined),
+      revisit: opts.revisit,
+    });
     if (opened.finished) {
       // Nothing to do: the store holds a crawl that already ended.
       this.stats.resumed = 'finished';
@@ -273,7 +310,10 @@ export class Crawler {
     if (store.durable) {
       const unclean = opened.uncleanUntil === undefined ? undefined : { until: opened.uncleanUntil, spanMs: opened.uncleanSpanMs ?? 0 };
       const behind = opened.clockBehindMs ?? 0;
-      if (behind > 0) ctx.log?.warn(`the clock reads ${formatDuration(behind)} earlier than when the crawl's state was last saved (set back since?): waits restored with the time they had left`);
+      if (behind > 0)
+        ctx.log?.warn(
+          `the clock reads ${formatDuration(behind)} earlier than when the crawl's state was last saved (set back since?): waits restored with the time they had left`,
+        );
       for (const [key, saved] of await store.loadHosts()) ctx.hosts.restore(key, saved, unclean, behind);
     }
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.

@@ -71,8 +71,18 @@ export class PageExchange {
     const fetchedAt = parts.records.isoTime(clock.wallNow());
     const t0 = clock.now();
     const base: PageRecord = {
-      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent,
-      contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
+      type: 'page',
+      url: entry.url,
+      host: key,
+      status: null,
+      depth: entry.depth,
+      parent: entry.parent,
+      contentType: null,
+      bytes: 0,
+      title: null,
+      links: 0,
+      fetchedAt,
+      elapsedMs: 0,
     };
     decorateRecord(base, entry);
     if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) {
@@ -85,7 +95,13 @@ export class PageExchange {
     let prior: PageHistory | undefined;
     try {
       prior = await parts.revisits.prior(entry);
-      const { res, startedAt, sinceLastMs } = await parts.sender.send(entry.url, key, job, parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior), lease);
+      const { res, startedAt, sinceLastMs } = await parts.sender.send(
+        entry.url,
+        key,
+        job,
+        parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior),
+        lease,
+      );
       if (res.capture) captured = res;
       const action = parts.feedback.answered(key, res, startedAt, !ctx.stopping, sinceLastMs);
       if (wantsGet(entry, res) && this.checkWithGet(lease)) return;
@@ -95,7 +111,14 @@ export class PageExchange {
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, startedAt))) return;
       if (action === 'give-up') parts.giveUpHost(key, policy);
       base.startedAt = parts.records.isoTime(Math.round(startedAt));
-      const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: settings.maxRedirects, emitLinks: settings.emitLinks, chain: parts.redirects.before(entry) }).catch(asError);
+      const sitemap =
+        entryKind(entry) !== 'sitemap'
+          ? undefined
+          : await sitemapOutcome(entry, res, base, {
+              maxRedirects: settings.maxRedirects,
+              emitLinks: settings.emitLinks,
+              chain: parts.redirects.before(entry),
+            }).catch(asError);
       // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
       const rendered = parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, job) : null;
       if (rendered) Object.assign(base, rendered.fields);

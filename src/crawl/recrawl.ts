@@ -105,19 +105,29 @@ export class PageRevisits {
    * answers the history to keep once the record is out (undefined: keep none).
    * `links`: the URLs the page led to (its links, or a redirect's target).
    */
-  async describe(entry: FrontierEntry, record: PageRecord, res: FetchResult, prior: PageHistory | undefined, links: readonly string[] | undefined): Promise<PendingHistory | undefined> {
+  async describe(
+    entry: FrontierEntry,
+    record: PageRecord,
+    res: FetchResult,
+    prior: PageHistory | undefined,
+    links: readonly string[] | undefined,
+  ): Promise<PendingHistory | undefined> {
     if (entryKind(entry) !== 'page' || record.status === null) return undefined;
     const location = record.location ?? (res.location === null ? undefined : (resolveLink(res.location, entry.url) ?? undefined));
     const answer: Answer = { status: res.status, headers: res.headers, digest: res.digest, location };
     // The record's own time: what the WARC-Date of this capture says, so a later revisit can refer to it.
     const page = nextHistory(prior, answer, Date.parse(record.fetchedAt));
     // A 304 names what it confirmed: the kept validators (or the ones it sent) and the kept digest.
-    const shown: Partial<PageHistory> = res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
+    const shown: Partial<PageHistory> =
+      res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
     if (shown.etag !== undefined) record.etag = shown.etag;
     if (shown.lastModified !== undefined) record.lastModified = shown.lastModified;
     if (shown.digest !== undefined) record.digest = shown.digest;
     if (this.mode.compare) {
-      const priorTarget = prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400 ? (await this.history?.outlinks(entry.url))?.[0] : undefined;
+      const priorTarget =
+        prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400
+          ? (await this.history?.outlinks(entry.url))?.[0]
+          : undefined;
       const change = changeOf(prior, answer, priorTarget);
       if (change !== undefined) record.change = change;
       if (prior !== undefined) record.previousFetchedAt = new Date(prior.fetchedAt).toISOString();

@@ -67,18 +67,21 @@ const worker = () => z.string().optional().describe('The worker that wrote the r
 
 export const throttleEventSchema = z
   .strictObject({
-    at: instant().describe('When the answer came (ISO 8601): the host\'s pause began then.'),
+    at: instant().describe("When the answer came (ISO 8601): the host's pause began then."),
     status: z.int().describe('The throttling status (429, 503, …).'),
-    retryAfterMs: z.number().optional().describe('What Retry-After announced, ms, before maxRetryAfter capped it; absent when the server sent none (the pause was a backoff).'),
+    retryAfterMs: z
+      .number()
+      .optional()
+      .describe('What Retry-After announced, ms, before maxRetryAfter capped it; absent when the server sent none (the pause was a backoff).'),
     pausedUntil: instant().describe('Until when the host was paused (ISO 8601).'),
   })
   .describe('A throttling answer and the pause it caused.');
 
 export const subrequestCountsSchema = z.strictObject({
-  fetched: z.int().min(0).describe('Requested through their hosts\' robots.txt and limits.'),
+  fetched: z.int().min(0).describe("Requested through their hosts' robots.txt and limits."),
   cached: z.int().min(0).describe('Answered from the crawl-wide subresource cache (or a request already under way).'),
   blocked: z.int().min(0).describe('Refused: a blocked resource type or URL, a navigation, a non-GET request, a refused address.'),
-  disallowed: z.int().min(0).describe('Refused: their host\'s robots.txt disallows them.'),
+  disallowed: z.int().min(0).describe("Refused: their host's robots.txt disallows them."),
 });
 
 export const pageRecordSchema = z
@@ -90,51 +93,69 @@ export const pageRecordSchema = z
     depth: z.int().min(0).describe('Links followed from a seed (seeds are 0; a redirect keeps its depth).'),
     parent: z.string().nullable().describe('The page the URL was found on (or that redirected to it); null for a seed.'),
     contentType: z.string().nullable().describe('The media type, lowercased, without parameters ("text/html"); null when none was sent or no answer came.'),
-    bytes: z
-      .int()
-      .min(0)
-      .nullable()
-      .describe('Decoded body bytes read; null when the body was not read (not HTML; see contentLength); 0 when no answer came.'),
+    bytes: z.int().min(0).nullable().describe('Decoded body bytes read; null when the body was not read (not HTML; see contentLength); 0 when no answer came.'),
     contentLength: z.int().min(0).optional().describe('The Content-Length the server declared, when the body was not read. A claim, not checked.'),
     truncated: z.boolean().optional().describe('True when the body was cut at --max-body; links come from the part read.'),
     title: z.string().nullable().describe('The HTML <title>, whitespace collapsed; null when none.'),
     links: z.int().min(0).describe('Links found on the page (for a sitemap: URLs it lists).'),
     linkList: z.array(z.string()).optional().describe('With --links: the links found, absolute and canonical.'),
-    canonical: z.string().optional().describe('The page\'s rel=canonical URL (link element or Link header), absolute; absent when it names none.'),
-    content: z.string().optional().describe('With --content: the page\'s main content as text, HTML or Markdown.'),
+    canonical: z.string().optional().describe("The page's rel=canonical URL (link element or Link header), absolute; absent when it names none."),
+    content: z.string().optional().describe("With --content: the page's main content as text, HTML or Markdown."),
     contentTruncated: z.boolean().optional().describe('True when `content` was cut at --max-content.'),
     extract: z
       .record(z.string(), z.union([z.string(), z.null(), z.array(z.string())]))
       .optional()
       .describe('With --extract: one key per rule; a string or null (first match), or an array (name[]).'),
-    kind: z.enum(['sitemap', 'link-check']).optional().describe('Absent for a page crawled as usual; "sitemap" for a sitemap file, "link-check" for a link checked with --check-links.'),
-    method: z.enum(['HEAD', 'GET']).optional().describe('A link check\'s method: HEAD, or GET after HEAD was refused.'),
+    kind: z
+      .enum(['sitemap', 'link-check'])
+      .optional()
+      .describe('Absent for a page crawled as usual; "sitemap" for a sitemap file, "link-check" for a link checked with --check-links.'),
+    method: z.enum(['HEAD', 'GET']).optional().describe("A link check's method: HEAD, or GET after HEAD was refused."),
     lastmod: z.string().optional().describe('The <lastmod> of the sitemap entry the URL came from, as written there.'),
-    location: z.string().optional().describe('A redirect\'s Location, absolute.'),
-    fetchedAt: instant().describe('When the URL was claimed for its request, ISO 8601 (the record\'s own time).'),
-    startedAt: instant().optional().describe('When the request was written to the socket, ISO 8601 (what the host\'s limiter counts); absent when no answer came.'),
-    elapsedMs: z.number().min(0).describe('From the request\'s start to the end of its body, ms.'),
+    location: z.string().optional().describe("A redirect's Location, absolute."),
+    fetchedAt: instant().describe("When the URL was claimed for its request, ISO 8601 (the record's own time)."),
+    startedAt: instant()
+      .optional()
+      .describe("When the request was written to the socket, ISO 8601 (what the host's limiter counts); absent when no answer came."),
+    elapsedMs: z.number().min(0).describe("From the request's start to the end of its body, ms."),
     httpVersion: z
       .enum(['1.1', '2'])
       .optional()
-      .describe('On a host whose policy offers HTTP/2 (--http2, "http2": true): the HTTP version the answer came over, "2" or "1.1" (the server declined). Absent elsewhere: HTTP/1.1.'),
+      .describe(
+        'On a host whose policy offers HTTP/2 (--http2, "http2": true): the HTTP version the answer came over, "2" or "1.1" (the server declined). Absent elsewhere: HTTP/1.1.',
+      ),
     attempts: z.int().min(2).optional().describe('Fetch attempts, when more than one (retries after failures or throttling).'),
     attemptStarts: z.array(instant()).optional().describe('When the earlier attempts were sent, ISO 8601, oldest first; the latest 10.'),
     throttles: z.array(throttleEventSchema).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
     etag: z.string().optional().describe('The response\'s ETag as sent (W/"…" when weak); on a 304 that names none, the one kept from the last pass.'),
-    lastModified: z.string().optional().describe('The response\'s Last-Modified as sent; on a 304 that names none, the one kept from the last pass.'),
-    digest: z.string().optional().describe('sha256:BASE32 of the body read, Content-Encoding undone; on a 304, the last pass\'s. Absent when no body was read (not HTML).'),
-    change: z.enum(PAGE_CHANGES).optional().describe('In a re-crawl (--recrawl, --since, --revisit): "new", "changed", "unchanged" (a 304 or the same digest) or "removed" (404/410 or a redirect elsewhere where there was a page); absent when no usable answer came.'),
+    lastModified: z.string().optional().describe("The response's Last-Modified as sent; on a 304 that names none, the one kept from the last pass."),
+    digest: z
+      .string()
+      .optional()
+      .describe("sha256:BASE32 of the body read, Content-Encoding undone; on a 304, the last pass's. Absent when no body was read (not HTML)."),
+    change: z
+      .enum(PAGE_CHANGES)
+      .optional()
+      .describe(
+        'In a re-crawl (--recrawl, --since, --revisit): "new", "changed", "unchanged" (a 304 or the same digest) or "removed" (404/410 or a redirect elsewhere where there was a page); absent when no usable answer came.',
+      ),
     previousFetchedAt: instant().optional().describe('In a re-crawl: when the last pass fetched the page, ISO 8601.'),
     duplicateOf: z.string().optional().describe('The first URL of this crawl whose body had the same digest (a mirror, a session-id URL).'),
     savedPath: z.string().optional().describe('With --save-dir: the file the body was saved to, relative to that directory, "/"-separated.'),
-    warcOffset: z.int().min(0).optional().describe('With --warc: the byte offset of this page\'s response record in the WARC file.'),
-    rendered: z.boolean().optional().describe('On a host that renders (render true or "auto"): whether the page was rendered in a browser; links, content and extract then come from the rendered DOM.'),
+    warcOffset: z.int().min(0).optional().describe("With --warc: the byte offset of this page's response record in the WARC file."),
+    rendered: z
+      .boolean()
+      .optional()
+      .describe(
+        'On a host that renders (render true or "auto"): whether the page was rendered in a browser; links, content and extract then come from the rendered DOM.',
+      ),
     renderReason: z
       .string()
       .optional()
-      .describe('Why it was or was not rendered: "configured" (render true), "empty-mount", "noscript", "script-shell" (auto found an application shell), "static" (auto found none), "not-html".'),
-    subrequests: subrequestCountsSchema.optional().describe('A rendered page\'s browser requests.'),
+      .describe(
+        'Why it was or was not rendered: "configured" (render true), "empty-mount", "noscript", "script-shell" (auto found an application shell), "static" (auto found none), "not-html".',
+      ),
+    subrequests: subrequestCountsSchema.optional().describe("A rendered page's browser requests."),
     worker: worker(),
     error: z
       .strictObject({
@@ -142,7 +163,9 @@ export const pageRecordSchema = z
         message: z.string().describe('For humans; wording may change.'),
       })
       .optional()
-      .describe('Why the page failed: no answer (status null), or an answer the crawl could not use (REDIRECT_LOOP, THROTTLED, RENDER_TIMEOUT, RENDER_FAILED).'),
+      .describe(
+        'Why the page failed: no answer (status null), or an answer the crawl could not use (REDIRECT_LOOP, THROTTLED, RENDER_TIMEOUT, RENDER_FAILED).',
+      ),
   })
   .describe('A URL that was requested (or whose host could not be connected to at all).');
 
@@ -176,7 +199,7 @@ export const robotsRecordSchema = z
 
 export const outputRecordSchema = z
   .discriminatedUnion('type', [pageRecordSchema, skipRecordSchema, robotsRecordSchema])
-  .meta({ title: 'crawl record', description: 'One line of crawl\'s JSON-lines output.' });
+  .meta({ title: 'crawl record', description: "One line of crawl's JSON-lines output." });
 
 /** The exact text of record.schema.json. */
 export function renderRecordJsonSchema(): string {

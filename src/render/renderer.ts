@@ -78,7 +78,11 @@ export class Renderer {
   private readonly fetcher: SubresourceFetcher;
   private readonly block: ReadonlySet<string>;
   readonly cache: SubresourceCache;
-  private readonly counts = { pages: 0, decisions: new Map<string, { render: boolean; reason: string; count: number }>(), subrequests: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 } };
+  private readonly counts = {
+    pages: 0,
+    decisions: new Map<string, { render: boolean; reason: string; count: number }>(),
+    subrequests: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 },
+  };
 
   constructor(
     private readonly ctx: CrawlContext,
@@ -88,9 +92,14 @@ export class Renderer {
     private readonly onEvent?: (page: string, event: SubrequestEvent) => void,
   ) {
     this.pool = new BrowserPool({
-      executablePath, userAgent: ctx.settings.userAgent, recycleAfter: settings.recycleAfter,
+      executablePath,
+      userAgent: ctx.settings.userAgent,
+      recycleAfter: settings.recycleAfter,
       ...(settings.maxBrowserMemoryBytes !== undefined && { maxMemoryBytes: settings.maxBrowserMemoryBytes }),
-      onMemoryRestart: (bytes) => ctx.log?.info(`the browser holds ${Math.round(bytes / 2 ** 20)} MiB, past renderOptions.maxBrowserMemory (${Math.round(settings.maxBrowserMemoryBytes! / 2 ** 20)} MiB): restarting it between pages`),
+      onMemoryRestart: (bytes) =>
+        ctx.log?.info(
+          `the browser holds ${Math.round(bytes / 2 ** 20)} MiB, past renderOptions.maxBrowserMemory (${Math.round(settings.maxBrowserMemoryBytes! / 2 ** 20)} MiB): restarting it between pages`,
+        ),
     });
     this.cache = new SubresourceCache(settings.cacheBytes);
     this.fetcher = new SubresourceFetcher(ctx, { ...parts, cache: this.cache });
@@ -178,10 +187,18 @@ export class Renderer {
           const counts = requests[0]?.counts;
           const fields: RenderFields = { rendered: false, renderReason: decision.reason, ...(counts && { subrequests: { ...counts } }) };
           if (err instanceof RenderTimeoutError) {
-            return { res, fields, error: { code: 'RENDER_TIMEOUT', message: `not rendered within ${this.settings.timeoutMs / 1000}s; links are the fetched HTML's` } };
+            return {
+              res,
+              fields,
+              error: { code: 'RENDER_TIMEOUT', message: `not rendered within ${this.settings.timeoutMs / 1000}s; links are the fetched HTML's` },
+            };
           }
           if (!(err instanceof BrowserCrashedError) || this.ctx.stopping) {
-            return { res, fields, error: { code: 'RENDER_FAILED', message: redactCredentials(`rendering failed: ${messageOf(err)}; links are the fetched HTML's`) } };
+            return {
+              res,
+              fields,
+              error: { code: 'RENDER_FAILED', message: redactCredentials(`rendering failed: ${messageOf(err)}; links are the fetched HTML's`) },
+            };
           }
           this.ctx.log?.warn(`the browser died while rendering ${redactCredentials(entry.url)}: rendering it again in a new browser`);
         }

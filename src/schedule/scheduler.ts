@@ -377,11 +377,14 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     this.running++;
     const ipTicket = ip?.limiter.acquire(now);
     /** Null once the address's share is released (or handed to `detach`). */
-    let ipRelease: (() => void) | null = ip === undefined ? null : () => {
-      ip.limiter.release(ipTicket);
-      this.passTurn(ip, this.opts.clock.now());
-      this.schedulePump();
-    };
+    let ipRelease: (() => void) | null =
+      ip === undefined
+        ? null
+        : () => {
+            ip.limiter.release(ipTicket);
+            this.passTurn(ip, this.opts.clock.now());
+            this.schedulePump();
+          };
     const ctx: JobContext = {
       onDispatched: (at) => {
         slot.limiter.markDispatched(ticket, at);

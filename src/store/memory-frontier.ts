@@ -279,7 +279,6 @@ export class MemoryFrontier {
   seenCount(): number {
     return this.seen.size;
   }
-
 }
 
 function queueOf(first: FrontierEntry, second: FrontierEntry): EntryQueue {

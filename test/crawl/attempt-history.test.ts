@@ -128,7 +128,15 @@ describe('robots.txt records', () => {
     });
     const [seen] = run.fetcher.requests('a.test').filter((r) => r.path === '/robots.txt');
     expect(robotsOf(run)).toEqual([
-      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: iso(seen.at), elapsedMs: expect.any(Number), bytes: robots.length },
+      {
+        type: 'robots',
+        url: 'http://a.test/robots.txt',
+        host: 'a.test',
+        status: 200,
+        startedAt: iso(seen.at),
+        elapsedMs: expect.any(Number),
+        bytes: robots.length,
+      },
     ]);
     // Before the page it allowed.
     expect(run.records.map((r) => r.type)).toEqual(['robots', 'page']);

@@ -39,12 +39,14 @@ describe('Scheduler, broad start-up', () => {
         if (!asked.has(key)) {
           asked.add(key);
           // Like RobotsCache.load: the fetch is submitted after a few awaits.
-          void Promise.resolve().then(() => Promise.resolve()).then(() =>
-            scheduler.submit(key, async () => {
-              if (takesAtFirstStart === -1) takesAtFirstStart = takes;
-              loaded.add(key);
-            }),
-          );
+          void Promise.resolve()
+            .then(() => Promise.resolve())
+            .then(() =>
+              scheduler.submit(key, async () => {
+                if (takesAtFirstStart === -1) takesAtFirstStart = takes;
+                loaded.add(key);
+              }),
+            );
         }
         return loaded.has(key) ? null : { notBefore: Infinity };
       },

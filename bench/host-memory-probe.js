@@ -16,7 +16,7 @@
  */
 import http from 'node:http';
 import { createFetcher } from '../dist/fetch/fetcher.js';
-import { Scheduler } from '../dist/crawl/scheduler.js';
+import { Scheduler } from '../dist/schedule/scheduler.js';
 import { HostTable } from '../dist/politeness/host-state.js';
 import { systemClock } from '../dist/clock.js';
 

@@ -13,7 +13,7 @@
  */
 import { MemoryFrontier } from '../dist/store/memory-frontier.js';
 import * as parser from '../dist/parse/parser.js';
-import { SeenSet } from '../dist/store/seen-set.js';
+import { SeenSet } from '../dist/util/seen-set.js';
 import { resolveLink } from '../dist/parse/url.js';
 
 // Builds from before linkResolver existed resolved every href with resolveLink.

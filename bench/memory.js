@@ -9,7 +9,7 @@
  *   node bench/memory.js [--quick] [--urls N]
  */
 import { readFileSync } from 'node:fs';
-import { SeenSet, fingerprint } from '../dist/store/seen-set.js';
+import { SeenSet, fingerprint } from '../dist/util/seen-set.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
 import { round } from './lib/stats.js';
 

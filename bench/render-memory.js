@@ -4,7 +4,8 @@
  * of fixtures/app-web.js (2 × items + 1 pages), sampling once a second the
  * memory of the crawl's whole process tree (node + Chromium's processes:
  * the sum of their PSS, from /proc/PID/smaps_rollup). Prints the peak, and the RSS after warm-up (the first quarter of
- * the run) at the middle and at the end, so growth shows.
+ * the run) at the middle and at the end, and the slope of memory against
+ * pages after warm-up (least squares), so growth shows.
  *
  *   node bench/render-memory.js [--items N] [--concurrency N]
  */
@@ -77,3 +78,9 @@ const at = (f) => after[Math.min(after.length - 1, Math.floor(after.length * f))
 process.stdout.write(`${pages} pages rendered in ${((Date.now() - started) / 1000).toFixed(1)} s, ${concurrency} at once\n`);
 process.stdout.write(`crawl + browser memory (sum of PSS): peak ${mb(peak)}; after warm-up: ${mb(at(0).rss)} at ${at(0).pages} pages, ${mb(at(0.5).rss)} at ${at(0.5).pages}, ${mb(at(0.95).rss)} at ${at(0.95).pages}\n`);
 process.stdout.write(`per render slot (peak ÷ ${concurrency}): ${mb(peak / concurrency)}\n`);
+// Flat or growing: the least-squares slope of memory against pages rendered, after warm-up.
+const n = after.length;
+const mx = after.reduce((a, x) => a + x.pages, 0) / n;
+const my = after.reduce((a, x) => a + x.rss, 0) / n;
+const slope = after.reduce((a, x) => a + (x.pages - mx) * (x.rss - my), 0) / Math.max(1, after.reduce((a, x) => a + (x.pages - mx) ** 2, 0));
+process.stdout.write(`slope after warm-up: ${(slope * 1000 / 1024 / 1024).toFixed(1)} MB per 1,000 pages rendered (${n} samples)\n`);

@@ -1,10 +1,23 @@
 /**
  * Shared data shapes: the normalised crawl settings every module reads, and the
  * records the crawler writes. Validation lives in config/; these are the
- * already-checked forms.
+ * already-checked forms. The record types are inferred from their one
+ * declaration, the zod schemas of output/record-schema.ts.
  */
 import type { HeaderValue, Secret } from './fetch/secret.js';
 import type { UserPattern } from './config/user-pattern.js';
+import type { z } from 'zod';
+import type {
+  FETCH_ERROR_CODES,
+  PAGE_CHANGES,
+  RECORD_ERROR_CODES,
+  SKIP_REASONS,
+  pageRecordSchema,
+  robotsRecordSchema,
+  skipRecordSchema,
+  subrequestCountsSchema,
+  throttleEventSchema,
+} from './output/record-schema.js';
 
 /** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */
 export interface WindowLimit {
@@ -152,7 +165,7 @@ export interface CrawlSettings {
   maxPages: number; // Infinity = unlimited
   /** URLs waiting in the queue (all hosts) before new ones are skipped as `queue-full`: bounded memory. */
   maxQueued: number;
-  /** Defences against URL spaces that never end (crawl/trap-guard.ts); each refusal is a skip reason. */
+  /** Defences against URL spaces that never end (crawl/admission.ts); each refusal is a skip reason. */
   traps: {
     /** Most times one segment may appear in a URL's path (`repeated-path`). */
     maxPathRepeats: number;
@@ -186,9 +199,9 @@ export interface CrawlSettings {
   content: ContentSettings;
   /** `--follow-canonical`: a page's in-scope rel=canonical marks that URL seen (crawl/canonical.ts). */
   followCanonical: boolean;
-  /** Sitemaps that seed the crawl (crawl/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
+  /** Sitemaps that seed the crawl (crawl/entries/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
   sitemaps: { urls: string[]; fromRobots: boolean };
-  /** Link-check mode (crawl/link-check.ts): out-of-scope links get one HEAD (then GET) request each, never parsed or followed. */
+  /** Link-check mode (crawl/entries/link-check.ts): out-of-scope links get one HEAD (then GET) request each, never parsed or followed. */
   checkLinks: boolean;
   /**
    * The SSRF guard (fetch/address-guard.ts): special-purpose addresses are
@@ -231,209 +244,28 @@ export interface ContentSettings {
   extract: ExtractRule[];
 }
 
-/** Why a URL was not fetched. Stable strings: scripts match on them. */
-export type SkipReason =
-  | 'robots'              // disallowed by robots.txt
-  | 'robots-unavailable'  // robots.txt answered 5xx / unreachable until we gave up
-  | 'scope'               // outside --scope
-  | 'filtered'            // failed --include / matched --exclude
-  | 'max-depth'
-  | 'max-pages'
-  | 'nofollow'
-  | 'url-too-long'
-  | 'unsupported-scheme'
-  | 'host-failed'         // its host kept failing and was given up for this crawl
-  | 'interrupted'         // still queued when the crawl was stopped
-  | 'private-address'     // its host is (or resolved to) a loopback/private/link-local/… address; detail names it
-  | 'queue-full'          // found while maxQueued URLs were waiting (not remembered: found again later, it may be queued then)
-  | 'max-pages-per-host'  // its host key had maxPagesPerHost URLs accepted already (not remembered either)
-  | 'repeated-path'       // a path segment repeated more than traps.maxPathRepeats times (/a/b/a/b/a/b/a/b/)
-  | 'query-explosion';    // more than traps.maxQueryParams parameters, or its path had traps.maxQueryVariants query strings already
+// ---------------------------------------------------------------- records
+// Declared once, as zod schemas in output/record-schema.ts (which also
+// generates record.schema.json and documents each field); the types are
+// inferred from them. Type-only imports: nothing of zod loads for these.
 
-/** Stable error codes in records; group by these, never by message. */
-export type ErrorCode =
-  | 'CONNECTION_REFUSED'
-  | 'CONNECTION_RESET'
-  | 'CONNECT_TIMEOUT'
-  | 'HEADERS_TIMEOUT'
-  | 'BODY_TIMEOUT'        // the body went silent for longer than the body timeout
-  | 'TOTAL_TIMEOUT'       // the response was not complete within the total deadline (a drip-fed body)
-  | 'DNS_FAILURE'
-  | 'TLS_ERROR'
-  | 'INVALID_RESPONSE'
-  | 'DECODE_ERROR'
-  | 'REDIRECT_LIMIT'
-  | 'REDIRECT_INVALID'
-  | 'ABORTED'
-  | 'THROTTLED'           // still throttled (429/503) after the throttle retry budget
-  | 'LOCAL_RESOURCE'      // our side ran out of something (EMFILE, ENFILE, ENOBUFS, …): not the server's fault
-  | 'PROXY_ERROR'         // the proxy answered CONNECT with something other than 200 (407: it wants credentials)
-  | 'FETCH_FAILED';
-
-/**
- * Error codes a record may carry: a failed request's (ErrorCode), or what the
- * crawl concluded about an answer that arrived (a redirect back into its own chain).
- */
-export type RecordErrorCode = ErrorCode | 'REDIRECT_LOOP' | 'RENDER_TIMEOUT' | 'RENDER_FAILED';
-
+/** Why a URL was not fetched. Stable strings: scripts match on them (the list, with what each means: output/record-schema.ts). */
+export type SkipReason = (typeof SKIP_REASONS)[number];
+/** Stable error codes of failed requests; group by these, never by message. */
+export type ErrorCode = (typeof FETCH_ERROR_CODES)[number];
+/** Error codes a record may carry: a failed request's (ErrorCode), or what the crawl concluded about an answer that arrived. */
+export type RecordErrorCode = (typeof RECORD_ERROR_CODES)[number];
+/** What a re-crawl found: `new`, `changed`, `unchanged` (a 304, or the same digest), `removed` (a 404/410, or a redirect elsewhere, where there was a page). */
+export type PageChange = (typeof PAGE_CHANGES)[number];
 /** What a rendered page's browser asked for (render/page-requests.ts says what each means). */
-export interface SubrequestCounts {
-  /** Requests made for it through their hosts' limits. */
-  fetched: number;
-  /** Answered from the crawl-wide cache (or a request another page had under way). */
-  cached: number;
-  /** Not made: a blocked resource type or URL, a navigation, a non-GET request, a refused address. */
-  blocked: number;
-  /** Not made: robots.txt of their host disallows them. */
-  disallowed: number;
-}
-
-export interface PageRecord {
-  type: 'page';
-  url: string;
-  /** The host key whose limits paced the request: host[:port], or the registrable domain with `hostKey: "domain"`. */
-  host: string;
-  status: number | null;
-  depth: number;
-  parent: string | null;
-  contentType: string | null;
-  /**
-   * Decoded body bytes read and kept; null when the body was not read (not
-   * HTML: the crawler does not download what it cannot parse), with the
-   * size the server declared in `contentLength`. 0 when no answer came.
-   */
-  bytes: number | null;
-  /** The response's Content-Length, when the body was not read and the server declared one. Only a claim: nothing checked it. */
-  contentLength?: number;
-  /** The body was cut at --max-body; links come from the part that was read. */
-  truncated?: boolean;
-  title: string | null;
-  links: number;
-  linkList?: string[];
-  /**
-   * The page's rel=canonical URL (`<link rel="canonical">`, else a
-   * `Link: <…>; rel="canonical"` header), absolute and canonical; absent
-   * when the page names none (or none that is an http(s) URL).
-   */
-  canonical?: string;
-  /** With `--content`: the page's main content as text, HTML or Markdown (src/content/main-content.ts says which part). */
-  content?: string;
-  /** `content` was cut at `maxContent`. */
-  contentTruncated?: boolean;
-  /** With `--extract`: one key per rule; a string or null (first match), or an array (`name[]`). */
-  extract?: Record<string, string | null | string[]>;
-  /**
-   * What the request was, when not a page crawled as usual: `sitemap` (a
-   * sitemap file; `links` counts the URLs it lists) or `link-check` (an
-   * out-of-scope link checked with --check-links, not parsed or followed).
-   */
-  kind?: 'sitemap' | 'link-check';
-  /** A link check's method: the status is HEAD's, or GET's after HEAD was refused. */
-  method?: 'HEAD' | 'GET';
-  /** The `<lastmod>` of the sitemap entry this URL came from, as written there. */
-  lastmod?: string;
-  location?: string;
-  /** When the URL was claimed for its request (ISO 8601 UTC, ms): the record's own time. Instants in records are all such strings; durations are numbers of ms named `…Ms`. */
-  fetchedAt: string;
-  /**
-   * When the request was written to the socket (ISO 8601 UTC, ms): the
-   * moment the host's limiter counts (and a report measures gaps by).
-   * Absent when no answer came (a transport error).
-   */
-  startedAt?: string;
-  elapsedMs: number;
-  /** On a host whose policy offers HTTP/2 (`http2`): the HTTP version the answer came over, "2" or "1.1". Absent elsewhere: HTTP/1.1. */
-  httpVersion?: '1.1' | '2';
-  /** Fetch attempts, when more than one (retries after failures or throttling). */
-  attempts?: number;
-  /** The worker that wrote the record, in a crawl shared through Redis (`--worker`, default host-pid). */
-  worker?: string;
-  /**
-   * When this URL's earlier attempts were sent (or began, when one failed
-   * before it was sent), ISO 8601, oldest first; the latest 10 only
-   * (crawl/attempt-history.ts; `attempts` counts them all). Absent for a
-   * first-attempt record.
-   */
-  attemptStarts?: string[];
-  /** The 429/503 answers this URL got (the latest 10), oldest first, each with the pause it caused its host. */
-  throttles?: ThrottleEvent[];
-  /** The response's ETag, as sent (`W/"…"` when weak); on a 304 that names none, the one kept from the last pass. */
-  etag?: string;
-  /** The response's Last-Modified, as sent; on a 304 that names none, the one kept from the last pass. */
-  lastModified?: string;
-  /** `sha256:BASE32` of the body read, Content-Encoding undone (fetch/body-digest.ts); on a 304, the last pass's. Absent when no body was read (not HTML). */
-  digest?: string;
-  /** In a re-crawl (`--recrawl`, `--since`, `--revisit`): what happened to the page since the last pass (crawl/recrawl-change.ts); absent when no usable answer came. */
-  change?: PageChange;
-  /** In a re-crawl: when the last pass fetched the page (ISO 8601). */
-  previousFetchedAt?: string;
-  /** The first URL of this crawl whose body had the same digest (a mirror, a session-id URL). */
-  duplicateOf?: string;
-  /** With --save-dir, a 2xx body's file, relative to that directory, "/"-separated (archive/url-path.ts). */
-  savedPath?: string;
-  /** With --warc, the byte offset of this page's response record (its gzip member) in the WARC file. */
-  warcOffset?: number;
-  /** On a host that renders (`render` true or "auto"): whether this page was rendered in the browser; links, content and extract then come from the rendered DOM. */
-  rendered?: boolean;
-  /** Why it was or was not rendered (render/render-decision.ts): configured, empty-mount, noscript, script-shell, static, not-html. */
-  renderReason?: string;
-  /** A rendered page's browser requests. */
-  subrequests?: SubrequestCounts;
-  error?: { code: RecordErrorCode; message: string };
-}
-
-/**
- * What a re-crawl found: `new` (not in the last pass), `changed`,
- * `unchanged` (a 304, or the same digest), `removed` (a 404/410, or a
- * redirect elsewhere, where there was a page).
- */
-export type PageChange = 'new' | 'changed' | 'unchanged' | 'removed';
-
+export type SubrequestCounts = z.output<typeof subrequestCountsSchema>;
 /** A throttling answer (a status in `throttleStatuses`) and the pause it caused. */
-export interface ThrottleEvent {
-  /** When the answer came (ISO 8601): the host's pause began then. */
-  at: string;
-  status: number;
-  /** What Retry-After announced, ms (before maxRetryAfter capped it); absent when the server sent none (the pause is a backoff). */
-  retryAfterMs?: number;
-  /** Until when the host was paused (ISO 8601). */
-  pausedUntil: string;
-}
-
-export interface SkipRecord {
-  type: 'skipped';
-  url: string;
-  reason: SkipReason;
-  depth: number;
-  parent: string | null;
-  detail?: string;
-  /** As in PageRecord. */
-  worker?: string;
-}
-
-/**
- * One robots.txt request (each redirect hop is one), written with
- * `--emit-robots` (and always kept for the report). It paced its host like a
- * page request did.
- */
-export interface RobotsFetchRecord {
-  type: 'robots';
-  url: string;
-  /** The host key whose limiter paced the request. */
-  host: string;
-  /** null when no answer came (then `error` says why). */
-  status: number | null;
-  /** When the request was sent (or began, when it failed before it was sent), ISO 8601. */
-  startedAt: string;
-  elapsedMs: number;
-  /** Bytes of robots.txt read (at most robots.maxSize). */
-  bytes: number;
-  /** A 429/503 answer: until when it paused the host (ISO 8601), and what Retry-After announced (ms). */
-  pausedUntil?: string;
-  retryAfterMs?: number;
-  error?: { code: string; message: string };
-  /** As in PageRecord. */
-  worker?: string;
-}
+export type ThrottleEvent = z.output<typeof throttleEventSchema>;
+/** A URL that was requested (or whose host could not be connected to at all). */
+export type PageRecord = z.output<typeof pageRecordSchema>;
+/** A URL not fetched. */
+export type SkipRecord = z.output<typeof skipRecordSchema>;
+/** One robots.txt request (each redirect hop is one), written with `--emit-robots` (and always kept for the report). */
+export type RobotsFetchRecord = z.output<typeof robotsRecordSchema>;
 
 export type OutputRecord = PageRecord | SkipRecord | RobotsFetchRecord;

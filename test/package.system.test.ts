@@ -51,7 +51,18 @@ it('installs from its tarball and works by name: library, README example, types 
   const packed = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], root);
   const [tarball] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const shipped = tarball.files.map((f) => f.path);
-  expect(shipped).toEqual(expect.arrayContaining(['bin/crawl.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/cli.js', 'package.json', 'README.md', 'docs/library.md', 'docs/cli-and-config.md']));
+  expect(shipped).toEqual(
+    expect.arrayContaining([
+      'bin/crawl.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli/cli.js',
+      'package.json',
+      'README.md',
+      'docs/library.md',
+      'docs/cli-and-config.md',
+    ]),
+  );
   expect(shipped.filter((p) => /^(src|test|fixtures|bench)\//.test(p))).toEqual([]);
 
   const app = join(dir, 'app');

@@ -27,8 +27,14 @@ interface GetOptions {
 function get(web: Web, host: string, urlPath: string, opts: GetOptions = {}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port: web.port, path: urlPath, method: opts.method ?? 'GET', agent: opts.agent,
-        headers: { host: `${host}:${web.port}`, ...opts.headers } },
+      {
+        host: '127.0.0.1',
+        port: web.port,
+        path: urlPath,
+        method: opts.method ?? 'GET',
+        agent: opts.agent,
+        headers: { host: `${host}:${web.port}`, ...opts.headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         let first = 0;
@@ -82,7 +88,10 @@ describe('routing', () => {
     expect((await get(w, 'news.localhost', '/missing')).status).toBe(404);
     expect(w.hosts.sort()).toEqual(['news.localhost', 'shop.localhost']);
     expect(w.requests().map((e) => [e.host, e.path, e.status])).toEqual([
-      ['news.localhost', '/', 200], ['shop.localhost', '/', 200], ['nowhere.localhost', '/', 404], ['news.localhost', '/missing', 404],
+      ['news.localhost', '/', 200],
+      ['shop.localhost', '/', 200],
+      ['nowhere.localhost', '/', 404],
+      ['news.localhost', '/missing', 404],
     ]);
   });
 
@@ -95,8 +104,13 @@ describe('routing', () => {
   it('serves RouteSpec status, headers and an honest content-length; HEAD gets no body', async () => {
     const w = await web({ sites: { a: { pages: { '/x': { status: 410, headers: { 'X-Test': 'yes' }, body: 'héllo' } } } } });
     const r = await get(w, 'a', '/x');
-    expect([r.status, r.headers['x-test'], r.headers['content-type'], r.headers['content-length'], r.text])
-      .toEqual([410, 'yes', 'text/html; charset=utf-8', '6', 'héllo']);
+    expect([r.status, r.headers['x-test'], r.headers['content-type'], r.headers['content-length'], r.text]).toEqual([
+      410,
+      'yes',
+      'text/html; charset=utf-8',
+      '6',
+      'héllo',
+    ]);
     const head = await get(w, 'a', '/x', { method: 'HEAD' });
     expect([head.status, head.body.length, w.requests('a')[1].method]).toEqual([410, 0, 'HEAD']);
   });
@@ -104,8 +118,9 @@ describe('routing', () => {
 
 describe('substitution', () => {
   it('replaces {{port}} and {{origin:HOST}}', () => {
-    expect(substitute('{{port}} {{origin:news.localhost}}/x {{origin:A-b.localhost}}', 8080))
-      .toBe('8080 http://news.localhost:8080/x http://A-b.localhost:8080');
+    expect(substitute('{{port}} {{origin:news.localhost}}/x {{origin:A-b.localhost}}', 8080)).toBe(
+      '8080 http://news.localhost:8080/x http://A-b.localhost:8080',
+    );
   });
 
   it('substitutes served pages, static HTML, robots.txt and redirect targets but not binaries', async () => {
@@ -180,13 +195,18 @@ describe('static sites', () => {
     expect((await get(w, 'news.localhost', '/away')).headers.location).toBe(`${w.origin('docs.localhost')}/`);
   });
 
-  it.each(['/missing.html', '/_redirects.json', '/_private.html', '/../news.localhost.evil/stolen.html', '/%2e%2e/news.localhost.evil/stolen.html', '/index.html/x', '/%E0%A4%A'])(
-    '404s (or 400s) %s',
-    async (p) => {
-      const w = await web({ dir: tempSites(files) });
-      expect([400, 404]).toContain((await get(w, 'news.localhost', p)).status);
-    },
-  );
+  it.each([
+    '/missing.html',
+    '/_redirects.json',
+    '/_private.html',
+    '/../news.localhost.evil/stolen.html',
+    '/%2e%2e/news.localhost.evil/stolen.html',
+    '/index.html/x',
+    '/%E0%A4%A',
+  ])('404s (or 400s) %s', async (p) => {
+    const w = await web({ dir: tempSites(files) });
+    expect([400, 404]).toContain((await get(w, 'news.localhost', p)).status);
+  });
 });
 
 describe('generated sites', () => {
@@ -260,7 +280,15 @@ describe('request log', () => {
 
   it('records a status of null for an unanswered request and its real status once a handler answers', async () => {
     const w = await web({
-      sites: { a: { pages: { '/hang': { hang: true } }, handler: (_req, res) => { res.statusCode = 418; res.end('teapot'); } } },
+      sites: {
+        a: {
+          pages: { '/hang': { hang: true } },
+          handler: (_req, res) => {
+            res.statusCode = 418;
+            res.end('teapot');
+          },
+        },
+      },
     });
     await expect(get(w, 'a', '/hang', { timeoutMs: 100 })).rejects.toThrow(/client timeout/);
     expect((await get(w, 'a', '/implicit')).status).toBe(418);
@@ -302,8 +330,7 @@ describe('minGap / maxInWindow / duplicates', () => {
 
   it('lists paths requested more than once per host', () => {
     const e = (host: string, p: string) => ({ host, path: p }) as RequestLogEntry;
-    expect(duplicates([e('a', '/'), e('b', '/'), e('a', '/x'), e('a', '/'), e('a', '/'), e('b', '/y')]))
-      .toEqual([{ host: 'a', path: '/', count: 3 }]);
+    expect(duplicates([e('a', '/'), e('b', '/'), e('a', '/x'), e('a', '/'), e('a', '/'), e('b', '/y')])).toEqual([{ host: 'a', path: '/', count: 3 }]);
     expect(duplicates([])).toEqual([]);
   });
 });

@@ -27,9 +27,7 @@ import type { ExplainOptions } from './options.js';
 import { EXPLAIN_ONLY, resolveOptions } from './resolve-options.js';
 
 /** Whether the URL is one the crawl follows at all (scheme, length, scope, include/exclude). */
-export type ScopeResult =
-  | { inScope: true; explanation: string }
-  | { inScope: false; reason: ScopeRejection; detail: string; explanation: string };
+export type ScopeResult = { inScope: true; explanation: string } | { inScope: false; reason: ScopeRejection; detail: string; explanation: string };
 
 /** What robots.txt says about the URL for our user agent. */
 export type RobotsResult =
@@ -156,10 +154,22 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
   const network = await networkFor(url, settings, guard, scope.inScope, lookup);
   const described = requests.describe(url);
   const perIp = await perIpFor(url, settings, described.proxy !== null, lookup);
-  return { url, seeds, scope, hostKey, policy, robots, crawlDelayMs, network, perIp, requests: described, wouldFetch: scope.inScope && robots.allowed && network.allowed };
+  return {
+    url,
+    seeds,
+    scope,
+    hostKey,
+    policy,
+    robots,
+    crawlDelayMs,
+    network,
+    perIp,
+    requests: described,
+    wouldFetch: scope.inScope && robots.allowed && network.allowed,
+  };
 }
 
-/** Which address the crawl would count the host under, resolved as a crawl resolves it before scheduling (crawl/host-addresses.ts). */
+/** Which address the crawl would count the host under, resolved as a crawl resolves it before scheduling (schedule/host-addresses.ts). */
 async function perIpFor(url: string, settings: CrawlSettings, proxied: boolean, lookup: LookupFunction): Promise<PerIpResult> {
   const policy = settings.perIp ?? null;
   if (policy === null) return { policy, address: null, explanation: 'off (no perIp in the config, no --ip-rate or --ip-concurrency)' };
@@ -196,14 +206,25 @@ async function networkFor(url: string, settings: CrawlSettings, guard: AddressGu
       addresses = await resolveAll(lookup, hostname);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
-      return { allowed: true, checked: true, addresses: [], explanation: `${hostname} could not be resolved (${typeof code === 'string' ? code : String(err)}): a crawl would record DNS_FAILURE` };
+      return {
+        allowed: true,
+        checked: true,
+        addresses: [],
+        explanation: `${hostname} could not be resolved (${typeof code === 'string' ? code : String(err)}): a crawl would record DNS_FAILURE`,
+      };
     }
   }
-  if (addresses.length === 0) return { allowed: true, checked: true, addresses, explanation: `${hostname} resolves to no address: a crawl would record DNS_FAILURE` };
+  if (addresses.length === 0)
+    return { allowed: true, checked: true, addresses, explanation: `${hostname} resolves to no address: a crawl would record DNS_FAILURE` };
   const refused = addresses.map((a) => guard.refusal(a)).filter((r) => r !== null);
   if (refused.length === addresses.length) {
     const via = net.isIP(hostname) !== 0 ? '' : `${hostname} resolves to `;
-    return { allowed: false, checked: true, addresses, explanation: `refused: ${via}${refused.map(describeRefusal).join(', ')}, a special-purpose address; --allow-private or allowNetworks lifts it` };
+    return {
+      allowed: false,
+      checked: true,
+      addresses,
+      explanation: `refused: ${via}${refused.map(describeRefusal).join(', ')}, a special-purpose address; --allow-private or allowNetworks lifts it`,
+    };
   }
   // The connect step drops refused answers and uses the rest.
   const allowNetworks = settings.network.allowNetworks.map(parseNetwork);
@@ -226,7 +247,15 @@ function resolveAll(lookup: LookupFunction, hostname: string): Promise<string[]>
   });
 }
 
-async function robotsFor(url: string, settings: CrawlSettings, text: string | undefined, clock: Clock, guard: AddressGuard, lookup: LookupFunction, requests: RequestSetup): Promise<RobotsState> {
+async function robotsFor(
+  url: string,
+  settings: CrawlSettings,
+  text: string | undefined,
+  clock: Clock,
+  guard: AddressGuard,
+  lookup: LookupFunction,
+  requests: RequestSetup,
+): Promise<RobotsState> {
   if (text !== undefined) {
     // Read exactly as much of the file as a crawl would.
     const capped = capRobotsText(text, settings.robots.maxBytes);
@@ -235,7 +264,15 @@ async function robotsFor(url: string, settings: CrawlSettings, text: string | un
     return rules;
   }
   // With the crawl's headers, credentials, cookies, proxy and TLS trust: robots.txt is fetched as a crawl would.
-  const fetcher = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.robots.maxBytes, clock, lookup, extras: requests.extras, tls: requests.tls });
+  const fetcher = createFetcher({
+    userAgent: settings.userAgent,
+    timeouts: settings.timeouts,
+    maxBodyBytes: settings.robots.maxBytes,
+    clock,
+    lookup,
+    extras: requests.extras,
+    tls: requests.tls,
+  });
   try {
     const cache = new RobotsCache({
       clock,
@@ -266,11 +303,27 @@ function robotsResult(state: RobotsState, url: string): RobotsResult {
     case 'allow-all':
       return { checked: true, kind: 'allow-all', allowed: true, reason: state.reason };
     case 'unavailable':
-      return { checked: true, kind: 'unavailable', allowed: false, reason: state.reason, ...(state.connectError && { connectError: state.connectError.code as ErrorCode }) };
+      return {
+        checked: true,
+        kind: 'unavailable',
+        allowed: false,
+        reason: state.reason,
+        ...(state.connectError && { connectError: state.connectError.code as ErrorCode }),
+      };
     case 'rules': {
       const why = state.explain(url);
       const { source, crawlDelayMs, truncatedAt } = state;
-      return { checked: true, kind: 'rules', allowed: why.allowed, rule: why.rule, line: why.line, group: why.group, source, crawlDelayMs, ...(truncatedAt !== undefined && { truncatedAt }) };
+      return {
+        checked: true,
+        kind: 'rules',
+        allowed: why.allowed,
+        rule: why.rule,
+        line: why.line,
+        group: why.group,
+        source,
+        crawlDelayMs,
+        ...(truncatedAt !== undefined && { truncatedAt }),
+      };
     }
   }
 }

@@ -63,7 +63,7 @@ export interface CrawlSessionOptions {
   onSubrequest?: CrawlerOptions['onSubrequest'];
   /** A new pass over what the store holds (crawl/recrawl.ts). @default false */
   recrawl?: boolean;
-  /** A previous run's records to compare with (crawl/recrawl-since.ts). @default none */
+  /** A previous run's records to compare with (recrawl/recrawl-since.ts). @default none */
   since?: CrawlerOptions['since'];
   /** Ask every page again after an adaptive interval; the crawl never ends by itself (crawl/recrawl.ts). @default none */
   revisit?: CrawlerOptions['revisit'];
@@ -99,7 +99,12 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
   for (const warning of requests.warnings) log?.warn(warning);
   const fetcher = createFetcher({
-    userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock, extras: requests.extras, tls: requests.tls,
+    userAgent: settings.userAgent,
+    timeouts: settings.timeouts,
+    maxBodyBytes: settings.maxBodyBytes,
+    clock,
+    extras: requests.extras,
+    tls: requests.tls,
     // HTTP/2 where a policy asks for it, as many streams as the host's concurrency.
     ...(settings.http2 === true && {
       http2: (origin: string) => {
@@ -110,9 +115,21 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   });
   if (settings.render?.enabled && opts.render === undefined) throw new Error('some host renders, and no renderer was loaded (loadRendering)');
   const crawler = new Crawler({
-    settings, seeds, clock, fetcher, sink, log, store: opts.store, archive: opts.archive, robotsRecords: opts.robotsRecords,
+    settings,
+    seeds,
+    clock,
+    fetcher,
+    sink,
+    log,
+    store: opts.store,
+    archive: opts.archive,
+    robotsRecords: opts.robotsRecords,
     seedsKnown: (held) => requests.extras.allowSeeds(held),
-    render: opts.render, onSubrequest: opts.onSubrequest, recrawl: opts.recrawl, since: opts.since, revisit: opts.revisit,
+    render: opts.render,
+    onSubrequest: opts.onSubrequest,
+    recrawl: opts.recrawl,
+    since: opts.since,
+    revisit: opts.revisit,
   });
   const onAbort = (): void => {
     crawler.stop();

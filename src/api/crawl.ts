@@ -22,7 +22,7 @@ import { createStats, finishStats, statsToJson, type CrawlStats, type CrawlSumma
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { CrawlSettings, OutputRecord } from '../types.js';
 import type { CrawlSession } from './crawl-session.js';
-import { sinceEntry, type SinceEntry } from '../crawl/recrawl-since.js';
+import { sinceEntry, type SinceEntry } from '../recrawl/recrawl-since.js';
 import type { CrawlLog, CrawlOptions } from './options.js';
 import { createRecordStream } from './record-stream.js';
 import { openPageArchive, type ArchiveTargets } from '../archive/open-archive.js';
@@ -111,7 +111,17 @@ export function crawl(options: CrawlOptions): CrawlRun {
     // The archive's files are finished before the stream ends, so a loop that has ended finds them complete.
     const sink: RecordSink = archive ? withArchiveClose(stream, archive) : stream;
     try {
-      session = sessions.createCrawlSession({ settings, seeds, sink, signal, log, archive, robotsRecords: extra.emitRobots === true, render, since: sinceOf(extra.since) });
+      session = sessions.createCrawlSession({
+        settings,
+        seeds,
+        sink,
+        signal,
+        log,
+        archive,
+        robotsRecords: extra.emitRobots === true,
+        render,
+        since: sinceOf(extra.since),
+      });
     } catch (error) {
       // A CA or cookie file that cannot be read: the first pull rejects with it.
       void metrics?.endpoint.close();
@@ -156,21 +166,21 @@ export function crawl(options: CrawlOptions): CrawlRun {
       .then(() => checkTargets(libraryTargets(targets, settings), cwd))
       .then(() => openPageArchive(targets, { cwd, settings, resumed: false, now: systemClock.wallNow(), names: { saveDir: 'saveDir', warc: 'warc' } }))
       .then(
-      async (opened) => {
-        opening = false;
-        if (!settled && !signal?.aborted && !stopRequested) return begin(sessions, opened?.archive, metrics, render);
-        // Left, stopped or aborted while the crawl was loading or its files were being opened: nothing runs.
-        await opened?.archive.close().catch(() => {});
-        await metrics?.endpoint.close();
-        if (!settled) endUnstarted();
-      },
-      async (error: unknown) => {
-        opening = false;
-        await metrics?.endpoint.close();
-        stream.fail(error);
-        rejectDone(error);
-      },
-    );
+        async (opened) => {
+          opening = false;
+          if (!settled && !signal?.aborted && !stopRequested) return begin(sessions, opened?.archive, metrics, render);
+          // Left, stopped or aborted while the crawl was loading or its files were being opened: nothing runs.
+          await opened?.archive.close().catch(() => {});
+          await metrics?.endpoint.close();
+          if (!settled) endUnstarted();
+        },
+        async (error: unknown) => {
+          opening = false;
+          await metrics?.endpoint.close();
+          stream.fail(error);
+          rejectDone(error);
+        },
+      );
   };
 
   const run: CrawlRun = {
@@ -216,7 +226,7 @@ async function openLibraryMetrics(at: string | undefined, topHosts: number | und
   return { metrics, endpoint };
 }
 
-/** `since`: the page records among a previous run's, as a re-crawl's history (crawl/recrawl-since.ts); undefined without it. */
+/** `since`: the page records among a previous run's, as a re-crawl's history (recrawl/recrawl-since.ts); undefined without it. */
 function sinceOf(records: unknown): SinceEntry[] | undefined {
   if (!Array.isArray(records)) return undefined;
   const byUrl = new Map<string, SinceEntry>();

@@ -49,7 +49,13 @@ export async function renderCheck(url: string, settings: CrawlSettings, opts: { 
     let row = byHost.get(event.host);
     if (row === undefined) {
       const policy = settings.policyFor(event.host);
-      row = { host: event.host, rateLabel: policy.rateLabel, concurrency: policy.concurrency, outcomes: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 }, disallowed: [] };
+      row = {
+        host: event.host,
+        rateLabel: policy.rateLabel,
+        concurrency: policy.concurrency,
+        outcomes: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 },
+        disallowed: [],
+      };
       byHost.set(event.host, row);
     }
     row.outcomes[event.outcome]++;

@@ -42,7 +42,10 @@ const metricsAddress: Check = (v) => {
 };
 
 /** `since`: a previous run's records, as `crawl()` yielded them (or parsed from its JSON lines). */
-const records: Check = (v) => (Array.isArray(v) && v.every((r) => r !== null && typeof r === 'object') ? undefined : `expected an array of records (objects, as a previous crawl() yielded them), got ${showValue(v)}`);
+const records: Check = (v) =>
+  Array.isArray(v) && v.every((r) => r !== null && typeof r === 'object')
+    ? undefined
+    : `expected an array of records (objects, as a previous crawl() yielded them), got ${showValue(v)}`;
 
 export const CRAWL_ONLY: Record<string, Check> = {
   signal: abortSignal,

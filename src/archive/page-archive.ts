@@ -72,7 +72,8 @@ export function createPageArchive(parts: { saveDir?: SaveDir; warc?: WarcWriter 
 function revisitOf(record: PageRecord): Revisit | undefined {
   if (record.change !== 'unchanged' || record.previousFetchedAt === undefined || record.status === null) return undefined;
   if (record.status === 304) return { profile: 'server-not-modified', refersToDate: record.previousFetchedAt };
-  if (record.status >= 200 && record.status < 300 && record.digest !== undefined) return { profile: 'identical-payload-digest', refersToDate: record.previousFetchedAt };
+  if (record.status >= 200 && record.status < 300 && record.digest !== undefined)
+    return { profile: 'identical-payload-digest', refersToDate: record.previousFetchedAt };
   return undefined;
 }
 

@@ -43,7 +43,8 @@ export class SaveDir {
       await makeDirs(root);
       await probeDir(root);
     } catch (err) {
-      const why = (err as NodeJS.ErrnoException).code === 'EEXIST' || (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'not a directory' : describeFsError(err);
+      const why =
+        (err as NodeJS.ErrnoException).code === 'EEXIST' || (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'not a directory' : describeFsError(err);
       throw new OutputError('OUTPUT_UNWRITABLE', `cannot write ${name} ${dir}: ${why}`, { cause: err });
     }
     return new SaveDir(root, dir, name);

@@ -67,11 +67,7 @@ export function shortHash(text: string, length = 8): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
-const escapeChar = (c: string) =>
-  Buffer.from(c, 'utf8')
-    .toString('hex')
-    .toUpperCase()
-    .replace(/../g, '%$&');
+const escapeChar = (c: string) => Buffer.from(c, 'utf8').toString('hex').toUpperCase().replace(/../g, '%$&');
 
 /** One name, decoded and re-escaped so it is a safe, unambiguous file name. */
 export function safeName(segment: string, decode = true): string {

@@ -133,18 +133,23 @@ export function exchangeRecords(input: ExchangeInput): { responseId: string; req
         ['WARC-Refers-To-Date', revisit.refersToDate],
         ['Content-Type', 'application/http;msgtype=response'],
         ['WARC-Block-Digest', sha1Digest(head)],
-        ...(revisit.profile === 'identical-payload-digest' ? ([['WARC-Payload-Digest', sha1Digest(capture.wire)], ['WARC-Truncated', 'length']] as Array<[string, string]>) : []),
+        ...(revisit.profile === 'identical-payload-digest'
+          ? ([
+              ['WARC-Payload-Digest', sha1Digest(capture.wire)],
+              ['WARC-Truncated', 'length'],
+            ] as Array<[string, string]>)
+          : []),
       ]
     : [
-    ['WARC-Type', 'response'],
-    ['WARC-Record-ID', responseId],
-    ['WARC-Date', input.date],
-    ['WARC-Target-URI', input.url],
-    ['WARC-Warcinfo-ID', input.warcinfoId],
-    ['Content-Type', 'application/http;msgtype=response'],
-    ['WARC-Block-Digest', sha1Digest(head, capture.wire)],
-    ['WARC-Payload-Digest', sha1Digest(capture.wire)],
-  ];
+        ['WARC-Type', 'response'],
+        ['WARC-Record-ID', responseId],
+        ['WARC-Date', input.date],
+        ['WARC-Target-URI', input.url],
+        ['WARC-Warcinfo-ID', input.warcinfoId],
+        ['Content-Type', 'application/http;msgtype=response'],
+        ['WARC-Block-Digest', sha1Digest(head, capture.wire)],
+        ['WARC-Payload-Digest', sha1Digest(capture.wire)],
+      ];
   if (capture.wireTruncated && !revisit) responseFields.push(['WARC-Truncated', 'length']);
   const requestBlock = Buffer.from(capture.requestHead, 'latin1');
   const requestFields: Array<[string, string]> = [

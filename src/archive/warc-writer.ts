@@ -123,7 +123,7 @@ export class WarcWriter {
       try {
         for (const member of compressed) {
           offsets.push(this.size);
-          for (let at = 0; at < member.length; ) at += (await this.handle.write(member, at, member.length - at)).bytesWritten;
+          for (let at = 0; at < member.length;) at += (await this.handle.write(member, at, member.length - at)).bytesWritten;
           this.size += member.length;
         }
       } catch (err) {
@@ -147,7 +147,8 @@ async function isFile(path: string): Promise<boolean> {
 
 /** `path` when neither it nor its `.partial` exists, else the first free `STEM-N.warc.gz`. */
 async function freshName(path: string): Promise<string> {
-  const exists = async (p: string) => (await fsp.stat(p).catch(() => undefined)) !== undefined || (await fsp.stat(`${p}.partial`).catch(() => undefined)) !== undefined;
+  const exists = async (p: string) =>
+    (await fsp.stat(p).catch(() => undefined)) !== undefined || (await fsp.stat(`${p}.partial`).catch(() => undefined)) !== undefined;
   if (!(await exists(path))) return path;
   const stem = path.slice(0, -WARC_SUFFIX.length);
   for (let n = 1; ; n++) {

@@ -28,6 +28,7 @@ export async function openArchive(flags: Pick<CrawlFlags, 'saveDir' | 'warc'>, c
   const problem = archiveTargetProblem(flags);
   if (problem) throw new UsageError(problem);
   const opened = await openPageArchive(flags, { cwd: ctx.cwd, settings: ctx.settings, resumed: ctx.resumed, now: ctx.now });
-  if (opened?.warcMovedTo) ctx.log.info(`--warc: ${flags.warc} holds an earlier run of this crawl; this run's records go to ${opened.warcMovedTo} (a WARC file is never appended to)`);
+  if (opened?.warcMovedTo)
+    ctx.log.info(`--warc: ${flags.warc} holds an earlier run of this crawl; this run's records go to ${opened.warcMovedTo} (a WARC file is never appended to)`);
   return opened?.archive;
 }

@@ -88,7 +88,8 @@ function describeRender(r: CheckResult): string {
   const mode = r.policy.render;
   if (mode === false) return 'not rendered: render is false for this host (--render, or "render": true or "auto" in the config, turns it on)';
   const list = `to list what the browser would fetch, from which hosts under which limits: crawl --render -v --max-pages 1 ${redactCredentials(r.url)}`;
-  if (mode === true) return `rendered in a browser if it is 2xx HTML (render true); every request the browser makes goes through its host's robots.txt and limits; ${list}`;
+  if (mode === true)
+    return `rendered in a browser if it is 2xx HTML (render true); every request the browser makes goes through its host's robots.txt and limits; ${list}`;
   return `rendered only if its HTML looks like an application shell (render "auto": an empty mount element, a <noscript> asking for JavaScript, or a script bundle with few links and little text); ${list}`;
 }
 
@@ -106,7 +107,10 @@ function describePolicy(key: string, p: HostPolicy): string {
 /** Headers (secrets as ***), credentials by kind, proxy and cookie names: never a secret's value. */
 function describeRequests(r: CheckResult): string[] {
   const q = r.requests;
-  const proxy = q.proxy === null ? 'direct (no proxy)' : `via proxy ${q.proxy} (${q.proxySource === 'environment' ? 'from HTTP_PROXY/HTTPS_PROXY' : 'from the config or --proxy'})`;
+  const proxy =
+    q.proxy === null
+      ? 'direct (no proxy)'
+      : `via proxy ${q.proxy} (${q.proxySource === 'environment' ? 'from HTTP_PROXY/HTTPS_PROXY' : 'from the config or --proxy'})`;
   const lines = [`request: ${proxy}; auth: ${q.auth ?? 'none'}; cookies: ${q.cookies.length === 0 ? 'none' : q.cookies.join(', ')}`];
   for (const header of q.headers) lines.push(`         header ${header}`);
   return lines;

@@ -56,7 +56,12 @@ README.`;
 
 /** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
 export function buildProgram(
-  handlers: { crawl(seeds: string[], flags: CrawlFlags): Promise<number>; check(url: string, flags: CheckFlags): Promise<number>; status(flags: StatusFlags): Promise<number>; report(file: string | undefined, flags: ReportFlags): Promise<number> },
+  handlers: {
+    crawl(seeds: string[], flags: CrawlFlags): Promise<number>;
+    check(url: string, flags: CheckFlags): Promise<number>;
+    status(flags: StatusFlags): Promise<number>;
+    report(file: string | undefined, flags: ReportFlags): Promise<number>;
+  },
   result: { code: number },
 ): Command {
   const program = new Command('crawl')
@@ -68,10 +73,8 @@ export function buildProgram(
     .option('-c, --concurrency <n>', 'requests in flight across all hosts (default 16)')
     .option('--rate <rate>', 'default per-host rate: "2/s", "30/min", a min delay "500ms" or "unlimited" (default 1/s)')
     .option('--host-concurrency <n>', 'default requests in flight per host (default 2)')
-    .option('--ip-rate <rate>', 'per-IP rate: all hosts on one address together,\n' +
-      'e.g. --ip-rate 5/s (default off)')
-    .option('--ip-concurrency <n>', 'requests in flight per IP address, all its hosts\n' +
-      'together (default off)')
+    .option('--ip-rate <rate>', 'per-IP rate: all hosts on one address together,\n' + 'e.g. --ip-rate 5/s (default off)')
+    .option('--ip-concurrency <n>', 'requests in flight per IP address, all its hosts\n' + 'together (default off)')
     .option('--max-depth <n>', 'follow links at most this many steps from a seed (default 100)')
     .option('--max-pages <n>', 'stop after fetching this many URLs (default unlimited)')
     .option('--max-pages-per-host <n>', 'fetch at most this many URLs of one host (default 100,000)')
@@ -79,82 +82,107 @@ export function buildProgram(
     .addOption(new Option('--scope <scope>', 'which links to follow (default host)').choices(['host', 'domain', 'any']))
     .option('--include <regex>', 'only follow URLs matching this (repeatable)', collect)
     .option('--exclude <regex>', 'never follow URLs matching this (repeatable)', collect)
-    .option('--user-agent <ua>', `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+https://github.com/crawl-cli/crawl)")`)
-    .option('--header <header>', 'send this header with every request (repeatable),\n' +
-      'e.g. --header "Accept-Language: de"', collect)
-    .option('--cookie <name=value>', 'send this cookie to the seeds\' hosts (repeatable)', collect)
+    .option(
+      '--user-agent <ua>',
+      `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+https://github.com/crawl-cli/crawl)")`,
+    )
+    .option('--header <header>', 'send this header with every request (repeatable),\n' + 'e.g. --header "Accept-Language: de"', collect)
+    .option('--cookie <name=value>', "send this cookie to the seeds' hosts (repeatable)", collect)
     .option('--cookie-jar <file>', 'start with the cookies of a Netscape cookies.txt (curl -c)')
-    .option('--proxy <url>', 'proxy for every request, e.g. http://proxy:3128\n' +
-      '(default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
+    .option('--proxy <url>', 'proxy for every request, e.g. http://proxy:3128\n' + '(default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
     .option('--insecure', 'accept any TLS certificate (self-signed staging servers)')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
-    .option('--http2', 'use HTTP/2 with https servers that offer it: one connection\n' +
-      'per host, same rates and limits (default HTTP/1.1)')
+    .option('--http2', 'use HTTP/2 with https servers that offer it: one connection\n' + 'per host, same rates and limits (default HTTP/1.1)')
     .option('--timeout <duration>', 'connect/headers/body timeout; a bare number is seconds: --timeout 5, "500ms" (default 10s connect, 30s headers and body)')
     .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "1MiB" (default 10MiB)')
     .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')
     .option('--seeds-file <file>', 'read seed URLs, one per line ("-" = stdin)')
     .option('--state <file>', 'keep the crawl in this SQLite file: survives crashes; run the same command again to resume')
     .option('--fresh', 'with --state: discard what the file holds and start over')
-    .option('--recrawl', 'with --state: crawl every page the file knows again, asking only for\n' +
-      'changes (If-None-Match, If-Modified-Since); records say change: new, changed,\n' +
-      'unchanged or removed (docs/crawling-again.md)')
-    .option('--revisit', 'with --state: never finish; ask each page again (conditionally)\n' +
-      'after an interval that adapts to how often it changes: shorter after\n' +
-      'a change, longer after none (docs/crawling-again.md)')
-    .option('--revisit-min <duration>', 'with --revisit: the shortest interval; a bare number is\n' +
-      'seconds (default 1h; at least 1s)')
+    .option(
+      '--recrawl',
+      'with --state: crawl every page the file knows again, asking only for\n' +
+        'changes (If-None-Match, If-Modified-Since); records say change: new, changed,\n' +
+        'unchanged or removed (docs/crawling-again.md)',
+    )
+    .option(
+      '--revisit',
+      'with --state: never finish; ask each page again (conditionally)\n' +
+        'after an interval that adapts to how often it changes: shorter after\n' +
+        'a change, longer after none (docs/crawling-again.md)',
+    )
+    .option('--revisit-min <duration>', 'with --revisit: the shortest interval; a bare number is\n' + 'seconds (default 1h; at least 1s)')
     .option('--revisit-max <duration>', 'with --revisit: the longest interval (default 30d)')
-    .option('--since <file>', 'without --state: compare with a previous run\'s records (JSON lines),\n' +
-      'requesting each page again with its validators')
+    .option('--since <file>', "without --state: compare with a previous run's records (JSON lines),\n" + 'requesting each page again with its validators')
     .option('--redis <url>', 'share the crawl through Redis (redis://host:6379/0) with every worker given the same --crawl-id')
-    .option('--redis-ca <file>', 'with rediss://: trust the CA in this PEM file\n' +
-      'for Redis (--ca is for the crawled sites)')
-    .option('--crawl-id <name>', 'with --redis: the shared crawl\'s name')
-    .option('--worker <name>', 'with --redis: this worker\'s name in records (default: host-pid)')
-    .option('--lease <duration>', 'with --redis: a dead worker\'s requests go back to the queue after this (default 60s)')
-    .option('--wait-for-crawl <duration>', 'with --redis and no seeds: wait this long for the\n' +
-      'crawl to appear (another worker gives the seeds;\n' +
-      'a bare number is seconds; default 30s, 0: none)')
-    .option('--max-time <duration>', 'stop cleanly after this long; a bare number is\n' +
-      'seconds: --max-time 90, "30m" (records flushed,\n' +
-      'summary printed, exit 0)')
+    .option('--redis-ca <file>', 'with rediss://: trust the CA in this PEM file\n' + 'for Redis (--ca is for the crawled sites)')
+    .option('--crawl-id <name>', "with --redis: the shared crawl's name")
+    .option('--worker <name>', "with --redis: this worker's name in records (default: host-pid)")
+    .option('--lease <duration>', "with --redis: a dead worker's requests go back to the queue after this (default 60s)")
+    .option(
+      '--wait-for-crawl <duration>',
+      'with --redis and no seeds: wait this long for the\n' +
+        'crawl to appear (another worker gives the seeds;\n' +
+        'a bare number is seconds; default 30s, 0: none)',
+    )
+    .option(
+      '--max-time <duration>',
+      'stop cleanly after this long; a bare number is\n' + 'seconds: --max-time 90, "30m" (records flushed,\n' + 'summary printed, exit 0)',
+    )
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
-    .option('--save-dir <dir>', 'save each 2xx body (any type, up to --max-body) as DIR/host/path, named by the record\'s savedPath, e.g. --save-dir mirror')
-    .option('--render [mode]', 'render pages in a browser (Chromium) first: links, content and\n' +
-      'extract read the rendered DOM; every browser request goes through its host\'s\n' +
-      'robots.txt and limits. "auto": only pages that look like an app shell')
+    .option('--save-dir <dir>', "save each 2xx body (any type, up to --max-body) as DIR/host/path, named by the record's savedPath, e.g. --save-dir mirror")
+    .option(
+      '--render [mode]',
+      'render pages in a browser (Chromium) first: links, content and\n' +
+        "extract read the rendered DOM; every browser request goes through its host's\n" +
+        'robots.txt and limits. "auto": only pages that look like an app shell',
+    )
     .option('--render-concurrency <n>', 'pages rendered at once (default 4)')
     .option('--render-timeout <duration>', 'a page not rendered within this gets RENDER_TIMEOUT (default 30s)')
-    .option('--render-block <types>', 'resource types the browser may not fetch, comma-separated,\n' +
-      'or "none" (default image,media,font)')
+    .option('--render-block <types>', 'resource types the browser may not fetch, comma-separated,\n' + 'or "none" (default image,media,font)')
     .option('--browser <path>', 'the Chromium to render with (default: $CRAWL_BROWSER, else chromium on PATH)')
     .option('--warc <file>', 'also write requests and responses as WARC 1.1, e.g. --warc site.warc.gz')
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
     .option('--emit-robots', 'also write a record for each robots.txt request ("type": "robots")')
     .option('--links', 'include the list of extracted links in each record')
-    .addOption(new Option('--content <format>', 'put each HTML page\'s main content in its record,\n' +
-      'e.g. --content markdown (cap: --max-content)').choices(['text', 'html', 'markdown']))
+    .addOption(
+      new Option('--content <format>', "put each HTML page's main content in its record,\n" + 'e.g. --content markdown (cap: --max-content)').choices([
+        'text',
+        'html',
+        'markdown',
+      ]),
+    )
     .option('--max-content <size>', 'cap on content and on each extracted string (default 1MiB)')
-    .option('--extract <name=selector>', 'add a record field read with a CSS selector\n' +
-      '(repeatable); name[]=… takes every match,\n' +
-      '::attr(x) an attribute, ::html the markup,\n' +
-      'e.g. --extract \'img[]=img::attr(src)\'', collect)
-    .option('--follow-canonical', 'dedupe by rel=canonical: a page\'s in-scope\n' +
-      'canonical URL is marked seen, not fetched again')
-    .option('--sitemap <url>', 'also crawl the URLs this sitemap lists (XML, index, text, .gz; repeatable; no seed needed), e.g. --sitemap https://example.com/sitemap.xml', collect)
-    .option('--sitemaps', 'also crawl the sitemaps named by the seeds\' robots.txt (Sitemap: lines)')
+    .option(
+      '--extract <name=selector>',
+      'add a record field read with a CSS selector\n' +
+        '(repeatable); name[]=… takes every match,\n' +
+        '::attr(x) an attribute, ::html the markup,\n' +
+        "e.g. --extract 'img[]=img::attr(src)'",
+      collect,
+    )
+    .option('--follow-canonical', "dedupe by rel=canonical: a page's in-scope\n" + 'canonical URL is marked seen, not fetched again')
+    .option(
+      '--sitemap <url>',
+      'also crawl the URLs this sitemap lists (XML, index, text, .gz; repeatable; no seed needed), e.g. --sitemap https://example.com/sitemap.xml',
+      collect,
+    )
+    .option('--sitemaps', "also crawl the sitemaps named by the seeds' robots.txt (Sitemap: lines)")
     .option('--check-links', 'link checker: check each out-of-scope link with one HEAD (or GET) request, never followed; the summary counts broken links')
     .option('--no-robots', 'ignore robots.txt (loudly discouraged)')
-    .option('--allow-private', 'also connect to loopback, private and link-local addresses off the seeds\' hosts')
-    .option('--metrics <[host:]port>', 'serve Prometheus metrics at /metrics while\n' +
-      'crawling, e.g. --metrics 9464 (on 127.0.0.1\n' +
-      'unless a host is given: 0.0.0.0:9464)')
-    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their\n' +
-      'own, the top N by requests (default 10)')
-    .addOption(new Option('--log-format <format>', 'stderr as JSON lines (level, time, message,\n' +
-      'host, code), progress and summary as events').choices(['text', 'json']))
+    .option('--allow-private', "also connect to loopback, private and link-local addresses off the seeds' hosts")
+    .option(
+      '--metrics <[host:]port>',
+      'serve Prometheus metrics at /metrics while\n' + 'crawling, e.g. --metrics 9464 (on 127.0.0.1\n' + 'unless a host is given: 0.0.0.0:9464)',
+    )
+    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their\n' + 'own, the top N by requests (default 10)')
+    .addOption(
+      new Option('--log-format <format>', 'stderr as JSON lines (level, time, message,\n' + 'host, code), progress and summary as events').choices([
+        'text',
+        'json',
+      ]),
+    )
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .option('-v, --verbose', 'also log on stderr each request a rendering browser makes, and what became of it')
     .addHelpText('after', EXAMPLES)
@@ -172,12 +200,11 @@ export function buildProgram(
     .description('show a crawl kept with --state or --redis: progress, queues, paused and given-up hosts, robots.txt')
     .option('--state <file>', 'the state file')
     .option('--redis <url>', 'or a crawl shared through Redis (with --crawl-id)')
-    .option('--redis-ca <file>', 'with a rediss:// URL: the CA that signed Redis\'s certificate (PEM)')
-    .option('--crawl-id <name>', 'the shared crawl\'s name')
+    .option('--redis-ca <file>', "with a rediss:// URL: the CA that signed Redis's certificate (PEM)")
+    .option('--crawl-id <name>', "the shared crawl's name")
     .option('--json', 'print one JSON object instead of text')
     .option('--top <n>', 'hosts to list per table (default 10)')
-    .option('--watch [interval]', 'print again every interval (default 2s; a bare number\n' +
-      'is seconds) until Ctrl-C or the crawl ends')
+    .option('--watch [interval]', 'print again every interval (default 2s; a bare number\n' + 'is seconds) until Ctrl-C or the crawl ends')
     .action(async (flags: StatusFlags, cmd: Command) => {
       result.code = await handlers.status(withParentOptions(program, cmd, flags));
     });
@@ -186,16 +213,18 @@ export function buildProgram(
     .command('report')
     .description('write a self-contained HTML report of a records file (or of a --state or --redis crawl): politeness per host, throughput, failures')
     .argument('[records]', 'JSON-lines records written by crawl ("-" = stdin)')
-    .option('--state <file>', 'or the records a crawl kept in its --state file, e.g.\n' +
-      'crawl report --state crawl.db -o report.html')
-    .option('--redis <url>', 'or every worker\'s records of a crawl shared through\n' +
-      'Redis (with --crawl-id), e.g. crawl report --redis\n' +
-      'redis://localhost:6379 --crawl-id shop -o shop.html')
-    .option('--redis-ca <file>', 'with a rediss:// URL: the CA that signed Redis\'s certificate (PEM)')
-    .option('--crawl-id <name>', 'the shared crawl\'s name')
+    .option('--state <file>', 'or the records a crawl kept in its --state file, e.g.\n' + 'crawl report --state crawl.db -o report.html')
+    .option(
+      '--redis <url>',
+      "or every worker's records of a crawl shared through\n" +
+        'Redis (with --crawl-id), e.g. crawl report --redis\n' +
+        'redis://localhost:6379 --crawl-id shop -o shop.html',
+    )
+    .option('--redis-ca <file>', "with a rediss:// URL: the CA that signed Redis's certificate (PEM)")
+    .option('--crawl-id <name>', "the shared crawl's name")
     .option('-o, --output <file>', 'the HTML file ("-" = stdout; default: the records file with .html)')
-    .option('--config <file>', 'the crawl\'s config file, for the configured rate per host')
-    .option('--rate <rate>', 'the crawl\'s --rate, likewise')
+    .option('--config <file>', "the crawl's config file, for the configured rate per host")
+    .option('--rate <rate>', "the crawl's --rate, likewise")
     .option('-q, --quiet', 'no message on stderr')
     .action(async (file: string | undefined, flags: ReportFlags, cmd: Command) => {
       result.code = await handlers.report(file, withParentOptions(program, cmd, flags));
@@ -216,22 +245,22 @@ export function buildProgram(
     .option('--ip-rate <rate>', 'per-IP rate, as for crawl (default off)')
     .option('--ip-concurrency <n>', 'requests in flight per IP address (default off)')
     .option('--allow-private', 'lift the SSRF guard, as for crawl')
-    .option('--render [mode]', 'render the page once, politely, and list the hosts\n' +
-      'its browser asks: limits, robots.txt verdict')
-    .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' +
-      'shown in the request: line, secrets as ***', collect)
-    .option('--cookie <name=value>', 'a cookie sent to the seeds\' hosts (repeatable)', collect)
+    .option('--render [mode]', 'render the page once, politely, and list the hosts\n' + 'its browser asks: limits, robots.txt verdict')
+    .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' + 'shown in the request: line, secrets as ***', collect)
+    .option('--cookie <name=value>', "a cookie sent to the seeds' hosts (repeatable)", collect)
     .option('--cookie-jar <file>', 'cookies of a Netscape cookies.txt, as for crawl')
-    .option('--proxy <url>', 'proxy for robots.txt and the request: line, e.g.\n' +
-      'http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY)')
+    .option('--proxy <url>', 'proxy for robots.txt and the request: line, e.g.\n' + 'http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY)')
     .option('--insecure', 'accept any TLS certificate when fetching robots.txt')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
     .option('--robots-file <file>', 'use this local robots.txt instead of fetching it')
     .option('--no-robots', 'skip the robots.txt verdict')
     .option('--timeout <duration>', 'timeout for the robots.txt request (a bare number is seconds)')
-    .addHelpText('after', '\nOptions written before "check" (crawl --config c.json check URL) count too;\n' +
-      'those after it win. Crawl-only options before it are refused.\n\n' +
-      'Exit codes: 0 the URL would be fetched, 1 it would be skipped,\n2 usage or config error.')
+    .addHelpText(
+      'after',
+      '\nOptions written before "check" (crawl --config c.json check URL) count too;\n' +
+        'those after it win. Crawl-only options before it are refused.\n\n' +
+        'Exit codes: 0 the URL would be fetched, 1 it would be skipped,\n2 usage or config error.',
+    )
     .action(async (url: string, flags: CheckFlags, cmd: Command) => {
       result.code = await handlers.check(url, withParentOptions(program, cmd, flags));
     });
@@ -247,7 +276,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   // --log-format json reaches the boundary's own lines too: a log shipper must not meet one plain line.
   let jsonLog = false;
   const errLine = (msg: string, code?: string) =>
-    io.stderr.write(jsonLog ? JSON.stringify({ level: 'error', time: new Date().toISOString(), message: msg, ...(code !== undefined && { code }) }) + '\n' : `crawl: ${msg}\n`);
+    io.stderr.write(
+      jsonLog
+        ? JSON.stringify({ level: 'error', time: new Date().toISOString(), message: msg, ...(code !== undefined && { code }) }) + '\n'
+        : `crawl: ${msg}\n`,
+    );
   const program = buildProgram(
     {
       crawl: async (seeds, flags) => (await import('./crawl-command.js')).crawlCommand(seeds, flags, io),
@@ -286,7 +319,21 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       errLine(String(known.message), known.code);
       return EXIT.stateLost;
     }
-    if (known && typeof known.code === 'string' && ['USAGE', 'CONFIG_INVALID', 'OUTPUT_UNWRITABLE', 'OUTPUT_EXISTS', 'UNIT_INVALID', 'STATE_INVALID', 'REDIS_UNAVAILABLE', 'REPORT_INPUT_INVALID', 'BROWSER_MISSING'].includes(known.code)) {
+    if (
+      known &&
+      typeof known.code === 'string' &&
+      [
+        'USAGE',
+        'CONFIG_INVALID',
+        'OUTPUT_UNWRITABLE',
+        'OUTPUT_EXISTS',
+        'UNIT_INVALID',
+        'STATE_INVALID',
+        'REDIS_UNAVAILABLE',
+        'REPORT_INPUT_INVALID',
+        'BROWSER_MISSING',
+      ].includes(known.code)
+    ) {
       for (const line of String(known.message).split('\n')) errLine(line, known.code);
       return EXIT.usage;
     }

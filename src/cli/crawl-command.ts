@@ -28,7 +28,7 @@ import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { checkRecrawlFlags, loadSince, revisitBounds } from './recrawl-flags.js';
-import type { SinceEntry } from '../crawl/recrawl-since.js';
+import type { SinceEntry } from '../recrawl/recrawl-since.js';
 import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCrawlMs, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
@@ -48,7 +48,13 @@ const STOP_GRACE_MS = 5_000;
 
 export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): Promise<number> {
   const clock = systemClock;
-  const log = createLogger({ stream: io.stderr, quiet: flags.quiet ?? false, verbose: flags.verbose ?? false, clock, format: flags.logFormat === 'json' ? 'json' : 'text' });
+  const log = createLogger({
+    stream: io.stderr,
+    quiet: flags.quiet ?? false,
+    verbose: flags.verbose ?? false,
+    clock,
+    format: flags.logFormat === 'json' ? 'json' : 'text',
+  });
   // A seeds file's URLs come back canonical: not parsed a second time below.
   const fileSeeds = flags.seedsFile === undefined ? [] : await readSeedsFile(flags.seedsFile === '-' ? '-' : resolve(io.cwd, flags.seedsFile), io.stdin);
   checkStateFlags(flags);
@@ -72,7 +78,9 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     stats: flags.stats === undefined ? undefined : await writablePath(flags.stats, io.cwd, '--stats'),
   };
   // A crawl that renders and has no browser stops here, with one line, before any request.
-  const browserPath = settings.render?.enabled ? (await import('../render/browser-path.js')).findBrowser(settings.render.browser, process.env, io.cwd) : undefined;
+  const browserPath = settings.render?.enabled
+    ? (await import('../render/browser-path.js')).findBrowser(settings.render.browser, process.env, io.cwd)
+    : undefined;
   // Bound before anything is opened or fetched: a port in use is a usage error with nothing to clean up.
   const metrics = await openMetrics(flags, file, log);
   try {
@@ -94,7 +102,11 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
  * `--metrics`: the series and their endpoint, listening, or undefined.
  * prom-client is loaded only here, so a crawl without metrics never pays for it.
  */
-async function openMetrics(flags: CrawlFlags, file: FileConfig | undefined, log: Logger): Promise<{ metrics: CrawlMetrics; endpoint: MetricsEndpoint } | undefined> {
+async function openMetrics(
+  flags: CrawlFlags,
+  file: FileConfig | undefined,
+  log: Logger,
+): Promise<{ metrics: CrawlMetrics; endpoint: MetricsEndpoint } | undefined> {
   // The flags override the config file's `metrics` and `metricsHosts`.
   const listen = flags.metrics ?? file?.metrics;
   if (listen === undefined) {
@@ -124,7 +136,20 @@ interface EndFiles {
   stats?: string;
 }
 
-async function crawlInto(seeds: string[], settings: CrawlSettings, requests: RequestSetup, target: StateTarget | undefined, flags: CrawlFlags, ends: EndFiles, io: Io, log: Logger, maxTimeMs?: number, browserPath?: string, metrics?: CrawlMetrics, since?: SinceEntry[]): Promise<number> {
+async function crawlInto(
+  seeds: string[],
+  settings: CrawlSettings,
+  requests: RequestSetup,
+  target: StateTarget | undefined,
+  flags: CrawlFlags,
+  ends: EndFiles,
+  io: Io,
+  log: Logger,
+  maxTimeMs?: number,
+  browserPath?: string,
+  metrics?: CrawlMetrics,
+  since?: SinceEntry[],
+): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
   let held = await target?.peek();
@@ -135,9 +160,11 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     held = waited.held;
   }
   if (target && held === undefined && seedless) {
-    throw new UsageError(target.shared
-      ? `no seed URL given, and ${target.label} does not exist yet (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`
-      : `no seed URL given, and ${target.label} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`);
+    throw new UsageError(
+      target.shared
+        ? `no seed URL given, and ${target.label} does not exist yet (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`
+        : `no seed URL given, and ${target.label} holds no crawl to resume (usage: crawl --state FILE <seed-url...>)`,
+    );
   }
   if (held?.finished && flags.recrawl) log.info(`${target!.label}: crawling every page it knows again, asking for changes only`);
   else if (held?.finished && flags.revisit) log.info(`${target!.label}: the crawl finished; each page is asked again when it is due`);
@@ -162,7 +189,10 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     stdout: io.stdout,
     // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
     append: held !== undefined,
-    reconcile: ledger && mark && mark.path === outputPath ? { from: mark.offset, keep: (line) => keepAfterCrash(line, (url, claimedAt) => ledger.isDone(url, claimedAt)) } : undefined,
+    reconcile:
+      ledger && mark && mark.path === outputPath
+        ? { from: mark.offset, keep: (line) => keepAfterCrash(line, (url, claimedAt) => ledger.isDone(url, claimedAt)) }
+        : undefined,
     onRepair: (message) => log.warn(message),
     // An interrupted crawl's output is incomplete, and says so by its name.
     keepPartial: () => signalled > 0 || timedOut || stoppedBy !== undefined,
@@ -174,20 +204,46 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     },
   });
   if (ledger && outputPath !== undefined) ledger.track(outputPath, () => sink.confirmedBytes ?? 0);
-  const tap = reportPath === undefined ? undefined : (await import('../report/report-tap.js')).createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
+  const tap =
+    reportPath === undefined
+      ? undefined
+      : (await import('../report/report-tap.js')).createReportTap({ hostKey: settings.hostKey, policyFor: (host) => settings.policyFor(host) });
   const render = browserPath === undefined ? undefined : await loadRendering(browserPath);
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
   const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
   const session = (started = createCrawlSession({
-    settings, seeds, sink: routes.sink, robotsRecords: routes.robotsRecords, clock, log, store, archive, cwd: io.cwd, requests, render, recrawl: flags.recrawl, since, revisit: revisitBounds(flags),
+    settings,
+    seeds,
+    sink: routes.sink,
+    robotsRecords: routes.robotsRecords,
+    clock,
+    log,
+    store,
+    archive,
+    cwd: io.cwd,
+    requests,
+    render,
+    recrawl: flags.recrawl,
+    since,
+    revisit: revisitBounds(flags),
     // -v: each browser request, as `crawl --render -v --max-pages 1 URL` lists a page's subresources and their hosts' limits.
-    onSubrequest: flags.verbose ? (page, e) => log.debug(redactCredentials(`${page}: ${e.type} ${e.url} → ${e.outcome}${e.host ? ` (${e.host}, ${settings.policyFor(e.host).rateLabel})` : ''}`)) : undefined,
+    onSubrequest: flags.verbose
+      ? (page, e) =>
+          log.debug(redactCredentials(`${page}: ${e.type} ${e.url} → ${e.outcome}${e.host ? ` (${e.host}, ${settings.policyFor(e.host).rateLabel})` : ''}`))
+      : undefined,
   }));
   metrics?.attach(session);
   const isTTY = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
   const progress = createProgress(
-    { stream: io.stderr, isTTY, clock, quiet: flags.quiet ?? false, logger: log, ...(log.format === 'json' && { event: (m: string, d: Record<string, unknown>) => log.event(m, d) }) },
+    {
+      stream: io.stderr,
+      isTTY,
+      clock,
+      quiet: flags.quiet ?? false,
+      logger: log,
+      ...(log.format === 'json' && { event: (m: string, d: Record<string, unknown>) => log.event(m, d) }),
+    },
     () => session.progress(),
   );
 
@@ -203,7 +259,9 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     signalled++;
     firstSignal ??= name;
     if (signalled === 1) {
-      log.warn(`${name}: stopping — letting ${session.progress().inFlight} request(s) in flight finish (up to ${STOP_GRACE_MS / 1000}s); press Ctrl-C again to abort them`);
+      log.warn(
+        `${name}: stopping — letting ${session.progress().inFlight} request(s) in flight finish (up to ${STOP_GRACE_MS / 1000}s); press Ctrl-C again to abort them`,
+      );
       session.stop();
       graceTimer = setTimeout(() => session.abort(), STOP_GRACE_MS);
       graceTimer.unref();
@@ -218,8 +276,14 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
 
   const limits = `${settings.concurrency} at once; default ${describeDefaults(settings.policyFor('default.invalid'))}`;
   const as = target?.worker === undefined ? '' : ` as worker ${target.worker}`;
-  if (held) log.info(`${target!.shared ? 'joining' : 'resuming'} the crawl in ${target!.label}${as}${seeds.length > 0 ? ` (${seeds.length} seed(s) given; new ones are added)` : ''} (${limits})`);
-  else log.info(`crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${sitemapCount(settings)}${target ? `, state in ${target.label}${as}` : ''} (${limits})`);
+  if (held)
+    log.info(
+      `${target!.shared ? 'joining' : 'resuming'} the crawl in ${target!.label}${as}${seeds.length > 0 ? ` (${seeds.length} seed(s) given; new ones are added)` : ''} (${limits})`,
+    );
+  else
+    log.info(
+      `crawling ${seeds.length} seed${seeds.length === 1 ? '' : 's'}${sitemapCount(settings)}${target ? `, state in ${target.label}${as}` : ''} (${limits})`,
+    );
   progress.start();
   // --max-time: a clean stop like Ctrl-C's, but an expected end (exit 0); with --state the crawl stays resumable.
   const maxTimer =
@@ -246,13 +310,20 @@ async function crawlInto(seeds: string[], settings: CrawlSettings, requests: Req
     if (reportPath && tap) {
       const html = await tap.render(flags.output && flags.output !== '-' ? basename(flags.output) : 'this crawl', stats);
       // A --state crawl keeps its records: the report can be written later from them.
-      const later = target && !target.shared ? `its records are kept in ${target.label}: crawl report --state ${target.label} -o ${flags.report} writes the report once there is room` : undefined;
+      const later =
+        target && !target.shared
+          ? `its records are kept in ${target.label}: crawl report --state ${target.label} -o ${flags.report} writes the report once there is room`
+          : undefined;
       await writeWhole(reportPath, html, `--report ${flags.report}`, later);
       log.info(`wrote the report to ${flags.report} (${formatBytes(Buffer.byteLength(html))})`);
     }
     const partialNote = flags.output && flags.output !== '-' ? `records so far in ${flags.output}.partial` : '';
-    if (signalled > 0 && target?.shared) log.warn(`this worker stopped; the crawl goes on in ${target.label} with its other workers (run the same command again to rejoin)${partialNote ? ` (${partialNote})` : ''}`);
-    else if (signalled > 0 && target) log.warn(`stopped; the crawl is kept in ${target.label}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
+    if (signalled > 0 && target?.shared)
+      log.warn(
+        `this worker stopped; the crawl goes on in ${target.label} with its other workers (run the same command again to rejoin)${partialNote ? ` (${partialNote})` : ''}`,
+      );
+    else if (signalled > 0 && target)
+      log.warn(`stopped; the crawl is kept in ${target.label}: run the same command again to resume${partialNote ? ` (${partialNote})` : ''}`);
     else if (signalled > 0 && partialNote) log.warn(`stopped before the end: ${partialNote} (the name says it is incomplete)`);
     if (signalled > 0) return crawlExitCode(stats, { signal: firstSignal });
     if (timedOut) log.info(`stopped at --max-time ${flags.maxTime}${target ? `; run the same command again to go on (state in ${target.label})` : ''}`);
@@ -298,7 +369,9 @@ async function waitForCrawl(target: StateTarget, flags: CrawlFlags, io: Io, log:
   } finally {
     wait.dispose();
   }
-  throw new UsageError(`no seed URL given, and ${target.label} did not appear within ${label} (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`);
+  throw new UsageError(
+    `no seed URL given, and ${target.label} did not appear within ${label} (the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url...>)`,
+  );
 }
 
 /** A shared crawl's records say which worker wrote them. */
@@ -371,8 +444,8 @@ function namedTargets(flags: CrawlFlags, settings: CrawlSettings): NamedTarget[]
   add('--report', flags.report, true);
   add('--stats', flags.stats, true);
   add('--save-dir', flags.saveDir, true, true);
-  add(flags.cookieJar !== undefined ? '--cookie-jar' : 'the config\'s cookies.jar', settings.requests.cookies.jar, false);
-  add(flags.ca !== undefined ? '--ca' : 'the config\'s tls.ca', settings.requests.tls.ca, false);
+  add(flags.cookieJar !== undefined ? '--cookie-jar' : "the config's cookies.jar", settings.requests.cookies.jar, false);
+  add(flags.ca !== undefined ? '--ca' : "the config's tls.ca", settings.requests.tls.ca, false);
   add('--seeds-file', flags.seedsFile, false);
   add('--config', flags.config, false);
   return named;

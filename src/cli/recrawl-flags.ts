@@ -8,10 +8,10 @@
  */
 import { resolve } from 'node:path';
 import { UsageError } from '../config/seeds.js';
-import { readSince, SinceError, type SinceEntry } from '../crawl/recrawl-since.js';
+import { readSince, SinceError, type SinceEntry } from '../recrawl/recrawl-since.js';
 import type { CrawlFlags } from './flags.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
-import type { RevisitBounds } from '../crawl/recrawl-change.js';
+import type { RevisitBounds } from '../recrawl/recrawl-change.js';
 
 /** --revisit's defaults: an hour, thirty days. */
 const REVISIT_MIN_MS = 3_600_000;
@@ -21,19 +21,28 @@ const REVISIT_FLOOR_MS = 1_000;
 
 export function checkRecrawlFlags(flags: CrawlFlags): void {
   if (flags.recrawl) {
-    if (flags.state === undefined && flags.redis === undefined) throw new UsageError('--recrawl goes with --state FILE: it crawls again what the file holds (without a state file, --since RECORDS.jsonl compares with a previous run\'s records)');
+    if (flags.state === undefined && flags.redis === undefined)
+      throw new UsageError(
+        "--recrawl goes with --state FILE: it crawls again what the file holds (without a state file, --since RECORDS.jsonl compares with a previous run's records)",
+      );
     if (flags.redis !== undefined) throw new UsageError('--recrawl goes with --state FILE; a --redis crawl cannot be crawled again yet');
     if (flags.fresh) throw new UsageError('--recrawl and --fresh: --fresh discards the pages --recrawl would ask again for; give one');
-    if (flags.since !== undefined) throw new UsageError('--recrawl and --since: --recrawl compares with what --state holds, --since with a records file; give one');
+    if (flags.since !== undefined)
+      throw new UsageError('--recrawl and --since: --recrawl compares with what --state holds, --since with a records file; give one');
   }
   if (flags.revisit) {
-    if (flags.state === undefined) throw new UsageError(`--revisit goes with --state FILE: the file keeps when each page is due again${flags.redis !== undefined ? ' (a --redis crawl cannot revisit yet)' : ''}`);
+    if (flags.state === undefined)
+      throw new UsageError(
+        `--revisit goes with --state FILE: the file keeps when each page is due again${flags.redis !== undefined ? ' (a --redis crawl cannot revisit yet)' : ''}`,
+      );
     if (flags.recrawl) throw new UsageError('--revisit and --recrawl: --recrawl asks every page again now, --revisit each when it is due; give one');
   } else if (flags.revisitMin !== undefined || flags.revisitMax !== undefined) {
     throw new UsageError(`${flags.revisitMin !== undefined ? '--revisit-min' : '--revisit-max'} goes with --revisit`);
   }
   if (flags.since !== undefined && (flags.state !== undefined || flags.redis !== undefined)) {
-    throw new UsageError(`--since is for a crawl without a state file; with ${flags.state !== undefined ? '--state' : '--redis'}, the state holds the history: use --recrawl`);
+    throw new UsageError(
+      `--since is for a crawl without a state file; with ${flags.state !== undefined ? '--state' : '--redis'}, the state holds the history: use --recrawl`,
+    );
   }
 }
 

@@ -24,9 +24,11 @@ import { EXIT, type Io, type ReportFlags } from './flags.js';
 export async function reportCommand(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {
   if (flags.redis !== undefined || flags.crawlId !== undefined) return reportFromRedis(file, flags, io);
   if (file !== undefined && flags.state !== undefined) throw new UsageError('give a records file or --state FILE, not both');
-  if (file === undefined && flags.state === undefined) throw new UsageError('no records to report on: give a records file (crawl report pages.jsonl) or --state FILE');
+  if (file === undefined && flags.state === undefined)
+    throw new UsageError('no records to report on: give a records file (crawl report pages.jsonl) or --state FILE');
   const out = flags.output ?? defaultOutput(file ?? flags.state!);
-  if (out !== '-' && file !== '-') await refuseOverwritingInput(out, file === undefined ? { option: '--state', path: flags.state! } : { option: 'records', path: file }, flags, io.cwd);
+  if (out !== '-' && file !== '-')
+    await refuseOverwritingInput(out, file === undefined ? { option: '--state', path: flags.state! } : { option: 'records', path: file }, flags, io.cwd);
   const { policyFor, hostKey } = await configuredPolicy(flags, io);
   let data: ReportData;
   if (file === undefined) {
@@ -54,7 +56,8 @@ async function writeReport(data: ReportData, out: string, flags: ReportFlags, io
   }
   if (!flags.quiet) {
     const records = data.records.pages + data.records.skipped + data.records.robots;
-    const bad = data.records.badLines > 0 ? `; ${data.records.badLines.toLocaleString('en-US')} line(s) were not records (first: line ${data.records.firstBadLine})` : '';
+    const bad =
+      data.records.badLines > 0 ? `; ${data.records.badLines.toLocaleString('en-US')} line(s) were not records (first: line ${data.records.firstBadLine})` : '';
     const where = out === '-' ? 'the report' : out;
     io.stderr.write(`crawl: wrote ${where} (${formatBytes(Buffer.byteLength(html))}) from ${records.toLocaleString('en-US')} records${bad}\n`);
   }

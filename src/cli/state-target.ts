@@ -50,10 +50,14 @@ const CRAWL_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export function checkRedisFlags(flags: { redis?: string; crawlId?: string; redisCa?: string }, why: string): void {
   if (flags.redis !== undefined && flags.crawlId === undefined) throw new UsageError(`--redis needs --crawl-id NAME: ${why}`);
   if (flags.crawlId !== undefined && flags.redis === undefined) throw new UsageError('--crawl-id goes with --redis URL');
-  if (flags.redis !== undefined && !/^rediss?:\/\//i.test(flags.redis)) throw new UsageError(`--redis expects a URL like redis://host:6379/0, got ${JSON.stringify(flags.redis)}`);
-  if (flags.redisCa !== undefined && (flags.redis === undefined || !/^rediss:\/\//i.test(flags.redis))) throw new UsageError('--redis-ca goes with a TLS Redis URL, --redis rediss://host:6380/0');
+  if (flags.redis !== undefined && !/^rediss?:\/\//i.test(flags.redis))
+    throw new UsageError(`--redis expects a URL like redis://host:6379/0, got ${JSON.stringify(flags.redis)}`);
+  if (flags.redisCa !== undefined && (flags.redis === undefined || !/^rediss:\/\//i.test(flags.redis)))
+    throw new UsageError('--redis-ca goes with a TLS Redis URL, --redis rediss://host:6380/0');
   if (flags.crawlId !== undefined && !CRAWL_ID.test(flags.crawlId)) {
-    throw new UsageError(`--crawl-id expects a name of letters, digits and . _ : - (up to 128, starting with a letter or digit), got ${JSON.stringify(flags.crawlId)}`);
+    throw new UsageError(
+      `--crawl-id expects a name of letters, digits and . _ : - (up to 128, starting with a letter or digit), got ${JSON.stringify(flags.crawlId)}`,
+    );
   }
 }
 
@@ -73,22 +77,35 @@ export function redisConnection(flags: { redis?: string; redisCa?: string }, cwd
 /** Checks the state flags together; opens nothing. */
 export function checkStateFlags(flags: CrawlFlags): void {
   if (flags.fresh && flags.state === undefined) throw new UsageError('--fresh goes with --state FILE (a Redis crawl starts over under a new --crawl-id)');
-  if (flags.redis !== undefined && flags.state !== undefined) throw new UsageError('--state and --redis are two places for one crawl\'s state: give one');
+  if (flags.redis !== undefined && flags.state !== undefined) throw new UsageError("--state and --redis are two places for one crawl's state: give one");
   checkRedisFlags(flags, 'every worker of one crawl gives the same name');
   if (flags.worker !== undefined && flags.redis === undefined) throw new UsageError('--worker goes with --redis URL');
   if (flags.lease !== undefined && flags.redis === undefined) throw new UsageError('--lease goes with --redis URL');
   if (flags.lease !== undefined) leaseMs(flags.lease);
   if (flags.waitForCrawl !== undefined && flags.redis === undefined) throw new UsageError('--wait-for-crawl goes with --redis URL');
   if (flags.waitForCrawl !== undefined) waitForCrawlMs(flags.waitForCrawl);
-  if (flags.worker !== undefined && !/^[^\s"\\]{1,100}$/.test(flags.worker)) throw new UsageError(`--worker expects a name without spaces or quotes (up to 100 characters), got ${JSON.stringify(flags.worker)}`);
+  if (flags.worker !== undefined && !/^[^\s"\\]{1,100}$/.test(flags.worker))
+    throw new UsageError(`--worker expects a name without spaces or quotes (up to 100 characters), got ${JSON.stringify(flags.worker)}`);
 }
 
 /** The target the flags name, or undefined for a crawl kept in memory. Redis is reached when `peek` is called. */
-export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: CrawlSettings, clock: Clock, log: Logger, metrics?: Pick<CrawlMetrics, 'storeTimer'>): Promise<StateTarget | undefined> {
+export async function openStateTarget(
+  flags: CrawlFlags,
+  cwd: string,
+  settings: CrawlSettings,
+  clock: Clock,
+  log: Logger,
+  metrics?: Pick<CrawlMetrics, 'storeTimer'>,
+): Promise<StateTarget | undefined> {
   if (flags.state !== undefined) {
     const { SqliteStore } = await import('../store/sqlite-store.js');
     let stop: ((err: Error) => void) | undefined;
-    const store = new SqliteStore(resolve(cwd, flags.state), { fresh: flags.fresh, now: () => clock.now(), onLowSpace: (err) => stop?.(err), timed: metrics?.storeTimer('sqlite') });
+    const store = new SqliteStore(resolve(cwd, flags.state), {
+      fresh: flags.fresh,
+      now: () => clock.now(),
+      onLowSpace: (err) => stop?.(err),
+      timed: metrics?.storeTimer('sqlite'),
+    });
     return {
       store,
       label: flags.state,
@@ -97,7 +114,11 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
       onStop: (handler) => {
         stop = handler;
       },
-      ledger: { mark: () => store.outputMark(), track: (path, confirmed) => store.trackOutput(path, confirmed), isDone: (url, claimedAt) => store.isDone(url, claimedAt) },
+      ledger: {
+        mark: () => store.outputMark(),
+        track: (path, confirmed) => store.trackOutput(path, confirmed),
+        isDone: (url, claimedAt) => store.isDone(url, claimedAt),
+      },
       close: async () => store.close(),
     };
   }
@@ -116,7 +137,8 @@ export async function openStateTarget(flags: CrawlFlags, cwd: string, settings: 
     now: () => clock.now(),
     timed: metrics?.storeTimer('redis'),
     policyFor: (key) => settings.policyFor(key),
-    onLost: (err) => log.warn(`Redis at ${where} stopped answering (${err.message}): starting nothing new, retrying with backoff; requests already running finish`),
+    onLost: (err) =>
+      log.warn(`Redis at ${where} stopped answering (${err.message}): starting nothing new, retrying with backoff; requests already running finish`),
     onReconnected: (ms) => log.info(`Redis at ${where} answers again after ${(ms / 1000).toFixed(1)}s; crawling on`),
     // Noticed by the store's own timer too, so a worker with nothing to ask stops as soon as one that asks.
     onStateLost: (err) => stop?.(err),

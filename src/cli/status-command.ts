@@ -22,7 +22,8 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
   const topProblem = integerProblem(Number(flags.top ?? '10'), 1, undefined, flags.top ?? '10');
   if (topProblem) throw new UsageError(`--top: ${topProblem}`);
   const top = Number(flags.top ?? '10');
-  if ((flags.state === undefined) === (flags.redis === undefined)) throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
+  if ((flags.state === undefined) === (flags.redis === undefined))
+    throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
   checkRedisFlags(flags, 'the shared crawl to show');
   const everyMs = flags.watch === undefined ? undefined : watchInterval(flags.watch);
   if (flags.redis !== undefined) {
@@ -85,7 +86,8 @@ function watchInterval(value: string | true): number {
   } catch (err) {
     throw new UsageError(`--watch: ${(err as Error).message}`);
   }
-  if (!(ms >= 100 && ms <= 3_600_000)) throw new UsageError(`--watch expects an interval from 100ms to 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
+  if (!(ms >= 100 && ms <= 3_600_000))
+    throw new UsageError(`--watch expects an interval from 100ms to 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
   return ms;
 }
 
@@ -110,8 +112,15 @@ export function redisCrawlStatus(d: RedisStatusData, top: number, file: string):
     delayed: d.counts.delayed,
     leased: d.counts.leased,
     topQueued: [...d.work].sort((a, b) => b.queued - a.queued || (a.host < b.host ? -1 : 1)).slice(0, top),
-    paused: d.hosts.filter((h) => h.pausedUntil !== null && h.pausedUntil > d.now).slice(0, top).map((h) => ({ host: h.host, until: iso(h.pausedUntil)! })),
-    throttled: d.hosts.filter((h) => h.rateFactor < 1).sort((a, b) => a.rateFactor - b.rateFactor).slice(0, top).map((h) => ({ host: h.host, rateFactor: h.rateFactor })),
+    paused: d.hosts
+      .filter((h) => h.pausedUntil !== null && h.pausedUntil > d.now)
+      .slice(0, top)
+      .map((h) => ({ host: h.host, until: iso(h.pausedUntil)! })),
+    throttled: d.hosts
+      .filter((h) => h.rateFactor < 1)
+      .sort((a, b) => a.rateFactor - b.rateFactor)
+      .slice(0, top)
+      .map((h) => ({ host: h.host, rateFactor: h.rateFactor })),
     givenUp: d.hosts.filter((h) => h.givenUp).map((h) => h.host),
     robots: {
       byKind,
@@ -129,24 +138,36 @@ export function formatStatus(s: CrawlStatus): string {
   const state = s.finished
     ? 'finished'
     : s.workers !== undefined
-      ? liveWorkers.length > 0 ? `running (${liveWorkers.length} worker(s) holding requests: ${liveWorkers.map((w) => `${w.name} ${w.leases - w.expired}`).join(', ')})` : 'no worker holding a request now (workers may be waiting on a host\'s pace, or none is running)'
-      : s.heldBy !== null ? `running (process ${s.heldBy})` : 'stopped (run the same crawl command to resume)';
+      ? liveWorkers.length > 0
+        ? `running (${liveWorkers.length} worker(s) holding requests: ${liveWorkers.map((w) => `${w.name} ${w.leases - w.expired}`).join(', ')})`
+        : "no worker holding a request now (workers may be waiting on a host's pace, or none is running)"
+      : s.heldBy !== null
+        ? `running (process ${s.heldBy})`
+        : 'stopped (run the same crawl command to resume)';
   lines.push(`${s.file}: ${state}`);
-  lines.push(`  started ${s.createdAt ?? '?'}${s.lastCommitAt === null && s.workers !== undefined ? '' : `, last written ${s.lastCommitAt ?? '?'}`}; ${s.seeds.length} seed(s)`);
-  const outcomes = Object.entries(s.done).map(([k, n]) => `${k} ${n}`).join(', ');
+  lines.push(
+    `  started ${s.createdAt ?? '?'}${s.lastCommitAt === null && s.workers !== undefined ? '' : `, last written ${s.lastCommitAt ?? '?'}`}; ${s.seeds.length} seed(s)`,
+  );
+  const outcomes = Object.entries(s.done)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   const over = s.recentWindowMs >= 60_000 ? 'minute' : `${Math.round(s.recentWindowMs / 1000)}s`;
   lines.push(`  done:     ${s.doneTotal}${outcomes ? ` (${outcomes})` : ''}; ${s.recentRate}/s over the last ${over}`);
   lines.push(`  queued:   ${s.queued}, waiting to retry ${s.delayed - (s.revisits?.waiting ?? 0)}, claimed ${s.leased}${claims(s)}`);
   if (s.topQueued.length > 0) lines.push(`  top queues: ${s.topQueued.map((h) => `${h.host} ${h.queued}`).join(', ')}`);
   if (s.paused.length > 0) lines.push(`  paused:   ${s.paused.map((h) => `${h.host} until ${h.until}`).join(', ')}`);
-  if (s.throttled.length > 0) lines.push(`  slowed:   ${s.throttled.map((h) => `${h.host} at ${Math.round(h.rateFactor * 1000) / 10}% of its rate`).join(', ')}`);
+  if (s.throttled.length > 0)
+    lines.push(`  slowed:   ${s.throttled.map((h) => `${h.host} at ${Math.round(h.rateFactor * 1000) / 10}% of its rate`).join(', ')}`);
   if (s.givenUp.length > 0) lines.push(`  given up: ${s.givenUp.join(', ')}`);
   if (s.passes !== undefined) {
     const next = s.finished ? '; crawl --state FILE --recrawl begins the next' : '';
     lines.push(`  pass:     ${s.passes.pass}, begun ${s.passes.startedAt ?? '?'}; ${s.passes.pagesKept} page(s) with history${next}`);
   }
-  if (s.revisits !== undefined) lines.push(`  revisits: ${s.revisits.waiting} page(s) waiting; next due ${s.revisits.nextAt ?? '?'}, ${s.revisits.dueWithinHour} within the hour`);
-  const kinds = Object.entries(s.robots.byKind).map(([k, n]) => `${k} ${n}`).join(', ');
+  if (s.revisits !== undefined)
+    lines.push(`  revisits: ${s.revisits.waiting} page(s) waiting; next due ${s.revisits.nextAt ?? '?'}, ${s.revisits.dueWithinHour} within the hour`);
+  const kinds = Object.entries(s.robots.byKind)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   lines.push(`  robots.txt: ${kinds || 'none fetched yet'}`);
   for (const u of s.robots.unavailable) lines.push(`    ${u.origin}: ${u.reason}${u.retryAt ? `, retry at ${u.retryAt}` : ', given up'}`);
   return lines.join('\n') + '\n';

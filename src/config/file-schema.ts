@@ -71,7 +71,9 @@ const timeoutObjectSchema = z.strictObject({
   body: duration({ positive: true }).prefault('30s').describe('Longest silence while reading the body. Default "30s".'),
   total: duration({ positive: true })
     .prefault('3m')
-    .describe('Deadline for a whole response, from the request\'s start to its last body byte, however steadily the bytes trickle in (error TOTAL_TIMEOUT). The same for every host. Default "3m".'),
+    .describe(
+      'Deadline for a whole response, from the request\'s start to its last body byte, however steadily the bytes trickle in (error TOTAL_TIMEOUT). The same for every host. Default "3m".',
+    ),
 });
 
 /** `timeout: "30s"`: the three idle limits; the total deadline keeps its default unless that is shorter. */
@@ -99,7 +101,9 @@ const timeoutSchema = z
 const robotsSchema = z.strictObject({
   $comment: comment(),
   enabled: boolean().prefault(true).describe('Fetch and obey robots.txt (RFC 9309). Default true.'),
-  maxSize: size({ bytes: MIN_ROBOTS_BYTES, label: '500KiB (RFC 9309 §2.5)' }).prefault('512KiB').describe('robots.txt bytes read; the rest is ignored (RFC 9309 asks for at least 500 KiB). Default "512KiB".'),
+  maxSize: size({ bytes: MIN_ROBOTS_BYTES, label: '500KiB (RFC 9309 §2.5)' })
+    .prefault('512KiB')
+    .describe('robots.txt bytes read; the rest is ignored (RFC 9309 asks for at least 500 KiB). Default "512KiB".'),
   cacheTtl: duration({ positive: true, max: { ms: MAX_ROBOTS_CACHE_TTL_MS, label: '24h' } })
     .prefault('24h')
     .describe('How long a fetched robots.txt is reused, at most "24h". Default "24h".'),
@@ -112,14 +116,18 @@ const robotsSchema = z.strictObject({
     ),
   unavailableRetryDelay: duration()
     .prefault('5s')
-    .describe('Wait before the first such re-fetch, doubling after each; at most 1s (then 2s, …) for a host that cannot be connected to, so a dead host is given up in about 3s with the defaults. Default "5s".'),
+    .describe(
+      'Wait before the first such re-fetch, doubling after each; at most 1s (then 2s, …) for a host that cannot be connected to, so a dead host is given up in about 3s with the defaults. Default "5s".',
+    ),
 });
 
 const trapsSchema = z.strictObject({
   $comment: comment(),
   maxPathRepeats: integer(1)
     .prefault(3)
-    .describe('Most times one segment may appear in a URL\'s path; a URL with more is skipped as "repeated-path" (a relative link that keeps adding itself: /a/b/a/b/a/b/a/b/). Default 3.'),
+    .describe(
+      'Most times one segment may appear in a URL\'s path; a URL with more is skipped as "repeated-path" (a relative link that keeps adding itself: /a/b/a/b/a/b/a/b/). Default 3.',
+    ),
   maxQueryParams: integer(1).prefault(32).describe('Most query parameters in one URL; a URL with more is skipped as "query-explosion". Default 32.'),
   maxQueryVariants: integer(1)
     .prefault(10_000)
@@ -135,7 +143,9 @@ export const configFileSchema = z
     $comment: comment(),
     userAgent: userAgent()
       .optional()
-      .describe('User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://github.com/crawl-cli/crawl)".'),
+      .describe(
+        'User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://github.com/crawl-cli/crawl)".',
+      ),
     concurrency: integer(1, 1000).prefault(16).describe('Requests in flight at once, across all hosts (1-1000). Default 16.'),
     hostKey: oneOf(['host', 'domain'])
       .prefault('host')
@@ -154,11 +164,17 @@ export const configFileSchema = z
       ),
     traps: trapsSchema
       .prefault({})
-      .describe('Defences against URL spaces that never end (calendars, relative links that keep growing, query strings that multiply); each refused URL is skipped with its own reason.'),
+      .describe(
+        'Defences against URL spaces that never end (calendars, relative links that keep growing, query strings that multiply); each refused URL is skipped with its own reason.',
+      ),
     scope: oneOf(['host', 'domain', 'any'])
       .prefault('host')
       .describe('Which links are followed: "host" (the seeds\' hosts), "domain" (the seeds\' registrable domains) or "any". Default "host".'),
-    include: regexList().prefault([]).describe('If set, only URLs matching at least one of these regular expressions (RE2 syntax, matched in linear time: no lookaround or backreferences; tested against the canonical absolute URL) are crawled. Default none.'),
+    include: regexList()
+      .prefault([])
+      .describe(
+        'If set, only URLs matching at least one of these regular expressions (RE2 syntax, matched in linear time: no lookaround or backreferences; tested against the canonical absolute URL) are crawled. Default none.',
+      ),
     exclude: regexList().prefault([]).describe('URLs matching any of these regular expressions (RE2 syntax, as for include) are skipped. Default none.'),
     timeout: timeoutSchema
       .prefault({ connect: '10s', headers: '30s', body: '30s', total: '3m' })
@@ -177,11 +193,11 @@ export const configFileSchema = z
       .prefault([])
       .describe(
         'Sitemap files whose URLs seed the crawl, like --sitemap: XML sitemaps, sitemap indexes, text files (one URL per line), gzip or not. ' +
-          'Their hosts are in scope as the seeds\' are; the URLs they list are one deeper than the sitemap and scope-checked like links. Default none.',
+          "Their hosts are in scope as the seeds' are; the URLs they list are one deeper than the sitemap and scope-checked like links. Default none.",
       ),
     robotsSitemaps: boolean()
       .prefault(false)
-      .describe('Also seed the crawl from the Sitemap: lines of each seed\'s robots.txt, like --sitemaps (read even with robots.enabled false). Default false.'),
+      .describe("Also seed the crawl from the Sitemap: lines of each seed's robots.txt, like --sitemaps (read even with robots.enabled false). Default false."),
     checkLinks: boolean()
       .prefault(false)
       .describe(
@@ -203,7 +219,7 @@ export const configFileSchema = z
     ...renderFields,
     cookies: cookiesSchema
       .prefault({})
-      .describe('Cookies: sent to the seeds\' hosts, read from a cookies.txt, and kept from responses during the crawl (per RFC 6265).'),
+      .describe("Cookies: sent to the seeds' hosts, read from a cookies.txt, and kept from responses during the crawl (per RFC 6265)."),
     tls: tlsSchema.prefault({}).describe('TLS trust for https connections (through a proxy too).'),
     defaults: policyDefaultsSchema.prefault({}),
     domains: domainsSchema.prefault({}),

@@ -71,7 +71,9 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | null {
     }
     if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return number();
     const bare = /^[A-Za-z_$][\w$]*/.exec(text.slice(i));
-    fail(bare ? `unexpected word ${JSON.stringify(bare[0])} (strings take double quotes; true, false and null are lowercase)` : `expected a value, got ${shown()}`);
+    fail(
+      bare ? `unexpected word ${JSON.stringify(bare[0])} (strings take double quotes; true, false and null are lowercase)` : `expected a value, got ${shown()}`,
+    );
   };
   const object = () => {
     i++;

@@ -28,10 +28,7 @@ export const perIpSchema = z
   .transform((v): IpPolicy => ({ intervalMs: v.rate?.intervalMs ?? 0, rateLabel: v.rate?.label ?? 'unlimited', concurrency: v.concurrency ?? Infinity }));
 
 /** The file's `perIp` with `--ip-rate` / `--ip-concurrency` over it; either flag alone turns the limits on. Null: off. */
-export function mergePerIp(
-  file: IpPolicy | undefined,
-  flags: { rate?: { intervalMs: number; label: string }; concurrency?: number },
-): IpPolicy | null {
+export function mergePerIp(file: IpPolicy | undefined, flags: { rate?: { intervalMs: number; label: string }; concurrency?: number }): IpPolicy | null {
   if (file === undefined && flags.rate === undefined && flags.concurrency === undefined) return null;
   const base: IpPolicy = file ?? { intervalMs: 0, rateLabel: 'unlimited', concurrency: Infinity };
   return {

@@ -26,13 +26,26 @@ export type CrawlDelayMode = 'floor' | 'ignore';
  * fields each, so an entry that sets one sub-field falls back to defaults for
  * the other like any other field.
  */
-export interface PolicyFields
-  extends Pick<
-    HostPolicy,
-    | 'concurrency' | 'jitterMs' | 'maxCrawlDelayMs' | 'retries' | 'retryStatuses' | 'backoffBaseMs' | 'backoffCapMs'
-    | 'throttleStatuses' | 'maxRetryAfterMs' | 'throttleRetries' | 'adaptive' | 'hostFailurePause' | 'hostFailureGiveUp'
-    | 'maxPagesPerHost' | 'headers' | 'render' | 'http2'
-  > {
+export interface PolicyFields extends Pick<
+  HostPolicy,
+  | 'concurrency'
+  | 'jitterMs'
+  | 'maxCrawlDelayMs'
+  | 'retries'
+  | 'retryStatuses'
+  | 'backoffBaseMs'
+  | 'backoffCapMs'
+  | 'throttleStatuses'
+  | 'maxRetryAfterMs'
+  | 'throttleRetries'
+  | 'adaptive'
+  | 'hostFailurePause'
+  | 'hostFailureGiveUp'
+  | 'maxPagesPerHost'
+  | 'headers'
+  | 'render'
+  | 'http2'
+> {
   // What differs from HostPolicy: the rate and Crawl-delay as written, windows as `limits`, and an unset proxy.
   rate: Rate;
   limits: WindowLimit[];
@@ -79,7 +92,7 @@ export function matchDomainKey(has: (key: string) => boolean, host: string, port
   if (has(name)) return name;
   // Walk from the full name towards the TLD, so the first wildcard found is
   // the one with the longest (most specific) suffix.
-  for (let suffix = name; suffix !== ''; ) {
+  for (let suffix = name; suffix !== '';) {
     if (has(`*.${suffix}`)) return `*.${suffix}`;
     const dot = suffix.indexOf('.');
     if (dot < 0) break;
@@ -196,11 +209,7 @@ export interface PolicyResolverOptions {
  * Accepts `URL.host` ("example.com:8080") so port-specific entries can match,
  * or `URL.hostname`.
  */
-export function createPolicyResolver(
-  domains: DomainPolicies,
-  defaults: PolicyFields,
-  options: PolicyResolverOptions = {},
-): PolicyResolver {
+export function createPolicyResolver(domains: DomainPolicies, defaults: PolicyFields, options: PolicyResolverOptions = {}): PolicyResolver {
   const cacheSize = options.cacheSize ?? 10_000;
   const merged = new Map<string, HostPolicy>();
   for (const [key, entry] of Object.entries(domains)) merged.set(key, mergePolicy(key, entry, defaults));
@@ -240,7 +249,11 @@ export interface PolicyConflict {
 
 /** A duration the way a config file would spell it: "90s", "2m", "1500ms". */
 function showDuration(ms: number): string {
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms >= size && ms % size === 0) return `"${ms / size}${unit}"`;
   }
   return `"${ms}ms"`;
@@ -271,9 +284,7 @@ export function policyConflicts(entry: PolicyOverride, defaults: PolicyOverride,
   if (setsBackoff && base !== undefined && cap !== undefined && base > cap) {
     conflicts.push({
       field: 'backoff',
-      message:
-        `base ${showDuration(base)}${inherited(entry.backoffBaseMs)} ` +
-        `is longer than cap ${showDuration(cap)}${inherited(entry.backoffCapMs)}`,
+      message: `base ${showDuration(base)}${inherited(entry.backoffBaseMs)} ` + `is longer than cap ${showDuration(cap)}${inherited(entry.backoffCapMs)}`,
     });
   }
 
@@ -296,9 +307,7 @@ export function policyConflicts(entry: PolicyOverride, defaults: PolicyOverride,
   if (both.length > 0) {
     // Report at the list the entry wrote; when it wrote both, at throttleStatuses.
     const [field, other] =
-      entry.throttleStatuses !== undefined
-        ? (['throttleStatuses', 'retryStatuses'] as const)
-        : (['retryStatuses', 'throttleStatuses'] as const);
+      entry.throttleStatuses !== undefined ? (['throttleStatuses', 'retryStatuses'] as const) : (['retryStatuses', 'throttleStatuses'] as const);
     conflicts.push({
       field,
       message:

@@ -82,7 +82,7 @@ const TEXT = {
     '`adaptive`, and the URL queued again (100-599, each once; none may also be in retryStatuses).',
   maxRetryAfter: 'A longer Retry-After is cut to this (and the cut is reported); greater than zero, at most "24h".',
   throttleRetries: 'Times one URL may be throttled before it gets a THROTTLED error record (0-1000; counted apart from `retries`).',
-  adaptive: 'Lower the host\'s rate when it throttles, and recover it gradually after successes, never above the configured rate.',
+  adaptive: "Lower the host's rate when it throttles, and recover it gradually after successes, never above the configured rate.",
   hostFailures:
     'Consecutive failures of one host (refused, timeouts, 5xx): after `pause` the host is paused with growing backoff; ' +
     'after `giveUp` its remaining URLs are skipped as "host-failed" (1 <= pause <= giveUp).',
@@ -94,9 +94,10 @@ const TEXT = {
   headers:
     'Extra request headers, {"Name": "value"}; a value may be {"env": "VARIABLE"} to read it from the environment. ' +
     'Not Host, Content-Length, Connection, User-Agent (userAgent), Cookie (cookies) or Authorization (auth).',
-  proxy: 'Proxy for this host\'s requests, "http://[user:pass@]proxy:port" (CONNECT for https URLs, absolute-form GET for http ones), or false for a direct connection.',
+  proxy:
+    'Proxy for this host\'s requests, "http://[user:pass@]proxy:port" (CONNECT for https URLs, absolute-form GET for http ones), or false for a direct connection.',
   http2:
-    'Offer HTTP/2 to this host\'s https servers (TLS ALPN): when the server takes it, one connection carries up to `concurrency` requests at once; ' +
+    "Offer HTTP/2 to this host's https servers (TLS ALPN): when the server takes it, one connection carries up to `concurrency` requests at once; " +
     'otherwise HTTP/1.1 as usual. Rates, windows, concurrency and robots.txt are unchanged. Not through a proxy.',
 } as const;
 
@@ -139,9 +140,7 @@ export const policyDefaultsSchema = z
       .describe(inDefaults('hostFailures', '{"pause": 5, "giveUp": 15}')),
     maxPagesPerHost: integer(1).prefault(DEFAULT_MAX_PAGES_PER_HOST).describe(inDefaults('maxPagesPerHost', '100000')),
     headers: headersField().prefault({}).describe(inDefaults('headers', 'none')),
-    proxy: proxyField()
-      .optional()
-      .describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
+    proxy: proxyField().optional().describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
     render: renderMode().prefault(false).describe(`${RENDER_TEXT} Default false.`),
     http2: boolean().prefault(false).describe(inDefaults('http2', 'false')),
   })
@@ -183,9 +182,7 @@ const domainEntryObject = z.strictObject({
     .optional()
     .describe(`${TEXT.hostFailures} Each sub-field falls back to defaults.hostFailures on its own.`),
   maxPagesPerHost: integer(1).optional().describe(inEntry('maxPagesPerHost', 'maxPagesPerHost')),
-  headers: headersField()
-    .optional()
-    .describe(`${TEXT.headers} Added to defaults.headers; a header named in both takes this entry's value.`),
+  headers: headersField().optional().describe(`${TEXT.headers} Added to defaults.headers; a header named in both takes this entry's value.`),
   proxy: proxyField().optional().describe(inEntry('proxy', 'proxy')),
   render: renderMode().optional().describe(`${RENDER_TEXT} Falls back to defaults.render.`),
   http2: boolean().optional().describe(inEntry('http2', 'http2')),
@@ -277,10 +274,7 @@ export const domainsSchema = describedBy(
  * default counts as not written: the built-in defaults never conflict with
  * each other, so a conflict always involves a field that differs.
  */
-export function checkMergedPolicies(
-  file: { defaults: PolicyFields; domains: Record<string, PolicyOverride> },
-  ctx: z.core.$RefinementCtx,
-): void {
+export function checkMergedPolicies(file: { defaults: PolicyFields; domains: Record<string, PolicyOverride> }, ctx: z.core.$RefinementCtx): void {
   const report = (path: PropertyKey[], conflicts: PolicyConflict[]) => {
     for (const { field, message } of conflicts) ctx.addIssue({ code: 'custom', message, path: [...path, field] });
   };

@@ -18,12 +18,26 @@ const { duration, size, integer, regexList } = fieldSchemas;
 export const DEFAULT_RENDER_BLOCK = ['image', 'media', 'font'] as const;
 
 /** Playwright's resource types that `renderOptions.block` may name. */
-export const RESOURCE_TYPES = ['document', 'stylesheet', 'image', 'media', 'font', 'script', 'texttrack', 'xhr', 'fetch', 'eventsource', 'websocket', 'manifest', 'other'] as const;
+export const RESOURCE_TYPES = [
+  'document',
+  'stylesheet',
+  'image',
+  'media',
+  'font',
+  'script',
+  'texttrack',
+  'xhr',
+  'fetch',
+  'eventsource',
+  'websocket',
+  'manifest',
+  'other',
+] as const;
 
 export const RENDER_TEXT =
   'Render pages in a browser (Chromium) before reading their links, content and extract fields: true (every HTML page), false, or "auto" ' +
   '(only pages whose HTML looks like an application shell: an empty mount element, a <noscript> asking for JavaScript, or a script bundle with few links and little text). ' +
-  'Every request the browser makes goes through its host\'s robots.txt and limits.';
+  "Every request the browser makes goes through its host's robots.txt and limits.";
 
 /** true | false | "auto"; the flag's "true"/"false"/"on"/"off" strings too. */
 export function renderMode() {
@@ -45,19 +59,44 @@ export function resourceTypes() {
 
 export const renderOptionsSchema = z.strictObject({
   $comment: comment(),
-  browser: z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional()
+  browser: z
+    .string()
+    .min(1, { error: 'expected a path to a Chromium executable' })
+    .optional()
     .describe('The browser executable (Chromium or Chrome), like --browser. Default: CRAWL_BROWSER, else chromium (chromium-browser, google-chrome) on PATH.'),
-  concurrency: integer(1, 64).prefault(4).describe('Pages rendered at once (1-64), like --render-concurrency; every request they make still counts against the global and per-host concurrency. Default 4.'),
-  timeout: duration({ positive: true }).prefault('30s').describe('A page not rendered within this is closed with error RENDER_TIMEOUT (its record keeps the fetched HTML\'s links), like --render-timeout. Default "30s".'),
+  concurrency: integer(1, 64)
+    .prefault(4)
+    .describe(
+      'Pages rendered at once (1-64), like --render-concurrency; every request they make still counts against the global and per-host concurrency. Default 4.',
+    ),
+  timeout: duration({ positive: true })
+    .prefault('30s')
+    .describe(
+      'A page not rendered within this is closed with error RENDER_TIMEOUT (its record keeps the fetched HTML\'s links), like --render-timeout. Default "30s".',
+    ),
   block: resourceTypes()
     .prefault([...DEFAULT_RENDER_BLOCK])
-    .describe('Resource types the browser may not fetch, like --render-block. WebSockets, EventSource, manifests, pings and prefetches are always refused. Default ["image", "media", "font"].'),
-  blockUrls: regexList().prefault([]).describe('URLs the browser may not fetch (trackers, ads), as regular expressions (RE2 syntax, as for include) tested against the absolute URL. Default none.'),
-  recycleAfter: integer(1).prefault(50).describe('Pages rendered in one browser context before it is replaced by a fresh one (bounds what a context accumulates). Default 50.'),
+    .describe(
+      'Resource types the browser may not fetch, like --render-block. WebSockets, EventSource, manifests, pings and prefetches are always refused. Default ["image", "media", "font"].',
+    ),
+  blockUrls: regexList()
+    .prefault([])
+    .describe(
+      'URLs the browser may not fetch (trackers, ads), as regular expressions (RE2 syntax, as for include) tested against the absolute URL. Default none.',
+    ),
+  recycleAfter: integer(1)
+    .prefault(50)
+    .describe('Pages rendered in one browser context before it is replaced by a fresh one (bounds what a context accumulates). Default 50.'),
   maxBrowserMemory: size()
     .prefault('1GiB')
-    .describe('Memory the browser\'s processes may hold (proportional set size, read from /proc on Linux; elsewhere only the restart every 1,000 pages applies) before the browser is restarted between pages; pages it holds finish first. Looked at every 5 pages. Default "1GiB".'),
-  cacheSize: size().prefault('64MiB').describe('Bytes of scripts, stylesheets and other subresources kept for the whole crawl, so one used by many pages is fetched once (Cache-Control no-store, no-cache, private and max-age under 10 s are honoured). Default "64MiB".'),
+    .describe(
+      'Memory the browser\'s processes may hold (proportional set size, read from /proc on Linux; elsewhere only the restart every 1,000 pages applies) before the browser is restarted between pages; pages it holds finish first. Looked at every 5 pages. Default "1GiB".',
+    ),
+  cacheSize: size()
+    .prefault('64MiB')
+    .describe(
+      'Bytes of scripts, stylesheets and other subresources kept for the whole crawl, so one used by many pages is fetched once (Cache-Control no-store, no-cache, private and max-age under 10 s are honoured). Default "64MiB".',
+    ),
 });
 
 /** Top-level fields of the config file. */

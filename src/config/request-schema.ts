@@ -33,7 +33,13 @@ function fromEnv() {
 /** A secret: written in the file, or `{ "env": "NAME" }`. Either way a Secret. */
 function secret() {
   return z.union(
-    [z.string().min(1, { error: 'expected a non-empty string' }).transform((text) => new Secret(text, 'config')), fromEnv()],
+    [
+      z
+        .string()
+        .min(1, { error: 'expected a non-empty string' })
+        .transform((text) => new Secret(text, 'config')),
+      fromEnv(),
+    ],
     { error: (i) => `expected a string or {"env": "VARIABLE"}, got ${showValue(i.input)}` },
   );
 }
@@ -72,7 +78,11 @@ export function authField() {
       $comment: comment(),
       basic: z
         .strictObject({
-          user: z.string().min(1, { error: 'expected a non-empty user name' }).refine((u) => !u.includes(':'), { error: 'a basic-auth user name may not contain ":"' }).describe('User name.'),
+          user: z
+            .string()
+            .min(1, { error: 'expected a non-empty user name' })
+            .refine((u) => !u.includes(':'), { error: 'a basic-auth user name may not contain ":"' })
+            .describe('User name.'),
           password: secret().describe('Password: a string, or {"env": "VARIABLE"} to read it from the environment.'),
         })
         .optional()
@@ -82,7 +92,9 @@ export function authField() {
     .superRefine((auth, ctx) => {
       if ((auth.basic === undefined) === (auth.bearer === undefined)) ctx.addIssue({ code: 'custom', message: 'expected exactly one of "basic" or "bearer"' });
     })
-    .transform((auth): HostAuth => (auth.basic ? { kind: 'basic', user: auth.basic.user, password: auth.basic.password } : { kind: 'bearer', token: auth.bearer! }));
+    .transform((auth): HostAuth =>
+      auth.basic ? { kind: 'basic', user: auth.basic.user, password: auth.basic.password } : { kind: 'bearer', token: auth.bearer! },
+    );
 }
 
 /** Where a secret sits in the config, for "environment variable X is not set" messages. */
@@ -109,11 +121,13 @@ export function placedSecrets(defaults: PolicyFields, domains: Readonly<Record<s
 
 /** A proxy URL, or `false` for a direct connection. */
 export function proxyField() {
-  return z.union([z.string(), z.literal(false)], { error: (i) => `expected a proxy URL like "http://proxy.example:3128" or false, got ${showValue(i.input)}` }).superRefine((value, ctx) => {
-    if (value === false) return;
-    const problem = proxyUrlProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
+  return z
+    .union([z.string(), z.literal(false)], { error: (i) => `expected a proxy URL like "http://proxy.example:3128" or false, got ${showValue(i.input)}` })
+    .superRefine((value, ctx) => {
+      if (value === false) return;
+      const problem = proxyUrlProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });
 }
 
 /** `"name=value"` cookies (as `--cookie` takes them). */
@@ -138,7 +152,9 @@ export const cookiesSchema = z.strictObject({
     .describe('"name=value" cookies sent to the seeds\' hosts (exact hosts, any port, every path, http and https; never subdomains). Default none.'),
   jar: filePath()
     .optional()
-    .describe('A Netscape cookies.txt (as curl -c and wget --save-cookies write it), read at the start; its domain, subdomain flag, path, secure flag and expiry are honoured. Relative to the working directory. Default none.'),
+    .describe(
+      'A Netscape cookies.txt (as curl -c and wget --save-cookies write it), read at the start; its domain, subdomain flag, path, secure flag and expiry are honoured. Relative to the working directory. Default none.',
+    ),
   keep: z
     .boolean({ error: (i) => `expected true or false, got ${showValue(i.input)}` })
     .prefault(true)

@@ -145,7 +145,10 @@ function parseJson(text: string, source: string): unknown {
     const position = /at position (\d+)/.exec(message);
     const offset = position ? Number(position[1]) : text.length;
     const { line, column } = lineColumn(text, offset);
-    const why = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/\s+in JSON at position \d+/, '').replace(/\s+at position \d+/, '');
+    const why = message
+      .replace(/\s*\(line \d+ column \d+\)/, '')
+      .replace(/\s+in JSON at position \d+/, '')
+      .replace(/\s+at position \d+/, '');
     throw new ConfigError([`${source}: invalid JSON at line ${line}, column ${column}: ${why}`], { cause: error });
   }
 }
@@ -341,11 +344,17 @@ const cliSchema = z.object({
   sitemap: urlList().optional(),
   sitemaps: fieldSchemas.boolean().optional(),
   checkLinks: fieldSchemas.boolean().optional(),
-  headers: z.array(z.string()).optional().transform((lines, ctx) => (lines === undefined ? undefined : headerFlags(lines, ctx))),
-  proxy: z.string().optional().superRefine((value, ctx) => {
-    const problem = value === undefined ? undefined : proxyUrlProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }),
+  headers: z
+    .array(z.string())
+    .optional()
+    .transform((lines, ctx) => (lines === undefined ? undefined : headerFlags(lines, ctx))),
+  proxy: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      const problem = value === undefined ? undefined : proxyUrlProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   cookies: cookiePairs().optional(),
   cookieJar: z.string().min(1, { error: 'expected a file path' }).optional(),
   insecure: fieldSchemas.boolean().optional(),

@@ -10,7 +10,11 @@ export function urlList() {
   const item = z.string({ error: (i) => `expected an absolute http(s) URL as a string, got ${showValue(i.input)}` }).transform((text, ctx) => {
     const url = canonicalize(text.trim());
     if (url !== null) return url;
-    ctx.addIssue({ code: 'custom', message: `${urlProblem(text, 'expected an absolute http(s) URL like "https://example.com/sitemap.xml"')}, got ${showValue(text)}`, input: text });
+    ctx.addIssue({
+      code: 'custom',
+      message: `${urlProblem(text, 'expected an absolute http(s) URL like "https://example.com/sitemap.xml"')}, got ${showValue(text)}`,
+      input: text,
+    });
     return z.NEVER;
   });
   return z.array(item, { error: (i) => `expected a list of URLs like ["https://example.com/sitemap.xml"], got ${showValue(i.input)}` });

@@ -61,5 +61,10 @@ export function childrenOf(node: AnyNode): AnyNode[] {
 /** The element's space-separated attribute `name`, lowercased, as tokens. */
 export function attrTokens(el: Element, name: string): string[] {
   const value = el.attribs[name];
-  return value === undefined ? [] : value.toLowerCase().split(/[\t\n\f\r ]+/).filter(Boolean);
+  return value === undefined
+    ? []
+    : value
+        .toLowerCase()
+        .split(/[\t\n\f\r ]+/)
+        .filter(Boolean);
 }

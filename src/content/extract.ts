@@ -43,7 +43,8 @@ const PROBE = '<html><head></head><body><p class="x">x</p></body></html>';
 /** `name` (with `[]` for all matches) and `spec` (`selector` with an optional `::text`, `::html` or `::attr(x)`) → a checked rule. */
 export function parseExtractRule(name: string, spec: string): ExtractRule {
   const named = NAME.exec(name);
-  if (named === null || named[1] === '__proto__') throw new ExtractRuleError(`expected a name like "title" or "links[]" (letters, digits, _ . -), got ${JSON.stringify(name)}`);
+  if (named === null || named[1] === '__proto__')
+    throw new ExtractRuleError(`expected a name like "title" or "links[]" (letters, digits, _ . -), got ${JSON.stringify(name)}`);
   const suffix = SUFFIX.exec(spec);
   const selector = (suffix === null ? spec : spec.slice(0, suffix.index)).trim();
   if (selector === '') throw new ExtractRuleError(`"${name}": expected a CSS selector, got ${JSON.stringify(spec)}`);
@@ -78,7 +79,13 @@ export function runExtract(doc: Document, rules: readonly ExtractRule[], cut: (t
     const valueOf = (i: number): string | null => {
       const el = found.eq(i);
       const take = rule.take;
-      if (take === 'text') return cut(el.text().replace(/[\t\n\f\r ]+/g, ' ').trim());
+      if (take === 'text')
+        return cut(
+          el
+            .text()
+            .replace(/[\t\n\f\r ]+/g, ' ')
+            .trim(),
+        );
       if (take === 'html') return cut(DomUtils.getOuterHTML(el.get(0)!, HTML_OUT));
       const value = el.attr(take.attr);
       return value === undefined ? null : cut(value);

@@ -45,11 +45,15 @@ export function mainContent(doc: Document): MainContent {
     if (roleMain === undefined && attrTokens(el, 'role').includes('main')) roleMain = el;
   });
   const picked: MainContent =
-    main !== undefined ? { root: main, via: 'main' }
-    : roleMain !== undefined ? { root: roleMain, via: 'role=main' }
-    : articles.length === 1 ? { root: articles[0], via: 'article' }
-    : body !== undefined ? { root: body, via: 'body' }
-    : { root: doc, via: 'document' };
+    main !== undefined
+      ? { root: main, via: 'main' }
+      : roleMain !== undefined
+        ? { root: roleMain, via: 'role=main' }
+        : articles.length === 1
+          ? { root: articles[0], via: 'article' }
+          : body !== undefined
+            ? { root: body, via: 'body' }
+            : { root: doc, via: 'document' };
   prune(picked.root, picked.via === 'body' || picked.via === 'document', false);
   return picked;
 }

@@ -38,7 +38,12 @@ function convert(node: AnyNode, ctx: Context): string {
   if (!isElement(node)) return '';
   const name = node.name;
   switch (name) {
-    case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': {
+    case 'h1':
+    case 'h2':
+    case 'h3':
+    case 'h4':
+    case 'h5':
+    case 'h6': {
       const text = oneLine(children(node, ctx));
       return text === '' ? '' : block(`${'#'.repeat(Number(name[1]))} ${text}`, ctx);
     }
@@ -48,13 +53,22 @@ function convert(node: AnyNode, ctx: Context): string {
       return ctx.inCell ? ' ' : '  \n';
     case 'hr':
       return block('---', ctx);
-    case 'em': case 'i': case 'cite': case 'dfn':
+    case 'em':
+    case 'i':
+    case 'cite':
+    case 'dfn':
       return wrap(children(node, ctx), '*');
-    case 'strong': case 'b':
+    case 'strong':
+    case 'b':
       return wrap(children(node, ctx), '**');
-    case 'del': case 's': case 'strike':
+    case 'del':
+    case 's':
+    case 'strike':
       return wrap(children(node, ctx), '~~');
-    case 'code': case 'kbd': case 'samp': case 'tt':
+    case 'code':
+    case 'kbd':
+    case 'samp':
+    case 'tt':
       return inlineCode(preText(node));
     case 'pre':
       return codeBlock(node, ctx);
@@ -62,12 +76,23 @@ function convert(node: AnyNode, ctx: Context): string {
       return link(node, ctx);
     case 'img':
       return image(node, ctx);
-    case 'ul': case 'ol': case 'menu': case 'dir':
+    case 'ul':
+    case 'ol':
+    case 'menu':
+    case 'dir':
       return list(node, ctx);
     case 'blockquote': {
       if (ctx.inCell) return children(node, ctx);
       const inner = tidy(children(node, ctx));
-      return inner === '' ? '' : block(inner.split('\n').map((l) => (l === '' ? '>' : `> ${l}`)).join('\n'), ctx);
+      return inner === ''
+        ? ''
+        : block(
+            inner
+              .split('\n')
+              .map((l) => (l === '' ? '>' : `> ${l}`))
+              .join('\n'),
+            ctx,
+          );
     }
     case 'table':
       return table(node, ctx);
@@ -146,7 +171,13 @@ function list(node: Element, ctx: Context): string {
     if (text === '') continue;
     const marker = ordered ? `${n++}. ` : '- ';
     const indent = ' '.repeat(marker.length);
-    items.push(marker + text.split('\n').map((l, i) => (i === 0 || l === '' ? l : indent + l)).join('\n'));
+    items.push(
+      marker +
+        text
+          .split('\n')
+          .map((l, i) => (i === 0 || l === '' ? l : indent + l))
+          .join('\n'),
+    );
   }
   return items.length === 0 ? '' : block(items.join('\n'), ctx);
 }
@@ -212,6 +243,9 @@ function finish(text: string, ctx: Context): string {
   if (ctx.code.length === 0) return out;
   // Each placeholder sits on a line of its own, after whatever prefix its list or quote gave it.
   return out.replace(/^([> ]*)\u0000(\d+)\u0000$/gm, (_m, prefix: string, i: string) =>
-    ctx.code[Number(i)].split('\n').map((l) => (l === '' ? prefix.trimEnd() : prefix + l)).join('\n'),
+    ctx.code[Number(i)]
+      .split('\n')
+      .map((l) => (l === '' ? prefix.trimEnd() : prefix + l))
+      .join('\n'),
   );
 }

@@ -37,10 +37,7 @@ export function pageContent(html: string, baseUrl: string, settings: ContentSett
   if (settings.extract.length > 0) out.extract = runExtract(doc, settings.extract, cut);
   if (settings.format !== null) {
     const { root } = mainContent(doc);
-    const full =
-      settings.format === 'text' ? toText(root)
-      : settings.format === 'markdown' ? toMarkdown(root, baseUrl)
-      : DomUtils.getOuterHTML(root, HTML_OUT);
+    const full = settings.format === 'text' ? toText(root) : settings.format === 'markdown' ? toMarkdown(root, baseUrl) : DomUtils.getOuterHTML(root, HTML_OUT);
     const content = cut(full);
     out.content = content;
     if (content.length < full.length) out.contentTruncated = true;

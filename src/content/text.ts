@@ -14,7 +14,10 @@ export function toText(root: AnyNode): string {
   const lines: string[] = [];
   let line = '';
   const flush = () => {
-    const text = line.replace(WHITESPACE, ' ').replace(/ ?\u0001 ?/g, '\t').trim();
+    const text = line
+      .replace(WHITESPACE, ' ')
+      .replace(/ ?\u0001 ?/g, '\t')
+      .trim();
     if (text !== '') lines.push(text);
     line = '';
   };

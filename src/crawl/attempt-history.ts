@@ -19,7 +19,7 @@
 import type { EntryExtra } from '../store/crawl-store.js';
 import { parseRetryAfter } from '../politeness/retry-after.js';
 import type { PageRecord, ThrottleEvent } from '../types.js';
-import { isoInstant } from './iso-time.js';
+import { isoInstant } from '../util/iso-time.js';
 
 /** Starts and throttle events kept per URL, each (the latest ones). */
 export const MAX_ATTEMPT_HISTORY = 10;
@@ -47,7 +47,9 @@ export function historyOf(extra: EntryExtra | undefined): AttemptHistory {
   if (!h || typeof h !== 'object') return { starts: [] };
   return {
     starts: Array.isArray(h.starts) ? h.starts.filter((t): t is number => typeof t === 'number') : [],
-    ...(Array.isArray(h.throttles) && { throttles: h.throttles.filter((t) => t !== null && typeof t === 'object' && typeof t.at === 'number' && typeof t.pausedUntil === 'number') }),
+    ...(Array.isArray(h.throttles) && {
+      throttles: h.throttles.filter((t) => t !== null && typeof t === 'object' && typeof t.at === 'number' && typeof t.pausedUntil === 'number'),
+    }),
   };
 }
 
@@ -89,12 +91,7 @@ function throttleRecord(t: ThrottleMark): ThrottleEvent {
  * until `pausedUntil` (HostFeedback decided that, capping Retry-After);
  * `retryAfterMs` is what the server announced, when it did.
  */
-export function throttleEvent(
-  res: { status: number; headers: Record<string, string> },
-  now: number,
-  wallNow: number,
-  pausedUntil: number,
-): ThrottleMark {
+export function throttleEvent(res: { status: number; headers: Record<string, string> }, now: number, wallNow: number, pausedUntil: number): ThrottleMark {
   const event: ThrottleMark = { at: Math.round(now), status: res.status, pausedUntil: Math.round(Math.max(now, pausedUntil)) };
   const announced = parseRetryAfter(res.headers['retry-after'], { now: wallNow, date: res.headers['date'] ?? null });
   if (announced) event.retryAfterMs = Math.round(announced.delayMs);

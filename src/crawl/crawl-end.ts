@@ -19,11 +19,11 @@ import type { Cleared } from '../store/index.js';
 import type { HostPolicy, SkipReason } from '../types.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
-import type { DueTimer } from './due-timer.js';
+import type { DueTimer } from '../util/due-timer.js';
 import type { LeaseSource } from './lease-source.js';
-import type { Scheduler } from './scheduler.js';
+import type { Scheduler } from '../schedule/scheduler.js';
 import type { SharedSurvey } from './shared-survey.js';
-import type { SlowRequests } from './slow-requests.js';
+import type { SlowRequests } from '../schedule/slow-requests.js';
 
 export interface CrawlEndParts {
   records: CrawlRecords;
@@ -80,7 +80,7 @@ export class CrawlEnd {
     if (ctx.calls.pending > 0 || parts.leases.claimingCount > 0 || parts.slow.count > 0 || (parts.renderer?.pending ?? 0) > 0) return;
     if (!ctx.stopping && (!capReached(ctx) || parts.leases.reservedCount > 0)) {
       if (parts.leases.heldCount > 0) return;
-      if (store.survey) {
+      if (store.shared) {
         // Shared: this worker's view is not the crawl's. Done only when the store says so for everyone.
         if (!parts.survey.ended) return parts.survey.survey();
       } else {
@@ -118,7 +118,14 @@ export class CrawlEnd {
   /** Nothing of this worker's own is running, waiting or held. */
   locallyIdle(): boolean {
     const { scheduler, robots, leases, slow } = this.parts;
-    return scheduler.inFlight === 0 && scheduler.pendingJobs === 0 && robots.pending === 0 && leases.claimingCount === 0 && slow.count === 0 && leases.heldCount === 0;
+    return (
+      scheduler.inFlight === 0 &&
+      scheduler.pendingJobs === 0 &&
+      robots.pending === 0 &&
+      leases.claimingCount === 0 &&
+      slow.count === 0 &&
+      leases.heldCount === 0
+    );
   }
 
   /** The host was just given up: skip everything queued or waiting for it. */

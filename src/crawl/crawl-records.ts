@@ -11,8 +11,8 @@ import { countPage, countSkip, hostStats } from '../output/summary.js';
 import type { Cleared, FrontierEntry } from '../store/index.js';
 import type { ErrorCode, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
-import { decorateRecord } from './entry-kind.js';
-import { isoTimeFormatter } from './iso-time.js';
+import { decorateRecord } from './entries/entry-kind.js';
+import { isoTimeFormatter } from '../util/iso-time.js';
 import { redactRecord } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 
@@ -51,8 +51,19 @@ export class CrawlRecords {
   /** A page record for a URL whose host could not be reached before any request of its own: an error, not a skip. */
   unreached(entry: FrontierEntry, key: string, code: ErrorCode, message: string): void {
     const record: PageRecord = {
-      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent, contentType: null, bytes: 0,
-      title: null, links: 0, fetchedAt: this.isoTime(this.ctx.clock.wallNow()), elapsedMs: 0, error: { code, message },
+      type: 'page',
+      url: entry.url,
+      host: key,
+      status: null,
+      depth: entry.depth,
+      parent: entry.parent,
+      contentType: null,
+      bytes: 0,
+      title: null,
+      links: 0,
+      fetchedAt: this.isoTime(this.ctx.clock.wallNow()),
+      elapsedMs: 0,
+      error: { code, message },
     };
     decorateRecord(record, entry);
     this.page(record, key);

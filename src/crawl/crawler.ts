@@ -30,21 +30,21 @@ import type { Fetcher } from '../fetch/fetcher.js';
 import type { PageArchive } from '../archive/page-archive.js';
 import { HostFeedback, HostTable } from '../politeness/index.js';
 import { redactCredentials } from '../fetch/redact.js';
-import { SlowRequests } from './slow-requests.js';
+import { SlowRequests } from '../schedule/slow-requests.js';
 import { RobotsCache, RobotsGate, productToken } from '../robots/index.js';
-import { Scheduler } from './scheduler.js';
-import { HostAddresses } from './host-addresses.js';
+import { Scheduler } from '../schedule/scheduler.js';
+import { HostAddresses } from '../schedule/host-addresses.js';
 import { IpLimits } from '../politeness/ip-limits.js';
-import { DueTimer } from './due-timer.js';
+import { DueTimer } from '../util/due-timer.js';
 import type { CrawlSettings, HostPolicy } from '../types.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import { addNote, countThrottle, createStats, finishStats, formatDuration, type CrawlStats } from '../output/summary.js';
 import { MemoryStore, type CrawlStore } from '../store/index.js';
-import { settingsFingerprint } from './fingerprint.js';
+import { settingsFingerprint } from '../config/fingerprint.js';
 import { Admission } from './admission.js';
 import { RedirectChains } from './redirect-chains.js';
-import { SitemapSeeds } from './sitemaps.js';
+import { SitemapSeeds } from './entries/sitemaps.js';
 import { hostKey, type CrawlContext, type CrawlLog } from './crawl-context.js';
 import { StoreCalls } from './store-calls.js';
 import { CrawlRecords } from './crawl-records.js';
@@ -61,12 +61,11 @@ import type { Renderer } from '../render/renderer.js';
 import type { RenderTotals } from '../output/metrics.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
 import { PageRevisits } from './recrawl.js';
-import type { SinceEntry } from './recrawl-since.js';
-import type { RevisitBounds } from './recrawl-change.js';
+import type { SinceEntry } from '../recrawl/recrawl-since.js';
+import type { RevisitBounds } from '../recrawl/recrawl-change.js';
 
 export { ROBOTS_TIMEOUT_MS } from './robots-hop.js';
-export { SURVEY_INTERVAL_MS, SURVEY_IDLE_INTERVAL_MS } from './shared-survey.js';
-export { isoTimeFormatter } from './iso-time.js';
+export { isoTimeFormatter } from '../util/iso-time.js';
 
 export interface CrawlerOptions {
   settings: CrawlSettings;
@@ -81,7 +80,7 @@ export interface CrawlerOptions {
   random?: () => number;
   /** A page request running this long gives its global slot back (slow-requests.ts). @default SLOW_AFTER_MS (10 s) */
   slowAfterMs?: number;
-  /** Write a `type: "robots"` record per robots.txt request (robots-fetch-record.ts). @default false */
+  /** Write a `type: "robots"` record per robots.txt request (robots-hop.ts). @default false */
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc); pages are captured only when set. @default none */
   archive?: PageArchive;
@@ -137,11 +136,15 @@ export class Crawler {
 
   constructor(private readonly opts: CrawlerOptions) {
     const { settings, clock, random } = opts;
-    const store = opts.store ?? new MemoryStore();
+    const store: CrawlStore = opts.store ?? new MemoryStore();
     const stats = createStats(clock);
     this.stats = stats;
     if (settings.checkLinks) stats.linkCheck = { checked: 0, broken: 0, brokenPages: 0 };
-    const calls = new StoreCalls(store, () => this.end.check(), (err) => this.end.fail(err));
+    const calls = new StoreCalls(
+      store,
+      () => this.end.check(),
+      (err) => this.end.fail(err),
+    );
     const hosts = new HostTable({
       policyFor: (key) => settings.policyFor(key),
       random,
@@ -157,9 +160,15 @@ export class Crawler {
     // Hosts are resolved before they are scheduled, so a slow lookup holds no slot and per-IP limits know the address.
     // A `domain` host key spans names that may resolve apart: those are resolved inside the connect, as before.
     const resolveHost = opts.fetcher.resolveHost?.bind(opts.fetcher);
-    const addresses = resolveHost && settings.hostKey === 'host' ? new HostAddresses({ clock, lookup: resolveHost, onResolved: (key) => this.scheduler.resolved(key) }) : undefined;
+    const addresses =
+      resolveHost && settings.hostKey === 'host'
+        ? new HostAddresses({ clock, lookup: resolveHost, onResolved: (key) => this.scheduler.resolved(key) })
+        : undefined;
     const { perIp } = settings;
-    if (perIp && !addresses) opts.log?.warn(`perIp limits not applied: ${settings.hostKey === 'host' ? 'this fetcher does not resolve hosts ahead' : 'a hostKey "domain" key spans names that may resolve apart'}`);
+    if (perIp && !addresses)
+      opts.log?.warn(
+        `perIp limits not applied: ${settings.hostKey === 'host' ? 'this fetcher does not resolve hosts ahead' : 'a hostKey "domain" key spans names that may resolve apart'}`,
+      );
     const scheduler = (this.scheduler = new Scheduler({
       clock,
       concurrency: settings.concurrency,
@@ -192,7 +201,14 @@ export class Crawler {
         unavailableRetries: settings.robots.unavailableRetries,
         unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
         fetchOne: (url) => fetchRobotsHop(ctx, hops, url),
-        records: store.durable ? store : undefined,
+        // A shared store also lends its robots.txt lock: one worker fetches an origin's file, the others wait for its record.
+        records: store.durable
+          ? {
+              getRobots: (o) => store.getRobots(o),
+              putRobots: (o, r) => store.putRobots(o, r),
+              ...(store.shared && { lockRobots: (o: string, ttlMs: number) => store.shared!.lockRobots(o, ttlMs) }),
+            }
+          : undefined,
         onRecordError: fail,
       }),
       clock,
@@ -224,12 +240,29 @@ export class Crawler {
     const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
     const renderer = (this.renderer =
       settings.render?.enabled && opts.render !== undefined
-        ? new opts.render.Renderer(ctx, { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail }, settings.render, opts.render.browserPath, opts.onSubrequest)
+        ? new opts.render.Renderer(
+            ctx,
+            { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail },
+            settings.render,
+            opts.render.browserPath,
+            opts.onSubrequest,
+          )
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
     const exchange = new PageExchange(ctx, {
-      records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, wake, fail, renderer, revisits,
+      records,
+      sender,
+      feedback,
+      links,
+      redirects,
+      dueTimer,
+      archive: opts.archive,
+      random,
+      wake,
+      fail,
+      renderer,
+      revisits,
       giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
     });
     const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange, renderer }));
@@ -255,7 +288,11 @@ export class Crawler {
     if (schedule && (await schedule.scheduleAll(opts.revisit!.minMs, ctx.clock.now() - ctx.clock.wallNow())) > 0) opened.finished = false;
     const pass = history?.pass() ?? 1;
     if (pass > 1) this.stats.pass = pass;
-    this.revisits.configure({ compare: pass > 1 || opts.since !== undefined || schedule !== undefined, keep: history !== undefined && (store.durable || opts.since !== undefined), revisit: opts.revisit });
+    this.revisits.configure({
+      compare: pass > 1 || opts.since !== undefined || schedule !== undefined,
+      keep: history !== undefined && (store.durable || opts.since !== undefined),
+      revisit: opts.revisit,
+    });
     if (opened.finished) {
       // Nothing to do: the store holds a crawl that already ended.
       this.stats.resumed = 'finished';
@@ -273,7 +310,10 @@ export class Crawler {
     if (store.durable) {
       const unclean = opened.uncleanUntil === undefined ? undefined : { until: opened.uncleanUntil, spanMs: opened.uncleanSpanMs ?? 0 };
       const behind = opened.clockBehindMs ?? 0;
-      if (behind > 0) ctx.log?.warn(`the clock reads ${formatDuration(behind)} earlier than when the crawl's state was last saved (set back since?): waits restored with the time they had left`);
+      if (behind > 0)
+        ctx.log?.warn(
+          `the clock reads ${formatDuration(behind)} earlier than when the crawl's state was last saved (set back since?): waits restored with the time they had left`,
+        );
       for (const [key, saved] of await store.loadHosts()) ctx.hosts.restore(key, saved, unclean, behind);
     }
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
@@ -290,7 +330,7 @@ export class Crawler {
     this.renderer?.warm();
     this.end.markSeeded();
     this.dueTimer.armAt(store.nextDueAt());
-    if (store.survey) this.survey.arm();
+    if (store.shared) this.survey.arm();
     this.end.check();
     try {
       await this.end.done;

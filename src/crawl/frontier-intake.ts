@@ -12,7 +12,7 @@ import type { SkipReason } from '../types.js';
 import type { Admission } from './admission.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
-import { linkCheckExtra } from './link-check.js';
+import { linkCheckExtra } from './entries/link-check.js';
 import type { RedirectChains } from './redirect-chains.js';
 
 export interface FrontierIntakeParts {

@@ -24,11 +24,11 @@ import type { ClaimWait, Lease } from '../store/index.js';
 import type { ErrorCode } from '../types.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
-import type { DueTimer } from './due-timer.js';
-import type { HostAddresses } from './host-addresses.js';
+import type { DueTimer } from '../util/due-timer.js';
+import type { HostAddresses } from '../schedule/host-addresses.js';
 import { errorCode, type PageExchange } from './page-exchange.js';
-import type { TakeResult } from './scheduler.js';
-import type { SlowRequests } from './slow-requests.js';
+import type { TakeResult } from '../schedule/scheduler.js';
+import type { SlowRequests } from '../schedule/slow-requests.js';
 
 export interface LeaseSourceParts {
   records: CrawlRecords;
@@ -151,7 +151,7 @@ export class LeaseSource {
         if (verdict.kind === 'wait') {
           // A shared store's claim holds every worker's next start to the host until this one is written:
           // give it back rather than hold it while robots.txt loads.
-          if (store.dispatched) {
+          if (store.shared) {
             this.unreserve(lease);
             calls.settle(store.release(lease, entry));
           } else this.held.set(key, lease);
@@ -187,7 +187,7 @@ export class LeaseSource {
     const { ctx } = this;
     this.claiming.add(key);
     ctx.calls.settle(claim, (answer) => {
-      if (!answer || !('entry' in answer) || !ctx.store.survey || !Number.isFinite(ctx.settings.maxPages)) {
+      if (!answer || !('entry' in answer) || !ctx.store.shared || !Number.isFinite(ctx.settings.maxPages)) {
         this.claiming.delete(key);
         // A wait is kept until its time: the next take hands it to the scheduler, which sleeps the host until then.
         if (answer && 'entry' in answer) this.held.set(key, answer);

@@ -19,13 +19,13 @@ import type { ErrorCode, HostPolicy, PageRecord } from '../types.js';
 import { historyFields, throttleEvent, withAttempt } from './attempt-history.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
-import type { DueTimer } from './due-timer.js';
-import { decorateRecord, entryKind, requestFor } from './entry-kind.js';
-import { asGet, wantsGet } from './link-check.js';
+import type { DueTimer } from '../util/due-timer.js';
+import { decorateRecord, entryKind, requestFor } from './entries/entry-kind.js';
+import { asGet, wantsGet } from './entries/link-check.js';
 import type { PageLinks } from './page-links.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
-import { sitemapOutcome } from './sitemaps.js';
+import { sitemapOutcome } from './entries/sitemaps.js';
 import type { Renderer } from '../render/renderer.js';
 import type { PageRevisits, PendingHistory } from './recrawl.js';
 
@@ -71,8 +71,18 @@ export class PageExchange {
     const fetchedAt = parts.records.isoTime(clock.wallNow());
     const t0 = clock.now();
     const base: PageRecord = {
-      type: 'page', url: entry.url, host: key, status: null, depth: entry.depth, parent: entry.parent,
-      contentType: null, bytes: 0, title: null, links: 0, fetchedAt, elapsedMs: 0,
+      type: 'page',
+      url: entry.url,
+      host: key,
+      status: null,
+      depth: entry.depth,
+      parent: entry.parent,
+      contentType: null,
+      bytes: 0,
+      title: null,
+      links: 0,
+      fetchedAt,
+      elapsedMs: 0,
     };
     decorateRecord(base, entry);
     if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) {
@@ -85,7 +95,13 @@ export class PageExchange {
     let prior: PageHistory | undefined;
     try {
       prior = await parts.revisits.prior(entry);
-      const { res, startedAt, sinceLastMs } = await parts.sender.send(entry.url, key, job, parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior), lease);
+      const { res, startedAt, sinceLastMs } = await parts.sender.send(
+        entry.url,
+        key,
+        job,
+        parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior),
+        lease,
+      );
       if (res.capture) captured = res;
       const action = parts.feedback.answered(key, res, startedAt, !ctx.stopping, sinceLastMs);
       if (wantsGet(entry, res) && this.checkWithGet(lease)) return;
@@ -95,7 +111,14 @@ export class PageExchange {
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, startedAt))) return;
       if (action === 'give-up') parts.giveUpHost(key, policy);
       base.startedAt = parts.records.isoTime(Math.round(startedAt));
-      const sitemap = entryKind(entry) !== 'sitemap' ? undefined : await sitemapOutcome(entry, res, base, { maxRedirects: settings.maxRedirects, emitLinks: settings.emitLinks, chain: parts.redirects.before(entry) }).catch(asError);
+      const sitemap =
+        entryKind(entry) !== 'sitemap'
+          ? undefined
+          : await sitemapOutcome(entry, res, base, {
+              maxRedirects: settings.maxRedirects,
+              emitLinks: settings.emitLinks,
+              chain: parts.redirects.before(entry),
+            }).catch(asError);
       // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
       const rendered = parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, job) : null;
       if (rendered) Object.assign(base, rendered.fields);

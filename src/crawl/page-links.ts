@@ -17,7 +17,7 @@ import type { CrawlRecords } from './crawl-records.js';
 import type { FrontierIntake } from './frontier-intake.js';
 import { pageOutcome, parseBody, parsesLong, type OutcomeOptions, type ParsedBody } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
-import type { SitemapOutcome, SitemapSeeds } from './sitemaps.js';
+import type { SitemapOutcome, SitemapSeeds } from './entries/sitemaps.js';
 
 export interface PageLinksParts {
   intake: FrontierIntake;
@@ -40,7 +40,14 @@ export class PageLinks {
    * Never throws: a failure in link handling is ours, not the page's, so the
    * record stays what was fetched and the failure is reported as a note.
    */
-  follow(entry: FrontierEntry, res: FetchResult, base: PageRecord, sitemap?: SitemapOutcome | Error, parsed?: ParsedBody, onNext?: (urls: string[]) => void): PageRecord {
+  follow(
+    entry: FrontierEntry,
+    res: FetchResult,
+    base: PageRecord,
+    sitemap?: SitemapOutcome | Error,
+    parsed?: ParsedBody,
+    onNext?: (urls: string[]) => void,
+  ): PageRecord {
     const { ctx, parts } = this;
     const chain = parts.redirects.before(entry);
     let out: ReturnType<typeof pageOutcome>;
@@ -61,7 +68,8 @@ export class PageLinks {
         // Before the links: one of them is often the canonical itself.
         if (settings.followCanonical) parts.intake.claimCanonical(entry.url, out.record.canonical);
         for (const next of out.next) {
-          if (parts.intake.enqueue(next.url, next.depth, entry.url, next.hops, next.named, next.extra) && next.hops > 0) parts.redirects.queued(next.url, chain, entry.url);
+          if (parts.intake.enqueue(next.url, next.depth, entry.url, next.hops, next.named, next.extra) && next.hops > 0)
+            parts.redirects.queued(next.url, chain, entry.url);
         }
         // Not marked seen: a followed link to the same URL elsewhere still counts.
         for (const link of out.nofollow) {

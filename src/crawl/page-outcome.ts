@@ -72,7 +72,13 @@ function extractOptions(res: FetchResult, opts: OutcomeOptions) {
 export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRecord, opts: OutcomeOptions, parsed?: ParsedBody): PageOutcome {
   // A body not read (not HTML) has no size we know: null, and the size the server declared.
   const unread = res.body === null && res.bytes === 0;
-  const record: PageRecord = { ...base, status: res.status, contentType: res.contentType, bytes: unread ? null : res.bytes, elapsedMs: Math.round(res.elapsedMs) };
+  const record: PageRecord = {
+    ...base,
+    status: res.status,
+    contentType: res.contentType,
+    bytes: unread ? null : res.bytes,
+    elapsedMs: Math.round(res.elapsedMs),
+  };
   if (unread) {
     const declared = declaredLength(res.headers['content-length']);
     if (declared !== null) record.contentLength = declared;
@@ -129,7 +135,15 @@ function declaredLength(value: string | undefined): number | null {
  */
 export function redactRecord<R extends OutputRecord>(record: R): R {
   // The fields either kind may carry, as one loose shape.
-  type Fields = { url: string; parent: string | null; location?: string; canonical?: string; detail?: string; error?: { message: string }; linkList?: string[] };
+  type Fields = {
+    url: string;
+    parent: string | null;
+    location?: string;
+    canonical?: string;
+    detail?: string;
+    error?: { message: string };
+    linkList?: string[];
+  };
   const r = record as unknown as Fields;
   const hit = (v: string | null | undefined) => v != null && v !== redactCredentials(v);
   if (!(hit(r.url) || hit(r.parent) || hit(r.location) || hit(r.canonical) || hit(r.detail) || hit(r.error?.message) || r.linkList?.some(hit))) return record;

@@ -9,8 +9,8 @@ import type { HostPolicy } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { LeaseSource } from './lease-source.js';
-import type { Scheduler } from './scheduler.js';
-import type { SlowRequests } from './slow-requests.js';
+import type { Scheduler } from '../schedule/scheduler.js';
+import type { SlowRequests } from '../schedule/slow-requests.js';
 
 /** Paused hosts listed on the progress line, at most. */
 const PROGRESS_PAUSED_HOSTS = 5;

@@ -28,10 +28,10 @@ import type { FrontierEntry } from '../store/crawl-store.js';
 import type { PageHistory, PageHistoryStore } from '../store/page-history.js';
 import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
-import { entryKind } from './entry-kind.js';
-import type { DueTimer } from './due-timer.js';
+import { entryKind } from './entries/entry-kind.js';
+import type { DueTimer } from '../util/due-timer.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { changeOf, conditionalHeaders, nextHistory, revisitInterval, type Answer, type RevisitBounds } from './recrawl-change.js';
+import { changeOf, conditionalHeaders, nextHistory, revisitInterval, type Answer, type RevisitBounds } from '../recrawl/recrawl-change.js';
 
 export interface RecrawlMode {
   /** Compare with the history: validators sent, `change` in records. */
@@ -105,19 +105,29 @@ export class PageRevisits {
    * answers the history to keep once the record is out (undefined: keep none).
    * `links`: the URLs the page led to (its links, or a redirect's target).
    */
-  async describe(entry: FrontierEntry, record: PageRecord, res: FetchResult, prior: PageHistory | undefined, links: readonly string[] | undefined): Promise<PendingHistory | undefined> {
+  async describe(
+    entry: FrontierEntry,
+    record: PageRecord,
+    res: FetchResult,
+    prior: PageHistory | undefined,
+    links: readonly string[] | undefined,
+  ): Promise<PendingHistory | undefined> {
     if (entryKind(entry) !== 'page' || record.status === null) return undefined;
     const location = record.location ?? (res.location === null ? undefined : (resolveLink(res.location, entry.url) ?? undefined));
     const answer: Answer = { status: res.status, headers: res.headers, digest: res.digest, location };
     // The record's own time: what the WARC-Date of this capture says, so a later revisit can refer to it.
     const page = nextHistory(prior, answer, Date.parse(record.fetchedAt));
     // A 304 names what it confirmed: the kept validators (or the ones it sent) and the kept digest.
-    const shown: Partial<PageHistory> = res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
+    const shown: Partial<PageHistory> =
+      res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
     if (shown.etag !== undefined) record.etag = shown.etag;
     if (shown.lastModified !== undefined) record.lastModified = shown.lastModified;
     if (shown.digest !== undefined) record.digest = shown.digest;
     if (this.mode.compare) {
-      const priorTarget = prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400 ? (await this.history?.outlinks(entry.url))?.[0] : undefined;
+      const priorTarget =
+        prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400
+          ? (await this.history?.outlinks(entry.url))?.[0]
+          : undefined;
       const change = changeOf(prior, answer, priorTarget);
       if (change !== undefined) record.change = change;
       if (prior !== undefined) record.previousFetchedAt = new Date(prior.fetchedAt).toISOString();

@@ -70,7 +70,7 @@ export class RequestSender {
         if (last === undefined || at > last) this.lastSent.set(host, at);
         job.onDispatched(at);
         // A shared store holds other workers' next start to this host until it hears of this write.
-        if (lease && ctx.store.dispatched) ctx.calls.settle(ctx.store.dispatched(lease, at));
+        if (lease && ctx.store.shared) ctx.calls.settle(ctx.store.shared.dispatched(lease, at));
       },
       onResponse: (at) => job.onResponse(at),
     });

@@ -7,7 +7,7 @@
  * THAT host's limits and concurrency, and meets the SSRF guard like any
  * request; its rules still apply only to the origin that asked. A 429/503
  * pauses the host as it would for a page; with `recorded`, each request gets
- * its `type: "robots"` record (robots-fetch-record.ts).
+ * its `type: "robots"` record (below).
  */
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { HostFeedback } from '../politeness/index.js';
@@ -17,8 +17,11 @@ import { throttleEvent } from './attempt-history.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { RequestSender } from './request-sender.js';
-import { robotsFetchRecord } from './robots-fetch-record.js';
-import type { Scheduler } from './scheduler.js';
+import type { Scheduler } from '../schedule/scheduler.js';
+import { FetchError } from '../fetch/fetch-error.js';
+import type { RobotsFetchRecord } from '../types.js';
+import type { ThrottleMark } from './attempt-history.js';
+import { isoInstant } from '../util/iso-time.js';
 
 /**
  * robots.txt is small: a server that cannot send it within this (in all, not
@@ -67,4 +70,49 @@ export function fetchRobotsHop(ctx: CrawlContext, parts: RobotsHopParts, url: st
       }
     });
   });
+}
+
+/*
+ * The record of one robots.txt request (`type: "robots"`, types.ts
+ * RobotsFetchRecord): robots.txt requests pass their host's limiter like
+ * pages do, so a report that shows a host's request starts must see them too.
+ * Written with `--emit-robots`, and always into the report and a state
+ * file's record log (report/record-routes.ts).
+ */
+export interface RobotsFetchOutcome {
+  url: string;
+  /** The host key whose limiter paced it. */
+  host: string;
+  /** When the attempt began (the fallback start when it was never sent), and when it ended. */
+  beganAt: number;
+  endedAt: number;
+  /** The answer, with when the request was sent… */
+  res?: FetchResult;
+  startedAt?: number;
+  /** …or why none came. */
+  err?: unknown;
+  /** The pause a 429/503 answer caused. */
+  throttle?: ThrottleMark;
+}
+
+export function robotsFetchRecord(o: RobotsFetchOutcome): RobotsFetchRecord {
+  const record: RobotsFetchRecord = {
+    type: 'robots',
+    url: o.url,
+    host: o.host,
+    status: o.res?.status ?? null,
+    startedAt: isoInstant(o.startedAt ?? o.beganAt),
+    elapsedMs: Math.round(o.res ? o.res.elapsedMs : o.endedAt - o.beganAt),
+    bytes: o.res?.bytes ?? 0,
+  };
+  if (o.throttle) {
+    record.pausedUntil = isoInstant(o.throttle.pausedUntil);
+    if (o.throttle.retryAfterMs !== undefined) record.retryAfterMs = o.throttle.retryAfterMs;
+  }
+  if (!o.res) {
+    const err = o.err;
+    const code = err instanceof FetchError ? err.code : typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'FETCH_FAILED';
+    record.error = { code, message: err instanceof Error ? err.message : String(err) };
+  }
+  return record;
 }

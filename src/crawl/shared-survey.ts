@@ -10,7 +10,7 @@
  */
 import type { Timer } from '../clock.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
-import type { DueTimer } from './due-timer.js';
+import type { DueTimer } from '../util/due-timer.js';
 
 /**
  * With a shared store, how often a worker surveys the whole crawl: to take up
@@ -57,9 +57,10 @@ export class SharedSurvey {
   survey(): void {
     const { ctx, parts } = this;
     const { store, calls } = ctx;
-    if (this.surveying || ctx.finished || !store.survey) return;
+    const shared = store.shared;
+    if (this.surveying || ctx.finished || !shared) return;
     this.surveying = true;
-    calls.settle(store.survey(), (s) => {
+    calls.settle(shared.survey(), (s) => {
       this.surveying = false;
       for (const [key] of s.hosts) parts.wake(key);
       parts.dueTimer.armAt(store.nextDueAt());

@@ -20,10 +20,14 @@ export class AbortFanout {
       const members = new Set<Exchange>();
       set = members;
       this.running.set(signal, members);
-      signal.addEventListener('abort', () => {
-        for (const e of members) e.abandon(signal.reason);
-        members.clear();
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const e of members) e.abandon(signal.reason);
+          members.clear();
+        },
+        { once: true },
+      );
     }
     set.add(exchange);
   }

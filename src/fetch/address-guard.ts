@@ -112,7 +112,7 @@ export function guardLookup(guard: AddressGuard, lookup: LookupFunction): Lookup
     lookup(hostname, { ...options, all: true }, (err, answer) => {
       const reply = callback as (err: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void;
       if (err) return reply(err);
-      const list = (Array.isArray(answer) ? answer : []);
+      const list = Array.isArray(answer) ? answer : [];
       const kept: LookupAddress[] = [];
       let first: Refusal | undefined;
       for (const entry of list) {

@@ -94,7 +94,10 @@ function ipv6Bytes(text: string): Uint8Array {
   // A trailing dotted quad ("::ffff:1.2.3.4") is the last two groups.
   const lastColon = head.lastIndexOf(':');
   if (head.slice(lastColon + 1).includes('.')) {
-    const quad = head.slice(lastColon + 1).split('.').map(Number);
+    const quad = head
+      .slice(lastColon + 1)
+      .split('.')
+      .map(Number);
     head = head.slice(0, lastColon + 1) + '0:0';
     tail.push(...quad);
   }
@@ -163,7 +166,9 @@ export function parseNetwork(text: string): Network {
   }
   const masked = maskBytes(netBytes, prefix);
   if (!masked.every((b, i) => b === netBytes[i])) {
-    throw new NetworkSyntaxError(`${JSON.stringify(text)} has host bits set after /${prefixText}; did you mean ${JSON.stringify(`${formatAddress(masked)}/${prefix}`)}?`);
+    throw new NetworkSyntaxError(
+      `${JSON.stringify(text)} has host bits set after /${prefixText}; did you mean ${JSON.stringify(`${formatAddress(masked)}/${prefix}`)}?`,
+    );
   }
   return { bytes: masked, prefix, cidr: `${formatAddress(masked)}/${prefix}` };
 }

@@ -44,8 +44,7 @@ type DecoderFactory = (head: Buffer) => Transform;
 const FACTORIES: Record<string, DecoderFactory> = {
   gzip: () => zlib.createGunzip(ZLIB_LENIENT),
   'x-gzip': () => zlib.createGunzip(ZLIB_LENIENT),
-  deflate: (head) =>
-    looksLikeZlibHeader(head[0], head[1]) ? zlib.createInflate(ZLIB_LENIENT) : zlib.createInflateRaw(ZLIB_LENIENT),
+  deflate: (head) => (looksLikeZlibHeader(head[0], head[1]) ? zlib.createInflate(ZLIB_LENIENT) : zlib.createInflateRaw(ZLIB_LENIENT)),
   br: () => zlib.createBrotliDecompress(BROTLI_LENIENT),
 };
 
@@ -164,11 +163,7 @@ export interface CappedBody {
  * bytes. A body of exactly `maxBytes` is not truncated. On truncation or error
  * the whole chain, the source included, is destroyed.
  */
-export async function readDecodedBody(
-  body: Readable,
-  contentEncoding: string | null | undefined,
-  maxBytes: number,
-): Promise<CappedBody> {
+export async function readDecodedBody(body: Readable, contentEncoding: string | null | undefined, maxBytes: number): Promise<CappedBody> {
   let decoders: Duplex[];
   try {
     decoders = createDecoders(contentEncoding);

@@ -34,7 +34,12 @@ export function parseContentType(header: string | null | undefined): ContentType
   for (const param of params) {
     const eq = param.indexOf('=');
     if (eq === -1 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
-    charset = param.slice(eq + 1).trim().replace(/^"(.*)"$/s, '$1').trim() || null;
+    charset =
+      param
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/s, '$1')
+        .trim() || null;
     break;
   }
   return { mime, charset };
@@ -104,12 +109,7 @@ export interface SniffOptions {
 
 /** The encoding to decode `bytes` with: BOM, then header, then `<meta>` (HTML), then UTF-8. */
 export function sniffEncoding(bytes: Uint8Array, options: SniffOptions): string {
-  return (
-    bomEncoding(bytes) ??
-    resolveEncoding(options.headerCharset) ??
-    (options.html ? metaCharset(bytes) : null) ??
-    'utf-8'
-  );
+  return bomEncoding(bytes) ?? resolveEncoding(options.headerCharset) ?? (options.html ? metaCharset(bytes) : null) ?? 'utf-8';
 }
 
 /** Decodes a body; malformed sequences become U+FFFD rather than failing. */

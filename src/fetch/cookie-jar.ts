@@ -120,7 +120,8 @@ export function parseNetscapeCookies(text: string, source: string): NetscapeCook
     const fields = line.split('\t');
     // curl writes an empty value as a trailing tab; some tools drop it.
     if (fields.length === 6) fields.push('');
-    if (fields.length !== 7) throw new CookieFileError(`${where}: expected 7 tab-separated fields (domain, subdomains, path, secure, expiry, name, value), got ${fields.length}`);
+    if (fields.length !== 7)
+      throw new CookieFileError(`${where}: expected 7 tab-separated fields (domain, subdomains, path, secure, expiry, name, value), got ${fields.length}`);
     const [domain, sub, path, secure, expiry, name, value] = fields as [string, string, string, string, string, string, string];
     const flag = (text: string, what: string) => {
       const upper = text.toUpperCase();

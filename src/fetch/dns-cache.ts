@@ -60,7 +60,11 @@ export function cachedLookup(lookup: LookupFunction, opts: DnsCacheOptions = DNS
   const answer = (entry: Entry, all: boolean, reply: Reply): void => {
     if (entry.error) return reply(entry.error);
     const list = entry.addresses!;
-    if (all) reply(null, list.map((a) => ({ ...a })));
+    if (all)
+      reply(
+        null,
+        list.map((a) => ({ ...a })),
+      );
     else reply(null, list[0].address, list[0].family);
   };
 

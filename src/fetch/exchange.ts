@@ -130,7 +130,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
   private keepHead(controller: Dispatcher.DispatchController, headers: IncomingHttpHeaders, statusText: string | undefined): void {
     // undici's unwrapping controller carries the header lines as received.
     this.rawHead = { statusText: statusText ?? '', rawHeaders: (controller as { rawHeaders?: Buffer[] | null }).rawHeaders ?? null };
-    const coding = String(headers['content-encoding'] ?? '').trim().toLowerCase();
+    const coding = String(headers['content-encoding'] ?? '')
+      .trim()
+      .toLowerCase();
     // An encoded body is decoded on the way in, so its wire copy is kept apart; otherwise the two are the same bytes.
     if (coding !== '' && coding !== 'identity') this.wire = [];
   }
@@ -264,5 +266,5 @@ interface BodySink {
 
 function asError(reason: unknown): Error {
   if (reason instanceof Error) return reason;
-  return new Error(typeof reason === 'string' ? reason : reason === undefined ? 'aborted' : JSON.stringify(reason) ?? 'aborted');
+  return new Error(typeof reason === 'string' ? reason : reason === undefined ? 'aborted' : (JSON.stringify(reason) ?? 'aborted'));
 }

@@ -271,7 +271,13 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
   };
   // Timed on our clock: undici's own connect timer runs on a coarse tick (timed-connector.ts).
   const connector = (guard: AddressGuard | undefined, allowH2: boolean) =>
-    timedConnector(guard ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup, tls: tlsOptions, allowH2 }) : buildConnector({ ...tlsOptions, allowH2, timeout: timeouts.connectMs, lookup }), timeouts.connectMs, clock);
+    timedConnector(
+      guard
+        ? guardedConnector(guard, { timeout: timeouts.connectMs, lookup, tls: tlsOptions, allowH2 })
+        : buildConnector({ ...tlsOptions, allowH2, timeout: timeouts.connectMs, lookup }),
+      timeouts.connectMs,
+      clock,
+    );
   const protocols = opts.http2 ? new ProtocolLog() : undefined;
   const newAgent = (guard: AddressGuard | undefined) =>
     new Agent({
@@ -340,18 +346,25 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const proxy = opts.extras?.proxyFor(target) ?? null;
       const extra = opts.extras?.headersFor(target);
       // A fresh object when anything is added: the shared ones serve every other request (and ProxyAgent writes a Host into what it gets).
-      const sent: Record<string, string> = extra !== undefined || proxy !== null || req.headers !== undefined ? { ...requestHeaders[req.read], ...extra, ...req.headers } : requestHeaders[req.read];
-      const current = (exchange = new Exchange(req.maxBodyBytes ?? opts.maxBodyBytes, {
-        dispatched: () => {
-          deadlines?.dispatched();
-          onDispatched?.(clock.now());
+      const sent: Record<string, string> =
+        extra !== undefined || proxy !== null || req.headers !== undefined
+          ? { ...requestHeaders[req.read], ...extra, ...req.headers }
+          : requestHeaders[req.read];
+      const current = (exchange = new Exchange(
+        req.maxBodyBytes ?? opts.maxBodyBytes,
+        {
+          dispatched: () => {
+            deadlines?.dispatched();
+            onDispatched?.(clock.now());
+          },
+          responded: () => {
+            deadlines?.responded();
+            onResponse?.(clock.now());
+          },
+          data: () => deadlines?.data(),
         },
-        responded: () => {
-          deadlines?.responded();
-          onResponse?.(clock.now());
-        },
-        data: () => deadlines?.data(),
-      }, capture));
+        capture,
+      ));
       if (signal) aborts.add(signal, current);
       // Headers, body-idle and total deadlines to the millisecond; undici's coarser timers stay as a backstop (phase-deadlines.ts).
       const idleMs = req.timeoutMs;
@@ -393,10 +406,37 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
         const kept = current.captured(data, truncated, requestHead(target, shown));
         const text = isHtml || req.read === 'text' ? decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml }) : null;
         // A raw read (a rendering browser's subresource) still gets its bytes.
-        return { url, status, headers, contentType, charset: text?.charset ?? null, body: text?.text ?? null, ...(req.read === 'raw' && { raw: data }), bytes: data.length, truncated, location, elapsedMs: clock.now() - started, capture: kept, digest };
+        return {
+          url,
+          status,
+          headers,
+          contentType,
+          charset: text?.charset ?? null,
+          body: text?.text ?? null,
+          ...(req.read === 'raw' && { raw: data }),
+          bytes: data.length,
+          truncated,
+          location,
+          elapsedMs: clock.now() - started,
+          capture: kept,
+          digest,
+        };
       }
       if (req.read === 'raw') {
-        return { url, status, headers, contentType, charset: null, body: null, raw: data, bytes: data.length, truncated, location, elapsedMs: clock.now() - started, digest };
+        return {
+          url,
+          status,
+          headers,
+          contentType,
+          charset: null,
+          body: null,
+          raw: data,
+          bytes: data.length,
+          truncated,
+          location,
+          elapsedMs: clock.now() - started,
+          digest,
+        };
       }
       const { text, charset } = decodeBody(data, { headerCharset: type?.charset ?? null, html: isHtml });
       return { url, status, headers, contentType, charset, body: text, bytes: data.length, truncated, location, elapsedMs: clock.now() - started, digest };
@@ -409,7 +449,12 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const code = signal?.aborted ? 'ABORTED' : classifyError(err);
       // undici asserts on some responses it cannot parse (status line "HTTP/1.1 000"): the server's fault, not ours.
       if (code === 'FETCH_FAILED' && exchange?.wasDispatched && isAssertion(err)) {
-        throw new FetchError('INVALID_RESPONSE', { method: req.method ?? 'GET', url: redactCredentials(url), cause: err, detail: 'invalid HTTP response (a status line or header undici rejects)' });
+        throw new FetchError('INVALID_RESPONSE', {
+          method: req.method ?? 'GET',
+          url: redactCredentials(url),
+          cause: err,
+          detail: 'invalid HTTP response (a status line or header undici rejects)',
+        });
       }
       throw new FetchError(code, { method: req.method ?? 'GET', url: redactCredentials(url), cause: err, detail: describe(code, err, req) });
     } finally {
@@ -419,12 +464,15 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
   }
 
   // With HTTP/2 on for some origins, their results say which protocol their connection negotiated.
-  const fetch = protocols === undefined ? fetchOnce : async (url: string, req: FetchRequest): Promise<FetchResult> => {
-    const res = await fetchOnce(url, req);
-    const version = protocols.of(new URL(url).origin);
-    if (version !== undefined) res.httpVersion = version;
-    return res;
-  };
+  const fetch =
+    protocols === undefined
+      ? fetchOnce
+      : async (url: string, req: FetchRequest): Promise<FetchResult> => {
+          const res = await fetchOnce(url, req);
+          const version = protocols.of(new URL(url).origin);
+          if (version !== undefined) res.httpVersion = version;
+          return res;
+        };
 
   async function close(): Promise<void> {
     await Promise.all([open.close(), ...[...guarded.values(), ...proxied.values()].map((agent) => agent.close())]);
@@ -439,7 +487,14 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
     return new Promise((resolve, reject) => {
       const failed = (cause: unknown) => {
         const why = (cause as { code?: unknown } | null)?.code;
-        reject(new FetchError('DNS_FAILURE', { method: 'GET', url: http.href, cause, detail: `${hostname} could not be resolved${typeof why === 'string' ? ` (${why})` : ''}` }));
+        reject(
+          new FetchError('DNS_FAILURE', {
+            method: 'GET',
+            url: http.href,
+            cause,
+            detail: `${hostname} could not be resolved${typeof why === 'string' ? ` (${why})` : ''}`,
+          }),
+        );
       };
       try {
         // `all: true` and no family: the shape (and cache entry) of the connect's own question.

@@ -66,7 +66,8 @@ export function http2Factory(opts: Http2PoolOptions): (origin: string | URL, opt
     const key = typeof origin === 'string' ? origin : origin.origin;
     const streams = key.startsWith('https:') ? opts.streamsFor(key) : null;
     // An origin that answered h1 last time gets the ordinary pool straight away.
-    if (streams === null || opts.protocols.of(key) === '1.1') return new Pool(origin, { ...(options as PoolOptions), ...(streams !== null && { connections: streams }) });
+    if (streams === null || opts.protocols.of(key) === '1.1')
+      return new Pool(origin, { ...(options as PoolOptions), ...(streams !== null && { connections: streams }) });
     return new Http2Origin(origin, options, key, streams, opts) as unknown as Dispatcher;
   };
 }
@@ -127,7 +128,14 @@ class Http2Origin extends EventEmitter {
 }
 
 /** One connection that becomes a `streams`-wide h2 session if the server chooses h2, else an ordinary keep-alive socket. */
-function h2Client(origin: string | URL, options: Client.Options, key: string, streams: number, opts: Http2PoolOptions, learned: (v: HttpVersion) => void): Client {
+function h2Client(
+  origin: string | URL,
+  options: Client.Options,
+  key: string,
+  streams: number,
+  opts: Http2PoolOptions,
+  learned: (v: HttpVersion) => void,
+): Client {
   let negotiated: HttpVersion = '1.1';
   const connect: buildConnector.connector = (connectOptions, callback) =>
     opts.connect(connectOptions, (err, socket) => {
@@ -153,12 +161,15 @@ function h2Client(origin: string | URL, options: Client.Options, key: string, st
 /** Closes an h2 connection once `client` has had nothing queued or in flight for `idleMs`. */
 function closeWhenIdle(socket: { destroy(err: Error): void; once(event: 'close', fn: () => void): void }, client: Client, idleMs: number): void {
   let busyAt = Date.now();
-  const timer = setInterval(() => {
-    const now = Date.now();
-    if (client.stats.size > 0) busyAt = now;
-    // With an error: undici's h2 session close handler reads it, and throws on a socket destroyed without one (undici 7.30).
-    else if (now - busyAt >= idleMs) socket.destroy(new IdleSessionError());
-  }, Math.max(50, idleMs / 4));
+  const timer = setInterval(
+    () => {
+      const now = Date.now();
+      if (client.stats.size > 0) busyAt = now;
+      // With an error: undici's h2 session close handler reads it, and throws on a socket destroyed without one (undici 7.30).
+      else if (now - busyAt >= idleMs) socket.destroy(new IdleSessionError());
+    },
+    Math.max(50, idleMs / 4),
+  );
   timer.unref();
   socket.once('close', () => clearInterval(timer));
 }

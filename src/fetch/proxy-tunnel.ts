@@ -52,7 +52,10 @@ export function tunnelClientFactory(origin: URL, opts: object): Dispatcher {
   // Both of connect()'s forms, though ProxyAgent awaits the promise one.
   const both = (options: Dispatcher.ConnectOptions, callback?: (err: Error | null, data: Dispatcher.ConnectData | null) => void) => {
     if (typeof callback !== 'function') return checked(options);
-    checked(options).then((data) => callback(null, data), (err: Error) => callback(err, null));
+    checked(options).then(
+      (data) => callback(null, data),
+      (err: Error) => callback(err, null),
+    );
   };
   pool.connect = both as Pool['connect'];
   return pool;

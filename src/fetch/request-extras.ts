@@ -81,7 +81,15 @@ export function createRequestExtras(opts: RequestExtrasOptions): RequestExtras {
       if (policy.auth) headers.authorization = authorizationOf(policy.auth);
       cache.set(policy, headers);
     }
-    if (!secretNames.has(policy)) secretNames.set(policy, new Set(Object.entries(policy.headers ?? {}).filter(([, v]) => v instanceof Secret).map(([name]) => name)));
+    if (!secretNames.has(policy))
+      secretNames.set(
+        policy,
+        new Set(
+          Object.entries(policy.headers ?? {})
+            .filter(([, v]) => v instanceof Secret)
+            .map(([name]) => name),
+        ),
+      );
     return headers;
   };
 
@@ -141,7 +149,9 @@ export function describeRequest(url: URL, opts: RequestExtrasOptions): RequestDe
   return {
     headers: [
       ...describeHeaders(sent),
-      ...held.map((name) => `${name}: *** (not sent to this host: a credential goes to the seeds' hosts only, or to the hosts of a domains entry that sets it)`),
+      ...held.map(
+        (name) => `${name}: *** (not sent to this host: a credential goes to the seeds' hosts only, or to the hosts of a domains entry that sets it)`,
+      ),
     ],
     auth: policy.auth ? describeAuth(policy.auth) : null,
     proxy: proxy === null ? null : redactCredentials(proxy),

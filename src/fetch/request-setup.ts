@@ -48,7 +48,9 @@ function readCookieFile(path: string, shown: string): string {
     return readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new CookieFileError(`cannot read cookie jar ${shown}: ${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : (code ?? String(err))}`);
+    throw new CookieFileError(
+      `cannot read cookie jar ${shown}: ${code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : (code ?? String(err))}`,
+    );
   }
 }
 
@@ -76,7 +78,11 @@ export function setUpRequests(settings: CrawlSettings, seeds: readonly string[],
     const text = readCookieFile(resolve(cwd, cookieSettings.jar), cookieSettings.jar);
     jar.addNetscape(parseNetscapeCookies(text, cookieSettings.jar));
   }
-  if (jar && cookieSettings.send.length > 0) jar.addForHosts(cookieSettings.send, seeds.map((s) => new URL(s).hostname));
+  if (jar && cookieSettings.send.length > 0)
+    jar.addForHosts(
+      cookieSettings.send,
+      seeds.map((s) => new URL(s).hostname),
+    );
   // A jar that only holds the given cookies must not learn new ones.
   const cookies = jar && !cookieSettings.keep ? readOnly(jar) : jar;
 

@@ -14,7 +14,8 @@ export function proxyUrlProblem(text: string): string | undefined {
     return `expected a proxy URL like "http://proxy.example:3128", got ${JSON.stringify(text.replace(/\/\/[^/@]*@/, '//***@'))}`;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return `expected an http:// or https:// proxy URL, got a ${url.protocol} one`;
-  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') return 'a proxy URL names a host and port only, without a path or query';
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '')
+    return 'a proxy URL names a host and port only, without a path or query';
   return undefined;
 }
 

@@ -16,8 +16,7 @@ export interface TlsSettings {
 }
 
 /** The warning a crawl prints once when certificates are not checked. */
-export const INSECURE_WARNING =
-  'TLS certificates are NOT verified (--insecure): any server, or anyone between you and it, can pose as the site you crawl';
+export const INSECURE_WARNING = 'TLS certificates are NOT verified (--insecure): any server, or anyone between you and it, can pose as the site you crawl';
 
 /** Options for tls.connect (and undici's connector); empty when nothing differs from Node's defaults. */
 export function tlsConnectOptions(tls: TlsSettings | undefined): ConnectionOptions {
@@ -44,6 +43,7 @@ export function readCaFile(path: string, shown: string): string {
     const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory, not a file' : (code ?? String(err));
     throw new CaFileError(`cannot read CA file ${shown}: ${why}`);
   }
-  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new CaFileError(`CA file ${shown} holds no PEM certificate (expected "-----BEGIN CERTIFICATE-----")`);
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    throw new CaFileError(`CA file ${shown} holds no PEM certificate (expected "-----BEGIN CERTIFICATE-----")`);
   return text;
 }

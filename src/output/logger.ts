@@ -97,7 +97,14 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
     const message = msg.replace(/\n+$/, '');
     const host = fields?.host ?? HOST_PREFIX.exec(message)?.[1];
     // Wall time: a log shipper lines these up with other machines' logs.
-    const entry = { level, time: new Date().toISOString(), message, ...(host !== undefined && { host }), ...(fields?.code !== undefined && { code: fields.code }), ...data };
+    const entry = {
+      level,
+      time: new Date().toISOString(),
+      message,
+      ...(host !== undefined && { host }),
+      ...(fields?.code !== undefined && { code: fields.code }),
+      ...data,
+    };
     stream.write(JSON.stringify(entry) + '\n');
   };
   const line = (kind: string, msg: string): void => {

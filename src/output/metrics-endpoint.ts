@@ -27,7 +27,7 @@ export interface MetricsEndpoint {
 const LISTEN_ERRORS: Record<string, string> = {
   EADDRINUSE: 'the port is already in use',
   EACCES: 'not allowed to listen there (ports below 1024 need privileges)',
-  EADDRNOTAVAIL: 'that address is not one of this machine\'s',
+  EADDRNOTAVAIL: "that address is not one of this machine's",
   ENOTFOUND: 'that host name does not resolve',
   EAI_AGAIN: 'that host name does not resolve',
 };

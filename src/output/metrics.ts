@@ -76,7 +76,10 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
   // A counter read from a running total: reset, then set to the total, on each scrape.
   const counter = (name: string, help: string, labelNames: string[], read: (s: MetricsSource) => Iterable<[Record<string, string>, number]>): void => {
     new Counter({
-      name, help, labelNames, registers,
+      name,
+      help,
+      labelNames,
+      registers,
       collect() {
         this.reset();
         if (!source) return;
@@ -86,7 +89,10 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
   };
   const gauge = (name: string, help: string, labelNames: string[], read: (s: MetricsSource) => Iterable<[Record<string, string>, number]>): void => {
     new Gauge({
-      name, help, labelNames, registers,
+      name,
+      help,
+      labelNames,
+      registers,
       collect() {
         this.reset();
         if (!source) return;
@@ -96,8 +102,10 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
   };
   const one = (value: number): Array<[Record<string, string>, number]> => [[{}, value]];
 
-  new Gauge({ name: 'crawl_info', help: 'Always 1; the crawler\'s version as a label', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
-  gauge('crawl_start_time_seconds', 'When this crawl process started crawling, Unix time in seconds', [], (s) => one((Date.now() - s.progress().elapsedMs) / 1000));
+  new Gauge({ name: 'crawl_info', help: "Always 1; the crawler's version as a label", labelNames: ['version'], registers }).set({ version: VERSION }, 1);
+  gauge('crawl_start_time_seconds', 'When this crawl process started crawling, Unix time in seconds', [], (s) =>
+    one((Date.now() - s.progress().elapsedMs) / 1000),
+  );
 
   counter('crawl_pages_total', 'Page records written (transport errors included), by HTTP status class ("error": no HTTP answer)', ['status_class'], (s) => {
     const byClass = new Map<string, number>();
@@ -105,27 +113,50 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
     return [...byClass].map(([c, n]) => [{ status_class: c }, n]);
   });
   counter('crawl_responses_total', 'Page responses by exact HTTP status ("error" for none)', ['status'], (s) =>
-    [...s.stats.pagesByStatus].map(([status, n]) => [{ status: String(status) }, n]));
+    [...s.stats.pagesByStatus].map(([status, n]) => [{ status: String(status) }, n]),
+  );
   counter('crawl_errors_total', 'Page records with an error, by stable error code', ['code'], (s) =>
-    [...s.stats.errorsByCode].map(([code, n]) => [{ code }, n]));
-  counter('crawl_requests_total', 'Requests sent, by kind: page (retries, throttled attempts and redirect hops each count) or robots (robots.txt)', ['kind'], (s) => {
-    let robots = 0;
-    for (const h of s.stats.perHost.values()) robots += h.robotsRequests;
-    return [[{ kind: 'page' }, (s.stats.requests ?? 0) - robots], [{ kind: 'robots' }, robots]];
-  });
+    [...s.stats.errorsByCode].map(([code, n]) => [{ code }, n]),
+  );
+  counter(
+    'crawl_requests_total',
+    'Requests sent, by kind: page (retries, throttled attempts and redirect hops each count) or robots (robots.txt)',
+    ['kind'],
+    (s) => {
+      let robots = 0;
+      for (const h of s.stats.perHost.values()) robots += h.robotsRequests;
+      return [
+        [{ kind: 'page' }, (s.stats.requests ?? 0) - robots],
+        [{ kind: 'robots' }, robots],
+      ];
+    },
+  );
   counter('crawl_body_bytes_total', 'Response body bytes read (after decompression), summed over page records', [], (s) => one(s.stats.bytes));
   counter('crawl_skipped_total', 'URLs skipped, by reason (robots, scope, depth, caps, …)', ['reason'], (s) =>
-    [...s.stats.skippedByReason].map(([reason, n]) => [{ reason }, n]));
-  counter('crawl_aborted_total', 'Requests the crawl aborted itself (a stop\'s grace period ran out)', [], (s) => one(s.stats.aborted ?? 0));
+    [...s.stats.skippedByReason].map(([reason, n]) => [{ reason }, n]),
+  );
+  counter('crawl_aborted_total', "Requests the crawl aborted itself (a stop's grace period ran out)", [], (s) => one(s.stats.aborted ?? 0));
   counter('crawl_throttles_total', 'Throttling answers (429, 503, …); each pauses its host and may lower its rate', [], (s) => one(s.stats.throttles ?? 0));
-  counter('crawl_retry_after_pauses_total', 'Throttling answers whose pause came from the server\'s Retry-After header', [], (s) => one(s.stats.retryAfterPauses ?? 0));
+  counter('crawl_retry_after_pauses_total', "Throttling answers whose pause came from the server's Retry-After header", [], (s) =>
+    one(s.stats.retryAfterPauses ?? 0),
+  );
 
   gauge('crawl_requests_in_flight', 'Requests running now (slow ones that gave their slot back included)', [], (s) => one(s.progress().inFlight));
   gauge('crawl_urls_queued', 'URLs waiting in the frontier (retries and throttled URLs included)', [], (s) => one(s.progress().queued));
-  gauge('crawl_hosts', 'Hosts by state: active (a request in flight), waiting (work, but not ready), paused (Retry-After or backoff), given_up', ['state'], (s) => {
-    const c = s.hostCounts();
-    return [[{ state: 'active' }, c.active], [{ state: 'waiting' }, c.waiting], [{ state: 'paused' }, c.paused], [{ state: 'given_up' }, c.givenUp]];
-  });
+  gauge(
+    'crawl_hosts',
+    'Hosts by state: active (a request in flight), waiting (work, but not ready), paused (Retry-After or backoff), given_up',
+    ['state'],
+    (s) => {
+      const c = s.hostCounts();
+      return [
+        [{ state: 'active' }, c.active],
+        [{ state: 'waiting' }, c.waiting],
+        [{ state: 'paused' }, c.paused],
+        [{ state: 'given_up' }, c.givenUp],
+      ];
+    },
+  );
   gauge('crawl_hosts_slowed', 'Hosts running below their configured rate after throttling', [], (s) => one(s.progress().throttled?.length ?? 0));
 
   // Per-host series: the top hosts by requests only, so a broad crawl's 100,000 hosts cost ten series each.
@@ -134,10 +165,15 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
       .map(([host, h]) => ({ host, h, requests: h.requests }))
       .sort((a, b) => b.requests - a.requests || (a.host < b.host ? -1 : 1))
       .slice(0, topHosts);
-  counter('crawl_host_requests_total', `Requests (pages and robots.txt) per host, for the top hosts by requests only (--metrics-hosts, default ${DEFAULT_METRICS_HOSTS})`, ['host'], (s) =>
-    top(s).map(({ host, requests }) => [{ host }, requests]));
+  counter(
+    'crawl_host_requests_total',
+    `Requests (pages and robots.txt) per host, for the top hosts by requests only (--metrics-hosts, default ${DEFAULT_METRICS_HOSTS})`,
+    ['host'],
+    (s) => top(s).map(({ host, requests }) => [{ host }, requests]),
+  );
   counter('crawl_host_errors_total', 'Page records with an error per host, for the same top hosts', ['host'], (s) =>
-    top(s).map(({ host, h }) => [{ host }, h.errors]));
+    top(s).map(({ host, h }) => [{ host }, h.errors]),
+  );
 
   const storeLatency = new Histogram({
     name: 'crawl_store_call_duration_seconds',
@@ -155,11 +191,21 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
       if (next.rendered?.() !== undefined && !registry.getSingleMetric('crawl_rendered_pages_total')) {
         const totals = (s: MetricsSource): RenderTotals | undefined => s.rendered?.();
         counter('crawl_rendered_pages_total', 'Pages rendered in a browser (--render), their DOM read', [], (s) => one(totals(s)?.pages ?? 0));
-        counter('crawl_render_decisions_total', 'Fetched pages of hosts that render, by whether they were to be rendered (render) and why (reason: configured, empty-mount, noscript, script-shell, static, not-html)', ['render', 'reason'], (s) =>
-          [...(totals(s)?.decisions.values() ?? [])].map((d) => [{ render: String(d.render), reason: d.reason }, d.count]));
-        counter('crawl_render_subrequests_total', 'Requests rendering browsers made, by outcome: fetched (through their host\'s robots.txt and limits), cached, blocked, disallowed (robots.txt), failed', ['outcome'], (s) =>
-          Object.entries(totals(s)?.subrequests ?? {}).map(([outcome, n]) => [{ outcome }, n]));
-        counter('crawl_browser_restarts_total', 'Browsers started again after the first (a crash or kill, or the memory cap)', [], (s) => one(totals(s)?.browserRestarts ?? 0));
+        counter(
+          'crawl_render_decisions_total',
+          'Fetched pages of hosts that render, by whether they were to be rendered (render) and why (reason: configured, empty-mount, noscript, script-shell, static, not-html)',
+          ['render', 'reason'],
+          (s) => [...(totals(s)?.decisions.values() ?? [])].map((d) => [{ render: String(d.render), reason: d.reason }, d.count]),
+        );
+        counter(
+          'crawl_render_subrequests_total',
+          "Requests rendering browsers made, by outcome: fetched (through their host's robots.txt and limits), cached, blocked, disallowed (robots.txt), failed",
+          ['outcome'],
+          (s) => Object.entries(totals(s)?.subrequests ?? {}).map(([outcome, n]) => [{ outcome }, n]),
+        );
+        counter('crawl_browser_restarts_total', 'Browsers started again after the first (a crash or kill, or the memory cap)', [], (s) =>
+          one(totals(s)?.browserRestarts ?? 0),
+        );
       }
     },
     storeTimer(store) {

@@ -66,7 +66,10 @@ function clash(a: Resolved, b: Resolved): string | undefined {
     const [writer, reader] = a.writes ? [a, b] : [b, a];
     return `${named(writer)} would overwrite ${named(reader)}, which the crawl reads; write it elsewhere`;
   }
-  for (const [tree, file] of [[a, b], [b, a]] as const) {
+  for (const [tree, file] of [
+    [a, b],
+    [b, a],
+  ] as const) {
     if (tree.tree && file.writes && file.real.startsWith(tree.real.endsWith(sep) ? tree.real : tree.real + sep)) {
       return `${named(file)} is inside ${named(tree)}: saved pages and it could overwrite each other; put it outside that directory`;
     }
@@ -91,7 +94,7 @@ async function realish(abs: string): Promise<string> {
 /** `mkdir -p dir` in a bounded number of steps; throws the first failure (see the module contract). */
 export async function makeDirs(dir: string): Promise<void> {
   const missing: string[] = [];
-  for (let at = resolve(dir); ; ) {
+  for (let at = resolve(dir); ;) {
     const stats = await fsp.stat(at).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
     if (stats) {
       if (!stats.isDirectory()) throw Object.assign(new Error(`${at} is not a directory`), { code: 'ENOTDIR', path: at });

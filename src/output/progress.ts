@@ -220,7 +220,9 @@ export function createProgress(opts: ProgressOptions, source: () => ProgressSnap
       const draining = now - firstSampleAt >= windowMs ? drain.perSecond({ count: 0, elapsedMs: 0 }) : null;
       if (opts.event) {
         const { throttled, paused, ...numbers } = snap;
-        opts.event('progress', { progress: { ...numbers, pagesPerSecond: Math.round(pace * 100) / 100, throttledHosts: throttled?.length ?? 0, pausedHosts: paused?.length ?? 0 } });
+        opts.event('progress', {
+          progress: { ...numbers, pagesPerSecond: Math.round(pace * 100) / 100, throttledHosts: throttled?.length ?? 0, pausedHosts: paused?.length ?? 0 },
+        });
         return;
       }
       last = formatProgressLine(snap, pace, estimate(snap, pace, draining));

@@ -1,45 +1,88 @@
 /**
- * The records `crawl` writes (one JSON object per line), as zod schemas: the
- * source of record.schema.json (JSON Schema draft 2020-12, committed at the
- * package root for users' validators and editors) and of the field table in
- * docs/records.md. Every object is closed (no other keys), so a field added to a
- * record but not here fails the test that validates a real crawl's records
- * against record.schema.json; the type checks at the end fail the build
- * first, when the shapes in types.ts and these disagree.
+ * The records `crawl` writes (one JSON object per line), declared once, as
+ * zod schemas: the TypeScript types (types.ts infers PageRecord, SkipRecord,
+ * RobotsFetchRecord and their parts from these), record.schema.json (JSON
+ * Schema draft 2020-12, committed at the package root for users' validators
+ * and editors; a test fails while the committed file is stale) and the field
+ * table in docs/records.md all come from here. Every object is closed (no
+ * other keys), so a field the crawl writes but that is not here fails the
+ * build where the record is built, and the test that validates a real
+ * crawl's records against record.schema.json.
  *
- * Adding a record field: add it to the interface in types.ts AND here, with
- * a `.describe()` that says when it is present; then regenerate the file
- * (`npx tsc -p tsconfig.json && node dist/config/schema-gen.js`) and list it in
- * the record table in docs/records.md.
+ * Adding a record field: add it here with a `.describe()` that says when it
+ * is present; regenerate the file (`npm run schema`) and list it in the
+ * record table in docs/records.md.
  */
 import { z } from 'zod';
-import type { PageChange, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from '../types.js';
 
-const SKIP_REASONS = [
-  'robots', 'robots-unavailable', 'scope', 'filtered', 'max-depth', 'max-pages', 'nofollow', 'url-too-long', 'unsupported-scheme',
-  'host-failed', 'interrupted', 'private-address', 'queue-full', 'max-pages-per-host', 'repeated-path', 'query-explosion',
-] as const satisfies readonly SkipReason[];
+/** Why a URL was not fetched. Stable strings: scripts match on them. */
+export const SKIP_REASONS = [
+  'robots', // disallowed by robots.txt
+  'robots-unavailable', // robots.txt answered 5xx / unreachable until we gave up
+  'scope', // outside --scope
+  'filtered', // failed --include / matched --exclude
+  'max-depth',
+  'max-pages',
+  'nofollow',
+  'url-too-long',
+  'unsupported-scheme',
+  'host-failed', // its host kept failing and was given up for this crawl
+  'interrupted', // still queued when the crawl was stopped
+  'private-address', // its host is (or resolved to) a loopback/private/link-local/… address; detail names it
+  'queue-full', // found while maxQueued URLs were waiting (not remembered: found again later, it may be queued then)
+  'max-pages-per-host', // its host key had maxPagesPerHost URLs accepted already (not remembered either)
+  'repeated-path', // a path segment repeated more than traps.maxPathRepeats times (/a/b/a/b/a/b/a/b/)
+  'query-explosion', // more than traps.maxQueryParams parameters, or its path had traps.maxQueryVariants query strings already
+] as const;
 
-const ERROR_CODES = [
-  'CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'TOTAL_TIMEOUT', 'DNS_FAILURE',
-  'TLS_ERROR', 'INVALID_RESPONSE', 'DECODE_ERROR', 'REDIRECT_LIMIT', 'REDIRECT_INVALID', 'ABORTED', 'THROTTLED', 'LOCAL_RESOURCE',
-  'PROXY_ERROR', 'FETCH_FAILED', 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED',
-] as const satisfies readonly RecordErrorCode[];
+/** Stable error codes of a request that failed; group by these, never by message. */
+export const FETCH_ERROR_CODES = [
+  'CONNECTION_REFUSED',
+  'CONNECTION_RESET',
+  'CONNECT_TIMEOUT',
+  'HEADERS_TIMEOUT',
+  'BODY_TIMEOUT', // the body went silent for longer than the body timeout
+  'TOTAL_TIMEOUT', // the response was not complete within the total deadline (a drip-fed body)
+  'DNS_FAILURE',
+  'TLS_ERROR',
+  'INVALID_RESPONSE',
+  'DECODE_ERROR',
+  'REDIRECT_LIMIT',
+  'REDIRECT_INVALID',
+  'ABORTED',
+  'THROTTLED', // still throttled (429/503) after the throttle retry budget
+  'LOCAL_RESOURCE', // our side ran out of something (EMFILE, ENFILE, ENOBUFS, …): not the server's fault
+  'PROXY_ERROR', // the proxy answered CONNECT with something other than 200 (407: it wants credentials)
+  'FETCH_FAILED',
+] as const;
 
-const PAGE_CHANGES = ['new', 'changed', 'unchanged', 'removed'] as const satisfies readonly PageChange[];
+/** A record's error codes: a failed request's, or what the crawl concluded about an answer that arrived (a redirect back into its own chain, a render that failed). */
+export const RECORD_ERROR_CODES = [...FETCH_ERROR_CODES, 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED'] as const;
+
+export const PAGE_CHANGES = ['new', 'changed', 'unchanged', 'removed'] as const;
 
 // One time convention: instants are ISO 8601 UTC strings with milliseconds; durations are numbers of ms named `…Ms`.
 const instant = () => z.iso.datetime({ precision: 3 }).describe('An instant: ISO 8601 UTC with milliseconds ("2026-11-21T10:00:00.123Z").');
 const worker = () => z.string().optional().describe('The worker that wrote the record, in a crawl shared through Redis (--worker; default host-pid).');
 
-const throttleEvent = z
+export const throttleEventSchema = z
   .strictObject({
-    at: instant().describe('When the answer came (ISO 8601): the host\'s pause began then.'),
+    at: instant().describe("When the answer came (ISO 8601): the host's pause began then."),
     status: z.int().describe('The throttling status (429, 503, …).'),
-    retryAfterMs: z.number().optional().describe('What Retry-After announced, ms, before maxRetryAfter capped it; absent when the server sent none (the pause was a backoff).'),
+    retryAfterMs: z
+      .number()
+      .optional()
+      .describe('What Retry-After announced, ms, before maxRetryAfter capped it; absent when the server sent none (the pause was a backoff).'),
     pausedUntil: instant().describe('Until when the host was paused (ISO 8601).'),
   })
   .describe('A throttling answer and the pause it caused.');
+
+export const subrequestCountsSchema = z.strictObject({
+  fetched: z.int().min(0).describe("Requested through their hosts' robots.txt and limits."),
+  cached: z.int().min(0).describe('Answered from the crawl-wide subresource cache (or a request already under way).'),
+  blocked: z.int().min(0).describe('Refused: a blocked resource type or URL, a navigation, a non-GET request, a refused address.'),
+  disallowed: z.int().min(0).describe("Refused: their host's robots.txt disallows them."),
+});
 
 export const pageRecordSchema = z
   .strictObject({
@@ -50,67 +93,79 @@ export const pageRecordSchema = z
     depth: z.int().min(0).describe('Links followed from a seed (seeds are 0; a redirect keeps its depth).'),
     parent: z.string().nullable().describe('The page the URL was found on (or that redirected to it); null for a seed.'),
     contentType: z.string().nullable().describe('The media type, lowercased, without parameters ("text/html"); null when none was sent or no answer came.'),
-    bytes: z
-      .int()
-      .min(0)
-      .nullable()
-      .describe('Decoded body bytes read; null when the body was not read (not HTML; see contentLength); 0 when no answer came.'),
+    bytes: z.int().min(0).nullable().describe('Decoded body bytes read; null when the body was not read (not HTML; see contentLength); 0 when no answer came.'),
     contentLength: z.int().min(0).optional().describe('The Content-Length the server declared, when the body was not read. A claim, not checked.'),
     truncated: z.boolean().optional().describe('True when the body was cut at --max-body; links come from the part read.'),
     title: z.string().nullable().describe('The HTML <title>, whitespace collapsed; null when none.'),
     links: z.int().min(0).describe('Links found on the page (for a sitemap: URLs it lists).'),
     linkList: z.array(z.string()).optional().describe('With --links: the links found, absolute and canonical.'),
-    canonical: z.string().optional().describe('The page\'s rel=canonical URL (link element or Link header), absolute; absent when it names none.'),
-    content: z.string().optional().describe('With --content: the page\'s main content as text, HTML or Markdown.'),
+    canonical: z.string().optional().describe("The page's rel=canonical URL (link element or Link header), absolute; absent when it names none."),
+    content: z.string().optional().describe("With --content: the page's main content as text, HTML or Markdown."),
     contentTruncated: z.boolean().optional().describe('True when `content` was cut at --max-content.'),
     extract: z
       .record(z.string(), z.union([z.string(), z.null(), z.array(z.string())]))
       .optional()
       .describe('With --extract: one key per rule; a string or null (first match), or an array (name[]).'),
-    kind: z.enum(['sitemap', 'link-check']).optional().describe('Absent for a page crawled as usual; "sitemap" for a sitemap file, "link-check" for a link checked with --check-links.'),
-    method: z.enum(['HEAD', 'GET']).optional().describe('A link check\'s method: HEAD, or GET after HEAD was refused.'),
+    kind: z
+      .enum(['sitemap', 'link-check'])
+      .optional()
+      .describe('Absent for a page crawled as usual; "sitemap" for a sitemap file, "link-check" for a link checked with --check-links.'),
+    method: z.enum(['HEAD', 'GET']).optional().describe("A link check's method: HEAD, or GET after HEAD was refused."),
     lastmod: z.string().optional().describe('The <lastmod> of the sitemap entry the URL came from, as written there.'),
-    location: z.string().optional().describe('A redirect\'s Location, absolute.'),
-    fetchedAt: instant().describe('When the URL was claimed for its request, ISO 8601 (the record\'s own time).'),
-    startedAt: instant().optional().describe('When the request was written to the socket, ISO 8601 (what the host\'s limiter counts); absent when no answer came.'),
-    elapsedMs: z.number().min(0).describe('From the request\'s start to the end of its body, ms.'),
+    location: z.string().optional().describe("A redirect's Location, absolute."),
+    fetchedAt: instant().describe("When the URL was claimed for its request, ISO 8601 (the record's own time)."),
+    startedAt: instant()
+      .optional()
+      .describe("When the request was written to the socket, ISO 8601 (what the host's limiter counts); absent when no answer came."),
+    elapsedMs: z.number().min(0).describe("From the request's start to the end of its body, ms."),
     httpVersion: z
       .enum(['1.1', '2'])
       .optional()
-      .describe('On a host whose policy offers HTTP/2 (--http2, "http2": true): the HTTP version the answer came over, "2" or "1.1" (the server declined). Absent elsewhere: HTTP/1.1.'),
+      .describe(
+        'On a host whose policy offers HTTP/2 (--http2, "http2": true): the HTTP version the answer came over, "2" or "1.1" (the server declined). Absent elsewhere: HTTP/1.1.',
+      ),
     attempts: z.int().min(2).optional().describe('Fetch attempts, when more than one (retries after failures or throttling).'),
     attemptStarts: z.array(instant()).optional().describe('When the earlier attempts were sent, ISO 8601, oldest first; the latest 10.'),
-    throttles: z.array(throttleEvent).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
+    throttles: z.array(throttleEventSchema).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
     etag: z.string().optional().describe('The response\'s ETag as sent (W/"…" when weak); on a 304 that names none, the one kept from the last pass.'),
-    lastModified: z.string().optional().describe('The response\'s Last-Modified as sent; on a 304 that names none, the one kept from the last pass.'),
-    digest: z.string().optional().describe('sha256:BASE32 of the body read, Content-Encoding undone; on a 304, the last pass\'s. Absent when no body was read (not HTML).'),
-    change: z.enum(PAGE_CHANGES).optional().describe('In a re-crawl (--recrawl, --since, --revisit): "new", "changed", "unchanged" (a 304 or the same digest) or "removed" (404/410 or a redirect elsewhere where there was a page); absent when no usable answer came.'),
+    lastModified: z.string().optional().describe("The response's Last-Modified as sent; on a 304 that names none, the one kept from the last pass."),
+    digest: z
+      .string()
+      .optional()
+      .describe("sha256:BASE32 of the body read, Content-Encoding undone; on a 304, the last pass's. Absent when no body was read (not HTML)."),
+    change: z
+      .enum(PAGE_CHANGES)
+      .optional()
+      .describe(
+        'In a re-crawl (--recrawl, --since, --revisit): "new", "changed", "unchanged" (a 304 or the same digest) or "removed" (404/410 or a redirect elsewhere where there was a page); absent when no usable answer came.',
+      ),
     previousFetchedAt: instant().optional().describe('In a re-crawl: when the last pass fetched the page, ISO 8601.'),
     duplicateOf: z.string().optional().describe('The first URL of this crawl whose body had the same digest (a mirror, a session-id URL).'),
     savedPath: z.string().optional().describe('With --save-dir: the file the body was saved to, relative to that directory, "/"-separated.'),
-    warcOffset: z.int().min(0).optional().describe('With --warc: the byte offset of this page\'s response record in the WARC file.'),
-    rendered: z.boolean().optional().describe('On a host that renders (render true or "auto"): whether the page was rendered in a browser; links, content and extract then come from the rendered DOM.'),
+    warcOffset: z.int().min(0).optional().describe("With --warc: the byte offset of this page's response record in the WARC file."),
+    rendered: z
+      .boolean()
+      .optional()
+      .describe(
+        'On a host that renders (render true or "auto"): whether the page was rendered in a browser; links, content and extract then come from the rendered DOM.',
+      ),
     renderReason: z
       .string()
       .optional()
-      .describe('Why it was or was not rendered: "configured" (render true), "empty-mount", "noscript", "script-shell" (auto found an application shell), "static" (auto found none), "not-html".'),
-    subrequests: z
-      .strictObject({
-        fetched: z.int().min(0).describe('Requested through their hosts\' robots.txt and limits.'),
-        cached: z.int().min(0).describe('Answered from the crawl-wide subresource cache (or a request already under way).'),
-        blocked: z.int().min(0).describe('Refused: a blocked resource type or URL, a navigation, a non-GET request, a refused address.'),
-        disallowed: z.int().min(0).describe('Refused: their host\'s robots.txt disallows them.'),
-      })
-      .optional()
-      .describe('A rendered page\'s browser requests.'),
+      .describe(
+        'Why it was or was not rendered: "configured" (render true), "empty-mount", "noscript", "script-shell" (auto found an application shell), "static" (auto found none), "not-html".',
+      ),
+    subrequests: subrequestCountsSchema.optional().describe("A rendered page's browser requests."),
     worker: worker(),
     error: z
       .strictObject({
-        code: z.enum(ERROR_CODES).describe('Stable code: group by it, never by message.'),
+        code: z.enum(RECORD_ERROR_CODES).describe('Stable code: group by it, never by message.'),
         message: z.string().describe('For humans; wording may change.'),
       })
       .optional()
-      .describe('Why the page failed: no answer (status null), or an answer the crawl could not use (REDIRECT_LOOP, THROTTLED, RENDER_TIMEOUT, RENDER_FAILED).'),
+      .describe(
+        'Why the page failed: no answer (status null), or an answer the crawl could not use (REDIRECT_LOOP, THROTTLED, RENDER_TIMEOUT, RENDER_FAILED).',
+      ),
   })
   .describe('A URL that was requested (or whose host could not be connected to at all).');
 
@@ -144,7 +199,7 @@ export const robotsRecordSchema = z
 
 export const outputRecordSchema = z
   .discriminatedUnion('type', [pageRecordSchema, skipRecordSchema, robotsRecordSchema])
-  .meta({ title: 'crawl record', description: 'One line of crawl\'s JSON-lines output.' });
+  .meta({ title: 'crawl record', description: "One line of crawl's JSON-lines output." });
 
 /** The exact text of record.schema.json. */
 export function renderRecordJsonSchema(): string {
@@ -159,18 +214,3 @@ export function renderRecordJsonSchema(): string {
   }) as Record<string, unknown>;
   return `${JSON.stringify(schema, null, 2)}\n`;
 }
-
-// ---------------------------------------------------------------- kept in step with types.ts
-
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-/** Fails to compile when a record interface and its schema disagree: update both (see the header). */
-function inStep<T extends true>(): T | undefined {
-  return undefined;
-}
-inStep<Same<z.output<typeof pageRecordSchema>, PageRecord>>();
-inStep<Same<z.output<typeof skipRecordSchema>, SkipRecord>>();
-inStep<Same<z.output<typeof robotsRecordSchema>, RobotsFetchRecord>>();
-inStep<Same<z.output<typeof throttleEvent>, ThrottleEvent>>();
-inStep<Same<(typeof SKIP_REASONS)[number], SkipReason>>();
-inStep<Same<(typeof ERROR_CODES)[number], RecordErrorCode>>();
-inStep<Same<(typeof PAGE_CHANGES)[number], PageChange>>();

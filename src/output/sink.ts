@@ -448,13 +448,25 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
   let handle: fsp.FileHandle;
   try {
     if (opts.append) {
-      const hasPartial = await fsp.stat(partial).then(() => true, () => false);
+      const hasPartial = await fsp.stat(partial).then(
+        () => true,
+        () => false,
+      );
       if (!hasPartial && existing?.isFile()) await fsp.rename(target, partial);
       const tornBytes = await repairTornTail(partial, `${target}.torn`).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
-      if (tornBytes > 0) opts.onRepair?.(`${partial} ended in a torn line (${tornBytes} bytes, from a crash); moved it to ${target}.torn and appending after the last whole record`);
+      if (tornBytes > 0)
+        opts.onRepair?.(
+          `${partial} ended in a torn line (${tornBytes} bytes, from a crash); moved it to ${target}.torn and appending after the last whole record`,
+        );
       const check = opts.reconcile;
-      const dropped = check === undefined ? 0 : await reconcileTail(partial, check.from, check.keep).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
-      if (dropped > 0) opts.onRepair?.(`${partial}: ${dropped} record(s) written just before a crash belong to pages the state file had not yet recorded as done; removed, as those pages are fetched and written again`);
+      const dropped =
+        check === undefined
+          ? 0
+          : await reconcileTail(partial, check.from, check.keep).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
+      if (dropped > 0)
+        opts.onRepair?.(
+          `${partial}: ${dropped} record(s) written just before a crash belong to pages the state file had not yet recorded as done; removed, as those pages are fetched and written again`,
+        );
     }
     handle = await fsp.open(partial, fsConstants.O_WRONLY | fsConstants.O_CREAT | (opts.append ? fsConstants.O_APPEND : fsConstants.O_TRUNC));
   } catch (err) {
@@ -485,10 +497,11 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
       return startSize + (sink.confirmedBytes ?? 0);
     },
     write: (record) => sink.write(record),
-    confirmed: () => sink.confirmed!().catch(async (err: unknown) => {
-      await cutBack;
-      throw err;
-    }),
+    confirmed: () =>
+      sink.confirmed!().catch(async (err: unknown) => {
+        await cutBack;
+        throw err;
+      }),
     close() {
       finishing ??= (async () => {
         // On failure close() rejects and the .partial stays for inspection;

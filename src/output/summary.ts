@@ -6,7 +6,7 @@
  * answers "what happened, and was anything slowed or refused?" at a glance.
  */
 import type { Clock } from '../clock.js';
-import { isoInstant } from '../crawl/iso-time.js';
+import { isoInstant } from '../util/iso-time.js';
 import type { OutputRecord, PageChange, PageRecord, SkipReason, SkipRecord, SubrequestCounts } from '../types.js';
 
 export interface HostStats {
@@ -247,7 +247,8 @@ function hostTable(perHost: Map<string, HostStats>): string[] {
  * SSRF guard's refusals read as a bug otherwise.
  */
 const SKIP_HINTS: Partial<Record<string, string>> = {
-  'private-address': 'private-address: hosts on loopback, private or link-local addresses were not contacted; --allow-private or the config\'s "allowNetworks" lets the crawl reach them',
+  'private-address':
+    'private-address: hosts on loopback, private or link-local addresses were not contacted; --allow-private or the config\'s "allowNetworks" lets the crawl reach them',
 };
 
 /** Per host, what rendering browsers asked of it: one line each, busiest first (none when nothing rendered). */
@@ -256,7 +257,12 @@ function subrequestLines(perHost: Map<string, HostStats>): string[] {
   if (rows.length === 0) return [];
   const total = (c: SubrequestCounts) => c.fetched + c.cached + c.blocked + c.disallowed;
   rows.sort((a, b) => total(b[1].subrequests) - total(a[1].subrequests) || a[0].localeCompare(b[0]));
-  const shown = rows.slice(0, SUMMARY_TOP_HOSTS).map(([host, { subrequests: c }]) => `    ${host}: ${int(c.fetched)} fetched, ${int(c.cached)} cached, ${int(c.blocked)} blocked, ${int(c.disallowed)} disallowed by robots.txt`);
+  const shown = rows
+    .slice(0, SUMMARY_TOP_HOSTS)
+    .map(
+      ([host, { subrequests: c }]) =>
+        `    ${host}: ${int(c.fetched)} fetched, ${int(c.cached)} cached, ${int(c.blocked)} blocked, ${int(c.disallowed)} disallowed by robots.txt`,
+    );
   if (rows.length > SUMMARY_TOP_HOSTS) shown.push(`    +${int(rows.length - SUMMARY_TOP_HOSTS)} more hosts`);
   return ['  browser requests (rendered pages)', ...shown];
 }
@@ -282,11 +288,15 @@ export function formatSummary(stats: CrawlStats): string {
   }
   const links = stats.linkCheck;
   if (links) {
-    out.push(`  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`);
+    out.push(
+      `  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`,
+    );
   }
   const changes = stats.changes;
   if (changes) {
-    out.push(`  changes  ${int(changes.new)} new, ${int(changes.changed)} changed, ${int(changes.unchanged)} unchanged, ${int(changes.removed)} removed${stats.pass !== undefined && stats.pass > 1 ? ` (pass ${stats.pass})` : ''}`);
+    out.push(
+      `  changes  ${int(changes.new)} new, ${int(changes.changed)} changed, ${int(changes.unchanged)} unchanged, ${int(changes.removed)} removed${stats.pass !== undefined && stats.pass > 1 ? ` (pass ${stats.pass})` : ''}`,
+    );
   }
   if (stats.perHost.size) out.push(...hostTable(stats.perHost));
   out.push(...subrequestLines(stats.perHost));

@@ -10,8 +10,8 @@ import { resolveLink } from './url.js';
 // Characters WHATWG URL parsing copies unchanged into an http(s) path (no
 // percent-encoding, no "%" to normalise, no "\" it would turn into "/"), and
 // into a query (the same, plus "?" and minus "'", which special URLs encode).
-const PATH_CHARS = "[A-Za-z0-9\\-._~!$&()*+,;=:@/]";
-const QUERY_CHARS = "[A-Za-z0-9\\-._~!$&()*+,;=:@/?]";
+const PATH_CHARS = '[A-Za-z0-9\\-._~!$&()*+,;=:@/]';
+const QUERY_CHARS = '[A-Za-z0-9\\-._~!$&()*+,;=:@/?]';
 /** "/path" or "/path?query": path-absolute, not "//" (scheme-relative), a non-empty query. */
 const SIMPLE_PATH = new RegExp(`^/(?!/)${PATH_CHARS}*(?:\\?${QUERY_CHARS}+)?$`);
 /** "?query", non-empty. */

@@ -214,12 +214,7 @@ function pageFrom(events: PageEvents, pageUrl: string, opts: ExtractOptions): Ex
 
 // Directives that carry a value after a colon; any other "name:" prefix in
 // X-Robots-Tag names the robot the following directives are addressed to.
-const VALUED_DIRECTIVES = new Set([
-  'unavailable_after',
-  'max-snippet',
-  'max-image-preview',
-  'max-video-preview',
-]);
+const VALUED_DIRECTIVES = new Set(['unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview']);
 
 const AGENT_PREFIX = /^([^:\s]+)\s*:\s*(.*)$/s;
 
@@ -233,10 +228,7 @@ const AGENT_PREFIX = /^([^:\s]+)\s*:\s*(.*)$/s;
  *
  * @param token our product token; prefixed directives are ignored without one.
  */
-export function parseXRobotsTag(
-  header: string | string[] | null | undefined,
-  token?: string,
-): RobotsDirectives {
+export function parseXRobotsTag(header: string | string[] | null | undefined, token?: string): RobotsDirectives {
   const result: RobotsDirectives = { noindex: false, nofollow: false };
   if (header === null || header === undefined) return result;
   const ours = token?.trim().toLowerCase() || undefined;

@@ -38,9 +38,7 @@ export interface ScopeOptions {
 
 export type ScopeRejection = Extract<SkipReason, 'scope' | 'filtered' | 'url-too-long' | 'unsupported-scheme'>;
 
-export type ScopeVerdict =
-  | { ok: true }
-  | { ok: false; reason: ScopeRejection; detail: string };
+export type ScopeVerdict = { ok: true } | { ok: false; reason: ScopeRejection; detail: string };
 
 export type ScopeCheck = (url: string) => ScopeVerdict;
 
@@ -63,9 +61,7 @@ interface Compiled {
   maxUrlLength: number;
 }
 
-type Judgement =
-  | { ok: true; seed: string | null; include: string | null }
-  | { ok: false; reason: ScopeRejection; detail: string };
+type Judgement = { ok: true; seed: string | null; include: string | null } | { ok: false; reason: ScopeRejection; detail: string };
 
 const IN_SCOPE: ScopeVerdict = Object.freeze({ ok: true });
 
@@ -119,9 +115,7 @@ export function explainScope(options: ScopeOptions, url: string): string {
 function compile(options: ScopeOptions): Compiled {
   const maxUrlLength = options.maxUrlLength ?? Infinity;
   if (!(maxUrlLength === Infinity || (Number.isInteger(maxUrlLength) && maxUrlLength > 0))) {
-    throw new ScopeOptionsError(
-      `Expected \`maxUrlLength\` to be a positive integer or Infinity, got ${String(maxUrlLength)}`,
-    );
+    throw new ScopeOptionsError(`Expected \`maxUrlLength\` to be a positive integer or Infinity, got ${String(maxUrlLength)}`);
   }
   const seedByKey = new Map<string, string>();
   for (const seed of options.seeds) {

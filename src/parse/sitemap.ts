@@ -16,7 +16,7 @@
  * - Never throws on content: a file that is not a sitemap, or a gzip file
  *   that does not inflate, gives what could be read and a `problem`.
  * - `loc` and `lastmod` are the strings as written (trimmed): resolving and
- *   canonicalising the URLs is the crawl's business (crawl/sitemaps.ts).
+ *   canonicalising the URLs is the crawl's business (crawl/entries/sitemaps.ts).
  */
 import { createGunzip } from 'node:zlib';
 import type { Parser } from 'htmlparser2';

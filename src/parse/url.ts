@@ -99,9 +99,7 @@ export function canonicalize(input: string | URL): string | null {
   if (typeof input === 'string' && isPlainCanonical(input)) return input;
   const url = tryParse(input);
   if (url === null || !isHttp(url)) return null;
-  const userinfo = url.username || url.password
-    ? `${url.username}${url.password ? `:${url.password}` : ''}@`
-    : '';
+  const userinfo = url.username || url.password ? `${url.username}${url.password ? `:${url.password}` : ''}@` : '';
   // `url.search` is "" for both "no query" and a bare "?", which is exactly
   // the identity we want.
   const path = normalizePercentEncoding(url.pathname);

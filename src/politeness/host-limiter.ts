@@ -159,7 +159,10 @@ export class HostLimiter {
   /** Fastest request→response time seen on this host. */
   private minRoundTrip = Infinity;
 
-  constructor(policy: LimiterPolicy, private readonly random: () => number = Math.random) {
+  constructor(
+    policy: LimiterPolicy,
+    private readonly random: () => number = Math.random,
+  ) {
     this.policy = policy;
     this.logs = policy.windows.map((w) => new StartLog(w));
   }

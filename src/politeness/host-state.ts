@@ -37,7 +37,7 @@ export interface JobContext {
   onResponse(at: number): void;
   /**
    * The job is about to end before its request does (a slow request giving
-   * its global slot back, crawl/slow-requests.ts): returns what to call when
+   * its global slot back, schedule/slow-requests.ts): returns what to call when
    * the request really ends, so its address's in-flight count (per-IP
    * limits) stays exact. Contexts built elsewhere may leave it out.
    */
@@ -94,7 +94,16 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
     let state = this.records.get(key);
     if (!state) {
       const policy = this.opts.policyFor(key);
-      state = { key, policy, limiter: new HostLimiter(policy, this.opts.random), feedback: null, givenUp: false, robotsApplied: null, jobs: [], wakeAt: Infinity };
+      state = {
+        key,
+        policy,
+        limiter: new HostLimiter(policy, this.opts.random),
+        feedback: null,
+        givenUp: false,
+        robotsApplied: null,
+        jobs: [],
+        wakeAt: Infinity,
+      };
       this.records.set(key, state);
     }
     return state;
@@ -140,7 +149,11 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
     const s = this.records.get(key);
     if (!s) return undefined;
     const f = s.feedback;
-    return { limiter: s.limiter.save(), feedback: f === null ? null : { ...f, lastEventAt: Number.isFinite(f.lastEventAt) ? f.lastEventAt : null }, givenUp: s.givenUp };
+    return {
+      limiter: s.limiter.save(),
+      feedback: f === null ? null : { ...f, lastEventAt: Number.isFinite(f.lastEventAt) ? f.lastEventAt : null },
+      givenUp: s.givenUp,
+    };
   }
 
   /**

@@ -21,7 +21,7 @@
  *   nobody waiting); a forgotten address comes back fresh and equivalent.
  */
 import type { IpPolicy, WindowLimit } from '../types.js';
-import { KeyQueue } from '../crawl/key-queue.js';
+import { KeyQueue } from '../util/key-queue.js';
 import { HostLimiter, type LimiterPolicy } from './host-limiter.js';
 
 export type { IpPolicy } from '../types.js';

@@ -148,8 +148,7 @@ function fromStructured(headers: Record<string, string | undefined>, now: number
   if (!items) return null;
   const policyField = get(headers, 'ratelimit-policy');
   const policies = (policyField === null ? null : parseList(policyField)) ?? [];
-  const policyFor = (name: string | null): Member | undefined =>
-    policies.find((p) => name !== null && p.name === name) ?? policies[0];
+  const policyFor = (name: string | null): Member | undefined => policies.find((p) => name !== null && p.name === name) ?? policies[0];
 
   let best: { remaining: number; resetMs: number; name: string | null } | null = null;
   for (const item of items) {
@@ -189,12 +188,7 @@ function fromDictionary(headers: Record<string, string | undefined>, now: number
 }
 
 /** Forms 3 and 4: one header per value, under `prefix`. */
-function fromFields(
-  headers: Record<string, string | undefined>,
-  now: number,
-  prefix: string,
-  source: RateLimitSource,
-): RateLimitInfo | null {
+function fromFields(headers: Record<string, string | undefined>, now: number, prefix: string, source: RateLimitSource): RateLimitInfo | null {
   const rawRemaining = get(headers, `${prefix}-remaining`);
   const rawReset = get(headers, `${prefix}-reset`);
   if (rawRemaining === null || rawReset === null) return null;

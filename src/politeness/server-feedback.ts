@@ -46,7 +46,14 @@ export type FailureVerdict = 'retry' | 'paused' | 'give-up';
 export type Action = 'throttle' | 'retry' | 'give-up' | 'final';
 
 /** Transport failures worth another try: the host may be restarting or overloaded. */
-export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['CONNECTION_REFUSED', 'CONNECTION_RESET', 'CONNECT_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'DNS_FAILURE']);
+export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'CONNECTION_REFUSED',
+  'CONNECTION_RESET',
+  'CONNECT_TIMEOUT',
+  'HEADERS_TIMEOUT',
+  'BODY_TIMEOUT',
+  'DNS_FAILURE',
+]);
 
 export class HostFeedback {
   private readonly random: () => number;
@@ -103,7 +110,11 @@ export class HostFeedback {
     const { state, newEvent } = onThrottle(host.feedback ?? initialFeedback(), now, startedAt, policy.adaptive, quiet);
     host.feedback = state;
     if (newEvent) limiter.setRateFactor(state.factor);
-    if (newEvent && quiet) this.opts.note(key, `answered ${res.status} to a request sent after a long quiet: refusals that come whatever the pace pause the host but do not lower its rate`);
+    if (newEvent && quiet)
+      this.opts.note(
+        key,
+        `answered ${res.status} to a request sent after a long quiet: refusals that come whatever the pace pause the host but do not lower its rate`,
+      );
     const announced = parseRetryAfter(res.headers['retry-after'], { now: clock.wallNow(), date: res.headers['date'] ?? null });
     let pauseMs: number;
     if (announced) {

@@ -165,7 +165,12 @@ export class BrowserPool {
 
   private async launch(): Promise<Live> {
     const { chromium } = await import('playwright-core');
-    const args = ['--disable-dev-shm-usage', '--no-pings', '--dns-prefetch-disable', '--disable-features=NetworkPrediction,Prerender2,SpeculationRulesPrefetchProxy'];
+    const args = [
+      '--disable-dev-shm-usage',
+      '--no-pings',
+      '--dns-prefetch-disable',
+      '--disable-features=NetworkPrediction,Prerender2,SpeculationRulesPrefetchProxy',
+    ];
     // Chromium refuses to start as root with its sandbox on (containers, CI).
     if (typeof process.getuid === 'function' && process.getuid() === 0) args.push('--no-sandbox');
     const browser = await chromium.launch({ executablePath: this.opts.executablePath, args, timeout: this.opts.launchTimeoutMs ?? 30_000 });

@@ -29,7 +29,8 @@ export const SHELL_MAX_TEXT = 400;
 
 const MOUNT_IDS = 'root|app|__next|__nuxt|___gatsby|svelte|ember-app|q-app|main-app|application|spa-root';
 const EMPTY_MOUNT = new RegExp(`<(div|main|section|body)\\b[^>]*\\bid\\s*=\\s*["']?(?:${MOUNT_IDS})["']?[^>]*>\\s*(?:<!--[^]*?-->\\s*)*</\\1>`, 'i');
-const NOSCRIPT = /<noscript\b[^>]*>[^]*?(enable\s+javascript|requires?\s+javascript|javascript\s+(is\s+)?(disabled|required|must be enabled)|turn\s+on\s+javascript|need\s+(to\s+enable\s+)?javascript)[^]*?<\/noscript>/i;
+const NOSCRIPT =
+  /<noscript\b[^>]*>[^]*?(enable\s+javascript|requires?\s+javascript|javascript\s+(is\s+)?(disabled|required|must be enabled)|turn\s+on\s+javascript|need\s+(to\s+enable\s+)?javascript)[^]*?<\/noscript>/i;
 const SCRIPT_SRC = /<script\b[^>]*\bsrc\s*=/i;
 const ANY_SCRIPT = /<script\b/i;
 const LINK = /<a\b[^>]*\bhref\s*=\s*["']?\s*([^"'\s>]*)/gi;

@@ -34,7 +34,7 @@ import type { FrontierEntry } from '../store/index.js';
 import type { Job, JobContext } from '../politeness/index.js';
 import type { PageRecord, RenderSettings } from '../types.js';
 import type { CrawlContext } from '../crawl/crawl-context.js';
-import { entryKind } from '../crawl/entry-kind.js';
+import { entryKind } from '../crawl/entries/entry-kind.js';
 import { BrowserCrashedError, BrowserPool } from './browser-pool.js';
 import { PageRequests, type SubrequestEvent } from './page-requests.js';
 import { renderDecision } from './render-decision.js';
@@ -78,7 +78,11 @@ export class Renderer {
   private readonly fetcher: SubresourceFetcher;
   private readonly block: ReadonlySet<string>;
   readonly cache: SubresourceCache;
-  private readonly counts = { pages: 0, decisions: new Map<string, { render: boolean; reason: string; count: number }>(), subrequests: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 } };
+  private readonly counts = {
+    pages: 0,
+    decisions: new Map<string, { render: boolean; reason: string; count: number }>(),
+    subrequests: { fetched: 0, cached: 0, blocked: 0, disallowed: 0, failed: 0 },
+  };
 
   constructor(
     private readonly ctx: CrawlContext,
@@ -88,9 +92,14 @@ export class Renderer {
     private readonly onEvent?: (page: string, event: SubrequestEvent) => void,
   ) {
     this.pool = new BrowserPool({
-      executablePath, userAgent: ctx.settings.userAgent, recycleAfter: settings.recycleAfter,
+      executablePath,
+      userAgent: ctx.settings.userAgent,
+      recycleAfter: settings.recycleAfter,
       ...(settings.maxBrowserMemoryBytes !== undefined && { maxMemoryBytes: settings.maxBrowserMemoryBytes }),
-      onMemoryRestart: (bytes) => ctx.log?.info(`the browser holds ${Math.round(bytes / 2 ** 20)} MiB, past renderOptions.maxBrowserMemory (${Math.round(settings.maxBrowserMemoryBytes! / 2 ** 20)} MiB): restarting it between pages`),
+      onMemoryRestart: (bytes) =>
+        ctx.log?.info(
+          `the browser holds ${Math.round(bytes / 2 ** 20)} MiB, past renderOptions.maxBrowserMemory (${Math.round(settings.maxBrowserMemoryBytes! / 2 ** 20)} MiB): restarting it between pages`,
+        ),
     });
     this.cache = new SubresourceCache(settings.cacheBytes);
     this.fetcher = new SubresourceFetcher(ctx, { ...parts, cache: this.cache });
@@ -178,10 +187,18 @@ export class Renderer {
           const counts = requests[0]?.counts;
           const fields: RenderFields = { rendered: false, renderReason: decision.reason, ...(counts && { subrequests: { ...counts } }) };
           if (err instanceof RenderTimeoutError) {
-            return { res, fields, error: { code: 'RENDER_TIMEOUT', message: `not rendered within ${this.settings.timeoutMs / 1000}s; links are the fetched HTML's` } };
+            return {
+              res,
+              fields,
+              error: { code: 'RENDER_TIMEOUT', message: `not rendered within ${this.settings.timeoutMs / 1000}s; links are the fetched HTML's` },
+            };
           }
           if (!(err instanceof BrowserCrashedError) || this.ctx.stopping) {
-            return { res, fields, error: { code: 'RENDER_FAILED', message: redactCredentials(`rendering failed: ${messageOf(err)}; links are the fetched HTML's`) } };
+            return {
+              res,
+              fields,
+              error: { code: 'RENDER_FAILED', message: redactCredentials(`rendering failed: ${messageOf(err)}; links are the fetched HTML's`) },
+            };
           }
           this.ctx.log?.warn(`the browser died while rendering ${redactCredentials(entry.url)}: rendering it again in a new browser`);
         }

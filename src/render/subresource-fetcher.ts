@@ -19,7 +19,7 @@ import type { HostPolicy } from '../types.js';
 import type { PageArchive } from '../archive/page-archive.js';
 import { hostKey, type CrawlContext } from '../crawl/crawl-context.js';
 import type { RequestSender } from '../crawl/request-sender.js';
-import type { Scheduler } from '../crawl/scheduler.js';
+import type { Scheduler } from '../schedule/scheduler.js';
 import { errorCode } from '../crawl/page-exchange.js';
 import type { CachedResponse, SubresourceCache } from './subresource-cache.js';
 

@@ -53,8 +53,14 @@ export class FailureTable {
     if (seen > (this.opts.maxPerKind ?? 250) || this.rows.length >= (this.opts.maxRows ?? 2500)) return;
     const message = p.errorMessage !== null && p.errorMessage.length > MESSAGE_CHARS ? p.errorMessage.slice(0, MESSAGE_CHARS - 1) + '…' : p.errorMessage;
     this.rows.push({
-      url: p.url, host: p.host, kind, status: p.status, message,
-      atMs: Number.isFinite(p.startMs) ? p.startMs : null, attempts: p.attempts, parent: p.parent,
+      url: p.url,
+      host: p.host,
+      kind,
+      status: p.status,
+      message,
+      atMs: Number.isFinite(p.startMs) ? p.startMs : null,
+      attempts: p.attempts,
+      parent: p.parent,
     });
   }
 

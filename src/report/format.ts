@@ -41,5 +41,10 @@ export function linkTo(url: string, text = url): string {
 }
 
 export function isoUtc(ms: number | null): string {
-  return ms === null ? '–' : new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return ms === null
+    ? '–'
+    : new Date(ms)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC');
 }

@@ -97,7 +97,8 @@ export class HostStats {
     else if (p.status !== null && p.status >= 400) this.http4xx++;
     if (p.attempts > 1) this.retried++;
     if (p.intervalMs !== null) this.configured = { intervalMs: p.intervalMs, rateLabel: p.rateLabel ?? `${p.intervalMs} ms`, source: 'records' };
-    if (p.effectiveIntervalMs !== null && (this.slowestEffective === null || p.effectiveIntervalMs > this.slowestEffective)) this.slowestEffective = p.effectiveIntervalMs;
+    if (p.effectiveIntervalMs !== null && (this.slowestEffective === null || p.effectiveIntervalMs > this.slowestEffective))
+      this.slowestEffective = p.effectiveIntervalMs;
     for (const t of p.throttles) this.throttle(t);
     if (this.timeline) {
       const interval = p.intervalMs ?? this.configured?.intervalMs ?? null;
@@ -150,7 +151,16 @@ export class HostStats {
 
 function emptyGaps(): GapSummary {
   return {
-    starts: 0, gaps: 0, firstStartMs: null, lastStartMs: null, minGapMs: null, medianGapMs: null,
-    belowConfigured: 0, outOfOrder: 0, achievedPerSecond: null, pauses: [], timeline: { startMs: 0, widthMs: 0, columns: [[], [], []] },
+    starts: 0,
+    gaps: 0,
+    firstStartMs: null,
+    lastStartMs: null,
+    minGapMs: null,
+    medianGapMs: null,
+    belowConfigured: 0,
+    outOfOrder: 0,
+    achievedPerSecond: null,
+    pauses: [],
+    timeline: { startMs: 0, widthMs: 0, columns: [[], [], []] },
   };
 }

@@ -9,7 +9,21 @@
  */
 import type { OutputRecord } from '../types.js';
 
-const PAGE_FIELDS = ['type', 'url', 'host', 'status', 'bytes', 'location', 'startedAt', 'elapsedMs', 'attempts', 'attemptStarts', 'throttles', 'error', 'change'] as const;
+const PAGE_FIELDS = [
+  'type',
+  'url',
+  'host',
+  'status',
+  'bytes',
+  'location',
+  'startedAt',
+  'elapsedMs',
+  'attempts',
+  'attemptStarts',
+  'throttles',
+  'error',
+  'change',
+] as const;
 const SKIP_FIELDS = ['type', 'url', 'reason', 'detail'] as const;
 const ROBOTS_FIELDS = ['type', 'url', 'host', 'status', 'startedAt', 'elapsedMs', 'bytes', 'pausedUntil', 'retryAfterMs', 'error'] as const;
 

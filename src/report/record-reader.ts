@@ -27,7 +27,12 @@ export interface ReadHandlers {
 
 const NEWLINE = 0x0a;
 
-export async function readRecords(input: AsyncIterable<Buffer | string>, label: string, handlers: ReadHandlers, mode: HostKeyMode = 'host'): Promise<{ records: number; lines: number }> {
+export async function readRecords(
+  input: AsyncIterable<Buffer | string>,
+  label: string,
+  handlers: ReadHandlers,
+  mode: HostKeyMode = 'host',
+): Promise<{ records: number; lines: number }> {
   let pieces: Buffer[] = [];
   let pieceBytes = 0;
   let oversized = false;
@@ -55,7 +60,9 @@ export async function readRecords(input: AsyncIterable<Buffer | string>, label: 
     }
     if (view === null) {
       if (!sawContent) {
-        throw new ReportInputError(`${label}: line ${lineNumber} is not a crawl record (expected JSON lines with "type": "page" or "skipped", as crawl writes them)`);
+        throw new ReportInputError(
+          `${label}: line ${lineNumber} is not a crawl record (expected JSON lines with "type": "page" or "skipped", as crawl writes them)`,
+        );
       }
       handlers.badLine(lineNumber);
       return;

@@ -82,10 +82,13 @@ function header(d: ReportData, durationS: number): string {
   if (d.records.badLines > 0) notes.push(`${int(d.records.badLines)} line(s) were not records and were skipped (first: line ${d.records.firstBadLine}).`);
   if (d.records.untimed > 0) notes.push(`${int(d.records.untimed)} page record(s) have no usable time and are left out of the charts.`);
   if (d.records.pages > 0 && d.totals.exactStarts < d.records.pages) {
-    notes.push('Request starts are taken from <code>fetchedAt</code> (when each URL was claimed for its request); retries and throttled attempts before a record, and robots.txt requests, are not in the records, so real gaps can only be shorter where those happened.');
+    notes.push(
+      'Request starts are taken from <code>fetchedAt</code> (when each URL was claimed for its request); retries and throttled attempts before a record, and robots.txt requests, are not in the records, so real gaps can only be shorter where those happened.',
+    );
   }
-  if (d.policySource === 'none') notes.push('Configured rates are unknown: pass <code>--config</code> (and <code>--rate</code>) as given to the crawl to compare.');
-  if (d.policySource === 'config') notes.push('Configured rates come from the config given to <code>crawl report</code>, which may differ from the crawl\'s.');
+  if (d.policySource === 'none')
+    notes.push('Configured rates are unknown: pass <code>--config</code> (and <code>--rate</code>) as given to the crawl to compare.');
+  if (d.policySource === 'config') notes.push("Configured rates come from the config given to <code>crawl report</code>, which may differ from the crawl's.");
   return `<header>
 <h1>Crawl report <span class="source">${escapeHtml(d.source)}</span></h1>
 <p class="span">${escapeHtml(isoUtc(d.startMs))} → ${escapeHtml(isoUtc(d.endMs))} · ${escapeHtml(formatMs(durationS * 1000))}</p>
@@ -121,7 +124,10 @@ ${card('redirect chains', int(d.redirects.chains))}
 
 function politeness(d: ReportData): string {
   const charts = d.charts
-    .map((c, i) => `<figure><figcaption>${escapeHtml(c.host)}${c.configuredMs !== null ? ` <span class="muted">configured gap ${escapeHtml(formatMs(c.configuredMs))}</span>` : ''}</figcaption><div class="chart" id="chart-host-${i}"></div></figure>`)
+    .map(
+      (c, i) =>
+        `<figure><figcaption>${escapeHtml(c.host)}${c.configuredMs !== null ? ` <span class="muted">configured gap ${escapeHtml(formatMs(c.configuredMs))}</span>` : ''}</figcaption><div class="chart" id="chart-host-${i}"></div></figure>`,
+    )
     .join('\n');
   const rows = d.hosts.map(hostRow).join('\n');
   const more = d.hostsOmitted > 0 ? `<p class="hint">${int(d.hostsOmitted)} more host(s) with fewer requests are not listed.</p>` : '';
@@ -144,8 +150,13 @@ function hostRow(h: HostRow): string {
   const pause = h.gaps.pauses[0];
   const pauseText = pause ? `${formatMs(pause.gapMs)}` : '–';
   const bad = h.gaps.belowConfigured > 0 ? ' class="bad"' : '';
-  const slowed = h.slowestEffectiveIntervalMs !== null && h.configured && h.slowestEffectiveIntervalMs > h.configured.intervalMs ? ` <span class="muted">(slowed to ${escapeHtml(formatMs(h.slowestEffectiveIntervalMs))} gaps)</span>` : '';
-  const events = h.throttleEvents.map((e) => `${e.status} paused ${formatMs(e.pauseMs)}${e.retryAfterMs !== null ? ` (Retry-After ${formatMs(e.retryAfterMs)})` : ''}`).join('; ');
+  const slowed =
+    h.slowestEffectiveIntervalMs !== null && h.configured && h.slowestEffectiveIntervalMs > h.configured.intervalMs
+      ? ` <span class="muted">(slowed to ${escapeHtml(formatMs(h.slowestEffectiveIntervalMs))} gaps)</span>`
+      : '';
+  const events = h.throttleEvents
+    .map((e) => `${e.status} paused ${formatMs(e.pauseMs)}${e.retryAfterMs !== null ? ` (Retry-After ${formatMs(e.retryAfterMs)})` : ''}`)
+    .join('; ');
   const robots = h.robots > 0 ? ` <span class="muted" title="robots.txt requests">+${int(h.robots)} robots.txt</span>` : '';
   return `<tr><td class="host">${escapeHtml(h.host)}</td><td>${int(h.requests)}${robots}</td><td>${conf}${slowed}</td><td>${escapeHtml(formatRate(h.gaps.achievedPerSecond))}</td><td>${escapeHtml(formatMs(h.gaps.minGapMs))}</td><td>${h.gaps.medianGapMs === null ? '–' : `≈ ${escapeHtml(formatMs(h.gaps.medianGapMs))}`}</td><td${bad}>${h.configured && h.gaps.gaps > 0 ? int(h.gaps.belowConfigured) : '–'}</td><td>${escapeHtml(pauseText)}</td><td${events ? ` title="${escapeHtml(events)}"` : ''}>${int(h.throttled)}</td><td>${int(h.retried)}</td><td>${int(h.errors)}</td><td>${int(h.http4xx)}</td><td>${int(h.http5xx)}</td><td>${int(h.skipped)}</td><td>${escapeHtml(formatMs(h.meanElapsedMs))}</td><td>${escapeHtml(formatBytes(h.bytes))}</td></tr>`;
 }
@@ -154,7 +165,10 @@ function countTable(title: string, entries: Array<[string, number]>, empty: stri
   const max = Math.max(1, ...entries.map(([, n]) => n));
   const total = entries.reduce((a, [, n]) => a + n, 0);
   const rows = entries
-    .map(([k, n]) => `<tr><td>${escapeHtml(k)}</td><td class="num">${int(n)}</td><td class="num muted">${((n * 100) / total).toFixed(1)}%</td><td class="bar"><span style="width:${((n * 100) / max).toFixed(1)}%"></span></td></tr>`)
+    .map(
+      ([k, n]) =>
+        `<tr><td>${escapeHtml(k)}</td><td class="num">${int(n)}</td><td class="num muted">${((n * 100) / total).toFixed(1)}%</td><td class="bar"><span style="width:${((n * 100) / max).toFixed(1)}%"></span></td></tr>`,
+    )
     .join('');
   return `<div class="counts"><h3>${escapeHtml(title)}</h3>${entries.length ? `<table>${rows}</table>` : `<p class="muted">${escapeHtml(empty)}</p>`}</div>`;
 }
@@ -164,9 +178,15 @@ function browserRequests(d: ReportData): string {
   if (!d.subrequests) return '';
   const rows = d.subrequests
     .slice(0, MAX_SUBREQUEST_HOSTS)
-    .map((r) => `<tr><td class="host">${escapeHtml(r.host)}</td><td class="num">${int(r.fetched)}</td><td class="num">${int(r.cached)}</td><td class="num">${int(r.blocked)}</td><td class="num">${int(r.disallowed)}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr><td class="host">${escapeHtml(r.host)}</td><td class="num">${int(r.fetched)}</td><td class="num">${int(r.cached)}</td><td class="num">${int(r.blocked)}</td><td class="num">${int(r.disallowed)}</td></tr>`,
+    )
     .join('\n');
-  const more = d.subrequests.length > MAX_SUBREQUEST_HOSTS ? `<p class="hint">${int(d.subrequests.length - MAX_SUBREQUEST_HOSTS)} more host(s) with fewer browser requests are not listed.</p>` : '';
+  const more =
+    d.subrequests.length > MAX_SUBREQUEST_HOSTS
+      ? `<p class="hint">${int(d.subrequests.length - MAX_SUBREQUEST_HOSTS)} more host(s) with fewer browser requests are not listed.</p>`
+      : '';
   return `<section id="browser-requests">
 <h2>Browser requests per host</h2>
 <p class="hint">What rendering browsers asked of each host, counted at the host the request went to (a page on one host may need scripts and API answers from others): fetched through that host's robots.txt and limits (they are in its gaps above), answered from the crawl-wide cache, blocked (a blocked type or URL, a navigation, a non-GET request), or disallowed by its robots.txt.</p>
@@ -195,13 +215,18 @@ ${d.changes.length > 0 ? countTable('Changes since the last pass', d.changes, ''
 }
 
 function pageTable(title: string, items: PageItem[], value: (p: PageItem) => string, head: string): string {
-  const rows = items.map((p) => `<tr><td class="num">${escapeHtml(value(p))}</td><td>${p.status ?? 'error'}</td><td class="url">${linkTo(p.url)}</td></tr>`).join('');
+  const rows = items
+    .map((p) => `<tr><td class="num">${escapeHtml(value(p))}</td><td>${p.status ?? 'error'}</td><td class="url">${linkTo(p.url)}</td></tr>`)
+    .join('');
   return `<div><h3>${escapeHtml(title)}</h3><table class="pages"><thead><tr><th>${escapeHtml(head)}</th><th>status</th><th>url</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 function speed(d: ReportData): string {
   const hosts = d.slowestHosts
-    .map((h) => `<tr><td class="num">${escapeHtml(formatMs(h.meanElapsedMs))}</td><td class="num">${escapeHtml(formatMs(h.p95ElapsedMs))}</td><td class="num">${int(h.requests)}</td><td class="host">${escapeHtml(h.host)}</td></tr>`)
+    .map(
+      (h) =>
+        `<tr><td class="num">${escapeHtml(formatMs(h.meanElapsedMs))}</td><td class="num">${escapeHtml(formatMs(h.p95ElapsedMs))}</td><td class="num">${int(h.requests)}</td><td class="host">${escapeHtml(h.host)}</td></tr>`,
+    )
     .join('');
   return `<section id="speed">
 <h2>Slowest and largest</h2>
@@ -224,26 +249,31 @@ function redirects(d: ReportData): string {
     .join('');
   return `<section id="redirects">
 <h2>Redirect chains</h2>
-${r.chains === 0 ? '<p class="muted">No redirects.</p>' : `<div class="grid3">
+${
+  r.chains === 0
+    ? '<p class="muted">No redirects.</p>'
+    : `<div class="grid3">
 ${countTable('Redirects per chain', r.byLength, '')}
 ${countTable('Where chains ended', r.byEnd, '')}
 </div>
-<h3>Longest chains</h3><ol class="chains">${chains}</ol>`}
+<h3>Longest chains</h3><ol class="chains">${chains}</ol>`
+}
 </section>`;
 }
 
 function failures(d: ReportData): string {
   const f = d.failures;
-  const kinds = f.byKind
-    .map(([k, n]) => `<option value="${escapeHtml(k)}">${escapeHtml(k)} (${int(n)})</option>`)
-    .join('');
+  const kinds = f.byKind.map(([k, n]) => `<option value="${escapeHtml(k)}">${escapeHtml(k)} (${int(n)})</option>`).join('');
   const rows = f.rows
     .map((r) => {
       const search = `${r.url} ${r.host} ${r.kind} ${r.message ?? ''}`.toLowerCase();
       return `<tr data-kind="${escapeHtml(r.kind)}" data-search="${escapeHtml(search)}"><td>${escapeHtml(r.kind)}</td><td class="url">${linkTo(r.url)}</td><td class="host">${escapeHtml(r.host)}</td><td class="num">${r.attempts}</td><td>${escapeHtml(r.atMs === null ? '–' : isoUtc(r.atMs))}</td><td class="msg">${escapeHtml(r.message ?? '')}</td></tr>`;
     })
     .join('\n');
-  const omitted = f.omitted > 0 ? `<p class="hint">${int(f.omitted)} more failure(s) are counted above but not listed, to keep this file small (at most ${int(250)} rows per kind).</p>` : '';
+  const omitted =
+    f.omitted > 0
+      ? `<p class="hint">${int(f.omitted)} more failure(s) are counted above but not listed, to keep this file small (at most ${int(250)} rows per kind).</p>`
+      : '';
   return `<section id="failures-section">
 <h2>Failures <span class="muted">${int(f.total)}</span></h2>
 <div class="filters"><input id="failure-filter" type="search" placeholder="filter: words in the URL, host, code or message" aria-label="filter failures"> <select id="failure-kind" aria-label="failure kind"><option value="">every kind</option>${kinds}</select> <span id="failure-count"></span></div>

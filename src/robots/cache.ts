@@ -106,8 +106,10 @@ function validate(opts: RobotsCacheOptions): void {
   if (!Number.isInteger(opts.maxBytes) || opts.maxBytes < MIN_ROBOTS_BYTES) {
     throw invalidOption('maxBytes', `an integer of at least ${MIN_ROBOTS_BYTES} (500 KiB)`, opts.maxBytes);
   }
-  if (!(opts.cacheTtlMs > 0 && opts.cacheTtlMs <= MAX_TTL_MS)) throw invalidOption('cacheTtlMs', `a number of milliseconds above 0 and at most ${MAX_TTL_MS} (24 h)`, opts.cacheTtlMs);
-  if (!Number.isInteger(opts.unavailableRetries) || opts.unavailableRetries < 0) throw invalidOption('unavailableRetries', 'an integer from 0 and up', opts.unavailableRetries);
+  if (!(opts.cacheTtlMs > 0 && opts.cacheTtlMs <= MAX_TTL_MS))
+    throw invalidOption('cacheTtlMs', `a number of milliseconds above 0 and at most ${MAX_TTL_MS} (24 h)`, opts.cacheTtlMs);
+  if (!Number.isInteger(opts.unavailableRetries) || opts.unavailableRetries < 0)
+    throw invalidOption('unavailableRetries', 'an integer from 0 and up', opts.unavailableRetries);
   if (!(opts.unavailableRetryDelayMs >= 0 && Number.isFinite(opts.unavailableRetryDelayMs))) {
     throw invalidOption('unavailableRetryDelayMs', 'a finite number of milliseconds from 0 and up', opts.unavailableRetryDelayMs);
   }
@@ -206,7 +208,13 @@ export class RobotsCache {
     if (record.kind === 'unavailable') {
       entry.failures = record.attempts;
       if (record.retryAt === null || now < record.retryAt) {
-        return { kind: 'unavailable', reason: record.reason, retryAt: record.retryAt, attempts: record.attempts, ...(record.connectError && { connectError: record.connectError }) };
+        return {
+          kind: 'unavailable',
+          reason: record.reason,
+          retryAt: record.retryAt,
+          attempts: record.attempts,
+          ...(record.connectError && { connectError: record.connectError }),
+        };
       }
       return undefined; // due for a retry: fetch, counting the earlier failures
     }
@@ -221,11 +229,24 @@ export class RobotsCache {
     switch (state.kind) {
       case 'rules':
         if (entry.text === undefined) return undefined;
-        return { kind: 'rules', source: state.source, text: entry.text, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt, ...(state.truncatedAt !== undefined && { truncatedAt: state.truncatedAt }) };
+        return {
+          kind: 'rules',
+          source: state.source,
+          text: entry.text,
+          fetchedAt: state.fetchedAt,
+          expiresAt: state.expiresAt,
+          ...(state.truncatedAt !== undefined && { truncatedAt: state.truncatedAt }),
+        };
       case 'allow-all':
         return { kind: 'allow-all', reason: state.reason, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
       case 'unavailable':
-        return { kind: 'unavailable', reason: state.reason, retryAt: state.retryAt, attempts: state.attempts, ...(state.connectError && { connectError: state.connectError }) };
+        return {
+          kind: 'unavailable',
+          reason: state.reason,
+          retryAt: state.retryAt,
+          attempts: state.attempts,
+          ...(state.connectError && { connectError: state.connectError }),
+        };
     }
   }
 
@@ -288,7 +309,8 @@ export class RobotsCache {
       const { status } = res;
       if (status >= 200 && status < 300) return this.parse(url, res, entry);
       if (status >= 300 && status < 400) {
-        if (hop === MAX_ROBOTS_REDIRECTS) return this.allowAll(`robots.txt redirected more than ${MAX_ROBOTS_REDIRECTS} times: read as unavailable, all allowed (RFC 9309 §2.3.1.2)`);
+        if (hop === MAX_ROBOTS_REDIRECTS)
+          return this.allowAll(`robots.txt redirected more than ${MAX_ROBOTS_REDIRECTS} times: read as unavailable, all allowed (RFC 9309 §2.3.1.2)`);
         const next = res.location === null ? null : resolveLocation(res.location, url);
         if (next === null) return this.allowAll(`${where} answered ${status} without a usable Location`);
         if (chain.has(next)) return this.allowAll(`robots.txt redirects in a loop (back to ${next}): read as unavailable, all allowed`);

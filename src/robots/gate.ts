@@ -22,10 +22,7 @@ import { originOf } from '../parse/url.js';
  * null) instead of a skip, so a dead link reads as one. Not fetched.
  */
 export type GateVerdict =
-  | { kind: 'go' }
-  | { kind: 'skip'; reason: SkipReason; detail?: string }
-  | { kind: 'wait'; until: number }
-  | { kind: 'fail'; code: string; message: string };
+  { kind: 'go' } | { kind: 'skip'; reason: SkipReason; detail?: string } | { kind: 'wait'; until: number } | { kind: 'fail'; code: string; message: string };
 
 export interface RobotsGateOptions {
   cache: RobotsCache;
@@ -81,7 +78,11 @@ export class RobotsGate {
         if (state.retryAt !== null) return { kind: 'wait', until: state.retryAt };
         if (state.connectError) {
           const { code, message } = state.connectError;
-          return { kind: 'fail', code, message: `${message} (robots.txt, ${state.attempts} attempt${state.attempts === 1 ? '' : 's'}; this URL was not requested)` };
+          return {
+            kind: 'fail',
+            code,
+            message: `${message} (robots.txt, ${state.attempts} attempt${state.attempts === 1 ? '' : 's'}; this URL was not requested)`,
+          };
         }
         return { kind: 'skip', reason: 'robots-unavailable', detail: state.reason };
       case 'rules': {

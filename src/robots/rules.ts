@@ -141,7 +141,7 @@ export function canonicalPath(input: string, kind: 'pattern' | 'url' = 'pattern'
   let copied = 0; // input[copied, i) goes to the output unchanged
   let allowed = IN_PATH;
   const last = input.length - 1;
-  for (let i = 0; i < input.length; ) {
+  for (let i = 0; i < input.length;) {
     const c = input.charCodeAt(i);
     let replacement: string;
     let width = 1;
@@ -335,13 +335,7 @@ function pathOf(url: string): { path: string; isRobotsFile: boolean } | null {
  * malformed file: lines that do not parse are ignored. The text is used as
  * given; cap it with `capRobotsText` first.
  */
-export function parseRobots(
-  robotsUrl: string,
-  text: string,
-  userAgent: string,
-  now: number,
-  ttlMs: number,
-): RobotsState & { kind: 'rules' } {
+export function parseRobots(robotsUrl: string, text: string, userAgent: string, now: number, ttlMs: number): RobotsState & { kind: 'rules' } {
   const prepared = prepare(text, productToken(userAgent));
   const robot = robotsParser(`${BASE}/robots.txt`, prepared.text);
   // Same choice robots-parser makes: our token's (merged) group, else "*", else none.

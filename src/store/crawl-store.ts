@@ -3,7 +3,7 @@
  * the crawl loop is the same whether the state lives in memory, in a SQLite
  * file or in Redis.
  *
- * Contract (the contract suite in test/store-contract.ts runs it against
+ * Contract (the contract suite in test/support/store-contract.ts runs it against
  * every implementation):
  * - **Dedupe.** `add` accepts each canonical URL once per crawl, queued (with
  *   an entry) or only marked seen (without, for URLs recorded as skipped).
@@ -146,22 +146,11 @@ export interface ClaimWait {
   readonly notBefore: number;
 }
 
-export interface CrawlStore {
-  /** Short name for messages: "memory", "sqlite", "redis". */
-  readonly kind: string;
-  /** Outlives the process or is shared: the crawl keeps host records and robots.txt in it (and skips that work otherwise). */
-  readonly durable: boolean;
-
-  /** Opens (creating or resuming) the crawl. Called once, before anything else. */
-  open(meta: CrawlMeta): MaybePromise<OpenResult>;
-  /**
-   * Marks the crawl finished: a later open reports `finished`. A shared store
-   * answers false (and marks nothing) while any worker still has work queued,
-   * delayed or leased: the crawl is not over for everyone then.
-   */
-  finish(): MaybePromise<boolean | void>;
-  close(): MaybePromise<void>;
-
+/**
+ * The frontier: which URLs the crawl has seen, which wait under which host
+ * key, which are leased to a request, which are delayed (retries, revisits).
+ */
+export interface Frontier {
   /**
    * Accepts a URL not seen before: queues `entry` under host `key`, or with
    * `entry` null only marks the URL seen. Returns whether it was new. A
@@ -180,12 +169,6 @@ export interface CrawlStore {
   complete(lease: Lease, outcome?: string): MaybePromise<void>;
   /** Gives a leased URL back with `entry` (its updated counts): at the head of its queue, or delayed until `dueAt`. */
   release(lease: Lease, entry: FrontierEntry, dueAt?: number): MaybePromise<void>;
-  /**
-   * Keeps a lease from expiring (stores whose leases expire: a shared store
-   * hands the URL of a lease nobody renews to another worker). Optional; a
-   * store that renews its own live leases needs no call.
-   */
-  renew?(lease: Lease): MaybePromise<void>;
   /** Moves delayed entries due at `now` to the head of their queues; returns their host keys. */
   promoteDue(now: number): MaybePromise<string[]>;
   /** When the earliest delayed entry is due (Infinity: none). */
@@ -204,6 +187,24 @@ export interface CrawlStore {
   /** Host keys with due entries queued (a resumed crawl wakes them). */
   hostsWithWork(): Iterable<string>;
   counts(): StoreCounts;
+}
+
+/** The crawl's own state besides the frontier: its life (open, finish), per-host records, robots.txt, counters, and optional logs. */
+export interface CrawlState {
+  /** Short name for messages: "memory", "sqlite", "redis". */
+  readonly kind: string;
+  /** Outlives the process or is shared: the crawl keeps host records and robots.txt in it (and skips that work otherwise). */
+  readonly durable: boolean;
+
+  /** Opens (creating or resuming) the crawl. Called once, before anything else. */
+  open(meta: CrawlMeta): MaybePromise<OpenResult>;
+  /**
+   * Marks the crawl finished: a later open reports `finished`. A shared store
+   * answers false (and marks nothing) while any worker still has work queued,
+   * delayed or leased: the crawl is not over for everyone then.
+   */
+  finish(): MaybePromise<boolean | void>;
+  close(): MaybePromise<void>;
 
   saveHost(key: string, saved: HostSaved): MaybePromise<void>;
   loadHosts(): MaybePromise<Array<[string, HostSaved]>>;
@@ -230,28 +231,46 @@ export interface CrawlStore {
    * run saw (`--since`).
    */
   readonly history?: PageHistoryStore;
+}
 
+/**
+ * What a store shared by several workers offers beyond the seam (Redis): one
+ * typed capability the crawl checks once (`store.shared`), instead of
+ * optional methods it would probe for.
+ */
+export interface SharedStore {
   /**
-   * A shared store only (several workers): the whole crawl's totals now, and
-   * the hosts with due work queued, which may include hosts this worker has
-   * never seen (another worker added their URLs). The crawl loop asks at an
-   * interval while it runs, and before it ends, since its synchronous views
-   * show only what its own calls saw.
+   * The whole crawl's totals now, and the hosts with due work queued, which
+   * may include hosts this worker has never seen (another worker added their
+   * URLs). The crawl loop asks at an interval while it runs, and before it
+   * ends, since its synchronous views show only what its own calls saw.
    */
-  survey?(): Promise<Survey>;
+  survey(): Promise<Survey>;
   /**
-   * A shared store only: takes the right to fetch `origin`'s robots.txt for
-   * `ttlMs` (true), or answers false while another worker holds it; the
-   * others wait for its record (`getRobots`). Storing the record ends it.
+   * Takes the right to fetch `origin`'s robots.txt for `ttlMs` (true), or
+   * answers false while another worker holds it; the others wait for its
+   * record (`getRobots`). Storing the record ends it.
    */
-  lockRobots?(origin: string, ttlMs: number): Promise<boolean>;
+  lockRobots(origin: string, ttlMs: number): Promise<boolean>;
   /**
-   * A shared store only: the lease's request was written to its socket at
-   * `at` (this worker's clock). A shared store holds every worker's next
-   * start to the host back until then, so the gap counts from the real
-   * write (a claim only reserves a start; connecting takes its time).
+   * The lease's request was written to its socket at `at` (this worker's
+   * clock). The store holds every worker's next start to the host back until
+   * then, so the gap counts from the real write (a claim only reserves a
+   * start; connecting takes its time).
    */
-  dispatched?(lease: Lease, at: number): MaybePromise<void>;
+  dispatched(lease: Lease, at: number): MaybePromise<void>;
+  /**
+   * Keeps a lease from expiring (a shared store hands the URL of a lease
+   * nobody renews to another worker). The store renews its own live leases
+   * on a timer; this is for callers that want it explicit.
+   */
+  renew(lease: Lease): MaybePromise<void>;
+}
+
+/** The seam the crawl loop talks to: the frontier and the crawl's state, and, for a store several workers share, `shared`. */
+export interface CrawlStore extends Frontier, CrawlState {
+  /** Present only on a store several workers share. */
+  readonly shared?: SharedStore;
 }
 
 /** What `survey` answers. */

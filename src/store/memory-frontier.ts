@@ -6,7 +6,7 @@
  * talks only to the CrawlStore interface (crawl-store.ts).
  */
 import type { FrontierEntry } from './crawl-store.js';
-import { SeenSet } from './seen-set.js';
+import { SeenSet } from '../util/seen-set.js';
 
 export type { FrontierEntry } from './crawl-store.js';
 
@@ -279,7 +279,6 @@ export class MemoryFrontier {
   seenCount(): number {
     return this.seen.size;
   }
-
 }
 
 function queueOf(first: FrontierEntry, second: FrontierEntry): EntryQueue {

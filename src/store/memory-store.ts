@@ -10,7 +10,7 @@ import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
 import { MemoryFrontier } from './memory-frontier.js';
-import { TimeHeap } from './time-heap.js';
+import { TimeHeap } from '../util/time-heap.js';
 import { MemoryHistory } from './page-history.js';
 
 export class MemoryStore implements CrawlStore {

@@ -105,10 +105,24 @@ import { redactUrl } from '../fetch/redact.js';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { ClaimWait, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer, Survey } from './crawl-store.js';
+import type {
+  ClaimWait,
+  Cleared,
+  CounterName,
+  CrawlMeta,
+  CrawlStore,
+  FrontierEntry,
+  Lease,
+  OpenResult,
+  RecordLog,
+  SharedStore,
+  StoreCounts,
+  StoreTimer,
+  Survey,
+} from './crawl-store.js';
 import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { isClusterNode, openCluster } from './redis-cluster.js';
-import { SeenSet } from './seen-set.js';
+import { SeenSet } from '../util/seen-set.js';
 
 /** A lease nobody renews for this long goes back to its queue. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -253,6 +267,13 @@ const defaultNow = (): number => performance.timeOrigin + performance.now();
 export class RedisStore implements CrawlStore {
   readonly kind = 'redis';
   readonly durable = true;
+  /** What several workers need beyond the seam (crawl-store.ts `SharedStore`). */
+  readonly shared: SharedStore = {
+    survey: () => this.survey(),
+    lockRobots: (origin, ttlMs) => this.lockRobots(origin, ttlMs),
+    dispatched: (lease, at) => this.dispatched(lease, at),
+    renew: (lease) => this.renew(lease),
+  };
   /**
    * Names this worker in lease records: its name (`crawl status` shows it)
    * and a random suffix, so two processes given one name never share leases.
@@ -307,7 +328,8 @@ export class RedisStore implements CrawlStore {
   private logPending = 0;
 
   constructor(private readonly opts: RedisStoreOptions) {
-    if (!/^[^\s{}]+$/.test(opts.crawlId)) throw new TypeError(`Expected \`crawlId\` to be a non-empty name without spaces or braces, got ${JSON.stringify(opts.crawlId)}`);
+    if (!/^[^\s{}]+$/.test(opts.crawlId))
+      throw new TypeError(`Expected \`crawlId\` to be a non-empty name without spaces or braces, got ${JSON.stringify(opts.crawlId)}`);
     this.prefix = `crawl:{${opts.crawlId}}:`;
     this.owner = `${opts.worker ?? `${hostname()}-${process.pid}`}${OWNER_SUFFIX}${randomUUID().slice(0, 8)}`;
     this.metaKey = `${this.prefix}meta`;
@@ -382,7 +404,13 @@ export class RedisStore implements CrawlStore {
     // Leases still held stay in Redis and expire: what a crash leaves, and what the crawl released already after a stop.
     let timeout: NodeJS.Timeout | undefined;
     const gaveUp = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), 2_000)));
-    const done = await Promise.race([client.close().then(() => 'closed' as const, () => 'failed' as const), gaveUp]);
+    const done = await Promise.race([
+      client.close().then(
+        () => 'closed' as const,
+        () => 'failed' as const,
+      ),
+      gaveUp,
+    ]);
     clearTimeout(timeout);
     if (done !== 'closed') client.destroy();
   }
@@ -402,10 +430,18 @@ export class RedisStore implements CrawlStore {
   async claim(key: string, _now?: number): Promise<RedisLease | ClaimWait | undefined> {
     const policy = this.policyFor(key);
     const args = [
-      key, this.owner, String(this.leaseMs), String(policy.intervalMs),
-      String(Number.isFinite(policy.concurrency) ? policy.concurrency : 0), String(BUSY_RETRY_MS),
-      String(GAP_MARGIN.ratio), String(GAP_MARGIN.ms), String(GAP_MARGIN.msRatio),
-      String(WINDOW_MARGIN.ratio), String(WINDOW_MARGIN.ms), String(policy.windows.length),
+      key,
+      this.owner,
+      String(this.leaseMs),
+      String(policy.intervalMs),
+      String(Number.isFinite(policy.concurrency) ? policy.concurrency : 0),
+      String(BUSY_RETRY_MS),
+      String(GAP_MARGIN.ratio),
+      String(GAP_MARGIN.ms),
+      String(GAP_MARGIN.msRatio),
+      String(WINDOW_MARGIN.ratio),
+      String(WINDOW_MARGIN.ms),
+      String(policy.windows.length),
     ];
     for (const w of policy.windows) args.push(String(w.count), String(w.windowMs));
     const t0 = this.now();
@@ -417,7 +453,13 @@ export class RedisStore implements CrawlStore {
       this.setQueued(key, Number(rest[2]));
       return undefined;
     }
-    const lease: RedisLease = { id: Number(rest[2]), key, entry: decodeEntry(String(rest[3]), String(rest[4]), key), reservedAt: Number(rest[1]), claimSentAt: t0 };
+    const lease: RedisLease = {
+      id: Number(rest[2]),
+      key,
+      entry: decodeEntry(String(rest[3]), String(rest[4]), key),
+      reservedAt: Number(rest[1]),
+      claimSentAt: t0,
+    };
     this.lastClaim.set(key, lease);
     this.setQueued(key, Number(rest[5]));
     this.held.set(lease.id, lease);
@@ -433,7 +475,9 @@ export class RedisStore implements CrawlStore {
 
   async release(lease: Lease, entry: FrontierEntry, dueAt?: number): Promise<void> {
     this.take(lease);
-    const rest = this.applyView(await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt)]));
+    const rest = this.applyView(
+      await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt)]),
+    );
     if (Number(rest[0]) === 0) this.lostLeases++;
     else this.setQueued(String(rest[1]), Number(rest[2]));
   }
@@ -486,7 +530,7 @@ export class RedisStore implements CrawlStore {
   }
 
   queued(key?: string): number {
-    return key === undefined ? this.totals.queued : this.perHost.get(key) ?? 0;
+    return key === undefined ? this.totals.queued : (this.perHost.get(key) ?? 0);
   }
 
   hostsWithWork(): Iterable<string> {
@@ -514,7 +558,7 @@ export class RedisStore implements CrawlStore {
   }
 
   async loadHosts(): Promise<Array<[string, HostSaved]>> {
-    const flat = (await this.run('loadHosts', []));
+    const flat = await this.run('loadHosts', []);
     const out: Array<[string, HostSaved]> = [];
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const key = String(flat[i]);
@@ -534,7 +578,7 @@ export class RedisStore implements CrawlStore {
   }
 
   async getRobots(origin: string): Promise<RobotsRecord | undefined> {
-    const json = String((await this.run('robotsGet', [origin])));
+    const json = String(await this.run('robotsGet', [origin]));
     return json === '' ? undefined : (JSON.parse(json) as RobotsRecord);
   }
 
@@ -631,13 +675,30 @@ export class RedisStore implements CrawlStore {
     const seeds = group(1).map(([s]) => s);
     const work = group(2).map(([host, n]) => ({ host: host, queued: Number(n) }));
     const workers = group(3).map(([owner, n, expired]) => ({ name: ownerName(owner), leases: Number(n), expired: Number(expired) }));
-    const hosts = group(4).map(([host, pause, factor, givenup]) => ({ host: host, pausedUntil: pause === '' ? null : Number(pause), rateFactor: Number(factor), givenUp: givenup === '1' }));
+    const hosts = group(4).map(([host, pause, factor, givenup]) => ({
+      host: host,
+      pausedUntil: pause === '' ? null : Number(pause),
+      rateFactor: Number(factor),
+      givenUp: givenup === '1',
+    }));
     const robots = group(2).map(([origin, json]) => ({ origin: origin, record: JSON.parse(json) as RobotsRecord }));
     const outcomes = Object.fromEntries(group(2).map(([k, n]) => [k, Number(n)]));
     const recent = Number(r[i]);
     return {
-      exists: r[0] !== '', createdAt: r[1] === '' ? null : Number(r[1]), finished: r[2] === '1', finishedAt: r[3] === '' ? null : Number(r[3]), now: Number(r[4]),
-      counts: { ...this.totals }, started: this.started, seeds, work, workers, hosts, robots, outcomes, recentPerMinute: recent,
+      exists: r[0] !== '',
+      createdAt: r[1] === '' ? null : Number(r[1]),
+      finished: r[2] === '1',
+      finishedAt: r[3] === '' ? null : Number(r[3]),
+      now: Number(r[4]),
+      counts: { ...this.totals },
+      started: this.started,
+      seeds,
+      work,
+      workers,
+      hosts,
+      robots,
+      outcomes,
+      recentPerMinute: recent,
     };
   }
 
@@ -803,7 +864,7 @@ export class RedisStore implements CrawlStore {
         if (this.lostSince !== null) this.reconnected();
         return reply;
       } catch (err) {
-        if (this.closed || (this.replyError && err instanceof this.replyError && !TRANSIENT_REPLY.test((err).message))) throw err;
+        if (this.closed || (this.replyError && err instanceof this.replyError && !TRANSIENT_REPLY.test(err.message))) throw err;
         if (this.lostSince === null) {
           this.lostSince = Date.now();
           this.opts.onLost?.(err as Error);
@@ -922,7 +983,13 @@ function sharedFields(saved: HostSaved): SharedFields {
  */
 export function encodeEntry(entry: FrontierEntry, key: string): [head: string, parent: string, tail: string] {
   const extra = entry.extra === undefined ? '' : JSON.stringify(entry.extra);
-  const head = [String(entry.depth), String(entry.hops), String(entry.attempt), entry.throttles === undefined ? '' : String(entry.throttles), String(extra.length)];
+  const head = [
+    String(entry.depth),
+    String(entry.hops),
+    String(entry.attempt),
+    entry.throttles === undefined ? '' : String(entry.throttles),
+    String(extra.length),
+  ];
   const defaults = ['', '0', '0', '', '0'];
   while (head.length > 1 && head[head.length - 1] === defaults[head.length - 1]) head.pop();
   const { url } = entry;
@@ -977,4 +1044,3 @@ function shiftSaved(saved: HostSaved, delta: number): HostSaved {
     feedback: saved.feedback && { ...saved.feedback, lastEventAt: at(saved.feedback.lastEventAt)! },
   };
 }
-

@@ -75,7 +75,9 @@ export function inspectStateFile(Driver: Driver, path: string, opts: { mustExist
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
     if (tables.length === 0) return empty;
     if (!tables.includes('meta')) throw foreign(path);
-    const meta = new Map((db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>).map((r) => [String(r.key), String(r.value)]));
+    const meta = new Map(
+      (db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>).map((r) => [String(r.key), String(r.value)]),
+    );
     if (meta.get('app') !== APP_ID) throw foreign(path);
     return { kind: 'ours', meta };
   } catch (err) {
@@ -206,7 +208,8 @@ export function writeFailure(path: string, err: unknown): unknown {
   if (isDamage(err)) return new StateFileError(damagedMessage(path, (err as Error).message), { cause: err });
   const code = (err as { code?: string } | null)?.code ?? '';
   for (const [pattern, why] of REFUSED) {
-    if (pattern.test(code)) return new StateWriteError(`cannot write state file ${path}: ${why} (${code}); run the same command again once that is fixed`, { cause: err });
+    if (pattern.test(code))
+      return new StateWriteError(`cannot write state file ${path}: ${why} (${code}); run the same command again once that is fixed`, { cause: err });
   }
   return err;
 }

@@ -51,7 +51,9 @@ export class SqliteHistory {
       get: p('SELECT p.status, p.fetched, p.etag, p.lm, p.digest, p.every FROM urls u JOIN pages p ON p.id = u.id WHERE u.url = ?'),
       id: p('SELECT id FROM urls WHERE url = ?').pluck(),
       ids: p('SELECT id FROM urls WHERE url IN (SELECT value FROM json_each(?))').pluck(),
-      put: p('INSERT INTO pages (id, status, fetched, etag, lm, digest, links, every) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, fetched = excluded.fetched, etag = excluded.etag, lm = excluded.lm, digest = excluded.digest, links = coalesce(excluded.links, pages.links), every = excluded.every'),
+      put: p(
+        'INSERT INTO pages (id, status, fetched, etag, lm, digest, links, every) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET status = excluded.status, fetched = excluded.fetched, etag = excluded.etag, lm = excluded.lm, digest = excluded.digest, links = coalesce(excluded.links, pages.links), every = excluded.every',
+      ),
       links: p('SELECT p.links FROM urls u JOIN pages p ON p.id = u.id WHERE u.url = ?').pluck(),
       urls: p('SELECT url FROM urls WHERE id IN (SELECT value FROM json_each(?))').pluck(),
     };
@@ -94,7 +96,11 @@ export class SqliteHistory {
 
   /** The done URL becomes a delayed entry due at `dueAt`, attempts reset (inside the caller's transaction); false when it is not done. */
   revisitAt(url: string, dueAt: number): boolean {
-    return this.db.prepare(`UPDATE urls SET state = 2, pos = 0, due = ?, attempt = 0, throttles = NULL, extra = ${WITHOUT_ATTEMPTS} WHERE url = ? AND state = 4`).run(dueAt, url).changes === 1;
+    return (
+      this.db
+        .prepare(`UPDATE urls SET state = 2, pos = 0, due = ?, attempt = 0, throttles = NULL, extra = ${WITHOUT_ATTEMPTS} WHERE url = ? AND state = 4`)
+        .run(dueAt, url).changes === 1
+    );
   }
 
   /** Every done URL with history becomes due at its last fetch plus its interval (or `defaultMs`), on the crawl's clock; answers how many. */
@@ -134,4 +140,3 @@ function compactDate(text: string): number | string {
   if (!Number.isFinite(ms) || ms % 1000 !== 0) return text;
   return new Date(ms).toUTCString() === text ? ms / 1000 : text;
 }
-

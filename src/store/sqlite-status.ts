@@ -71,7 +71,13 @@ function revisitsOf(count: (sql: string, ...args: unknown[]) => number, db: Bett
   const waiting = count('SELECT count(*) FROM urls WHERE state = 2 AND outcome IS NOT NULL');
   if (waiting === 0) return {};
   const next = db.prepare('SELECT min(due) FROM urls WHERE state = 2 AND outcome IS NOT NULL').pluck().get() as number | null;
-  return { revisits: { waiting, nextAt: iso(next), dueWithinHour: count('SELECT count(*) FROM urls WHERE state = 2 AND outcome IS NOT NULL AND due <= ?', now + 3_600_000) } };
+  return {
+    revisits: {
+      waiting,
+      nextAt: iso(next),
+      dueWithinHour: count('SELECT count(*) FROM urls WHERE state = 2 AND outcome IS NOT NULL AND due <= ?', now + 3_600_000),
+    },
+  };
 }
 
 export function readCrawlStatus(path: string, opts: { top?: number; now?: number } = {}): CrawlStatus {
@@ -81,7 +87,9 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
   try {
     Driver = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
   } catch (err) {
-    throw new StateFileError(`reading a state file needs the better-sqlite3 module, which is not installed or did not build (${(err as Error).message.split('\n')[0]})`);
+    throw new StateFileError(
+      `reading a state file needs the better-sqlite3 module, which is not installed or did not build (${(err as Error).message.split('\n')[0]})`,
+    );
   }
   const found = inspectStateFile(Driver, path, { mustExist: true });
   if (found.kind === 'damaged') throw new StateFileError(damagedMessage(path, found.reason!));
@@ -92,12 +100,27 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
   const live = stateFileLocked(Driver, path);
   const db = openReadOnly(Driver, path);
   try {
-    const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).pluck().get(...args) as number | null) ?? 0;
+    const count = (sql: string, ...args: unknown[]) =>
+      (db
+        .prepare(sql)
+        .pluck()
+        .get(...args) as number | null) ?? 0;
     const unmarked = live ? Number(meta.get('unmarked_leases') ?? 0) || 0 : 0;
     const done: Record<string, number> = {};
-    for (const r of db.prepare("SELECT coalesce(outcome, 'skipped') AS outcome, count(*) AS n FROM urls WHERE state = 4 OR (state = 2 AND outcome IS NOT NULL) GROUP BY 1 ORDER BY 2 DESC").all() as Array<{ outcome: string; n: number }>) done[r.outcome] = r.n;
-    const hosts = (db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>).map((r) => ({ key: r.key, saved: JSON.parse(r.saved) as HostSaved }));
-    const robots = (db.prepare('SELECT origin, record FROM robots').all() as Array<{ origin: string; record: string }>).map((r) => ({ origin: r.origin, record: JSON.parse(r.record) as RobotsRecord }));
+    for (const r of db
+      .prepare(
+        "SELECT coalesce(outcome, 'skipped') AS outcome, count(*) AS n FROM urls WHERE state = 4 OR (state = 2 AND outcome IS NOT NULL) GROUP BY 1 ORDER BY 2 DESC",
+      )
+      .all() as Array<{ outcome: string; n: number }>)
+      done[r.outcome] = r.n;
+    const hosts = (db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>).map((r) => ({
+      key: r.key,
+      saved: JSON.parse(r.saved) as HostSaved,
+    }));
+    const robots = (db.prepare('SELECT origin, record FROM robots').all() as Array<{ origin: string; record: string }>).map((r) => ({
+      origin: r.origin,
+      record: JSON.parse(r.record) as RobotsRecord,
+    }));
     const byKind: Record<string, number> = {};
     for (const r of robots) byKind[r.record.kind] = (byKind[r.record.kind] ?? 0) + 1;
     return {
@@ -109,22 +132,39 @@ export function readCrawlStatus(path: string, opts: { top?: number; now?: number
       lastCommitAt: iso(Number(meta.get('committed_wall'))),
       done,
       doneTotal: Object.values(done).reduce((a, b) => a + b, 0),
-      ...recentRate(now, Math.max(Number(meta.get('created_at') ?? 0), Number(meta.get('opened_at') ?? 0)), (since) => count('SELECT count(*) FROM urls WHERE done_at > ?', since)),
+      ...recentRate(now, Math.max(Number(meta.get('created_at') ?? 0), Number(meta.get('opened_at') ?? 0)), (since) =>
+        count('SELECT count(*) FROM urls WHERE done_at > ?', since),
+      ),
       // A live crawl's claims leave their rows queued (sqlite-store.ts); its last commit said how many.
       queued: count('SELECT count(*) FROM urls WHERE state = 1') - unmarked,
       delayed: count('SELECT count(*) FROM urls WHERE state = 2'),
       leased: count('SELECT count(*) FROM urls WHERE state = 3') + unmarked,
-      topQueued: db.prepare('SELECT host, count(*) AS queued FROM urls WHERE state = 1 GROUP BY host ORDER BY 2 DESC, 1 LIMIT ?').all(top) as Array<{ host: string; queued: number }>,
-      paused: hosts.filter((h) => (h.saved.limiter.pausedUntil ?? -Infinity) > now).map((h) => ({ host: h.key, until: iso(h.saved.limiter.pausedUntil)! })).slice(0, top),
-      throttled: hosts.filter((h) => h.saved.limiter.rateFactor < 1).map((h) => ({ host: h.key, rateFactor: h.saved.limiter.rateFactor })).slice(0, top),
+      topQueued: db.prepare('SELECT host, count(*) AS queued FROM urls WHERE state = 1 GROUP BY host ORDER BY 2 DESC, 1 LIMIT ?').all(top) as Array<{
+        host: string;
+        queued: number;
+      }>,
+      paused: hosts
+        .filter((h) => (h.saved.limiter.pausedUntil ?? -Infinity) > now)
+        .map((h) => ({ host: h.key, until: iso(h.saved.limiter.pausedUntil)! }))
+        .slice(0, top),
+      throttled: hosts
+        .filter((h) => h.saved.limiter.rateFactor < 1)
+        .map((h) => ({ host: h.key, rateFactor: h.saved.limiter.rateFactor }))
+        .slice(0, top),
       givenUp: hosts.filter((h) => h.saved.givenUp).map((h) => h.key),
       robots: {
         byKind,
-        unavailable: robots.flatMap((r) => (r.record.kind === 'unavailable' ? [{ origin: r.origin, reason: r.record.reason, retryAt: iso(r.record.retryAt) }] : [])).slice(0, top),
+        unavailable: robots
+          .flatMap((r) => (r.record.kind === 'unavailable' ? [{ origin: r.origin, reason: r.record.reason, retryAt: iso(r.record.retryAt) }] : []))
+          .slice(0, top),
       },
       ...revisitsOf(count, db, now),
       ...(hasTable(db, 'pages') && {
-        passes: { pass: Number(meta.get('pass') ?? 1), startedAt: iso(Number(meta.get('pass_started_at') ?? meta.get('created_at'))), pagesKept: count('SELECT count(*) FROM pages') },
+        passes: {
+          pass: Number(meta.get('pass') ?? 1),
+          startedAt: iso(Number(meta.get('pass_started_at') ?? meta.get('created_at'))),
+          pagesKept: count('SELECT count(*) FROM pages'),
+        },
       }),
     };
   } catch (err) {

@@ -42,11 +42,34 @@ import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { Cleared, CounterName, CrawlMeta, CrawlStore, EntryExtra, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts, StoreTimer } from './crawl-store.js';
-import { SeenSet } from './seen-set.js';
+import type {
+  Cleared,
+  CounterName,
+  CrawlMeta,
+  CrawlStore,
+  EntryExtra,
+  FrontierEntry,
+  Lease,
+  OpenResult,
+  RecordLog,
+  StoreCounts,
+  StoreTimer,
+} from './crawl-store.js';
+import { SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
-import { APP_ID, damagedMessage, inspectStateFile, lockStateFile, openFailure, StateFileError, StateWriteError, writeFailure, type Inspection, type StateLock } from './sqlite-file.js';
+import {
+  APP_ID,
+  damagedMessage,
+  inspectStateFile,
+  lockStateFile,
+  openFailure,
+  StateFileError,
+  StateWriteError,
+  writeFailure,
+  type Inspection,
+  type StateLock,
+} from './sqlite-file.js';
 
 export { StateFileError } from './sqlite-file.js';
 
@@ -104,7 +127,9 @@ function loadDriver(): typeof BetterSqlite3 {
   try {
     return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
   } catch (err) {
-    throw new StateFileError(`--state needs the better-sqlite3 module, which is not installed or did not build (${(err as Error).message.split('\n')[0]}); reinstall with install scripts enabled`);
+    throw new StateFileError(
+      `--state needs the better-sqlite3 module, which is not installed or did not build (${(err as Error).message.split('\n')[0]}); reinstall with install scripts enabled`,
+    );
   }
 }
 
@@ -340,21 +365,31 @@ export class SqliteStore implements CrawlStore {
       getMeta: p('SELECT value FROM meta WHERE key = ?'),
       urlState: p('SELECT state, done_at FROM urls WHERE url = ?'),
       putMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-      insert: p('INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING'),
-      window: p(`SELECT id, url, host, depth, parent, hops, attempt, throttles, extra, pos FROM urls WHERE host = ? AND state = 1 AND pos > ? ORDER BY pos LIMIT ${CLAIM_WINDOW}`),
+      insert: p(
+        'INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING',
+      ),
+      window: p(
+        `SELECT id, url, host, depth, parent, hops, attempt, throttles, extra, pos FROM urls WHERE host = ? AND state = 1 AND pos > ? ORDER BY pos LIMIT ${CLAIM_WINDOW}`,
+      ),
       setState: p('UPDATE urls SET state = ? WHERE id = ?'),
       done: p('UPDATE urls SET state = 4, outcome = ?, done_at = ? WHERE id = ?'),
       requeue: p('UPDATE urls SET state = ?, pos = ?, due = ?, depth = ?, parent = ?, hops = ?, attempt = ?, throttles = ?, extra = ? WHERE id = ?'),
       dueRows: p('SELECT id, host FROM urls WHERE state = 2 AND due <= ? ORDER BY due'),
       promote: p('UPDATE urls SET state = 1, pos = ?, due = NULL WHERE id = ?'),
       minDue: p('SELECT min(due) AS due FROM urls WHERE state = 2'),
-      drainHost: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state IN (1, 2) ORDER BY state, pos, due'),
+      drainHost: p(
+        'SELECT id, url, host, state, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state IN (1, 2) ORDER BY state, pos, due',
+      ),
       drainAll: p('SELECT id, url, host, state, depth, parent, hops, attempt, throttles, extra FROM urls WHERE state IN (1, 2) ORDER BY host, state, pos, due'),
       markDone: p('UPDATE urls SET state = 4 WHERE host = ? AND state IN (1, 2)'),
       countHost: p('SELECT host, state, count(*) AS n, sum(depth = 0) AS zero FROM urls WHERE host = ? AND state IN (1, 2) GROUP BY state'),
       countAll: p('SELECT host, state, count(*) AS n, sum(depth = 0) AS zero FROM urls WHERE state IN (1, 2) GROUP BY host, state'),
-      zeroHost: p('SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state IN (1, 2) AND depth = 0 ORDER BY state, pos, due'),
-      zeroAll: p('SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE state IN (1, 2) AND depth = 0 ORDER BY host, state, pos, due'),
+      zeroHost: p(
+        'SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE host = ? AND state IN (1, 2) AND depth = 0 ORDER BY state, pos, due',
+      ),
+      zeroAll: p(
+        'SELECT id, url, host, depth, parent, hops, attempt, throttles, extra FROM urls WHERE state IN (1, 2) AND depth = 0 ORDER BY host, state, pos, due',
+      ),
       markAllDone: p('UPDATE urls SET state = 4 WHERE state IN (1, 2)'),
       putHost: p('INSERT INTO hosts (key, saved) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET saved = excluded.saved'),
       putRobots: p('INSERT INTO robots (origin, record) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET record = excluded.record'),
@@ -375,9 +410,14 @@ export class SqliteStore implements CrawlStore {
     return this.guard(() => {
       const get = (key: string) => (this.q.getMeta.get(key) as { value: string } | undefined)?.value;
       const existing = get('seeds');
-      const result: OpenResult = existing === undefined
-        ? { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } }
-        : { resumed: true, finished: get('finished') === '1', meta: { seeds: JSON.parse(existing) as string[], configFingerprint: get('fingerprint') ?? '' } };
+      const result: OpenResult =
+        existing === undefined
+          ? { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } }
+          : {
+              resumed: true,
+              finished: get('finished') === '1',
+              meta: { seeds: JSON.parse(existing) as string[], configFingerprint: get('fingerprint') ?? '' },
+            };
       const running = get('running');
       // The crawl clock starts at the wall clock: set back between runs, it reads earlier than the last commit.
       const lastCommit = Number(get('committed_at') ?? 0);
@@ -521,7 +561,18 @@ export class SqliteStore implements CrawlStore {
       if (this.seen.has(url)) return false;
       const e: Omit<FrontierEntry, 'url'> = entry ?? { depth: 0, parent: null, hops: 0, attempt: 0 };
       const state = entry ? UrlState.Queued : UrlState.Seen;
-      const info = this.q.insert.run(url, entry ? key : '', state, entry ? ++this.tailPos : 0, e.depth, e.parent, e.hops, e.attempt, e.throttles ?? null, e.extra === undefined ? null : JSON.stringify(e.extra));
+      const info = this.q.insert.run(
+        url,
+        entry ? key : '',
+        state,
+        entry ? ++this.tailPos : 0,
+        e.depth,
+        e.parent,
+        e.hops,
+        e.attempt,
+        e.throttles ?? null,
+        e.extra === undefined ? null : JSON.stringify(e.extra),
+      );
       this.seen.add(url);
       if (info.changes === 0) return false; // a fingerprint the seen set had missed: the table decides
       this.totals.seen++;
@@ -582,10 +633,33 @@ export class SqliteStore implements CrawlStore {
       const delayed = dueAt !== undefined;
       const pos = delayed ? 0 : --this.headPos;
       const extra = entry.extra === undefined ? null : JSON.stringify(entry.extra);
-      this.q.requeue.run(delayed ? UrlState.Delayed : UrlState.Queued, pos, delayed ? dueAt : null, entry.depth, entry.parent, entry.hops, entry.attempt, entry.throttles ?? null, extra, lease.id);
+      this.q.requeue.run(
+        delayed ? UrlState.Delayed : UrlState.Queued,
+        pos,
+        delayed ? dueAt : null,
+        entry.depth,
+        entry.parent,
+        entry.hops,
+        entry.attempt,
+        entry.throttles ?? null,
+        extra,
+        lease.id,
+      );
       // Back at the head of its queue: first in the host's window (a window not there yet reads it first).
       const w = delayed ? undefined : this.windows.get(lease.key);
-      if (w !== undefined) w.rows.unshift({ id: lease.id, url: entry.url, host: lease.key, depth: entry.depth, parent: entry.parent, hops: entry.hops, attempt: entry.attempt, throttles: entry.throttles ?? null, extra, pos });
+      if (w !== undefined)
+        w.rows.unshift({
+          id: lease.id,
+          url: entry.url,
+          host: lease.key,
+          depth: entry.depth,
+          parent: entry.parent,
+          hops: entry.hops,
+          attempt: entry.attempt,
+          throttles: entry.throttles ?? null,
+          extra,
+          pos,
+        });
       if (delayed) {
         this.totals.delayed++;
         this.nextDue = Math.min(this.nextDue, dueAt);
@@ -659,7 +733,7 @@ export class SqliteStore implements CrawlStore {
   }
 
   queued(key?: string): number {
-    return key === undefined ? this.totals.queued : this.queuedPerHost.get(key) ?? 0;
+    return key === undefined ? this.totals.queued : (this.queuedPerHost.get(key) ?? 0);
   }
 
   hostsWithWork(): Iterable<string> {
@@ -903,7 +977,9 @@ export function checkVersion(path: string, meta: Map<string, string>): void {
   const schema = meta.get('schema');
   // Format 1 differs only by a column added when a crawl resumes the file; readers do not use it.
   if (schema === '1' || schema === String(STATE_SCHEMA_VERSION)) return;
-  throw new StateFileError(`${path} was written by an incompatible version (state format ${schema}, this version reads ${STATE_SCHEMA_VERSION}); use --fresh to start over`);
+  throw new StateFileError(
+    `${path} was written by an incompatible version (state format ${schema}, this version reads ${STATE_SCHEMA_VERSION}); use --fresh to start over`,
+  );
 }
 
 /** The process a state file says is crawling in it, for the "in use" message. */
@@ -932,18 +1008,24 @@ function lowOnSpace(path: string): boolean {
 }
 
 function lowSpaceError(path: string): StateWriteError {
-  return new StateWriteError(`cannot write state file ${path}: the disk is full (less than ${LOW_SPACE_BYTES >> 20} MiB left); run the same command again once there is room`);
+  return new StateWriteError(
+    `cannot write state file ${path}: the disk is full (less than ${LOW_SPACE_BYTES >> 20} MiB left); run the same command again once there is room`,
+  );
 }
 
 /** An error better-sqlite3 raised for SQLite (its code is SQLite's: SQLITE_FULL, SQLITE_CORRUPT, …). */
 function isSqliteFailure(err: unknown): boolean {
-  return /^SQLITE_/.test((err as { code?: unknown } | null)?.code as string ?? '');
+  return /^SQLITE_/.test(((err as { code?: unknown } | null)?.code as string) ?? '');
 }
 
 /** A copy of a host record that shares nothing with it (its fields are plain data: numbers, arrays of numbers, flat objects). */
 function copySaved(s: HostSaved): HostSaved {
   const l = s.limiter;
-  return { ...s, limiter: { ...l, windows: l.windows.map((w) => ({ ...w, starts: [...w.starts] })) }, feedback: s.feedback === null ? null : { ...s.feedback } };
+  return {
+    ...s,
+    limiter: { ...l, windows: l.windows.map((w) => ({ ...w, starts: [...w.starts] })) },
+    feedback: s.feedback === null ? null : { ...s.feedback },
+  };
 }
 
 /** What `mustNotBeLost` compares of a host record. */
@@ -957,12 +1039,24 @@ interface Kept {
 
 function kept(saved: HostSaved): Kept {
   const l = saved.limiter;
-  return { givenUp: saved.givenUp, pausedUntil: l.pausedUntil ?? -Infinity, rateFactor: l.rateFactor, crawlDelayMs: l.crawlDelayMs, serverGapUntil: l.serverGapUntil ?? -Infinity };
+  return {
+    givenUp: saved.givenUp,
+    pausedUntil: l.pausedUntil ?? -Infinity,
+    rateFactor: l.rateFactor,
+    crawlDelayMs: l.crawlDelayMs,
+    serverGapUntil: l.serverGapUntil ?? -Infinity,
+  };
 }
 
 /** Changes a crash must never undo: a pause, a lower rate, a slower pace, a given-up host. */
 function mustNotBeLost(b: Kept, a: Kept): boolean {
-  return a.givenUp !== b.givenUp || a.pausedUntil > b.pausedUntil || a.rateFactor < b.rateFactor || a.crawlDelayMs > b.crawlDelayMs || a.serverGapUntil > b.serverGapUntil;
+  return (
+    a.givenUp !== b.givenUp ||
+    a.pausedUntil > b.pausedUntil ||
+    a.rateFactor < b.rateFactor ||
+    a.crawlDelayMs > b.crawlDelayMs ||
+    a.serverGapUntil > b.serverGapUntil
+  );
 }
 
 /** A lease whose row is marked leased in the file (markLeases), in place of its host key. */

@@ -34,7 +34,14 @@ async function runCli(argv: string[], cwd = root) {
   const code = await main(argv, io);
   const out = io.out();
   const err = io.err();
-  return { code, records: out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as OutputRecord), errLines: err.trim().split('\n') };
+  return {
+    code,
+    records: out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as OutputRecord),
+    errLines: err.trim().split('\n'),
+  };
 }
 
 async function collect(options: CrawlOptions): Promise<OutputRecord[]> {
@@ -76,7 +83,12 @@ describe('crawl(): records', () => {
 
     expect(comparable(lib)).toEqual(comparable(cli.records));
     // The comparison must have had something to compare: pages, a redirect, a 404 and skips.
-    expect(lib.filter((r) => r.type === 'page').map((r) => r.status).sort()).toEqual([200, 200, 200, 301, 404]);
+    expect(
+      lib
+        .filter((r) => r.type === 'page')
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual([200, 200, 200, 301, 404]);
     expect(lib).toContainEqual(expect.objectContaining({ type: 'skipped', reason: 'robots', detail: 'Disallow: /private' }));
     expect(lib).toContainEqual(expect.objectContaining({ type: 'skipped', reason: 'scope' }));
   });
@@ -271,11 +283,29 @@ describe("crawl(): the CLI's options for content, discovery, requests and archiv
     web = await startWeb({ sites: site() });
     const seed = web.url('a.localhost', '/');
     const cli = await runCli([
-      '-q', '--rate', '200/s', '--allow-private', '--content', 'markdown', '--extract', 'title=h1', '--follow-canonical', '--sitemaps', '--check-links',
-      '--header', 'X-Team: web', '--cookie', 'sid=abc', '--emit-robots', seed,
+      '-q',
+      '--rate',
+      '200/s',
+      '--allow-private',
+      '--content',
+      'markdown',
+      '--extract',
+      'title=h1',
+      '--follow-canonical',
+      '--sitemaps',
+      '--check-links',
+      '--header',
+      'X-Team: web',
+      '--cookie',
+      'sid=abc',
+      '--emit-robots',
+      seed,
     ]);
     expect(cli.code).toBe(0);
-    const fromCli = web.requests('a.localhost').map((r) => r.path).sort();
+    const fromCli = web
+      .requests('a.localhost')
+      .map((r) => r.path)
+      .sort();
     web.reset();
     const lib = await collect({
       seeds: [seed],
@@ -290,7 +320,12 @@ describe("crawl(): the CLI's options for content, discovery, requests and archiv
       emitRobots: true,
     });
     expect(comparable(lib)).toEqual(comparable(cli.records));
-    expect(web.requests('a.localhost').map((r) => r.path).sort()).toEqual(fromCli);
+    expect(
+      web
+        .requests('a.localhost')
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(fromCli);
 
     // What was compared has each feature in it.
     const pages = new Map(lib.filter((r) => r.type === 'page').map((r) => [new URL(r.url).pathname, r]));
@@ -298,7 +333,12 @@ describe("crawl(): the CLI's options for content, discovery, requests and archiv
     expect(pages.has('/canon')).toBe(false); // /dup's canonical: marked seen, not fetched
     expect(pages.get('/listed')).toMatchObject({ lastmod: '2024-01-02' });
     expect(pages.get('/gone')).toMatchObject({ kind: 'link-check', status: 404 });
-    expect(lib.filter((r) => r.type === 'robots').map((r) => r.url).sort()).toEqual([web.url('a.localhost', '/robots.txt'), web.url('b.localhost', '/robots.txt')]);
+    expect(
+      lib
+        .filter((r) => r.type === 'robots')
+        .map((r) => r.url)
+        .sort(),
+    ).toEqual([web.url('a.localhost', '/robots.txt'), web.url('b.localhost', '/robots.txt')]);
     for (const r of web.requests('a.localhost')) expect(r.headers).toMatchObject({ 'x-team': 'web', cookie: 'sid=abc' });
   });
 
@@ -315,7 +355,13 @@ describe("crawl(): the CLI's options for content, discovery, requests and archiv
   it('saveDir and warc write the bodies and a WARC, finished when the loop ends, with the paths and offsets in the records', async () => {
     web = await startWeb({ sites: site() });
     const dir = await mkdtemp(join(tmpdir(), 'api-archive-'));
-    const records = await collect({ seeds: [web.url('a.localhost', '/')], defaults: { rate: 'unlimited' }, robotsSitemaps: true, saveDir: join(dir, 'mirror'), warc: join(dir, 'site.warc.gz') });
+    const records = await collect({
+      seeds: [web.url('a.localhost', '/')],
+      defaults: { rate: 'unlimited' },
+      robotsSitemaps: true,
+      saveDir: join(dir, 'mirror'),
+      warc: join(dir, 'site.warc.gz'),
+    });
     expect((await readdir(dir)).sort()).toEqual(['mirror', 'site.warc.gz']); // no .partial left
     const pages = records.filter((r): r is PageRecord => r.type === 'page' && r.status === 200);
     expect(pages.map((p) => new URL(p.url).pathname).sort()).toEqual(['/', '/canon', '/dup', '/listed', '/logo.png', '/sitemap.xml']);
@@ -336,7 +382,10 @@ describe("crawl(): the CLI's options for content, discovery, requests and archiv
   it('a bad warc name fails at once; a saveDir that cannot be written fails the first pull, before any request', async () => {
     const seeds = ['http://a.localhost:1/'];
     expect(() => crawl({ seeds, warc: 'site.warc', saveDir: '' })).toThrow(
-      new ConfigError(['options: warc: expected a file name ending in .warc.gz (each record is gzip-compressed), got "site.warc"', 'options: saveDir: expected a path, got ""']),
+      new ConfigError([
+        'options: warc: expected a file name ending in .warc.gz (each record is gzip-compressed), got "site.warc"',
+        'options: saveDir: expected a path, got ""',
+      ]),
     );
     web = await startWeb({ sites: { 'a.localhost': { pages: { '/': 'home' } } } });
     const dir = await mkdtemp(join(tmpdir(), 'api-archive-'));
@@ -382,7 +431,15 @@ describe('explain()', () => {
       scope: { inScope: true },
       hostKey: `shop.localhost:${web.port}`,
       policy: { matched: 'shop.localhost', rateLabel: '3/s' },
-      robots: { checked: true, kind: 'rules', allowed: false, rule: 'Disallow: /cart', line: 3, group: 'User-agent: *', source: web.url('shop.localhost', '/robots.txt') },
+      robots: {
+        checked: true,
+        kind: 'rules',
+        allowed: false,
+        rule: 'Disallow: /cart',
+        line: 3,
+        group: 'User-agent: *',
+        source: web.url('shop.localhost', '/robots.txt'),
+      },
       crawlDelayMs: 2000,
       wouldFetch: false,
     });

@@ -17,10 +17,16 @@ afterEach(async () => {
 });
 
 describe('crawl({ metrics })', () => {
-  it('serves the running crawl\'s series and closes with it', async () => {
+  it("serves the running crawl's series and closes with it", async () => {
     web = await startWeb({ sites: { 'lib.localhost': { generate: { pages: 10, linksPerPage: 2 } } } });
     const infos: string[] = [];
-    const run = crawl({ seeds: [web.url('lib.localhost', '/')], defaults: { rate: '20/s' }, metrics: '0', metricsHosts: 1, log: { info: (m) => infos.push(m), warn: () => {} } });
+    const run = crawl({
+      seeds: [web.url('lib.localhost', '/')],
+      defaults: { rate: '20/s' },
+      metrics: '0',
+      metricsHosts: 1,
+      log: { info: (m) => infos.push(m), warn: () => {} },
+    });
     let url: string | undefined;
     let midPages = 0;
     let seen = 0;

@@ -56,6 +56,11 @@ describe.skipIf(!available)('crawl check --render', () => {
     const code = await main(['check', '--config', 'c.json', web.url('app.localhost', '/')], io);
     expect(code).toBe(0);
     expect(io.out()).not.toContain('browser:');
-    expect(web.requests().slice(before).map((r) => r.path)).toEqual(['/robots.txt']);
+    expect(
+      web
+        .requests()
+        .slice(before)
+        .map((r) => r.path),
+    ).toEqual(['/robots.txt']);
   });
 });

@@ -151,7 +151,15 @@ function records(out: string): PageRecord[] {
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1).split('\\').join('/')).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) =>
+      join(e.parentPath, e.name)
+        .slice(dir.length + 1)
+        .split('\\')
+        .join('/'),
+    )
+    .sort();
 }
 
 const PNG = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 255, 0, 128]);
@@ -199,7 +207,11 @@ describe('crawl --save-dir', () => {
 
   it('cuts a body at --max-body and says so in the record', async () => {
     const big = Buffer.alloc(50_000, 7);
-    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': '<a href="/big.bin">b</a>', '/big.bin': { headers: { 'content-type': 'application/octet-stream' }, body: big } } } } });
+    web = await startWeb({
+      sites: {
+        'a.localhost': { pages: { '/': '<a href="/big.bin">b</a>', '/big.bin': { headers: { 'content-type': 'application/octet-stream' }, body: big } } },
+      },
+    });
     const dir = await tempDir();
     const io = memoryIo(dir);
     expect(await main(['--save-dir', 'm', '--max-body', '10KiB', '--rate', '200/s', '-q', web.url('a.localhost', '/')], io)).toBe(0);
@@ -254,7 +266,9 @@ describe('crawl --save-dir', () => {
       '/.envrc': `touch '${payload}'\n`,
     };
     const pages: Record<string, { headers: Record<string, string>; body: string } | string> = {
-      '/': Object.keys(files).map((p) => `<a href="${p}">f</a>`).join(' '),
+      '/': Object.keys(files)
+        .map((p) => `<a href="${p}">f</a>`)
+        .join(' '),
     };
     for (const [path, body] of Object.entries(files)) pages[path] = { headers: { 'content-type': 'text/plain' }, body };
     web = await startWeb({ sites: { 'a.localhost': { pages } } });
@@ -286,7 +300,11 @@ describe('crawl --save-dir', () => {
           // Failing is fine; running the site's command is not.
         }
         try {
-          repositories.push(execFileSync('git', ['rev-parse', '--absolute-git-dir'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim());
+          repositories.push(
+            execFileSync('git', ['rev-parse', '--absolute-git-dir'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'ignore'] })
+              .toString()
+              .trim(),
+          );
         } catch {
           // Not a repository: what we want.
         }
@@ -297,7 +315,9 @@ describe('crawl --save-dir', () => {
   });
 
   it('without --save-dir a non-HTML body is still not read and records have no savedPath', async () => {
-    web = await startWeb({ sites: { 'a.localhost': { pages: { '/': '<a href="/img.png">i</a>', '/img.png': { headers: { 'content-type': 'image/png' }, body: PNG } } } } });
+    web = await startWeb({
+      sites: { 'a.localhost': { pages: { '/': '<a href="/img.png">i</a>', '/img.png': { headers: { 'content-type': 'image/png' }, body: PNG } } } },
+    });
     const io = memoryIo(await tempDir());
     expect(await main(['--rate', '200/s', '-q', web.url('a.localhost', '/')], io)).toBe(0);
     const recs = records(io.out());

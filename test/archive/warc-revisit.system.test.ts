@@ -37,7 +37,11 @@ describe('--warc in a re-crawl', () => {
     expect(second.code, second.stderr).toBe(0);
     const first = new Map(jsonLines<{ url: string; fetchedAt: string }>(await readFile(join(dir, 'one.jsonl'), 'utf8')).map((r) => [r.url, r.fetchedAt]));
     const records = readWarc(await readFile(join(dir, 'two.warc.gz')));
-    const captures = new Map(records.filter((r) => r.header('WARC-Type') !== 'request' && r.header('WARC-Type') !== 'warcinfo').map((r) => [new URL(r.header('WARC-Target-URI')!).pathname, r]));
+    const captures = new Map(
+      records
+        .filter((r) => r.header('WARC-Type') !== 'request' && r.header('WARC-Type') !== 'warcinfo')
+        .map((r) => [new URL(r.header('WARC-Target-URI')!).pathname, r]),
+    );
 
     const notModified = captures.get('/s1')!;
     expect(notModified.header('WARC-Type')).toBe('revisit');

@@ -172,7 +172,14 @@ describe('WARC and credentials', () => {
     const secrets = { WARC_TEST_KEY: 'k3y-from-env-7f1', WARC_TEST_PASS: 'pa55-from-env-9c2' };
     Object.assign(process.env, secrets);
     try {
-      web = await startWeb({ sites: { 'a.localhost': { robots: null, pages: { '/': { headers: { 'set-cookie': 'sid=cookie-value-5e8; Path=/' }, body: '<a href="/2">2</a>' }, '/2': 'two' } } } });
+      web = await startWeb({
+        sites: {
+          'a.localhost': {
+            robots: null,
+            pages: { '/': { headers: { 'set-cookie': 'sid=cookie-value-5e8; Path=/' }, body: '<a href="/2">2</a>' }, '/2': 'two' },
+          },
+        },
+      });
       const dir = await mkdtemp(join(tmpdir(), 'warc-'));
       const config = {
         allowPrivate: true,
@@ -194,8 +201,15 @@ describe('WARC and credentials', () => {
       expect(got.cookie).toBe('sid=cookie-value-5e8');
       // … the archive none.
       const text = gunzipSync(await readFile(join(dir, 'site.warc.gz'))).toString('latin1');
-      for (const value of [...Object.values(secrets), 'cookie-value-5e8', 'plain-token-3a7', Buffer.from(`crawler:${secrets.WARC_TEST_PASS}`).toString('base64')]) {
-        const inRequests = readWarc(await readFile(join(dir, 'site.warc.gz'))).filter((r) => r.header('WARC-Type') === 'request').some((r) => r.block.toString('latin1').includes(value));
+      for (const value of [
+        ...Object.values(secrets),
+        'cookie-value-5e8',
+        'plain-token-3a7',
+        Buffer.from(`crawler:${secrets.WARC_TEST_PASS}`).toString('base64'),
+      ]) {
+        const inRequests = readWarc(await readFile(join(dir, 'site.warc.gz')))
+          .filter((r) => r.header('WARC-Type') === 'request')
+          .some((r) => r.block.toString('latin1').includes(value));
         expect(inRequests, value).toBe(false);
       }
       expect(text).toMatch(/x-team-id: \*\*\*/i);
@@ -222,7 +236,7 @@ describe('--warc rules', () => {
     expect(await main(['--max-pages', '2', ...args], first)).toBe(0);
     const second = memoryIo(dir);
     expect(await main(['--max-pages', '4', ...args], second)).toBe(0);
-    expect(second.err()).toContain('--warc: c.warc.gz holds an earlier run of this crawl; this run\'s records go to c-1.warc.gz');
+    expect(second.err()).toContain("--warc: c.warc.gz holds an earlier run of this crawl; this run's records go to c-1.warc.gz");
     const one = readWarc(await readFile(join(dir, 'c.warc.gz'))).filter((r) => r.header('WARC-Type') === 'response');
     const two = readWarc(await readFile(join(dir, 'c-1.warc.gz'))).filter((r) => r.header('WARC-Type') === 'response');
     expect(one.length).toBe(2);
@@ -238,19 +252,24 @@ const hasPythonWarcio = await run('python3', ['-c', 'import warcio'], { timeout:
 );
 
 describe('read by warcio (Python)', () => {
-  it.skipIf(!hasPythonWarcio)('`warcio check` and `warcio index` accept the file (skipped where `python3 -m warcio` is not installed: pip install warcio)', async () => {
-    const { dir, pages } = await crawlSite();
-    const path = join(dir, 'site.warc.gz');
-    const check = await run('python3', ['-m', 'warcio', 'check', '-v', path], { timeout: 30_000 });
-    expect(check.stdout).not.toMatch(/digest (failed|not present)/i);
-    const index = await run('python3', ['-m', 'warcio', 'index', '-f', 'warc-type,warc-target-uri,offset', path], { timeout: 30_000 });
-    const lines = index.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
-    for (const page of pages) expect(lines).toContainEqual({ 'warc-type': 'response', 'warc-target-uri': page.url, offset: String(page.warcOffset) });
-  });
-  if (!hasPythonWarcio) it('notes that warcio (Python) is not installed here, so only the JS reader checked the file', () => {
-    // A visible marker in the run, not a silent pass.
-    console.warn('warc.test.ts: python3 -m warcio not available (pip install warcio); WARC checked by the JS reader only');
-  });
+  it.skipIf(!hasPythonWarcio)(
+    '`warcio check` and `warcio index` accept the file (skipped where `python3 -m warcio` is not installed: pip install warcio)',
+    async () => {
+      const { dir, pages } = await crawlSite();
+      const path = join(dir, 'site.warc.gz');
+      const check = await run('python3', ['-m', 'warcio', 'check', '-v', path], { timeout: 30_000 });
+      expect(check.stdout).not.toMatch(/digest (failed|not present)/i);
+      const index = await run('python3', ['-m', 'warcio', 'index', '-f', 'warc-type,warc-target-uri,offset', path], { timeout: 30_000 });
+      const lines = index.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, string>);
+      for (const page of pages) expect(lines).toContainEqual({ 'warc-type': 'response', 'warc-target-uri': page.url, offset: String(page.warcOffset) });
+    },
+  );
+  if (!hasPythonWarcio)
+    it('notes that warcio (Python) is not installed here, so only the JS reader checked the file', () => {
+      // A visible marker in the run, not a silent pass.
+      console.warn('warc.test.ts: python3 -m warcio not available (pip install warcio); WARC checked by the JS reader only');
+    });
 });
-
-

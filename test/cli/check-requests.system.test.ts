@@ -41,11 +41,27 @@ beforeAll(async () => {
   };
   web = createHttpServer(handler);
   // Test-only key and certificate, valid for 127.0.0.1 and localhost.
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   secure = createHttpsServer({ key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')) }, handler);
   proxy = createHttpServer((req, res) => {
     forwarded.push({ line: `${req.method} ${req.url}`, headers: req.headers });
@@ -88,24 +104,35 @@ describe('crawl check with the request flags', () => {
     const url = `http://a.localhost:${webPort}/page`;
     const r = await check([
       'check',
-      '--header', 'X-Team: crawl',
-      '--header', 'X-Api-Key: s3cret',
-      '--cookie', 'sid=abc',
-      '--cookie-jar', 'cookies.txt',
-      '--proxy', `http://user:pw@127.0.0.1:${proxyPort}`,
+      '--header',
+      'X-Team: crawl',
+      '--header',
+      'X-Api-Key: s3cret',
+      '--cookie',
+      'sid=abc',
+      '--cookie-jar',
+      'cookies.txt',
+      '--proxy',
+      `http://user:pw@127.0.0.1:${proxyPort}`,
       url,
     ]);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
-    expect(lines.find((l) => l.startsWith('request:'))).toBe(`request: via proxy http://***@127.0.0.1:${proxyPort} (from the config or --proxy); auth: none; cookies: jarred, sid`);
+    expect(lines.find((l) => l.startsWith('request:'))).toBe(
+      `request: via proxy http://***@127.0.0.1:${proxyPort} (from the config or --proxy); auth: none; cookies: jarred, sid`,
+    );
     expect(lines).toContain('         header x-team: crawl');
     expect(lines).toContain('         header x-api-key: ***');
     expect(r.out).not.toMatch(/s3cret|abc|pw@/);
     expect(r.out).toMatch(/^robots: +allowed: no rule matches/m);
     // robots.txt went through the proxy, carrying what a crawl's requests carry.
     expect(forwarded.map((f) => f.line)).toEqual([`GET http://a.localhost:${webPort}/robots.txt`]);
-    expect(forwarded[0].headers).toMatchObject({ 'x-team': 'crawl', 'x-api-key': 's3cret', 'proxy-authorization': `Basic ${Buffer.from('user:pw').toString('base64')}` });
+    expect(forwarded[0].headers).toMatchObject({
+      'x-team': 'crawl',
+      'x-api-key': 's3cret',
+      'proxy-authorization': `Basic ${Buffer.from('user:pw').toString('base64')}`,
+    });
     expect(forwarded[0].headers.cookie?.split('; ').sort()).toEqual(['jarred=j1', 'sid=abc']);
   });
 

@@ -50,8 +50,16 @@ describe('argv → flags', () => {
     [['--allow-private', 'http://a/'], { allowPrivate: true }, ['http://a/']],
     [['--max-pages-per-host', '50', '--max-queued', '1000', 'http://a/'], { maxPagesPerHost: '50', maxQueued: '1000' }, ['http://a/']],
     [['--state', 's.db', '--fresh', '--report', 'r.html', '--stats', 's.json'], { state: 's.db', fresh: true, report: 'r.html', stats: 's.json' }, []],
-    [['--max-depth', '2', '--max-pages', '10', '--scope', 'domain', '-o', 'out.jsonl', 'http://a/'], { maxDepth: '2', maxPages: '10', scope: 'domain', output: 'out.jsonl' }, ['http://a/']],
-    [['--seeds-file', '-', '--host-concurrency', '3', '--timeout', '5s', '--max-body', '1MiB', '--user-agent', 'Bot/1'], { seedsFile: '-', hostConcurrency: '3', timeout: '5s', maxBody: '1MiB', userAgent: 'Bot/1' }, []],
+    [
+      ['--max-depth', '2', '--max-pages', '10', '--scope', 'domain', '-o', 'out.jsonl', 'http://a/'],
+      { maxDepth: '2', maxPages: '10', scope: 'domain', output: 'out.jsonl' },
+      ['http://a/'],
+    ],
+    [
+      ['--seeds-file', '-', '--host-concurrency', '3', '--timeout', '5s', '--max-body', '1MiB', '--user-agent', 'Bot/1'],
+      { seedsFile: '-', hostConcurrency: '3', timeout: '5s', maxBody: '1MiB', userAgent: 'Bot/1' },
+      [],
+    ],
   ];
   for (const [argv, flags, seeds] of table) {
     it(argv.join(' '), async () => {
@@ -134,7 +142,9 @@ describe('crawl check', () => {
     const io = memoryIo();
     const code = await main(['check', '--no-robots', '--scope', 'any', '--seed', web.url('shop.localhost', '/'), web.url('evil.localhost', '/x')], io);
     expect(code).toBe(1);
-    expect(io.out()).toMatch(/^network: refused: evil\.localhost resolves to 127\.0\.0\.1 \(loopback, 127\.0\.0\.0\/8\), a special-purpose address; --allow-private or allowNetworks lifts it$/m);
+    expect(io.out()).toMatch(
+      /^network: refused: evil\.localhost resolves to 127\.0\.0\.1 \(loopback, 127\.0\.0\.0\/8\), a special-purpose address; --allow-private or allowNetworks lifts it$/m,
+    );
     expect(io.out()).toContain('would be skipped');
     const seed = memoryIo();
     expect(await main(['check', '--no-robots', web.url('shop.localhost', '/')], seed)).toBe(0);
@@ -159,8 +169,14 @@ describe('crawl --allow-private', () => {
     const args = ['-q', '--scope', 'any', '--rate', 'unlimited', '--emit-skipped', web.url('a.localhost', '/')];
     const guarded = memoryIo();
     expect(await main(args, guarded)).toBe(0);
-    const refused = guarded.out().trim().split('\n').map((l) => JSON.parse(l) as { url: string; reason?: string; detail?: string });
-    expect(refused).toContainEqual(expect.objectContaining({ url: web.url('b.localhost', '/'), reason: 'private-address', detail: '127.0.0.1 (loopback, 127.0.0.0/8)' }));
+    const refused = guarded
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { url: string; reason?: string; detail?: string });
+    expect(refused).toContainEqual(
+      expect.objectContaining({ url: web.url('b.localhost', '/'), reason: 'private-address', detail: '127.0.0.1 (loopback, 127.0.0.0/8)' }),
+    );
     expect(web.count('b.localhost')).toBe(0);
     const open = memoryIo();
     expect(await main(['--allow-private', ...args], open)).toBe(0);
@@ -219,11 +235,19 @@ describe('the real binary', () => {
     web = await startWeb({ sites: { 'a.localhost': { pages: { '/': 'a' } }, 'b.localhost': { pages: { '/': 'b' } } } });
     const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
     const out = join(dir, 'pages.jsonl');
-    const r = await run(['--seeds-file', '-', '-q', '-o', out, '--rate', '100/s'], { stdin: `# seeds\n${web.url('a.localhost')}\n\n${web.url('b.localhost')}\n` });
+    const r = await run(['--seeds-file', '-', '-q', '-o', out, '--rate', '100/s'], {
+      stdin: `# seeds\n${web.url('a.localhost')}\n\n${web.url('b.localhost')}\n`,
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe('');
-    expect((await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).url).sort()).toEqual([web.url('a.localhost'), web.url('b.localhost')]);
+    expect(
+      (await readFile(out, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).url)
+        .sort(),
+    ).toEqual([web.url('a.localhost'), web.url('b.localhost')]);
   });
 
   it('ends quietly with exit 0 when the reader goes away (| head -1)', async () => {
@@ -237,7 +261,17 @@ describe('the real binary', () => {
   it('writes the summary as JSON with --stats and an HTML report with --report when the crawl ends', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 6, linksPerPage: 2 }, pages: { '/gone': { status: 404 } } } } });
     const dir = await mkdtemp(join(tmpdir(), 'crawl-out-'));
-    const r = await run(['--rate', '100/s', '-q', '--stats', join(dir, 'stats.json'), '--report', join(dir, 'report.html'), web.url('a.localhost', '/'), web.url('a.localhost', '/gone')]);
+    const r = await run([
+      '--rate',
+      '100/s',
+      '-q',
+      '--stats',
+      join(dir, 'stats.json'),
+      '--report',
+      join(dir, 'report.html'),
+      web.url('a.localhost', '/'),
+      web.url('a.localhost', '/gone'),
+    ]);
     expect(r.code).toBe(0);
     const stats = JSON.parse(await readFile(join(dir, 'stats.json'), 'utf8'));
     expect(stats).toMatchObject({ interrupted: false, resumed: null, pages: 8, pagesByStatus: { '200': 7, '404': 1 } });

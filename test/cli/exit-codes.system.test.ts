@@ -23,8 +23,19 @@ afterEach(async () => {
 });
 
 const page = (status: number | null, code?: string): PageRecord => ({
-  type: 'page', url: 'http://a.test/', host: 'a.test', status, depth: 0, parent: null, contentType: null, bytes: 0, title: null,
-  links: 0, fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 1, ...(code && { error: { code: code as 'ABORTED', message: code } }),
+  type: 'page',
+  url: 'http://a.test/',
+  host: 'a.test',
+  status,
+  depth: 0,
+  parent: null,
+  contentType: null,
+  bytes: 0,
+  title: null,
+  links: 0,
+  fetchedAt: '2026-01-01T00:00:00.000Z',
+  elapsedMs: 1,
+  ...(code && { error: { code: code as 'ABORTED', message: code } }),
 });
 
 function stats(fill: (s: CrawlStats) => void): CrawlStats {
@@ -84,7 +95,11 @@ describe('the crawl command', () => {
     await writeFile(join(dir, 'c.json'), JSON.stringify({ robots: { unavailableRetries: 0 }, defaults: { retries: 0 } }));
     const io = memoryIo(dir);
     expect(await main(['--config', 'c.json', `http://127.0.0.1:${await refusedPort()}/`, 'http://no-such-host.invalid/'], io)).toBe(3);
-    const records = io.out().trim().split('\n').map((l) => JSON.parse(l) as PageRecord);
+    const records = io
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as PageRecord);
     expect(records.map((r) => r.error?.code).sort()).toEqual(['CONNECTION_REFUSED', 'DNS_FAILURE']);
     expect(io.err()).toMatch(/nothing could be reached: no URL got an HTTP answer \(exit 3\)/);
   });

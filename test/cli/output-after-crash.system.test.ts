@@ -26,7 +26,21 @@ describe('-o after kill -9 with --state', () => {
   it('holds every page once, however often the crawl was killed', async () => {
     const hosts = ['a.localhost', 'b.localhost'];
     web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 600, linksPerPage: 4 } }])) });
-    const args = ['--state', 'crawl.db', '-o', 'pages.jsonl', '--emit-skipped', '--max-depth', '1000', '--rate', 'unlimited', '--host-concurrency', '8', '-q', ...hosts.map((h) => web!.url(h, '/'))];
+    const args = [
+      '--state',
+      'crawl.db',
+      '-o',
+      'pages.jsonl',
+      '--emit-skipped',
+      '--max-depth',
+      '1000',
+      '--rate',
+      'unlimited',
+      '--host-concurrency',
+      '8',
+      '-q',
+      ...hosts.map((h) => web!.url(h, '/')),
+    ];
     const random = seededRandom(7);
     let kills = 0;
     for (let i = 0; i < 6; i++) {

@@ -62,7 +62,11 @@ const packagesIn = (files: string[]) => new Set(files.flatMap((f) => /node_modul
 const ours = (files: string[], folder: string) => files.filter((f) => f.includes(`/dist/${folder}/`)).map((f) => f.slice(f.indexOf('/dist/') + 6));
 
 /** Runs the unbundled CLI (dist/cli/cli.js) with argv. */
-const unbundled = (argv: string[]) => ['--input-type=module', '-e', `const { main } = await import(${JSON.stringify(pathToFileURL(join(root, 'dist', 'cli', 'cli.js')).href)}); process.exitCode = await main(${JSON.stringify(argv)});`];
+const unbundled = (argv: string[]) => [
+  '--input-type=module',
+  '-e',
+  `const { main } = await import(${JSON.stringify(pathToFileURL(join(root, 'dist', 'cli', 'cli.js')).href)}); process.exitCode = await main(${JSON.stringify(argv)});`,
+];
 
 describe('start-up loads only what the crawl uses', () => {
   it('a plain crawl loads no rendering, report builder, archive writer, SQLite, Redis or metrics code', async () => {
@@ -79,16 +83,25 @@ describe('start-up loads only what the crawl uses', () => {
 
   it('crawl check loads neither the crawl loop nor any feature it does not explain', async () => {
     const files = await loadedBeforeFirstRequest(unbundled(['check', url]), 'check');
-    expect(ours(files, 'crawl').filter((f) => f !== 'crawl/robots-hop.js' && f !== 'crawl/attempt-history.js' && f !== 'crawl/crawl-context.js' && f !== 'crawl/robots-fetch-record.js' && f !== 'crawl/iso-time.js')).toEqual([]);
+    expect(ours(files, 'crawl').filter((f) => f !== 'crawl/robots-hop.js' && f !== 'crawl/attempt-history.js' && f !== 'crawl/crawl-context.js')).toEqual([]);
     expect(ours(files, 'render')).toEqual([]);
     expect([...packagesIn(files)].filter((p) => LAZY_PACKAGES.includes(p))).toEqual([]);
   });
 
   it('the shipped bundle loads none of the lazy chunks', async () => {
     const files = await loadedBeforeFirstRequest([join(root, 'bin', 'crawl.js'), '-q', '-o', 'out.jsonl', url], 'bundle');
-    expect(files.some((f) => f.includes('/dist/bundle/cli.js')), 'bin/crawl.js did not run the bundle').toBe(true);
+    expect(
+      files.some((f) => f.includes('/dist/bundle/cli.js')),
+      'bin/crawl.js did not run the bundle',
+    ).toBe(true);
     const chunks = files.filter((f) => f.includes('/dist/bundle/chunks/')).map((f) => f.replace(/.*\/chunks\//, '').replace(/-[A-Z0-9]+\.js$/, ''));
-    expect(chunks.filter((c) => /^(renderer|browser-path|report-tap|open-archive|save-dir|warc-writer|redis-store|sqlite-store|metrics|metrics-endpoint|state-target|check-command|status-command|report-command)$/.test(c))).toEqual([]);
+    expect(
+      chunks.filter((c) =>
+        /^(renderer|browser-path|report-tap|open-archive|save-dir|warc-writer|redis-store|sqlite-store|metrics|metrics-endpoint|state-target|check-command|status-command|report-command)$/.test(
+          c,
+        ),
+      ),
+    ).toEqual([]);
     // Bundled, nothing is read from node_modules but robots-parser (loaded through createRequire, as unbundled).
     expect([...packagesIn(files)]).toEqual(['robots-parser']);
   });

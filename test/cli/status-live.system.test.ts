@@ -72,12 +72,29 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl s
     await redis?.stop();
   });
 
-  it('names workers by --worker and their claims as live; a killed worker\'s as expired', async () => {
+  it("names workers by --worker and their claims as live; a killed worker's as expired", async () => {
     // Slow answers: the worker holds its claims while the status is read.
     web = await startWeb({ sites: { 'slow.localhost': { generate: { pages: 50, linksPerPage: 3 }, delayMs: 3000, robots: null } } });
     const crawlId = `live-${randomUUID()}`;
     const shared = ['--redis', redis!.url, '--crawl-id', crawlId];
-    const run = startCrawl([...shared, '--worker', 'alpha', '--lease', '2s', '--rate', 'unlimited', '--host-concurrency', '3', '-q', '-o', 'out.jsonl', web.url('slow.localhost', '/')], dir);
+    const run = startCrawl(
+      [
+        ...shared,
+        '--worker',
+        'alpha',
+        '--lease',
+        '2s',
+        '--rate',
+        'unlimited',
+        '--host-concurrency',
+        '3',
+        '-q',
+        '-o',
+        'out.jsonl',
+        web.url('slow.localhost', '/'),
+      ],
+      dir,
+    );
     try {
       await served(3); // robots.txt, / … then wait for its links to be claimed
       await sleep(3500);

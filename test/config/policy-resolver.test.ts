@@ -308,50 +308,85 @@ describe('policyConflicts', () => {
 
   it.each<[string, PolicyOverride, PolicyOverride, PolicyConflict[]]>([
     // backoff: base <= cap
-    ['base above cap, both its own', { backoffBaseMs: 120_000, backoffCapMs: 60_000 }, {}, [
-      { field: 'backoff', message: 'base "2m" is longer than cap "1m"' },
-    ]],
+    [
+      'base above cap, both its own',
+      { backoffBaseMs: 120_000, backoffCapMs: 60_000 },
+      {},
+      [{ field: 'backoff', message: 'base "2m" is longer than cap "1m"' }],
+    ],
     ['base equal to cap', { backoffBaseMs: 5000, backoffCapMs: 5000 }, {}, []],
-    ['own base above the inherited cap', { backoffBaseMs: 90_000 }, defaults, [
-      { field: 'backoff', message: 'base "90s" is longer than cap "1m" (from defaults)' },
-    ]],
-    ['own cap below the inherited base', { backoffCapMs: 500 }, defaults, [
-      { field: 'backoff', message: 'base "1s" (from defaults) is longer than cap "500ms"' },
-    ]],
+    [
+      'own base above the inherited cap',
+      { backoffBaseMs: 90_000 },
+      defaults,
+      [{ field: 'backoff', message: 'base "90s" is longer than cap "1m" (from defaults)' }],
+    ],
+    [
+      'own cap below the inherited base',
+      { backoffCapMs: 500 },
+      defaults,
+      [{ field: 'backoff', message: 'base "1s" (from defaults) is longer than cap "500ms"' }],
+    ],
     ['own base, defaults unknown', { backoffBaseMs: 90_000 }, {}, []],
-    ['inherited conflict only: the defaults\' problem, not the entry\'s', { retries: 1 }, { backoffBaseMs: 9000, backoffCapMs: 1000 }, []],
-    ['odd durations shown in ms', { backoffBaseMs: 1500, backoffCapMs: 1250 }, {}, [
-      { field: 'backoff', message: 'base "1500ms" is longer than cap "1250ms"' },
-    ]],
+    ["inherited conflict only: the defaults' problem, not the entry's", { retries: 1 }, { backoffBaseMs: 9000, backoffCapMs: 1000 }, []],
+    [
+      'odd durations shown in ms',
+      { backoffBaseMs: 1500, backoffCapMs: 1250 },
+      {},
+      [{ field: 'backoff', message: 'base "1500ms" is longer than cap "1250ms"' }],
+    ],
     // hostFailures: pause <= giveUp
-    ['pause above giveUp, both its own', { hostFailurePause: 20, hostFailureGiveUp: 10 }, {}, [
-      { field: 'hostFailures', message: `pause 20 is more than giveUp 10: ${WHY_FAILURES}` },
-    ]],
-    ['own pause above the inherited giveUp', { hostFailurePause: 16 }, defaults, [
-      { field: 'hostFailures', message: `pause 16 is more than giveUp 15 (from defaults): ${WHY_FAILURES}` },
-    ]],
-    ['own giveUp below the inherited pause', { hostFailureGiveUp: 3 }, defaults, [
-      { field: 'hostFailures', message: `pause 5 (from defaults) is more than giveUp 3: ${WHY_FAILURES}` },
-    ]],
+    [
+      'pause above giveUp, both its own',
+      { hostFailurePause: 20, hostFailureGiveUp: 10 },
+      {},
+      [{ field: 'hostFailures', message: `pause 20 is more than giveUp 10: ${WHY_FAILURES}` }],
+    ],
+    [
+      'own pause above the inherited giveUp',
+      { hostFailurePause: 16 },
+      defaults,
+      [{ field: 'hostFailures', message: `pause 16 is more than giveUp 15 (from defaults): ${WHY_FAILURES}` }],
+    ],
+    [
+      'own giveUp below the inherited pause',
+      { hostFailureGiveUp: 3 },
+      defaults,
+      [{ field: 'hostFailures', message: `pause 5 (from defaults) is more than giveUp 3: ${WHY_FAILURES}` }],
+    ],
     ['pause equal to giveUp', { hostFailurePause: 4, hostFailureGiveUp: 4 }, defaults, []],
     // statuses: never in both lists
-    ['own retryStatuses meet the inherited throttleStatuses', { retryStatuses: [500, 503] }, defaults, [
-      { field: 'retryStatuses', message: `503 is also in throttleStatuses (from defaults): ${WHY_STATUS}` },
-    ]],
-    ['own throttleStatuses meet the inherited retryStatuses', { throttleStatuses: [429, 500, 502] }, defaults, [
-      { field: 'throttleStatuses', message: `500, 502 are also in retryStatuses (from defaults): ${WHY_STATUS}` },
-    ]],
-    ['both lists its own: reported at throttleStatuses', { retryStatuses: [503], throttleStatuses: [503] }, defaults, [
-      { field: 'throttleStatuses', message: `503 is also in retryStatuses: ${WHY_STATUS}` },
-    ]],
+    [
+      'own retryStatuses meet the inherited throttleStatuses',
+      { retryStatuses: [500, 503] },
+      defaults,
+      [{ field: 'retryStatuses', message: `503 is also in throttleStatuses (from defaults): ${WHY_STATUS}` }],
+    ],
+    [
+      'own throttleStatuses meet the inherited retryStatuses',
+      { throttleStatuses: [429, 500, 502] },
+      defaults,
+      [{ field: 'throttleStatuses', message: `500, 502 are also in retryStatuses (from defaults): ${WHY_STATUS}` }],
+    ],
+    [
+      'both lists its own: reported at throttleStatuses',
+      { retryStatuses: [503], throttleStatuses: [503] },
+      defaults,
+      [{ field: 'throttleStatuses', message: `503 is also in retryStatuses: ${WHY_STATUS}` }],
+    ],
     ['503 moved from one list to the other', { retryStatuses: [500, 503], throttleStatuses: [429] }, defaults, []],
     ['an empty list never conflicts', { throttleStatuses: [] }, defaults, []],
     // several at once, in a stable order
-    ['every rule broken', { backoffBaseMs: 2000, hostFailurePause: 99, retryStatuses: [429] }, { ...defaults, backoffCapMs: 1000 }, [
-      { field: 'backoff', message: 'base "2s" is longer than cap "1s" (from defaults)' },
-      { field: 'hostFailures', message: `pause 99 is more than giveUp 15 (from defaults): ${WHY_FAILURES}` },
-      { field: 'retryStatuses', message: `429 is also in throttleStatuses (from defaults): ${WHY_STATUS}` },
-    ]],
+    [
+      'every rule broken',
+      { backoffBaseMs: 2000, hostFailurePause: 99, retryStatuses: [429] },
+      { ...defaults, backoffCapMs: 1000 },
+      [
+        { field: 'backoff', message: 'base "2s" is longer than cap "1s" (from defaults)' },
+        { field: 'hostFailures', message: `pause 99 is more than giveUp 15 (from defaults): ${WHY_FAILURES}` },
+        { field: 'retryStatuses', message: `429 is also in throttleStatuses (from defaults): ${WHY_STATUS}` },
+      ],
+    ],
     ['complete defaults checked on their own', defaults, {}, []],
   ])('%s', (_name, entry, fallback, conflicts) => {
     expect(policyConflicts(entry, fallback)).toEqual(conflicts);

@@ -81,14 +81,23 @@ describe('validateConfig: defaults and domains', () => {
     // blamed on the list the user wrote, not on the default it collides with (it blamed throttleStatuses)
     [{ defaults: { retryStatuses: [429] } }, `c.json: defaults.retryStatuses: 429 is also in throttleStatuses (the default): ${WHY_STATUS}`],
     [{ defaults: { retryStatuses: [503], throttleStatuses: [503] } }, `c.json: defaults.throttleStatuses: 503 is also in retryStatuses: ${WHY_STATUS}`],
-    [{ domains: { 'a.com': { retryStatuses: [503], throttleStatuses: [503] } } }, `c.json: domains["a.com"].throttleStatuses: 503 is also in retryStatuses: ${WHY_STATUS}`],
+    [
+      { domains: { 'a.com': { retryStatuses: [503], throttleStatuses: [503] } } },
+      `c.json: domains["a.com"].throttleStatuses: 503 is also in retryStatuses: ${WHY_STATUS}`,
+    ],
     // …and across an entry and the defaults it falls back to
-    [{ domains: { 'a.com': { retryStatuses: [500, 503] } } }, `c.json: domains["a.com"].retryStatuses: 503 is also in throttleStatuses (from defaults): ${WHY_STATUS}`],
+    [
+      { domains: { 'a.com': { retryStatuses: [500, 503] } } },
+      `c.json: domains["a.com"].retryStatuses: 503 is also in throttleStatuses (from defaults): ${WHY_STATUS}`,
+    ],
     [
       { defaults: { backoff: { cap: '10s' } }, domains: { 'a.com': { backoff: { base: '30s' } } } },
       'c.json: domains["a.com"].backoff: base "30s" is longer than cap "10s" (from defaults)',
     ],
-    [{ domains: { 'a.com': { hostFailures: { pause: 16 } } } }, `c.json: domains["a.com"].hostFailures: pause 16 is more than giveUp 15 (from defaults): ${WHY_FAILURES}`],
+    [
+      { domains: { 'a.com': { hostFailures: { pause: 16 } } } },
+      `c.json: domains["a.com"].hostFailures: pause 16 is more than giveUp 15 (from defaults): ${WHY_FAILURES}`,
+    ],
     // unknown keys inside the sub-objects get hints too
     [{ defaults: { backoff: { bsae: '1s' } } }, 'c.json: defaults.backoff.bsae: unknown key (did you mean "base"?)'],
     [{ domains: { 'a.com': { hostFailures: { giveup: 3 } } } }, 'c.json: domains["a.com"].hostFailures.giveup: unknown key (did you mean "giveUp"?)'],

@@ -33,12 +33,9 @@ describe('parseDuration', () => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each<[unknown]>([['abc'], [''], ['-1s'], ['1e3'], ['5 sec'], ['1h30m'], ['ms'], [-1], [Number.NaN], [Infinity], [null], [true]])(
-    'rejects %j',
-    (input) => {
-      expectUnitError(() => parseDuration(input as string), 'expected a duration like "30s" or "500ms", got');
-    },
-  );
+  it.each<[unknown]>([['abc'], [''], ['-1s'], ['1e3'], ['5 sec'], ['1h30m'], ['ms'], [-1], [Number.NaN], [Infinity], [null], [true]])('rejects %j', (input) => {
+    expectUnitError(() => parseDuration(input as string), 'expected a duration like "30s" or "500ms", got');
+  });
 
   it('quotes the bad value exactly', () => {
     expect(() => parseDuration('abc')).toThrow('expected a duration like "30s" or "500ms", got "abc"');

@@ -107,7 +107,9 @@ describe('validateConfig', () => {
     expect(validateConfig({}).timeout.totalMs).toBe(180_000);
     expect(validateConfig({ timeout: { total: '300ms' } }).timeout).toEqual({ connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, totalMs: 300 });
     expect(validateConfig({ timeout: '10m' }).timeout).toEqual({ connectMs: 600_000, headersMs: 600_000, bodyMs: 600_000, totalMs: 600_000 });
-    expect(problemsOf(() => validateConfig({ timeout: { total: '0s' } }, 'c.json'))).toEqual(['c.json: timeout.total: expected a duration greater than zero, got "0s"']);
+    expect(problemsOf(() => validateConfig({ timeout: { total: '0s' } }, 'c.json'))).toEqual([
+      'c.json: timeout.total: expected a duration greater than zero, got "0s"',
+    ]);
   });
 
   it('guards the network by default; allowPrivate and allowNetworks (normalised CIDRs) lift it', () => {
@@ -121,7 +123,9 @@ describe('validateConfig', () => {
   });
 
   it('names every bad network in allowNetworks, at its index', () => {
-    expect(problemsOf(() => validateConfig({ allowNetworks: ['10.0.0.1/8', 'localhost', '10.0.0.0/33', 'fd00::/129', 7], allowPrivate: 'yes' }, 'c.json')).sort()).toEqual(
+    expect(
+      problemsOf(() => validateConfig({ allowNetworks: ['10.0.0.1/8', 'localhost', '10.0.0.0/33', 'fd00::/129', 7], allowPrivate: 'yes' }, 'c.json')).sort(),
+    ).toEqual(
       [
         'c.json: allowNetworks[0]: "10.0.0.1/8" has host bits set after /8; did you mean "10.0.0.0/8"?',
         'c.json: allowNetworks[1]: expected a network like "10.0.0.0/8" or "fd00::/8", or one IP address, got "localhost"',
@@ -131,7 +135,9 @@ describe('validateConfig', () => {
         'c.json: allowPrivate: expected true or false, got "yes"',
       ].sort(),
     );
-    expect(problemsOf(() => validateConfig({ allowNetworks: '10.0.0.0/8' }, 'c.json'))).toEqual(['c.json: allowNetworks: expected a list of networks like ["10.0.0.0/8"], got "10.0.0.0/8"']);
+    expect(problemsOf(() => validateConfig({ allowNetworks: '10.0.0.0/8' }, 'c.json'))).toEqual([
+      'c.json: allowNetworks: expected a list of networks like ["10.0.0.0/8"], got "10.0.0.0/8"',
+    ]);
   });
 
   it('reports every problem in one pass, each at its path', () => {
@@ -240,7 +246,9 @@ describe('regular expressions in include and exclude (checked at start-up, not o
     const huge = 'a'.repeat(120 * 1024);
     const [problem, ...rest] = problemsOf(() => validateConfig({ include: ['ok', huge] }, 'c.json'));
     expect(rest).toEqual([]);
-    expect(problem).toBe(`c.json: include[1]: a regular expression of 122,880 characters, over the limit of 1,000 ("${'a'.repeat(40)}…"); split it into several patterns`);
+    expect(problem).toBe(
+      `c.json: include[1]: a regular expression of 122,880 characters, over the limit of 1,000 ("${'a'.repeat(40)}…"); split it into several patterns`,
+    );
     expect(problemsOf(() => buildSettings(undefined, { exclude: [huge] }))).toEqual([
       `--exclude: a regular expression of 122,880 characters, over the limit of 1,000 ("${'a'.repeat(40)}…"); split it into several patterns`,
     ]);
@@ -361,7 +369,11 @@ describe('buildSettings', () => {
   });
 
   it('takes maxQueued and maxPagesPerHost from the file, and from flags over it (--max-queued, --max-pages-per-host)', () => {
-    const file = validateConfig({ maxQueued: 5000, defaults: { maxPagesPerHost: 300 }, domains: { 'big.test': { maxPagesPerHost: 50_000 }, 'other.test': { rate: '2/s' } } });
+    const file = validateConfig({
+      maxQueued: 5000,
+      defaults: { maxPagesPerHost: 300 },
+      domains: { 'big.test': { maxPagesPerHost: 50_000 }, 'other.test': { rate: '2/s' } },
+    });
     const fromFile = buildSettings(file, {});
     expect(fromFile.maxQueued).toBe(5000);
     expect(fromFile.policyFor('x.test').maxPagesPerHost).toBe(300);
@@ -590,8 +602,12 @@ describe('invalid JSON: one line, at the right line and column', () => {
 
   const table: Array<[string, string, string]> = [
     // V8 names no position for a bad word, and quoted the whole file over several lines
-    ['a misspelt literal', '{\n  "robots": { "enabled": tru }\n}\n', 'line 2, column 26: unexpected word "tru" (strings take double quotes; true, false and null are lowercase)'],
-    ['a trailing comma', '{\n  "concurrency": 4,\n}\n', "line 3, column 1: trailing comma before }"],
+    [
+      'a misspelt literal',
+      '{\n  "robots": { "enabled": tru }\n}\n',
+      'line 2, column 26: unexpected word "tru" (strings take double quotes; true, false and null are lowercase)',
+    ],
+    ['a trailing comma', '{\n  "concurrency": 4,\n}\n', 'line 3, column 1: trailing comma before }'],
     ['a missing comma', '{\r\n  "concurrency": 4\r\n  "maxDepth": 2\r\n}', `line 3, column 3: expected ',' or '}' after a property value, got '"'`],
     ['a comment', '{\n  // politeness\n  "concurrency": 4\n}', 'line 2, column 3: comments are not allowed in JSON'],
     ['single quotes', "{ 'concurrency': 4 }", 'line 1, column 3: property names take double quotes, not single'],

@@ -147,7 +147,7 @@ describe('pattern syntax', () => {
     expect(pdf.test('http://a.test/a.html')).toBe(false);
   });
 
-  it('labels a pattern as a JavaScript RegExp prints it (messages, a stored crawl\'s fingerprint)', () => {
+  it("labels a pattern as a JavaScript RegExp prints it (messages, a stored crawl's fingerprint)", () => {
     const s = buildSettings(undefined, { include: ['/blog/', 'x'], exclude: [''] });
     expect(s.include.map(String)).toEqual(['/\\/blog\\//', '/x/']);
     expect(s.exclude.map(String)).toEqual(['/(?:)/']);
@@ -155,7 +155,9 @@ describe('pattern syntax', () => {
 
   it('words a syntax error in one line', () => {
     expect(problemsOf(() => buildSettings(undefined, { include: ['('] }))).toEqual(['--include: invalid regular expression "(": missing closing ): `(`']);
-    expect(problemsOf(() => buildSettings(undefined, { include: ['a{1001}'] }))).toEqual(['--include: invalid regular expression "a{1001}": invalid repeat count: `{1001}`']);
+    expect(problemsOf(() => buildSettings(undefined, { include: ['a{1001}'] }))).toEqual([
+      '--include: invalid regular expression "a{1001}": invalid repeat count: `{1001}`',
+    ]);
   });
 
   it('loads the engine only when a pattern is given', async () => {
@@ -180,32 +182,36 @@ describe('pattern syntax', () => {
 });
 
 /** Simple patterns on which JavaScript and RE2 agree by definition: literals, classes, anchors, groups, alternation, repetition. */
-const atom = fc.oneof(
-  fc.constantFrom('a', 'b', '/', '-', '\\.', '\\d', '\\w', '[a-c]', '[^/]', '.', '[0-9]', '%2F', '\\?', '='),
-);
-const pattern: fc.Arbitrary<string> = fc.letrec<{ expr: string }>((tie) => ({
-  expr: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    atom,
-    fc.tuple(tie('expr'), tie('expr')).map(([x, y]) => x + y),
-    fc.tuple(tie('expr'), tie('expr')).map(([x, y]) => `(?:${x}|${y})`),
-    fc.tuple(tie('expr'), fc.constantFrom('*', '+', '?', '{2}', '{1,3}', '*?')).map(([x, q]) => `(?:${x})${q}`),
-    tie('expr').map((x) => `(${x})`),
-  ),
-})).expr.chain((body) => fc.constantFrom(body, `^${body}`, `${body}$`, `^${body}$`));
+const atom = fc.oneof(fc.constantFrom('a', 'b', '/', '-', '\\.', '\\d', '\\w', '[a-c]', '[^/]', '.', '[0-9]', '%2F', '\\?', '='));
+const pattern: fc.Arbitrary<string> = fc
+  .letrec<{ expr: string }>((tie) => ({
+    expr: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      atom,
+      fc.tuple(tie('expr'), tie('expr')).map(([x, y]) => x + y),
+      fc.tuple(tie('expr'), tie('expr')).map(([x, y]) => `(?:${x}|${y})`),
+      fc.tuple(tie('expr'), fc.constantFrom('*', '+', '?', '{2}', '{1,3}', '*?')).map(([x, q]) => `(?:${x})${q}`),
+      tie('expr').map((x) => `(${x})`),
+    ),
+  }))
+  .expr.chain((body) => fc.constantFrom(body, `^${body}`, `${body}$`, `^${body}$`));
 const subject = fc
   .array(fc.constantFrom('a', 'b', 'c', '/', '.', '-', '1', '9', '?', '=', '%2F', 'é', '_'), { maxLength: 12 })
   .map((parts) => `http://a.test/${parts.join('')}`);
 
 describe('properties', () => {
-  it('the engine agrees with JavaScript RegExp on simple patterns', () => {
-    fc.assert(
-      fc.property(pattern, fc.array(subject, { minLength: 1, maxLength: 5 }), (source, urls) => {
-        const [compiled] = buildSettings(undefined, { include: [source] }).include;
-        const js = new RegExp(source);
-        for (const url of urls) expect(compiled.test(url), `${source} on ${url}`).toBe(js.test(url));
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'the engine agrees with JavaScript RegExp on simple patterns',
+    () => {
+      fc.assert(
+        fc.property(pattern, fc.array(subject, { minLength: 1, maxLength: 5 }), (source, urls) => {
+          const [compiled] = buildSettings(undefined, { include: [source] }).include;
+          const js = new RegExp(source);
+          for (const url of urls) expect(compiled.test(url), `${source} on ${url}`).toBe(js.test(url));
+        }),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

@@ -45,8 +45,18 @@ describe('main content', () => {
     ['the only <article>', `<body>${CHROME}<article><p>Story</p></article></body>`, 'article', 'Story'],
     ['<body> without its chrome when there are several articles', `<body>${CHROME}<article>One</article><article>Two</article></body>`, 'body', 'One\nTwo'],
     ['the whole document when there is no <body>', `<title>T</title>${CHROME}<p>Story</p>`, 'document', 'Story'],
-    ['an article\'s own header stays', '<body><header>Site</header><section><header>Byline</header><p>Story</p></section><footer>x</footer></body>', 'body', 'Byline\nStory'],
-    ['hidden and invisible elements go', '<main><p hidden>secret</p><script>var x</script><style>p{}</style><noscript>js</noscript><template>t</template><svg><text>icon</text></svg><p>Story</p></main>', 'main', 'Story'],
+    [
+      "an article's own header stays",
+      '<body><header>Site</header><section><header>Byline</header><p>Story</p></section><footer>x</footer></body>',
+      'body',
+      'Byline\nStory',
+    ],
+    [
+      'hidden and invisible elements go',
+      '<main><p hidden>secret</p><script>var x</script><style>p{}</style><noscript>js</noscript><template>t</template><svg><text>icon</text></svg><p>Story</p></main>',
+      'main',
+      'Story',
+    ],
     ['a hidden <main> does not count', '<main hidden>old</main><body><p>Story</p></body>', 'body', 'Story'],
   ])('%s', (_name, html, via, expected) => {
     const picked = main_(html);
@@ -103,18 +113,54 @@ describe('markdown', () => {
   it('writes tables as pipe tables, the first row as header, ragged rows padded, pipes escaped', () => {
     const html = `<main><table><caption>Prices</caption><thead><tr><th>Item</th><th>Price</th></tr></thead>
       <tbody><tr><td><a href="/mug">Mug</a></td><td>5 | 6</td></tr><tr><td>Stool<br>folding</td></tr></tbody></table></main>`;
-    expect(markdown(html)).toBe(
-      'Prices\n\n| Item | Price |\n| --- | --- |\n| [Mug](https://example.com/mug) | 5 \\| 6 |\n| Stool folding |  |',
-    );
+    expect(markdown(html)).toBe('Prices\n\n| Item | Price |\n| --- | --- |\n| [Mug](https://example.com/mug) | 5 \\| 6 |\n| Stool folding |  |');
   });
 
   it('escapes text that would read as Markdown syntax', () => {
-    expect(markdown('<main><p># not a heading</p><p>1. not a list</p><p>a_b *c* [d]</p></main>')).toBe('\\# not a heading\n\n1\\. not a list\n\na\\_b \\*c\\* \\[d\\]');
+    expect(markdown('<main><p># not a heading</p><p>1. not a list</p><p>a_b *c* [d]</p></main>')).toBe(
+      '\\# not a heading\n\n1\\. not a list\n\na\\_b \\*c\\* \\[d\\]',
+    );
   });
 
   it('never throws and stays bounded on random HTML, deep nesting included', () => {
     const piece = fc.oneof(
-      fc.constantFrom('<p>', '</p>', '<ul>', '<ol start=x>', '<li>', '</li>', '<table>', '<tr>', '<td>', '<th>', '</table>', '<pre>', '</pre>', '<code>', '`', '<a href="/x">', '<a href="javascript:x">', '</a>', '<blockquote>', '<em>', '</em>', '<h2>', '<br>', '<img src=//x alt="a]">', '<main>', '<article>', '<nav>', '<header>', '<script>', '\u0000', '*', '|', '#', '\n', ' '),
+      fc.constantFrom(
+        '<p>',
+        '</p>',
+        '<ul>',
+        '<ol start=x>',
+        '<li>',
+        '</li>',
+        '<table>',
+        '<tr>',
+        '<td>',
+        '<th>',
+        '</table>',
+        '<pre>',
+        '</pre>',
+        '<code>',
+        '`',
+        '<a href="/x">',
+        '<a href="javascript:x">',
+        '</a>',
+        '<blockquote>',
+        '<em>',
+        '</em>',
+        '<h2>',
+        '<br>',
+        '<img src=//x alt="a]">',
+        '<main>',
+        '<article>',
+        '<nav>',
+        '<header>',
+        '<script>',
+        '\u0000',
+        '*',
+        '|',
+        '#',
+        '\n',
+        ' ',
+      ),
       fc.string({ maxLength: 8 }),
     );
     fc.assert(
@@ -144,7 +190,16 @@ describe('the content cap', () => {
 describe('extract rules', () => {
   const doc = () => parseDom('<h1> The  title </h1><a href="/a" class="n">A</a><a class="n">B</a><a href="/c" class="n">C</a><p class="price">5 €</p>');
   it('takes the first match (text, attribute, HTML) or all of them with name[]', () => {
-    const rules = ['title=h1', 'first=a.n::attr(href)', 'hrefs[]=a.n::attr(href)', 'names[]=a::text', 'html=.price::html', 'none=table', 'nones[]=table', 'attr=h1::attr(id)'].map(parseExtractFlag);
+    const rules = [
+      'title=h1',
+      'first=a.n::attr(href)',
+      'hrefs[]=a.n::attr(href)',
+      'names[]=a::text',
+      'html=.price::html',
+      'none=table',
+      'nones[]=table',
+      'attr=h1::attr(id)',
+    ].map(parseExtractFlag);
     expect(runExtract(doc(), rules, (s) => s)).toEqual({
       title: 'The title',
       first: '/a',
@@ -174,7 +229,11 @@ describe('extract rules', () => {
 
 describe('rel=canonical', () => {
   it('reads the first <link rel=canonical>, resolved against <base> and canonical', () => {
-    const page = extractPage('<base href="/b/"><link rel="alternate" href="/alt"><link rel="Canonical Other" href="page?x=1#top"><link rel=canonical href="/second">', BASE, { respectNofollow: true });
+    const page = extractPage(
+      '<base href="/b/"><link rel="alternate" href="/alt"><link rel="Canonical Other" href="page?x=1#top"><link rel=canonical href="/second">',
+      BASE,
+      { respectNofollow: true },
+    );
     expect(page.canonical).toBe('https://example.com/b/page?x=1');
     expect(extractPage('<link rel="canonical" href="javascript:x">', BASE, { respectNofollow: true }).canonical).toBeNull();
   });
@@ -208,11 +267,17 @@ describe('records of a real crawl', () => {
 
   it('carry content, extract and canonical; a body not read has bytes null and its declared contentLength', async () => {
     web = await startWeb({ sites: site() });
-    const run = await crawl([web.url('a.localhost', '/')], { defaults: { rate: 'unlimited' }, content: 'markdown', extract: { price: '.price', 'images[]': 'img::attr(src)', title: 'h1' } });
+    const run = await crawl([web.url('a.localhost', '/')], {
+      defaults: { rate: 'unlimited' },
+      content: 'markdown',
+      extract: { price: '.price', 'images[]': 'img::attr(src)', title: 'h1' },
+    });
     const byPath = new Map(run.pages.map((p) => [pathOf(p.url), p]));
     const mug = byPath.get('/products/mug?utm=1')!;
     expect(mug.canonical).toBe(web.url('a.localhost', '/products/mug'));
-    expect(mug.content).toBe(`# Enamel mug\n\nHolds **350 ml**. [Same](${web.url('a.localhost', '/products/mug?ref=x')})\n\n12.00![](${web.url('a.localhost', '/mug.png')})`);
+    expect(mug.content).toBe(
+      `# Enamel mug\n\nHolds **350 ml**. [Same](${web.url('a.localhost', '/products/mug?ref=x')})\n\n12.00![](${web.url('a.localhost', '/mug.png')})`,
+    );
     expect(mug.extract).toEqual({ price: '12.00', images: ['/mug.png'], title: 'Enamel mug' });
     expect(mug.contentTruncated).toBeUndefined();
     // Without --follow-canonical both spellings are fetched.

@@ -1,7 +1,7 @@
 /**
  * A URL's earlier attempts and throttle events in its record
  * (crawl/attempt-history.ts), and robots.txt requests as records of their own
- * (crawl/robots-fetch-record.ts): the pure parts as tables, then real crawls
+ * (crawl/robots-hop.ts): the pure parts as tables, then real crawls
  * under fake time, checked against what the scripted servers saw.
  */
 import { describe, expect, it } from 'vitest';
@@ -128,7 +128,15 @@ describe('robots.txt records', () => {
     });
     const [seen] = run.fetcher.requests('a.test').filter((r) => r.path === '/robots.txt');
     expect(robotsOf(run)).toEqual([
-      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: iso(seen.at), elapsedMs: expect.any(Number), bytes: robots.length },
+      {
+        type: 'robots',
+        url: 'http://a.test/robots.txt',
+        host: 'a.test',
+        status: 200,
+        startedAt: iso(seen.at),
+        elapsedMs: expect.any(Number),
+        bytes: robots.length,
+      },
     ]);
     // Before the page it allowed.
     expect(run.records.map((r) => r.type)).toEqual(['robots', 'page']);

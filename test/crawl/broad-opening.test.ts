@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_OPENING_PER_SLOT, Scheduler, type Job, type TakeResult } from '../../src/crawl/scheduler.js';
+import { MAX_OPENING_PER_SLOT, Scheduler, type Job, type TakeResult } from '../../src/schedule/scheduler.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { fakeCrawl } from '../support/fake-crawl.js';
 import type { ScriptedSite } from '../support/scripted-fetcher.js';
@@ -26,7 +26,7 @@ describe('Scheduler, hosts never visited (broad crawls)', () => {
           mostLoading = Math.max(mostLoading, loading.length);
           return { notBefore: Infinity };
         }
-        return (async () => void done.add(key));
+        return async () => void done.add(key);
       },
     };
     const scheduler = new Scheduler({ clock, concurrency, policyFor: policy, source });
@@ -60,11 +60,13 @@ describe('Scheduler, hosts never visited (broad crawls)', () => {
     let robotsAtFirstPage = -1;
     // eslint-disable-next-line prefer-const
     let scheduler: Scheduler;
-    const slow = (fn: () => void): Job => () =>
-      new Promise<void>((resolve) => {
-        fn();
-        clock.setTimer(resolve, serviceMs);
-      });
+    const slow =
+      (fn: () => void): Job =>
+      () =>
+        new Promise<void>((resolve) => {
+          fn();
+          clock.setTimer(resolve, serviceMs);
+        });
     const source = {
       hasWork: (key: string) => !pageStarts.has(key),
       take: (key: string): TakeResult => {

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { crawl, pathOf } from '../support/crawl-harness.js';
 import { formatSummary } from '../../src/output/summary.js';
-import { linkCheckExtra, wantsGet } from '../../src/crawl/link-check.js';
+import { linkCheckExtra, wantsGet } from '../../src/crawl/entries/link-check.js';
 import type { FrontierEntry } from '../../src/store/crawl-store.js';
 
 let web: Web | undefined;
@@ -74,7 +74,17 @@ describe('--check-links on a local web', () => {
     // Exactly one request per external link (two where HEAD was refused), robots.txt once.
     const extLog = web.requests('ext.localhost').map((r) => `${r.method} ${r.path}`);
     expect(extLog.sort()).toEqual(
-      ['GET /robots.txt', 'HEAD /ok', 'HEAD /missing', 'HEAD /no-head', 'GET /no-head', 'HEAD /reset-head', 'GET /reset-head', 'HEAD /moved', 'HEAD /gone-too'].sort(),
+      [
+        'GET /robots.txt',
+        'HEAD /ok',
+        'HEAD /missing',
+        'HEAD /no-head',
+        'GET /no-head',
+        'HEAD /reset-head',
+        'GET /reset-head',
+        'HEAD /moved',
+        'HEAD /gone-too',
+      ].sort(),
     );
     const checks = run.pages.filter((p) => p.kind === 'link-check');
     const byPath = (p: string) => checks.find((r) => pathOf(r.url) === p)!;
@@ -91,7 +101,10 @@ describe('--check-links on a local web', () => {
     expect(run.skipped.filter((s) => s.reason === 'scope')).toEqual([]);
 
     // In-scope pages are crawled as usual.
-    const own = run.pages.filter((p) => p.kind === undefined).map((p) => pathOf(p.url)).sort();
+    const own = run.pages
+      .filter((p) => p.kind === undefined)
+      .map((p) => pathOf(p.url))
+      .sort();
     expect(own).toEqual(['/', '/about', '/broken']);
 
     // broken: /missing, /gone-too, the dead port; in scope: /broken (404).

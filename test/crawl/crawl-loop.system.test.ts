@@ -53,7 +53,9 @@ describe('test support: the clock runner and the scripted fetcher', () => {
 
   it('runUntilDone fails a stall, a run past its simulated-time bound and one past its step bound instead of hanging', async () => {
     const clock = new FakeClock(0);
-    await expect(clock.runUntilDone(new Promise(() => {}), { describe: () => 'nothing here' })).rejects.toThrow(/^stalled: nothing scheduled and not done, after 0 ms .*nothing here$/);
+    await expect(clock.runUntilDone(new Promise(() => {}), { describe: () => 'nothing here' })).rejects.toThrow(
+      /^stalled: nothing scheduled and not done, after 0 ms .*nothing here$/,
+    );
 
     const ticking = new FakeClock(0);
     const tick = () => ticking.setTimer(tick, 1_000);
@@ -113,7 +115,12 @@ describe('test support: the clock runner and the scripted fetcher', () => {
       },
     });
     const failure = async (p: Promise<unknown>) => {
-      const err = await clock.runUntilDone(p.then(() => null, (e: unknown) => e));
+      const err = await clock.runUntilDone(
+        p.then(
+          () => null,
+          (e: unknown) => e,
+        ),
+      );
       expect(err).toBeInstanceOf(FetchError);
       return { code: (err as FetchError).code, at: clock.now() };
     };
@@ -138,7 +145,16 @@ describe('test support: the clock runner and the scripted fetcher', () => {
       ['/', null, 250],
     ]);
     expect(fetcher.pending).toBe(0);
-    expect(fetcher.attempts().map((a) => a.outcome)).toEqual(['CONNECTION_REFUSED', 'DNS_FAILURE', 'HEADERS_TIMEOUT', 'HEADERS_TIMEOUT', 'BODY_TIMEOUT', 'CONNECTION_RESET', 'ABORTED', 'ABORTED']);
+    expect(fetcher.attempts().map((a) => a.outcome)).toEqual([
+      'CONNECTION_REFUSED',
+      'DNS_FAILURE',
+      'HEADERS_TIMEOUT',
+      'HEADERS_TIMEOUT',
+      'BODY_TIMEOUT',
+      'CONNECTION_RESET',
+      'ABORTED',
+      'ABORTED',
+    ]);
   });
 
   it('routes limit, robots, handler, pages, generate and 404 like fixtures/web.js, and counts in-flight requests at arrival', async () => {
@@ -240,7 +256,9 @@ describe('429/503 and Retry-After', () => {
     it(`${status} with ${form === 'none' ? 'no Retry-After' : `Retry-After as ${form}`}: every page ends 200, nothing arrives before a pause ends, few throttles`, async () => {
       const a = announcer(form);
       const run = await fakeCrawl({
-        sites: { 'strict.test': { generate: { pages: 20, linksPerPage: 3 }, limit: { perSecond: 4, status, ...(a.retryAfter ? { retryAfter: a.retryAfter } : {}) } } },
+        sites: {
+          'strict.test': { generate: { pages: 20, linksPerPage: 3 }, limit: { perSecond: 4, status, ...(a.retryAfter ? { retryAfter: a.retryAfter } : {}) } },
+        },
         seeds: ['http://strict.test/'],
         config: { domains: { 'strict.test': { rate: '20/s', concurrency: 2, backoff: { base: '500ms', cap: '4s' } } } },
         serverClockSkewMs: SKEW,
@@ -342,7 +360,10 @@ describe('retries and failing hosts', () => {
   it('gives up a host that never answers, in bounded time, while another host runs at full speed', async () => {
     const run = await fakeCrawl({
       sites: {
-        'hang.test': { pages: { '/': '<a href="/1">1</a><a href="/2">2</a><a href="/3">3</a><a href="/4">4</a><a href="/5">5</a>' }, handler: (req, next) => (req.path === '/' ? next() : { hang: true }) },
+        'hang.test': {
+          pages: { '/': '<a href="/1">1</a><a href="/2">2</a><a href="/3">3</a><a href="/4">4</a><a href="/5">5</a>' },
+          handler: (req, next) => (req.path === '/' ? next() : { hang: true }),
+        },
         'fine.test': { generate: { pages: 20, linksPerPage: 2 } },
       },
       seeds: ['http://hang.test/', 'http://fine.test/'],
@@ -375,7 +396,10 @@ describe('retries and failing hosts', () => {
     const run = await fakeCrawl({
       sites: { 'down.test': { connectFail: 'CONNECTION_REFUSED' } },
       seeds: ['http://down.test/', 'http://down.test/a', 'http://down.test/b'],
-      config: { robots: { enabled: false }, defaults: { rate: '50/s', retries: 1, backoff: { base: '50ms', cap: '100ms' }, hostFailures: { pause: 2, giveUp: 3 } } },
+      config: {
+        robots: { enabled: false },
+        defaults: { rate: '50/s', retries: 1, backoff: { base: '50ms', cap: '100ms' }, hostFailures: { pause: 2, giveUp: 3 } },
+      },
     });
     expect(run.pages.length).toBeGreaterThan(0);
     expect(run.pages.every((p) => p.error?.code === 'CONNECTION_REFUSED')).toBe(true);
@@ -479,7 +503,11 @@ describe('robots.txt and failing hosts', () => {
         'ok.test': { generate: { pages: 5, linksPerPage: 2 } },
       },
       seeds: ['http://dead.test/', 'http://hang.test/', 'http://ok.test/'],
-      config: { defaults: { rate: '100/s' }, timeout: { connect: '2s', headers: '1s', body: '1s' }, robots: { unavailableRetries: 1, unavailableRetryDelay: '200ms' } },
+      config: {
+        defaults: { rate: '100/s' },
+        timeout: { connect: '2s', headers: '1s', body: '1s' },
+        robots: { unavailableRetries: 1, unavailableRetryDelay: '200ms' },
+      },
     });
     const byUrl = new Map(run.pages.map((p) => [p.url, p]));
     expect(byUrl.get('http://hang.test/')).toMatchObject({ status: null, attempts: 3, error: { code: 'HEADERS_TIMEOUT' } });
@@ -645,7 +673,12 @@ describe('exact server feedback (only fake time can check these)', () => {
 
   it('cuts a Retry-After longer than maxRetryAfter, and says so', async () => {
     const run = await fakeCrawl({
-      sites: { 'long.test': { pages: { '/': '<a href="/a">a</a>', '/a': 'a' }, handler: (req, next) => (req.path === '/a' && req.nth === 1 ? { status: 429, headers: { 'retry-after': '3600' } } : next()) } },
+      sites: {
+        'long.test': {
+          pages: { '/': '<a href="/a">a</a>', '/a': 'a' },
+          handler: (req, next) => (req.path === '/a' && req.nth === 1 ? { status: 429, headers: { 'retry-after': '3600' } } : next()),
+        },
+      },
       seeds: ['http://long.test/'],
       config: { domains: { 'long.test': { rate: '10/s', maxRetryAfter: '2s' } } },
     });
@@ -697,7 +730,13 @@ describe('exact server feedback (only fake time can check these)', () => {
     });
     expect(run.pages.filter((p) => p.status === 200)).toHaveLength(4 * 5);
     // Page to page: the Crawl-delay is applied when robots.txt is first consulted, by which time the first page's start is decided.
-    const pageGaps = (host: string) => gaps(run.fetcher.requests(host).filter((r) => r.path !== '/robots.txt').map((r) => r.at));
+    const pageGaps = (host: string) =>
+      gaps(
+        run.fetcher
+          .requests(host)
+          .filter((r) => r.path !== '/robots.txt')
+          .map((r) => r.at),
+      );
     const expected: Array<[string, number]> = [
       ['slower.test', gap(2000)], // raised to the Crawl-delay
       ['faster.test', gap(1000)], // a floor never lowers the configured gap
@@ -717,7 +756,11 @@ describe('exact server feedback (only fake time can check these)', () => {
     const run = await fakeCrawl({
       sites: {
         'spent.test': {
-          pages: { '/': { body: '<a href="/a">a</a> <a href="/b">b</a>', headers: { 'ratelimit-limit': '10', 'ratelimit-remaining': '0', 'ratelimit-reset': '3' } }, '/a': 'a', '/b': 'b' },
+          pages: {
+            '/': { body: '<a href="/a">a</a> <a href="/b">b</a>', headers: { 'ratelimit-limit': '10', 'ratelimit-remaining': '0', 'ratelimit-reset': '3' } },
+            '/a': 'a',
+            '/b': 'b',
+          },
         },
         'xspent.test': {
           pages: { '/a': 'a' },
@@ -744,7 +787,12 @@ describe('exact server feedback (only fake time can check these)', () => {
 
   it('spreads a RateLimit budget evenly until its reset, then returns to the configured rate', async () => {
     const run = await fakeCrawl({
-      sites: { 'spread.test': { pages: { '/': { body: linksTo(16), headers: { 'ratelimit-remaining': '9', 'ratelimit-reset': '10' } } }, generate: { pages: 40, linksPerPage: 0 } } },
+      sites: {
+        'spread.test': {
+          pages: { '/': { body: linksTo(16), headers: { 'ratelimit-remaining': '9', 'ratelimit-reset': '10' } } },
+          generate: { pages: 40, linksPerPage: 0 },
+        },
+      },
       seeds: ['http://spread.test/'],
       config: { domains: { 'spread.test': { rate: '10/s' } } },
     });

@@ -41,7 +41,10 @@ describe('crawl: coverage and dedupe', () => {
       defaults: { rate: '100/s', concurrency: 2 },
     });
     expect(duplicates(web.requests())).toEqual([]);
-    const aPaths = web.requests('a.localhost').map((r) => r.path).sort();
+    const aPaths = web
+      .requests('a.localhost')
+      .map((r) => r.path)
+      .sort();
     expect(aPaths).toEqual(['/', '/robots.txt', '/x', '/z', '/~user']);
     expect(web.count('b.localhost')).toBe(1 + 1 + 20); // robots.txt, /, /p/0..19
     // Every fetched URL appears exactly once in the output, and every line parses.
@@ -102,7 +105,7 @@ describe('crawl: coverage and dedupe', () => {
 });
 
 describe('crawl: politeness measured at the server', () => {
-  it('keeps a host\'s gap and concurrency as the real server measures them, robots.txt included', async () => {
+  it("keeps a host's gap and concurrency as the real server measures them, robots.txt included", async () => {
     web = await startWeb({ sites: { 'gap.localhost': { generate: { pages: 5, linksPerPage: 2 } } } });
     const run = await crawl([web.url('gap.localhost', '/')], { domains: { 'gap.localhost': { rate: '10/s', concurrency: 4 } } });
     expect(run.pages.filter((p) => p.status === 200)).toHaveLength(6);
@@ -176,7 +179,10 @@ describe('crawl: failures', () => {
     expect(web.count('hang.localhost', '/')).toBe(1);
     // robots.txt of the refused host is unavailable, so the host is given up (no page request is ever made);
     // the seed is reported as the dead link it is: a page record with the connection's error, not a skip.
-    expect(run.pages.find((p) => p.url.includes(`:${deadPort}`))).toMatchObject({ status: null, error: { code: 'CONNECTION_REFUSED', message: expect.stringContaining('robots.txt') } });
+    expect(run.pages.find((p) => p.url.includes(`:${deadPort}`))).toMatchObject({
+      status: null,
+      error: { code: 'CONNECTION_REFUSED', message: expect.stringContaining('robots.txt') },
+    });
     expect(run.skipped.find((s) => s.url.includes(`:${deadPort}`))).toBeUndefined();
     expect(run.pages.filter((p) => p.url.includes('ok.localhost') && p.status === 200)).toHaveLength(6);
   });

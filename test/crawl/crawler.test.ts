@@ -13,9 +13,30 @@ describe('isoTimeFormatter', () => {
   it('matches toISOString on the edges of seconds, signs, fractions and the Date range', () => {
     const format = isoTimeFormatter();
     const cases = [
-      0, 1, 9, 10, 99, 100, 999, 1000, 1001, -1, -999, -1000, -1001, 1.7, -1.7, 999.9,
-      Date.UTC(2026, 10, 21, 3, 29, 6, 928), Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1),
-      -62198755200000, 253402300799999, 253402300800000, 8.64e15, -8.64e15,
+      0,
+      1,
+      9,
+      10,
+      99,
+      100,
+      999,
+      1000,
+      1001,
+      -1,
+      -999,
+      -1000,
+      -1001,
+      1.7,
+      -1.7,
+      999.9,
+      Date.UTC(2026, 10, 21, 3, 29, 6, 928),
+      Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2027, 0, 1),
+      -62198755200000,
+      253402300799999,
+      253402300800000,
+      8.64e15,
+      -8.64e15,
     ];
     for (const ms of cases) {
       // Twice: the first call fills the cache, the second reads it.

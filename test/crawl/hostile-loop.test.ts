@@ -36,7 +36,12 @@ async function crawlWith(opts: {
   const { settings } = opts;
   const fetcher = createScriptedFetcher({ clock, sites: opts.sites, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes });
   const records: OutputRecord[] = [];
-  const sink: RecordSink = { write: async (r) => void records.push(JSON.parse(JSON.stringify(r)) as OutputRecord), close: async () => {}, broken: false, written: 0 };
+  const sink: RecordSink = {
+    write: async (r) => void records.push(JSON.parse(JSON.stringify(r)) as OutputRecord),
+    close: async () => {},
+    broken: false,
+    written: 0,
+  };
   const crawler = new Crawler({ settings, seeds: opts.seeds, clock, fetcher, sink, store: opts.store, random: seededRandom(1) });
   opts.onCrawler?.(crawler, clock);
   const stats = await clock.runUntilDone(crawler.run());
@@ -49,7 +54,8 @@ async function crawlWith(opts: {
   };
 }
 
-const settingsOf = (config: Record<string, unknown>, flags: Parameters<typeof buildSettings>[1] = {}) => buildSettings(validateConfig(config, 'test config'), flags);
+const settingsOf = (config: Record<string, unknown>, flags: Parameters<typeof buildSettings>[1] = {}) =>
+  buildSettings(validateConfig(config, 'test config'), flags);
 
 describe('bounded memory: the queue cap', () => {
   it('never queues more than maxQueued: a site with 200 new links per page gets the rest skipped as queue-full, counted in the summary', async () => {
@@ -115,7 +121,12 @@ describe('trap defences', () => {
   it('skips a URL with more query parameters than traps.maxQueryParams (default 32)', async () => {
     const params = (n: number) => Array.from({ length: n }, (_, i) => `p${i}=${i}`).join('&');
     const run = await fakeCrawl({
-      sites: { 'q.test': { pages: { '/': linksTo([`/ok?${params(32)}`, `/many?${params(33)}`]) }, handler: (req, next) => (req.path.startsWith('/ok') ? 'ok' : next()) } },
+      sites: {
+        'q.test': {
+          pages: { '/': linksTo([`/ok?${params(32)}`, `/many?${params(33)}`]) },
+          handler: (req, next) => (req.path.startsWith('/ok') ? 'ok' : next()),
+        },
+      },
       seeds: ['http://q.test/'],
       config: { defaults: UNLIMITED },
     });
@@ -131,7 +142,11 @@ describe('trap defences', () => {
     });
     expect(run.pages.map((p) => pathOf(p.url))).toEqual(['/', '/a/b/', '/a/b/a/b/', '/a/b/a/b/a/b/']);
     expect(run.skipped).toEqual([
-      expect.objectContaining({ url: 'http://rel.test/a/b/a/b/a/b/a/b/', reason: 'repeated-path', detail: 'segment "a" 4 times in the path, over traps.maxPathRepeats (3)' }),
+      expect.objectContaining({
+        url: 'http://rel.test/a/b/a/b/a/b/a/b/',
+        reason: 'repeated-path',
+        detail: 'segment "a" 4 times in the path, over traps.maxPathRepeats (3)',
+      }),
     ]);
   });
 
@@ -169,7 +184,10 @@ describe('stopping costs the same whatever the queue size', () => {
   }
 
   const sites = (): Record<string, ScriptedSite> => ({
-    'big.test': { pages: { '/': linksTo(Array.from({ length: 3000 }, (_, i) => `/p/${i}`)) }, handler: (req, next) => (req.path.startsWith('/p/') ? { hang: true } : next()) },
+    'big.test': {
+      pages: { '/': linksTo(Array.from({ length: 3000 }, (_, i) => `/p/${i}`)) },
+      handler: (req, next) => (req.path.startsWith('/p/') ? { hang: true } : next()),
+    },
     'slow.test': { pages: { '/a': 'a', '/b': 'b' } },
   });
   const seeds = ['http://big.test/', 'http://slow.test/a', 'http://slow.test/b'];
@@ -207,7 +225,8 @@ describe('stopping costs the same whatever the queue size', () => {
   it('drains one host with 300,000 queued URLs (what a stop with emitSkipped does)', () => {
     const store = new MemoryStore();
     store.open({ seeds: [], configFingerprint: '' });
-    for (let i = 0; i < 300_000; i++) store.add(`http://big.test/${i}`, 'big.test', { url: `http://big.test/${i}`, depth: 1, parent: null, hops: 0, attempt: 0 });
+    for (let i = 0; i < 300_000; i++)
+      store.add(`http://big.test/${i}`, 'big.test', { url: `http://big.test/${i}`, depth: 1, parent: null, hops: 0, attempt: 0 });
     expect(store.drain()).toHaveLength(300_000);
     expect(store.counts().queued).toBe(0);
   });
@@ -215,7 +234,12 @@ describe('stopping costs the same whatever the queue size', () => {
   it('at max-pages, counts what is left in bulk too', async () => {
     const store = new WatchedStore();
     const run = await crawlWith({
-      sites: { 'big.test': { pages: { '/': linksTo(Array.from({ length: 3000 }, (_, i) => `/p/${i}`)) }, handler: (req, next) => (req.path.startsWith('/p/') ? 'p' : next()) } },
+      sites: {
+        'big.test': {
+          pages: { '/': linksTo(Array.from({ length: 3000 }, (_, i) => `/p/${i}`)) },
+          handler: (req, next) => (req.path.startsWith('/p/') ? 'p' : next()),
+        },
+      },
       seeds: ['http://big.test/'],
       settings: settingsOf({ maxPages: 5, defaults: UNLIMITED }),
       store,
@@ -228,10 +252,15 @@ describe('stopping costs the same whatever the queue size', () => {
 });
 
 describe('hostile input', () => {
-  it('never reports an error in link handling as the page\'s fetch error', async () => {
+  it("never reports an error in link handling as the page's fetch error", async () => {
     // An --include pattern that throws when run, bypassing config validation.
     const settings = settingsOf({ defaults: UNLIMITED });
-    const throwing = { source: 'a', test: (): boolean => { throw new Error('Regular expression too large'); } };
+    const throwing = {
+      source: 'a',
+      test: (): boolean => {
+        throw new Error('Regular expression too large');
+      },
+    };
     settings.include = [throwing];
     const run = await crawlWith({ sites: { 'a.test': { pages: { '/': linksTo(['/x', '/y']) } } }, seeds: ['http://a.test/'], settings });
     expect(run.pages).toEqual([expect.objectContaining({ url: 'http://a.test/', status: 200, links: 2 })]);
@@ -242,7 +271,12 @@ describe('hostile input', () => {
 
   it('skips a seed longer than maxUrlLength with a url-too-long record, and never requests it', async () => {
     const long = `http://a.test/${'x'.repeat(5 * 1024 * 1024)}`;
-    const run = await fakeCrawl({ sites: { 'a.test': { pages: { '/': 'home' } } }, seeds: [long, 'http://a.test/'], config: { defaults: UNLIMITED }, flags: { emitSkipped: false } });
+    const run = await fakeCrawl({
+      sites: { 'a.test': { pages: { '/': 'home' } } },
+      seeds: [long, 'http://a.test/'],
+      config: { defaults: UNLIMITED },
+      flags: { emitSkipped: false },
+    });
     expect(run.fetcher.attempts().map((a) => a.path)).toEqual(['/robots.txt', '/']);
     expect(run.skipped).toHaveLength(1);
     expect(run.skipped[0]).toMatchObject({ reason: 'url-too-long', depth: 0, detail: `${long.length} characters, over the limit of 2048` });
@@ -255,9 +289,13 @@ describe('hostile input', () => {
       sites: {
         'r.test': {
           pages: {
-            '/a': to('/b'), '/b': to('/a'), // two-step loop
+            '/a': to('/b'),
+            '/b': to('/a'), // two-step loop
             '/self': to('/self'),
-            '/x': to('/y'), '/y': to('/z'), '/z': to('/w'), '/w': to('/y'), // a loop that does not include the chain's start
+            '/x': to('/y'),
+            '/y': to('/z'),
+            '/z': to('/w'),
+            '/w': to('/y'), // a loop that does not include the chain's start
             '/p': to('/a'), // into another chain: a plain repeat, not a loop
           },
         },
@@ -279,16 +317,35 @@ describe('robots.txt redirects', () => {
   it('follows a robots.txt redirect to another host whatever the scope (RFC 9309 §2.3.1.2), paced by that host, and applies its rules to the first host', async () => {
     const run = await fakeCrawl({
       sites: {
-        'a.test': { robots: { status: 301, headers: { location: 'http://cdn.test/a-robots.txt' } }, pages: { '/': linksTo(['/private', '/open']), '/private': 'p', '/open': 'o' } },
+        'a.test': {
+          robots: { status: 301, headers: { location: 'http://cdn.test/a-robots.txt' } },
+          pages: { '/': linksTo(['/private', '/open']), '/private': 'p', '/open': 'o' },
+        },
         // cdn.test is crawled too: the hop for a.test is one more request to it, inside its own gap.
-        'cdn.test': { robots: 'User-agent: *\nAllow: /\n', pages: { '/': linksTo(['/x', '/y']), '/x': 'x', '/y': 'y', '/a-robots.txt': { body: 'User-agent: *\nDisallow: /private\n', headers: { 'content-type': 'text/plain' } } } },
-        'b.test': { robots: { status: 301, headers: { location: '/real-robots.txt' } }, pages: { '/': linksTo(['/private']), '/real-robots.txt': { body: 'User-agent: *\nDisallow: /private\n', headers: { 'content-type': 'text/plain' } } } },
+        'cdn.test': {
+          robots: 'User-agent: *\nAllow: /\n',
+          pages: {
+            '/': linksTo(['/x', '/y']),
+            '/x': 'x',
+            '/y': 'y',
+            '/a-robots.txt': { body: 'User-agent: *\nDisallow: /private\n', headers: { 'content-type': 'text/plain' } },
+          },
+        },
+        'b.test': {
+          robots: { status: 301, headers: { location: '/real-robots.txt' } },
+          pages: { '/': linksTo(['/private']), '/real-robots.txt': { body: 'User-agent: *\nDisallow: /private\n', headers: { 'content-type': 'text/plain' } } },
+        },
       },
       seeds: ['http://a.test/', 'http://b.test/', 'http://cdn.test/'],
       config: { defaults: UNLIMITED, domains: { 'cdn.test': { rate: '6/min', concurrency: 1 } } },
     });
     expect(run.fetcher.count('cdn.test', '/a-robots.txt')).toBe(1);
-    expect(run.pages.filter((p) => p.url.startsWith('http://a.test/')).map((p) => pathOf(p.url)).sort()).toEqual(['/', '/open']);
+    expect(
+      run.pages
+        .filter((p) => p.url.startsWith('http://a.test/'))
+        .map((p) => pathOf(p.url))
+        .sort(),
+    ).toEqual(['/', '/open']);
     expect(run.skipped).toContainEqual(expect.objectContaining({ url: 'http://a.test/private', reason: 'robots' }));
     // Every request cdn.test got, the hop for a.test included, kept its 10 s gap.
     const starts = run.fetcher.requests('cdn.test').map((r) => r.at);

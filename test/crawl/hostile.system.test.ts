@@ -51,9 +51,15 @@ describe('total deadlines', () => {
 
   it('gives robots.txt at most the total deadline, so one dripped a byte at a time cannot hold its host', async () => {
     web = await startWeb({
-      sites: { 'drip.localhost': { robots: { status: 200, chunks: { parts: Array.from({ length: 200 }, () => '#'), intervalMs: 20 } }, pages: { '/': 'home' } } },
+      sites: {
+        'drip.localhost': { robots: { status: 200, chunks: { parts: Array.from({ length: 200 }, () => '#'), intervalMs: 20 } }, pages: { '/': 'home' } },
+      },
     });
-    const run = await crawl([web.url('drip.localhost', '/')], { timeout: { total: '300ms', body: '5s' }, robots: { unavailableRetries: 0 }, defaults: { rate: 'unlimited' } });
+    const run = await crawl([web.url('drip.localhost', '/')], {
+      timeout: { total: '300ms', body: '5s' },
+      robots: { unavailableRetries: 0 },
+      defaults: { rate: 'unlimited' },
+    });
     expect(run.skipped).toEqual([expect.objectContaining({ reason: 'robots-unavailable', detail: expect.stringContaining('TOTAL_TIMEOUT') })]);
     expect(run.wallMs).toBeLessThan(1000);
   });
@@ -86,10 +92,15 @@ describe('slow hosts and global slots', () => {
     let crawler: Crawler | undefined;
     const started = Date.now();
     // Deadlines far beyond the test: only releasing slow requests' slots can let the good site in.
-    const running = crawl(seeds, { concurrency: 16, timeout: { total: '60s', body: '60s' }, defaults: { rate: 'unlimited', concurrency: 2 } }, {}, {
-      slowAfterMs: 200,
-      onCrawler: (c) => (crawler = c),
-    });
+    const running = crawl(
+      seeds,
+      { concurrency: 16, timeout: { total: '60s', body: '60s' }, defaults: { rate: 'unlimited', concurrency: 2 } },
+      {},
+      {
+        slowAfterMs: 200,
+        onCrawler: (c) => (crawler = c),
+      },
+    );
     // Only the good site's pages can complete (the drips never do): six records out means it was crawled.
     const goodDone = await until(() => (crawler?.progress().fetched ?? 0) >= 6, 1500);
     const tookMs = Date.now() - started;
@@ -107,7 +118,7 @@ describe('slow hosts and global slots', () => {
   });
 });
 
-describe('our own shortages are not the server\'s fault', () => {
+describe("our own shortages are not the server's fault", () => {
   it('retries a page whose connect failed with EMFILE (LOCAL_RESOURCE) without counting it against the host', async () => {
     // Every request connects afresh (connection: close), so each one resolves the name again.
     let robotsServed = false;

@@ -4,9 +4,34 @@ import { pageOutcome } from '../../src/crawl/page-outcome.js';
 import type { PageRecord } from '../../src/types.js';
 
 const entry = { url: 'http://a.test/dir/page', depth: 2, parent: 'http://a.test/', hops: 0, attempt: 0 };
-const base: PageRecord = { type: 'page', url: entry.url, host: 'a.test', status: null, depth: 2, parent: entry.parent, contentType: null, bytes: 0, title: null, links: 0, fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 0 };
+const base: PageRecord = {
+  type: 'page',
+  url: entry.url,
+  host: 'a.test',
+  status: null,
+  depth: 2,
+  parent: entry.parent,
+  contentType: null,
+  bytes: 0,
+  title: null,
+  links: 0,
+  fetchedAt: '2026-01-01T00:00:00.000Z',
+  elapsedMs: 0,
+};
 const opts = { maxRedirects: 3, respectNofollow: true, emitLinks: false, userAgentToken: 'crawl' };
-const res = (r: Partial<FetchResult>): FetchResult => ({ url: entry.url, status: 200, headers: {}, contentType: 'text/html', charset: 'utf-8', body: null, bytes: 0, truncated: false, location: null, elapsedMs: 12.4, ...r });
+const res = (r: Partial<FetchResult>): FetchResult => ({
+  url: entry.url,
+  status: 200,
+  headers: {},
+  contentType: 'text/html',
+  charset: 'utf-8',
+  body: null,
+  bytes: 0,
+  truncated: false,
+  location: null,
+  elapsedMs: 12.4,
+  ...r,
+});
 
 describe('pageOutcome', () => {
   it('follows a redirect at the same depth with one more hop, resolved against the page', () => {
@@ -28,7 +53,10 @@ describe('pageOutcome', () => {
     const html = '<title>T</title><a href="/a">a</a><a href="b">b</a><a rel="nofollow" href="/c">c</a>';
     const out = pageOutcome(entry, res({ body: html, bytes: html.length }), base, { ...opts, emitLinks: true });
     expect(out.record).toMatchObject({ status: 200, title: 'T', links: 2, bytes: html.length, linkList: ['http://a.test/a', 'http://a.test/dir/b'] });
-    expect(out.next.map((n) => [n.url, n.depth])).toEqual([['http://a.test/a', 3], ['http://a.test/dir/b', 3]]);
+    expect(out.next.map((n) => [n.url, n.depth])).toEqual([
+      ['http://a.test/a', 3],
+      ['http://a.test/dir/b', 3],
+    ]);
     expect(out.nofollow).toEqual(['http://a.test/c']);
   });
 

@@ -119,7 +119,7 @@ describe('--recrawl', () => {
     expect(third.stderr).toMatch(/\(pass 3\)/);
   }, 60_000);
 
-  it('--since: the same changes from a previous run\'s records, without a state file', async () => {
+  it("--since: the same changes from a previous run's records, without a state file", async () => {
     web = await startWeb({ sites: { [HOST]: { robots: null, pages: twoGenerationSite(1) } } });
     const seed = web.url(HOST, '/');
     expect((await run(['-o', 'pass1.jsonl', ...RATE, seed])).code).toBe(0);
@@ -193,7 +193,10 @@ describe('crawling-again flags', () => {
       [['--revisit-min', '5s', '--state', 's.db', 'http://a.localhost/'], /--revisit-min goes with --revisit/],
       [['--revisit', '--revisit-min', '500ms', '--state', 's.db', 'http://a.localhost/'], /--revisit-min: expected at least 1s, got "500ms"/],
       [['--revisit', '--revisit-min', 'soon', '--state', 's.db', 'http://a.localhost/'], /--revisit-min: expected a duration/],
-      [['--revisit', '--revisit-min', '2d', '--revisit-max', '1d', '--state', 's.db', 'http://a.localhost/'], /--revisit-min 2d is longer than --revisit-max 1d/],
+      [
+        ['--revisit', '--revisit-min', '2d', '--revisit-max', '1d', '--state', 's.db', 'http://a.localhost/'],
+        /--revisit-min 2d is longer than --revisit-max 1d/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await run(args);

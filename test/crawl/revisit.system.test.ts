@@ -48,7 +48,23 @@ async function revisitWeb(): Promise<Web> {
   });
 }
 
-const revisitArgs = (w: Web, maxTime: string) => ['--state', 'revisit.db', '--revisit', '--revisit-min', '1s', '--revisit-max', '3s', '--rate', '20/s', '--max-time', maxTime, '-o', 'visits.jsonl', '-q', w.url('r.localhost', '/')];
+const revisitArgs = (w: Web, maxTime: string) => [
+  '--state',
+  'revisit.db',
+  '--revisit',
+  '--revisit-min',
+  '1s',
+  '--revisit-max',
+  '3s',
+  '--rate',
+  '20/s',
+  '--max-time',
+  maxTime,
+  '-o',
+  'visits.jsonl',
+  '-q',
+  w.url('r.localhost', '/'),
+];
 
 describe('crawl --state FILE --revisit', () => {
   it('asks changed pages again sooner than static ones, conditionally, until --max-time; status says what is due', async () => {
@@ -65,12 +81,24 @@ describe('crawl --state FILE --revisit', () => {
     expect(again.length).toBeGreaterThanOrEqual(STATIC);
     expect(again.every((r) => r.status === 304)).toBe(true);
     const out = jsonLines<Rec>(await readFile(join(tmp.path, 'visits.jsonl.partial'), 'utf8')).filter((r) => r.type === 'page');
-    expect(out.filter((r) => r.url.endsWith('/live')).slice(1).every((r) => r.change === 'changed')).toBe(true);
-    expect(out.filter((r) => r.url.endsWith('/s/0')).slice(1).every((r) => r.change === 'unchanged' && r.status === 304)).toBe(true);
+    expect(
+      out
+        .filter((r) => r.url.endsWith('/live'))
+        .slice(1)
+        .every((r) => r.change === 'changed'),
+    ).toBe(true);
+    expect(
+      out
+        .filter((r) => r.url.endsWith('/s/0'))
+        .slice(1)
+        .every((r) => r.change === 'unchanged' && r.status === 304),
+    ).toBe(true);
 
     const status = await startCrawl(['status', '--state', 'revisit.db'], tmp.path).done;
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`revisits: ${STATIC + 2} page\\(s\\) waiting; next due \\d{4}-\\d\\d-\\d\\dT[^,]+, ${STATIC + 2} within the hour`));
+    expect(status.stdout).toMatch(
+      new RegExp(`revisits: ${STATIC + 2} page\\(s\\) waiting; next due \\d{4}-\\d\\d-\\d\\dT[^,]+, ${STATIC + 2} within the hour`),
+    );
     expect(status.stdout).toMatch(/done: {5}8 /);
   }, 60_000);
 
@@ -95,7 +123,10 @@ describe('crawl --state FILE --revisit', () => {
     // A visit reported twice would show as two records of a URL closer together than the 1 s revisit floor
     // (the resumed crawl asks a page whose record was kept again at once).
     for (const url of new Set(out.map((r) => r.url))) {
-      const times = out.filter((r) => r.url === url).map((r) => Date.parse(r.fetchedAt)).sort((a, b) => a - b);
+      const times = out
+        .filter((r) => r.url === url)
+        .map((r) => Date.parse(r.fetchedAt))
+        .sort((a, b) => a - b);
       const close = times.slice(1).filter((t, i) => t - times[i] < 900);
       expect(close, url).toEqual([]);
     }

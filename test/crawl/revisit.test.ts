@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildSettings, validateConfig } from '../../src/config/settings.js';
 import { Crawler } from '../../src/crawl/crawler.js';
-import { freshFor, revisitInterval } from '../../src/crawl/recrawl-change.js';
+import { freshFor, revisitInterval } from '../../src/recrawl/recrawl-change.js';
 import type { RecordSink } from '../../src/output/sink.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import type { PageRecord } from '../../src/types.js';
@@ -58,7 +58,10 @@ async function revisitFor(file: string, runMs: number, start: number, web: Scrip
       records.push(r as PageRecord);
       return Promise.resolve();
     },
-    close: () => Promise.resolve(), broken: false, written: 0 };
+    close: () => Promise.resolve(),
+    broken: false,
+    written: 0,
+  };
   const crawler = new Crawler({ settings, seeds: ['http://a.test/'], clock, fetcher, sink, store, random: seededRandom(1), revisit: bounds });
   clock.setTimer(() => crawler.stop(), runMs);
   const stats = await clock.runUntilDone(crawler.run(), { maxMs: runMs + HOUR, maxSteps: 1_000_000 });
@@ -91,7 +94,13 @@ describe('--revisit', () => {
     // Every revisit of /cold is conditional and answered 304; its records say unchanged, /hot's say changed.
     const coldAsked = requests.filter((r) => r.path === '/cold').slice(1);
     expect(coldAsked.every((r) => r.headers['if-none-match'] === '"c1"' && r.status === 304)).toBe(true);
-    const changes = (path: string) => new Set(records.filter((r) => r.url.endsWith(path) && r.url !== 'http://a.test/').slice(1).map((r) => r.change));
+    const changes = (path: string) =>
+      new Set(
+        records
+          .filter((r) => r.url.endsWith(path) && r.url !== 'http://a.test/')
+          .slice(1)
+          .map((r) => r.change),
+      );
     expect(changes('/cold')).toEqual(new Set(['unchanged']));
     expect(changes('/hot')).toEqual(new Set(['changed']));
     expect(records.filter((r) => r.url === 'http://a.test/hot')[0].change).toBe('new');

@@ -4,7 +4,11 @@ import { MemoryStore, type CrawlStore } from '../../src/store/index.js';
 
 function calls(store: CrawlStore = new MemoryStore()) {
   const seen = { settled: 0, failed: [] as unknown[] };
-  const c = new StoreCalls(store, () => seen.settled++, (err) => seen.failed.push(err));
+  const c = new StoreCalls(
+    store,
+    () => seen.settled++,
+    (err) => seen.failed.push(err),
+  );
   return { c, seen };
 }
 

@@ -1,8 +1,8 @@
 /**
- * The trap defences' pure parts (src/crawl/trap-guard.ts, admission.ts), as tables.
+ * The trap defences' pure parts (src/crawl/admission.ts), as tables.
  */
 import { describe, expect, it } from 'vitest';
-import { CountTable, queryParamCount, queryPathKey, repeatedSegment, withoutQuery } from '../../src/crawl/trap-guard.js';
+import { CountTable, queryParamCount, queryPathKey, repeatedSegment, withoutQuery } from '../../src/crawl/admission.js';
 import { Admission } from '../../src/crawl/admission.js';
 import { buildSettings, validateConfig } from '../../src/config/settings.js';
 import { ADAPTIVE, initialFeedback, isQuiet, onThrottle } from '../../src/politeness/adaptive-rate.js';

@@ -116,8 +116,13 @@ describe('the fetcher with a DNS cache', () => {
 
   function fetcher(lookup: LookupFunction, extra: { idleOriginMs?: number } = {}) {
     const f = createFetcher({
-      userAgent: 'dns-test/1.0', timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 }, maxBodyBytes: 1 << 20, clock: systemClock,
-      lookup, dnsCache: { ttlMs: 60_000, negativeTtlMs: 60_000, maxEntries: 100 }, ...extra,
+      userAgent: 'dns-test/1.0',
+      timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 },
+      maxBodyBytes: 1 << 20,
+      clock: systemClock,
+      lookup,
+      dnsCache: { ttlMs: 60_000, negativeTtlMs: 60_000, maxEntries: 100 },
+      ...extra,
     });
     cleanups.push(() => f.close());
     return f;
@@ -127,7 +132,10 @@ describe('the fetcher with a DNS cache', () => {
     const base = fakeLookup({});
     const f = fetcher(base);
     for (let i = 0; i < 3; i++) {
-      const err = await f.fetch('http://nowhere.test/', { read: 'html' }).then(() => null, (e: unknown) => e);
+      const err = await f.fetch('http://nowhere.test/', { read: 'html' }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(FetchError);
       expect((err as FetchError).code).toBe('DNS_FAILURE');
     }
@@ -145,7 +153,10 @@ describe('the fetcher with a DNS cache', () => {
     }
     expect(s.connections()).toBe(3);
     for (let i = 0; i < 2; i++) {
-      const err = await f.fetch(`http://evil.test:${s.port}/`, { read: 'html', guard }).then(() => null, (e: unknown) => e);
+      const err = await f.fetch(`http://evil.test:${s.port}/`, { read: 'html', guard }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(AddressRefusedError);
     }
     expect(base.calls).toEqual(['ok.test', 'evil.test']);
@@ -167,7 +178,13 @@ describe('idle origins', () => {
     await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => (s.closeAllConnections(), s.close(() => resolve()))));
     const port = (s.address() as AddressInfo).port;
-    const f = createFetcher({ userAgent: 'idle-test/1.0', timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 }, maxBodyBytes: 1 << 20, clock: systemClock, idleOriginMs: 300 });
+    const f = createFetcher({
+      userAgent: 'idle-test/1.0',
+      timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 },
+      maxBodyBytes: 1 << 20,
+      clock: systemClock,
+      idleOriginMs: 300,
+    });
     cleanups.push(() => f.close());
     await f.fetch(`http://a.localhost:${port}/1`, { read: 'html' });
     await new Promise((r) => setTimeout(r, 50));
@@ -181,6 +198,8 @@ describe('idle origins', () => {
   });
 
   it('rejects an idleOriginMs that is not a positive number', () => {
-    expect(() => createFetcher({ userAgent: 'x', timeouts: { connectMs: 1, headersMs: 1, bodyMs: 1 }, maxBodyBytes: 1, clock: systemClock, idleOriginMs: 0 })).toThrow(/idleOriginMs/);
+    expect(() =>
+      createFetcher({ userAgent: 'x', timeouts: { connectMs: 1, headersMs: 1, bodyMs: 1 }, maxBodyBytes: 1, clock: systemClock, idleOriginMs: 0 }),
+    ).toThrow(/idleOriginMs/);
   });
 });

@@ -89,10 +89,12 @@ async function failure(promise: Promise<unknown>): Promise<FetchError> {
   return err as FetchError;
 }
 
-const html = (body: string | Buffer, type = 'text/html; charset=utf-8'): http.RequestListener => (_req, res) => {
-  res.writeHead(200, { 'content-type': type });
-  res.end(body);
-};
+const html =
+  (body: string | Buffer, type = 'text/html; charset=utf-8'): http.RequestListener =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-type': type });
+    res.end(body);
+  };
 
 // ---------------------------------------------------------------- responses as data
 
@@ -331,13 +333,7 @@ describe('charset', () => {
   const cases: Array<[string, string, Buffer, string, string]> = [
     ['header charset', 'text/html; charset=windows-1252', cafe1252, 'café', 'windows-1252'],
     ['latin1 label means windows-1252', 'text/html; charset="ISO-8859-1"', cafe1252, 'café', 'windows-1252'],
-    [
-      'meta charset',
-      'text/html',
-      Buffer.concat([Buffer.from('<html><head><meta charset="latin1"><title>'), cafe1252]),
-      'café',
-      'windows-1252',
-    ],
+    ['meta charset', 'text/html', Buffer.concat([Buffer.from('<html><head><meta charset="latin1"><title>'), cafe1252]), 'café', 'windows-1252'],
     [
       'meta http-equiv shift_jis',
       'text/html',
@@ -407,7 +403,9 @@ describe('transport failures', () => {
   it('applies a per-request timeout over the fetcher default (robots.txt uses a shorter one)', async () => {
     const server = await serve(() => {}); // accepts, never answers
     const started = Date.now();
-    const err = await failure(fetcher({ timeouts: { connectMs: 1000, headersMs: 20_000, bodyMs: 20_000 } }).fetch(server.url(), { read: 'text', timeoutMs: 150 }));
+    const err = await failure(
+      fetcher({ timeouts: { connectMs: 1000, headersMs: 20_000, bodyMs: 20_000 } }).fetch(server.url(), { read: 'text', timeoutMs: 150 }),
+    );
     expect(err.code).toBe('HEADERS_TIMEOUT');
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(err.message).toContain('150 ms');
@@ -503,13 +501,9 @@ describe('connections', () => {
   });
 
   it('answers lookups in the shape the caller asked for', async () => {
-    const one = await new Promise<unknown[]>((resolve) =>
-      lookupWithLocalhost('Shop.Localhost.', { family: 0 }, (...args) => resolve(args)),
-    );
+    const one = await new Promise<unknown[]>((resolve) => lookupWithLocalhost('Shop.Localhost.', { family: 0 }, (...args) => resolve(args)));
     expect(one).toEqual([null, '127.0.0.1', 4]);
-    const all = await new Promise<unknown[]>((resolve) =>
-      lookupWithLocalhost('a.b.localhost', { all: true }, (...args) => resolve(args)),
-    );
+    const all = await new Promise<unknown[]>((resolve) => lookupWithLocalhost('a.b.localhost', { all: true }, (...args) => resolve(args)));
     expect(all).toEqual([null, [{ address: '127.0.0.1', family: 4 }]]);
   });
 
@@ -688,15 +682,27 @@ describe('small hostile answers', () => {
   });
 });
 
-describe('timeouts fire when they say (undici\'s own timers run on a ~500 ms tick)', () => {
+describe("timeouts fire when they say (undici's own timers run on a ~500 ms tick)", () => {
   it('pure: the next deadline by phase', () => {
     const limits = { headersMs: 100, bodyMs: 50, totalMs: 1000 };
     const table: Array<[PhaseTimes, { at: number; code: string } | null]> = [
       [{ startedAt: 0 }, { at: 1000, code: 'TOTAL_TIMEOUT' }],
-      [{ startedAt: 0, dispatchedAt: 20 }, { at: 120, code: 'HEADERS_TIMEOUT' }],
-      [{ startedAt: 0, dispatchedAt: 20, respondedAt: 60 }, { at: 110, code: 'BODY_TIMEOUT' }],
-      [{ startedAt: 0, dispatchedAt: 20, respondedAt: 60, lastDataAt: 500 }, { at: 550, code: 'BODY_TIMEOUT' }],
-      [{ startedAt: 0, dispatchedAt: 20, respondedAt: 60, lastDataAt: 990 }, { at: 1000, code: 'TOTAL_TIMEOUT' }],
+      [
+        { startedAt: 0, dispatchedAt: 20 },
+        { at: 120, code: 'HEADERS_TIMEOUT' },
+      ],
+      [
+        { startedAt: 0, dispatchedAt: 20, respondedAt: 60 },
+        { at: 110, code: 'BODY_TIMEOUT' },
+      ],
+      [
+        { startedAt: 0, dispatchedAt: 20, respondedAt: 60, lastDataAt: 500 },
+        { at: 550, code: 'BODY_TIMEOUT' },
+      ],
+      [
+        { startedAt: 0, dispatchedAt: 20, respondedAt: 60, lastDataAt: 990 },
+        { at: 1000, code: 'TOTAL_TIMEOUT' },
+      ],
     ];
     for (const [times, want] of table) expect(nextDeadline(times, limits)).toMatchObject(want!);
     expect(nextDeadline({ startedAt: 0 }, { headersMs: 1, bodyMs: 1 })).toBeNull();
@@ -744,7 +750,9 @@ describe('timeouts fire when they say (undici\'s own timers run on a ~500 ms tic
     // A name lookup that never answers holds the connect phase open.
     const hang: FetcherOptions['lookup'] = () => {};
     started = performance.now();
-    const connect = await failure(fetcher({ lookup: hang, timeouts: { connectMs: 300, headersMs: 5000, bodyMs: 5000 } }).fetch('http://stalled.invalid/', { read: 'html' }));
+    const connect = await failure(
+      fetcher({ lookup: hang, timeouts: { connectMs: 300, headersMs: 5000, bodyMs: 5000 } }).fetch('http://stalled.invalid/', { read: 'html' }),
+    );
     expect(connect.code).toBe('CONNECT_TIMEOUT');
     expect(performance.now() - started).toBeGreaterThanOrEqual(295);
     expect(performance.now() - started).toBeLessThan(700);

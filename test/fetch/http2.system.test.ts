@@ -34,11 +34,14 @@ function site(log: Arrival[]) {
     inFlight++;
     log.push({ at: performance.now(), path, version: req.httpVersion, inFlight });
     const reply = (status: number, type: string, body: string) =>
-      setTimeout(() => {
-        inFlight--;
-        res.writeHead(status, { 'content-type': type });
-        res.end(body);
-      }, path === '/robots.txt' ? 0 : 250);
+      setTimeout(
+        () => {
+          inFlight--;
+          res.writeHead(status, { 'content-type': type });
+          res.end(body);
+        },
+        path === '/robots.txt' ? 0 : 250,
+      );
     if (path === '/robots.txt') return reply(200, 'text/plain', 'User-agent: *\nDisallow: /private/\n');
     if (path === '/') {
       const links = Array.from({ length: 11 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('');
@@ -55,11 +58,27 @@ let cert: Buffer;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'h2-'));
   // Test-only key and certificate, valid for 127.0.0.1 and localhost.
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   [key, cert] = await Promise.all([readFile(join(dir, 'key.pem')), readFile(join(dir, 'cert.pem'))]);
 });
 
@@ -76,7 +95,12 @@ async function crawlServer(server: http2.Http2SecureServer | https.Server, flags
   const io = memoryIo(dir);
   try {
     const code = await main(['--rate', '10/s', '--host-concurrency', '3', '--ca', 'cert.pem', ...flags, seed], io);
-    const { pages } = parseRecords(io.out().split('\n').filter((l) => l !== ''));
+    const { pages } = parseRecords(
+      io
+        .out()
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
     return { code, pages, connections, err: io.err() };
   } finally {
     // An h2 server's close waits for its sessions; the crawl has ended, so they are idle.

@@ -43,17 +43,24 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${links}</body></html>`);
   };
   web = createHttpServer(handler);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+    { stdio: 'ignore' },
+  );
   secure = createHttpsServer({ key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')) }, handler);
 
   proxy = createHttpServer((req, res) => {
     passed.push(`${req.method} ${req.url}`);
     const target = new URL(req.url!);
     // Every *.localhost name and 127.x address here is this machine.
-    const upstream = request({ host: '127.0.0.1', port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
+    const upstream = request(
+      { host: '127.0.0.1', port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
   });
@@ -92,7 +99,16 @@ async function run(args: string[], config?: Record<string, unknown>) {
     extra.push('--config', 'config.json');
   }
   const code = await main([...extra, '--rate', 'unlimited', '--emit-skipped', '-q', ...args], io);
-  return { code, err: io.err(), ...parseRecords(io.out().split('\n').filter((l) => l !== '')) };
+  return {
+    code,
+    err: io.err(),
+    ...parseRecords(
+      io
+        .out()
+        .split('\n')
+        .filter((l) => l !== ''),
+    ),
+  };
 }
 
 /** Sets proxy variables for one test (lowercase ones too, which win). */
@@ -158,7 +174,9 @@ describe('--proxy', () => {
       const r = await withEnv({}, () => run(['--proxy', `http://127.0.0.1:${portOf(guarded)}`, '--insecure', '--no-robots', seed]));
       expect(r.pages).toHaveLength(1);
       expect(r.pages[0]).toMatchObject({ status: null, error: { code: 'PROXY_ERROR' } });
-      expect(r.pages[0].error!.message).toBe(`GET ${seed} failed: the proxy answered 407 to CONNECT (Proxy Authentication Required: the proxy URL needs a user name and password)`);
+      expect(r.pages[0].error!.message).toBe(
+        `GET ${seed} failed: the proxy answered 407 to CONNECT (Proxy Authentication Required: the proxy URL needs a user name and password)`,
+      );
       expect(r.code).toBe(3); // no HTTP answer from the site: nothing reached
       expect(passed[0]).toBe(`CONNECT localhost:${securePort}`);
       // With robots.txt: the host cannot be reached through the proxy, so it is given up within seconds and the page carries the code.
@@ -187,7 +205,7 @@ describe('HTTP_PROXY, HTTPS_PROXY and NO_PROXY', () => {
     expect(passed).toEqual([`GET http://site.test:${webPort}/robots.txt`, `GET ${seed}`]);
   });
 
-  it('NO_PROXY exempts its hosts, and localhost never takes the environment\'s proxy', async () => {
+  it("NO_PROXY exempts its hosts, and localhost never takes the environment's proxy", async () => {
     const r = await withEnv({ HTTP_PROXY: proxyUrl, NO_PROXY: 'example.org, .test' }, () => run([`http://site.test:${webPort}/next`]));
     expect(r.pages[0]?.error?.code).toBe('DNS_FAILURE');
     const local = await withEnv({ HTTP_PROXY: proxyUrl }, () => run([`http://a.localhost:${webPort}/next`]));

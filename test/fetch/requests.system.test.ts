@@ -76,7 +76,10 @@ async function run(args: string[], config?: Record<string, unknown>) {
     extra.push('--config', file);
   }
   const code = await main([...extra, '--allow-private', '--scope', 'any', '--max-depth', '1', '--rate', 'unlimited', '-q', ...args], io);
-  const lines = io.out().split('\n').filter((l) => l !== '');
+  const lines = io
+    .out()
+    .split('\n')
+    .filter((l) => l !== '');
   return { code, out: io.out(), err: io.err(), ...parseRecords(lines), seen };
 }
 
@@ -153,7 +156,7 @@ describe('cookies', () => {
     expect(cookieOf('other.localhost', '/elsewhere')).toBeUndefined();
   });
 
-  it('--cookie goes to the seeds\' hosts only', async () => {
+  it("--cookie goes to the seeds' hosts only", async () => {
     const r = await run(['--cookie', 'session=abc', '--cookie', 'lang=de', url('other.localhost', '/leaf')]);
     expect(r.code).toBe(0);
     expect(requestsTo('other.localhost', '/leaf')[0].headers.cookie).toBe('session=abc; lang=de');
@@ -189,14 +192,18 @@ describe('cookies', () => {
       { domain: 'a.example', includeSubdomains: true, path: '/', secure: true, httpOnly: true, expires: 0, name: 'n', value: '' },
     ]);
     expect(() => parseNetscapeCookies('# x\na.example\tTRUE\t/\n', 'c.txt')).toThrow('c.txt: line 2: expected 7 tab-separated fields');
-    expect(() => parseNetscapeCookies('a.example\tYES\t/\tFALSE\t0\tn\tv', 'c.txt')).toThrow('c.txt: line 1: the include-subdomains field must be TRUE or FALSE');
+    expect(() => parseNetscapeCookies('a.example\tYES\t/\tFALSE\t0\tn\tv', 'c.txt')).toThrow(
+      'c.txt: line 1: the include-subdomains field must be TRUE or FALSE',
+    );
     expect(parseCookiePair('a=b=c')).toEqual({ name: 'a', value: 'b=c' });
     expect(parseCookiePair('a=b; c')).toEqual({ problem: expect.stringContaining('semicolons') });
   });
 });
 
 describe('auth per domain', () => {
-  const config = (password: unknown) => ({ domains: { 'www.shop.localhost': { auth: { basic: { user: 'alice', password } } }, 'img.shop.localhost': { auth: { bearer: 'tok-123' } } } });
+  const config = (password: unknown) => ({
+    domains: { 'www.shop.localhost': { auth: { basic: { user: 'alice', password } } }, 'img.shop.localhost': { auth: { bearer: 'tok-123' } } },
+  });
 
   it('sends credentials to their host only, drops them on a redirect elsewhere, and never writes them out', async () => {
     process.env.TEST_SHOP_PASS = 's3cret-pass';
@@ -239,7 +246,10 @@ describe('auth per domain', () => {
       const file = join(dir, 'check.json');
       await writeFile(
         file,
-        JSON.stringify({ ...config({ env: 'TEST_SHOP_PASS' }), defaults: { headers: { 'X-Team': 'crawl', 'X-Api-Key': 'k-999' }, proxy: 'http://user:pw@127.0.0.1:9' } }),
+        JSON.stringify({
+          ...config({ env: 'TEST_SHOP_PASS' }),
+          defaults: { headers: { 'X-Team': 'crawl', 'X-Api-Key': 'k-999' }, proxy: 'http://user:pw@127.0.0.1:9' },
+        }),
       );
       const io = memoryIo(dir);
       await main(['check', '--config', file, '--no-robots', url('www.shop.localhost', '/x')], io);
@@ -261,7 +271,12 @@ describe('the library takes the same fields', () => {
   it('crawl() sends config headers and cookies; explain() describes them without secrets', async () => {
     seen = [];
     const seed = url('www.shop.localhost', '/leaf');
-    const options = { seeds: [seed], defaults: { rate: 'unlimited', headers: { 'X-Lib': 'yes' } }, cookies: { send: ['k=v'] }, domains: { 'www.shop.localhost': { auth: { bearer: 'lib-token' } } } };
+    const options = {
+      seeds: [seed],
+      defaults: { rate: 'unlimited', headers: { 'X-Lib': 'yes' } },
+      cookies: { send: ['k=v'] },
+      domains: { 'www.shop.localhost': { auth: { bearer: 'lib-token' } } },
+    };
     const records = [];
     for await (const record of crawl(options)) records.push(record);
     expect(records).toHaveLength(1);
@@ -273,17 +288,21 @@ describe('the library takes the same fields', () => {
   });
 });
 
-describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
+describe("credential headers stay on the seeds' hosts (issue 24)", () => {
   const withheld = (host: string) => requestsTo(host).filter((s) => s.headers['x-api-key'] !== undefined);
 
-  it('--header X-Api-Key goes to the seed\'s host only (robots.txt included); other hosts, robots.txt and redirects included, get only the plain headers', async () => {
+  it("--header X-Api-Key goes to the seed's host only (robots.txt included); other hosts, robots.txt and redirects included, get only the plain headers", async () => {
     const r = await run(['--header', 'X-Api-Key: SECRET', '--header', 'X-Team: crawl', url('www.shop.localhost')]);
     expect(r.code).toBe(0);
     const www = requestsTo('www.shop.localhost');
     expect(www.map((s) => s.path)).toContain('/robots.txt');
     for (const s of www) expect(s.headers['x-api-key']).toBe('SECRET');
     // other.localhost: robots.txt, a link, and the target of /go-away's redirect.
-    expect(requestsTo('other.localhost').map((s) => s.path).sort()).toEqual(['/elsewhere', '/landing', '/robots.txt']);
+    expect(
+      requestsTo('other.localhost')
+        .map((s) => s.path)
+        .sort(),
+    ).toEqual(['/elsewhere', '/landing', '/robots.txt']);
     expect(requestsTo('img.shop.localhost', '/pic')).toHaveLength(1);
     for (const host of ['other.localhost', 'img.shop.localhost']) {
       expect(withheld(host)).toEqual([]);
@@ -304,9 +323,12 @@ describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
         domains: { 'other.localhost': { headers: { 'X-Session-Id': 'their-session' } } },
       });
       expect(r.code).toBe(0);
-      for (const s of requestsTo('www.shop.localhost')) expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual(['client-42', 'sess-1', 'p']);
-      for (const s of requestsTo('other.localhost')) expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual([undefined, 'their-session', 'p']);
-      for (const s of requestsTo('img.shop.localhost')) expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual([undefined, undefined, 'p']);
+      for (const s of requestsTo('www.shop.localhost'))
+        expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual(['client-42', 'sess-1', 'p']);
+      for (const s of requestsTo('other.localhost'))
+        expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual([undefined, 'their-session', 'p']);
+      for (const s of requestsTo('img.shop.localhost'))
+        expect([s.headers['x-client'], s.headers['x-session-id'], s.headers['x-plain']]).toEqual([undefined, undefined, 'p']);
     } finally {
       delete process.env.TEST_CLIENT_ID;
     }
@@ -315,16 +337,24 @@ describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
   it('--check-links: the checked links on other hosts go without, and the warning names --check-links', async () => {
     seen = [];
     const io = memoryIo(dir);
-    const code = await main(['--allow-private', '--check-links', '--max-depth', '1', '--rate', 'unlimited', '--header', 'X-Api-Key: SECRET', url('www.shop.localhost')], io);
+    const code = await main(
+      ['--allow-private', '--check-links', '--max-depth', '1', '--rate', 'unlimited', '--header', 'X-Api-Key: SECRET', url('www.shop.localhost')],
+      io,
+    );
     expect(code).toBe(0);
     expect(requestsTo('other.localhost', '/elsewhere')).toHaveLength(1);
     expect(withheld('other.localhost')).toEqual([]);
     expect(withheld('img.shop.localhost')).toEqual([]);
     for (const s of requestsTo('www.shop.localhost')) expect(s.headers['x-api-key']).toBe('SECRET');
-    expect(io.err().split('\n').filter((l) => l.includes('x-api-key'))).toEqual([expect.stringMatching(/--check-links/)]);
+    expect(
+      io
+        .err()
+        .split('\n')
+        .filter((l) => l.includes('x-api-key')),
+    ).toEqual([expect.stringMatching(/--check-links/)]);
   });
 
-  it('no warning when the scope stays on the seeds\' hosts', async () => {
+  it("no warning when the scope stays on the seeds' hosts", async () => {
     const io = memoryIo(dir);
     await main(['--allow-private', '--max-depth', '0', '--header', 'X-Api-Key: SECRET', url('www.shop.localhost')], io);
     expect(io.err()).not.toContain('x-api-key');
@@ -358,9 +388,15 @@ describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
     expect((next[0].headers.cookie ?? '').split('; ')).toContain('given=c1');
   });
 
-  it('the library option keeps them on the seeds\' hosts too', async () => {
+  it("the library option keeps them on the seeds' hosts too", async () => {
     seen = [];
-    const options = { seeds: [url('www.shop.localhost')], scope: 'any' as const, maxDepth: 1, defaults: { rate: 'unlimited', headers: { 'X-Api-Key': 'LIB' } }, allowPrivate: true };
+    const options = {
+      seeds: [url('www.shop.localhost')],
+      scope: 'any' as const,
+      maxDepth: 1,
+      defaults: { rate: 'unlimited', headers: { 'X-Api-Key': 'LIB' } },
+      allowPrivate: true,
+    };
     for await (const record of crawl(options)) void record;
     expect(requestsTo('www.shop.localhost', '/')[0].headers['x-api-key']).toBe('LIB');
     expect(requestsTo('other.localhost', '/elsewhere')).toHaveLength(1);
@@ -370,7 +406,10 @@ describe('credential headers stay on the seeds\' hosts (issue 24)', () => {
   it('crawl check on another host shows the credential header as not sent, and fetches its robots.txt without it', async () => {
     seen = [];
     const io = memoryIo(dir);
-    await main(['check', '--allow-private', '--scope', 'any', '--seed', url('www.shop.localhost'), '--header', 'X-Api-Key: SECRET', url('other.localhost', '/x')], io);
+    await main(
+      ['check', '--allow-private', '--scope', 'any', '--seed', url('www.shop.localhost'), '--header', 'X-Api-Key: SECRET', url('other.localhost', '/x')],
+      io,
+    );
     expect(io.out()).toMatch(/header x-api-key: \*\*\* \(not sent to this host: a credential goes to the seeds' hosts only/);
     expect(requestsTo('other.localhost', '/robots.txt')).toHaveLength(1);
     expect(withheld('other.localhost')).toEqual([]);

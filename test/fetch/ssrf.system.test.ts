@@ -32,7 +32,13 @@ afterEach(async () => {
 });
 
 function fetcher(lookup?: LookupFunction): Fetcher {
-  const f = createFetcher({ userAgent: 'ssrf-test/1.0', timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000, totalMs: 2000 }, maxBodyBytes: 1 << 20, clock: systemClock, lookup });
+  const f = createFetcher({
+    userAgent: 'ssrf-test/1.0',
+    timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000, totalMs: 2000 },
+    maxBodyBytes: 1 << 20,
+    clock: systemClock,
+    lookup,
+  });
   cleanups.push(() => f.close());
   return f;
 }
@@ -110,9 +116,12 @@ describe('special-purpose addresses', () => {
     expect(refusalFor(address)?.range.name).toBe(name);
   });
 
-  it.each(['8.8.8.8', '93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '172.32.0.1', '100.128.0.1'])('allows the public address %s', (address) => {
-    expect(refusalFor(address)).toBeNull();
-  });
+  it.each(['8.8.8.8', '93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '172.32.0.1', '100.128.0.1'])(
+    'allows the public address %s',
+    (address) => {
+      expect(refusalFor(address)).toBeNull();
+    },
+  );
 
   it('judges IPv4-mapped and NAT64 addresses by the IPv4 address they carry', () => {
     expect(describeRefusal(refusalFor('::ffff:7f00:1')!)).toBe('::ffff:7f00:1 (IPv4 127.0.0.1: loopback, 127.0.0.0/8)');
@@ -122,7 +131,16 @@ describe('special-purpose addresses', () => {
 
   it('covers every spelling of an address by parsing it, as the connect step sees it', () => {
     // WHATWG URL parsing normalises IPv4 spellings; what reaches the connect step is the hostname.
-    const spellings = ['http://2130706433/', 'http://0177.0.0.1/', 'http://0x7f.1/', 'http://127.1/', 'http://%31%32%37.0.0.1/', 'http://127.0.0.1./', 'http://[::ffff:127.0.0.1]/', 'http://[0:0:0:0:0:ffff:7f00:1]/'];
+    const spellings = [
+      'http://2130706433/',
+      'http://0177.0.0.1/',
+      'http://0x7f.1/',
+      'http://127.1/',
+      'http://%31%32%37.0.0.1/',
+      'http://127.0.0.1./',
+      'http://[::ffff:127.0.0.1]/',
+      'http://[0:0:0:0:0:ffff:7f00:1]/',
+    ];
     for (const spelling of spellings) {
       const host = new URL(spelling).hostname.replace(/^\[|\]$/g, '');
       expect(refusalFor(host)?.range.name, spelling).toBe('loopback');
@@ -176,7 +194,9 @@ describe('guardLookup', () => {
 
   it('allows what allowNetworks lists, and everything with allowPrivate', async () => {
     const base = fakeLookup({ 'intranet.test': ['10.0.0.5'] });
-    expect((await lookupOnce(guardLookup(createAddressGuard({ allowNetworks: ['10.0.0.0/8'] }), base), 'intranet.test', true)).answer).toEqual([{ address: '10.0.0.5', family: 4 }]);
+    expect((await lookupOnce(guardLookup(createAddressGuard({ allowNetworks: ['10.0.0.0/8'] }), base), 'intranet.test', true)).answer).toEqual([
+      { address: '10.0.0.5', family: 4 },
+    ]);
     expect(createAddressGuard({ allowPrivate: true }).refusal('169.254.169.254')).toBeNull();
   });
 
@@ -258,7 +278,7 @@ describe('a crawl', () => {
     });
   }
 
-  it('skips links to special-purpose addresses off the seeds\' hosts as private-address, naming the address, and connects nowhere else', async () => {
+  it("skips links to special-purpose addresses off the seeds' hosts as private-address, naming the address, and connects nowhere else", async () => {
     web = await site();
     const run = await crawl([web.url('site.localhost', '/')], { scope: 'any', defaults: { rate: 'unlimited' } });
     expect(run.pages.map((p) => [p.url, p.status])).toEqual([
@@ -281,7 +301,13 @@ describe('a crawl', () => {
   it('does not spend maxPages on refused URLs', async () => {
     web = await site({ '/ok': '<a href="/last">last</a>', '/last': 'last' });
     // Without robots.txt to wait for, the refused hosts (queued first) are tried before /ok.
-    const run = await crawl([web.url('site.localhost', '/')], { maxPages: 3, concurrency: 1, scope: 'any', robots: { enabled: false }, defaults: { rate: 'unlimited' } });
+    const run = await crawl([web.url('site.localhost', '/')], {
+      maxPages: 3,
+      concurrency: 1,
+      scope: 'any',
+      robots: { enabled: false },
+      defaults: { rate: 'unlimited' },
+    });
     expect(run.pages.map((p) => pathOf(p.url))).toEqual(['/', '/ok', '/last']);
   });
 
@@ -290,7 +316,10 @@ describe('a crawl', () => {
     for (const config of [{ allowPrivate: true }, { allowNetworks: ['127.0.0.0/8', '::1/128'] }]) {
       web.reset();
       const run = await crawl([web.url('site.localhost', '/')], { ...config, scope: 'any', defaults: { rate: 'unlimited' } });
-      expect(run.skipped.filter((s) => s.reason === 'private-address'), JSON.stringify(config)).toEqual([]);
+      expect(
+        run.skipped.filter((s) => s.reason === 'private-address'),
+        JSON.stringify(config),
+      ).toEqual([]);
       expect(web.count('evil.localhost', '/secret')).toBe(1);
     }
   });
@@ -300,7 +329,12 @@ describe('a crawl', () => {
     const run = await crawl([web.url('site.localhost', '/go')], { scope: 'any', defaults: { rate: 'unlimited' } }, { emitSkipped: false });
     expect(run.pages.map((p) => [p.status, p.location])).toEqual([[302, web.url('evil.localhost', '/secret')]]);
     expect(run.skipped).toEqual([
-      expect.objectContaining({ url: web.url('evil.localhost', '/secret'), reason: 'private-address', detail: '127.0.0.1 (loopback, 127.0.0.0/8)', parent: web.url('site.localhost', '/go') }),
+      expect.objectContaining({
+        url: web.url('evil.localhost', '/secret'),
+        reason: 'private-address',
+        detail: '127.0.0.1 (loopback, 127.0.0.0/8)',
+        parent: web.url('site.localhost', '/go'),
+      }),
     ]);
     expect(web.count('evil.localhost')).toBe(0);
   });
@@ -320,8 +354,15 @@ describe('a crawl', () => {
   it('resolves names at connect time, through the resolver the fetcher was given', async () => {
     web = await startWeb({ sites: { 'site.localhost': { pages: { '/': `<a href="http://intranet.test:{{port}}/x">x</a>` } } } });
     const lookup = fakeLookup({ 'intranet.test': ['127.0.0.2'] });
-    const run = await crawl([web.url('site.localhost', '/')], { scope: 'any', defaults: { rate: 'unlimited' } }, {}, { lookup: (h, o, cb) => (h.endsWith('.localhost') ? lookupWithLocalhost(h, o, cb) : lookup(h, o, cb)) });
-    expect(run.skipped).toEqual([expect.objectContaining({ url: `http://intranet.test:${web.port}/x`, reason: 'private-address', detail: '127.0.0.2 (loopback, 127.0.0.0/8)' })]);
+    const run = await crawl(
+      [web.url('site.localhost', '/')],
+      { scope: 'any', defaults: { rate: 'unlimited' } },
+      {},
+      { lookup: (h, o, cb) => (h.endsWith('.localhost') ? lookupWithLocalhost(h, o, cb) : lookup(h, o, cb)) },
+    );
+    expect(run.skipped).toEqual([
+      expect.objectContaining({ url: `http://intranet.test:${web.port}/x`, reason: 'private-address', detail: '127.0.0.2 (loopback, 127.0.0.0/8)' }),
+    ]);
     expect(lookup.calls.length).toBeGreaterThan(0);
   });
 });
@@ -333,12 +374,19 @@ describe('explain()', () => {
     web = await startWeb({ sites: { 'site.localhost': { pages: { '/': 'home' } }, 'evil.localhost': { pages: { '/x': 'x' } } } });
     const refused = await explain(web.url('evil.localhost', '/x'), { seeds: [web.url('site.localhost', '/')], scope: 'any', robots: { enabled: false } });
     expect(refused.network).toMatchObject({ allowed: false, checked: true, addresses: ['127.0.0.1'] });
-    expect(refused.network.explanation).toBe('refused: evil.localhost resolves to 127.0.0.1 (loopback, 127.0.0.0/8), a special-purpose address; --allow-private or allowNetworks lifts it');
+    expect(refused.network.explanation).toBe(
+      'refused: evil.localhost resolves to 127.0.0.1 (loopback, 127.0.0.0/8), a special-purpose address; --allow-private or allowNetworks lifts it',
+    );
     expect(refused.wouldFetch).toBe(false);
     const seed = await explain(web.url('site.localhost', '/'), { robots: { enabled: false } });
     expect(seed.network).toMatchObject({ allowed: true, checked: false });
     expect(seed.wouldFetch).toBe(true);
-    const allowed = await explain(web.url('evil.localhost', '/x'), { seeds: [web.url('site.localhost', '/')], scope: 'any', robots: { enabled: false }, allowNetworks: ['127.0.0.0/8'] });
+    const allowed = await explain(web.url('evil.localhost', '/x'), {
+      seeds: [web.url('site.localhost', '/')],
+      scope: 'any',
+      robots: { enabled: false },
+      allowNetworks: ['127.0.0.0/8'],
+    });
     expect(allowed.network.explanation).toBe('allowed: 127.0.0.1 (special-purpose, allowed by allowNetworks 127.0.0.0/8)');
     expect(allowed.wouldFetch).toBe(true);
     expect(web.requests()).toEqual([]);

@@ -23,11 +23,27 @@ let seed = '';
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tls-'));
   // Test-only key and certificate, valid for 127.0.0.1 and localhost.
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   const [key, cert] = await Promise.all([readFile(join(dir, 'key.pem')), readFile(join(dir, 'cert.pem'))]);
   server = createServer({ key, cert }, (req, res) => {
     if (req.url === '/robots.txt') return void res.writeHead(404).end();
@@ -44,7 +60,12 @@ afterAll(async () => {
 async function run(args: string[]) {
   const io = memoryIo(dir);
   const code = await main(['--rate', 'unlimited', '--no-robots', ...args, seed], io);
-  const { pages } = parseRecords(io.out().split('\n').filter((l) => l !== ''));
+  const { pages } = parseRecords(
+    io
+      .out()
+      .split('\n')
+      .filter((l) => l !== ''),
+  );
   return { code, page: pages[0], err: io.err() };
 }
 

@@ -41,7 +41,9 @@ let web: Web | undefined;
 afterEach(async () => {
   await web?.close();
   web = undefined;
-  if (!mountProblem) for (const name of ['pages.jsonl', 'pages.jsonl.partial', 'pages.jsonl.torn', 'filler', 'mirror', 'report.html', 'report.html.partial']) await rm(join(mnt, name), { recursive: true, force: true });
+  if (!mountProblem)
+    for (const name of ['pages.jsonl', 'pages.jsonl.partial', 'pages.jsonl.torn', 'filler', 'mirror', 'report.html', 'report.html.partial'])
+      await rm(join(mnt, name), { recursive: true, force: true });
 });
 
 async function site(): Promise<Web> {
@@ -65,7 +67,14 @@ async function site(): Promise<Web> {
 async function cli(cwd: string, args: string[]): Promise<{ code: number; lines: string[] }> {
   const io = memoryIo(cwd);
   const code = await main(args, io);
-  return { code, lines: io.err().trim().split('\n').filter((l) => l !== '') };
+  return {
+    code,
+    lines: io
+      .err()
+      .trim()
+      .split('\n')
+      .filter((l) => l !== ''),
+  };
 }
 
 const pagePaths = (log: ReturnType<Web['requests']>) => log.map((r) => r.path).filter((p) => p !== '/robots.txt');
@@ -90,7 +99,10 @@ describe('the disk fills up mid-crawl (issue 21)', () => {
     const second = await cli(work, args);
     expect(second.lines).toEqual([]);
     expect(second.code).toBe(0);
-    const records = (await readFile(join(mnt, 'pages.jsonl'), 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as PageRecord);
+    const records = (await readFile(join(mnt, 'pages.jsonl'), 'utf8'))
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as PageRecord);
     const urls = records.filter((r) => r.type === 'page').map((r) => new URL(r.url).pathname);
     expect(urls.length).toBe(new Set(urls).size); // nothing reported twice
     expect(new Set(urls)).toEqual(new Set(['/', ...Array.from({ length: PAGES }, (_, i) => `/p/${i}`)])); // nothing lost
@@ -115,7 +127,9 @@ describe('the disk fills up mid-crawl (issue 21)', () => {
     await writeFile(join(mnt, 'filler'), Buffer.alloc(240 * 1024));
     const report = join(mnt, 'report.html');
     const { code, lines } = await cli(work, ['-q', '--rate', 'unlimited', '--state', 's.db', '--report', report, w.url('a.localhost')]);
-    expect(lines).toEqual([`crawl: cannot write --report ${report}: the disk is full (its records are kept in s.db: crawl report --state s.db -o ${report} writes the report once there is room)`]);
+    expect(lines).toEqual([
+      `crawl: cannot write --report ${report}: the disk is full (its records are kept in s.db: crawl report --state s.db -o ${report} writes the report once there is room)`,
+    ]);
     expect(code).toBe(4);
     expect(pagePaths(w.requests()).length).toBe(PAGES + 1); // the crawl itself was whole
     await rm(join(mnt, 'filler'));

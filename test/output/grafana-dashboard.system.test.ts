@@ -44,13 +44,23 @@ describe('docs/grafana-dashboard.json', () => {
     const exprs = [...dashboard.panels.flatMap((p) => p.targets.map((t) => t.expr)), ...dashboard.templating.list.map((v) => JSON.stringify(v.query ?? ''))];
     const referenced = new Set(exprs.flatMap((e) => e.match(/\bcrawl_[a-z0-9_]+/g) ?? []));
     // What the dashboard is for, at least.
-    for (const name of ['crawl_pages_total', 'crawl_errors_total', 'crawl_throttles_total', 'crawl_requests_in_flight', 'crawl_urls_queued', 'crawl_store_call_duration_seconds_bucket']) {
+    for (const name of [
+      'crawl_pages_total',
+      'crawl_errors_total',
+      'crawl_throttles_total',
+      'crawl_requests_in_flight',
+      'crawl_urls_queued',
+      'crawl_store_call_duration_seconds_bucket',
+    ]) {
       expect(referenced).toContain(name);
     }
 
     web = await startWeb({
       sites: {
-        'main.localhost': { generate: { pages: 8, linksPerPage: 2, crossHosts: ['elsewhere.localhost'] }, pages: { '/loop': { status: 301, headers: { location: '/loop' } } } },
+        'main.localhost': {
+          generate: { pages: 8, linksPerPage: 2, crossHosts: ['elsewhere.localhost'] },
+          pages: { '/loop': { status: 301, headers: { location: '/loop' } } },
+        },
         'strict.localhost': { generate: { pages: 3, linksPerPage: 1 }, limit: { perSecond: 2, status: 429, retryAfter: '1', mode: 'gap' } },
       },
     });

@@ -26,7 +26,8 @@ afterEach(async () => {
 describe('crawl --log-format json', () => {
   it('writes only JSON lines on stderr; the summary is one object equal to --stats', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 6, linksPerPage: 2 } } } });
-    const done = await startCrawl(['--log-format', 'json', '--rate', '20/s', '--stats', 'stats.json', '-o', 'out.jsonl', web.url('a.localhost', '/')], dir).done;
+    const done = await startCrawl(['--log-format', 'json', '--rate', '20/s', '--stats', 'stats.json', '-o', 'out.jsonl', web.url('a.localhost', '/')], dir)
+      .done;
     expect(done.code, done.stderr).toBe(0);
     const lines = jsonLines(done.stderr);
     for (const l of lines) {
@@ -46,6 +47,10 @@ describe('crawl --log-format json', () => {
     expect(done.code).toBe(2);
     const [line, ...rest] = jsonLines(done.stderr);
     expect(rest).toEqual([]);
-    expect(line).toMatchObject({ level: 'error', code: 'USAGE', message: '--metrics expects [HOST:]PORT, e.g. 9464 or 0.0.0.0:9464 (port 0 to 65535), got "nope"' });
+    expect(line).toMatchObject({
+      level: 'error',
+      code: 'USAGE',
+      message: '--metrics expects [HOST:]PORT, e.g. 9464 or 0.0.0.0:9464 (port 0 to 65535), got "nope"',
+    });
   }, 10_000);
 });

@@ -12,7 +12,14 @@ function capture(): { stream: PassThrough; lines: () => Array<Record<string, unk
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (c: Buffer) => (text += c.toString()));
-  return { stream, lines: () => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    stream,
+    lines: () =>
+      text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 describe('the JSON logger', () => {
@@ -56,10 +63,18 @@ describe('progress as JSON events', () => {
     stream.on('data', (c: Buffer) => (written += c.toString()));
     const events: Array<[string, Record<string, unknown>]> = [];
     let fetched = 0;
-    const progress = createProgress(
-      { stream, isTTY: true, clock, logIntervalMs: 5000, event: (m, d) => events.push([m, d]) },
-      () => ({ fetched, queued: 4, inFlight: 1, errors: 0, skipped: 2, hostsWaiting: 0, hostsActive: 1, elapsedMs: clock.now(), throttled: [{ host: 'a', rate: '1/s' }], paused: [] }),
-    );
+    const progress = createProgress({ stream, isTTY: true, clock, logIntervalMs: 5000, event: (m, d) => events.push([m, d]) }, () => ({
+      fetched,
+      queued: 4,
+      inFlight: 1,
+      errors: 0,
+      skipped: 2,
+      hostsWaiting: 0,
+      hostsActive: 1,
+      elapsedMs: clock.now(),
+      throttled: [{ host: 'a', rate: '1/s' }],
+      paused: [],
+    }));
     progress.start();
     fetched = 10;
     clock.advance(5000);

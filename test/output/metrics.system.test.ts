@@ -156,7 +156,7 @@ describe('crawl --metrics (the binary)', () => {
     const url = await metricsUrl(run, stderr);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     // Mid-crawl: pages counted, a request in flight or a host waiting, commits timed.
-    for (let i = 0; i < 100 && scrapeValue(await scrape(url), "crawl_pages_total", true) < 5; i++) await sleep(100);
+    for (let i = 0; i < 100 && scrapeValue(await scrape(url), 'crawl_pages_total', true) < 5; i++) await sleep(100);
     const mid = await scrape(url);
     expect(mid.sum('crawl_pages_total')).toBeGreaterThanOrEqual(5);
     expect(mid.get('crawl_store_call_duration_seconds_count', { store: 'sqlite', op: 'commit' })).toBeGreaterThan(0);
@@ -206,7 +206,10 @@ describe('metrics in the config file', () => {
   it('serves as --metrics does; the flag overrides it', async () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 3, linksPerPage: 1 } } } });
     const io = memoryIo(dir);
-    expect(await main([...(await config({ metrics: '127.0.0.1:0', metricsHosts: 2 })), '--rate', '50/s', '-o', 'out.jsonl', web.url('a.localhost', '/')], io), io.err()).toBe(0);
+    expect(
+      await main([...(await config({ metrics: '127.0.0.1:0', metricsHosts: 2 })), '--rate', '50/s', '-o', 'out.jsonl', web.url('a.localhost', '/')], io),
+      io.err(),
+    ).toBe(0);
     expect(io.err()).toMatch(/metrics at http:\/\/127\.0\.0\.1:\d+\/metrics/);
     // A port in use named by the file is the file's problem; the flag then wins over it.
     const taken: Server = createServer();
@@ -217,7 +220,13 @@ describe('metrics in the config file', () => {
       expect(await main([...(await config({ metrics: String(port) })), web.url('a.localhost', '/')], busy)).toBe(2);
       expect(busy.err()).toBe(`crawl: c.json: metrics 127.0.0.1:${port}: cannot listen: the port is already in use\n`);
       const flag = memoryIo(dir);
-      expect(await main([...(await config({ metrics: String(port) })), '--metrics', '127.0.0.1:0', '--rate', '50/s', '-o', 'out.jsonl', web.url('a.localhost', '/')], flag), flag.err()).toBe(0);
+      expect(
+        await main(
+          [...(await config({ metrics: String(port) })), '--metrics', '127.0.0.1:0', '--rate', '50/s', '-o', 'out.jsonl', web.url('a.localhost', '/')],
+          flag,
+        ),
+        flag.err(),
+      ).toBe(0);
     } finally {
       taken.close();
     }
@@ -240,10 +249,13 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl -
   it('each worker serves its own series, with Redis round trips timed', async () => {
     const redis = await startRedisServer();
     web = await startWeb({ sites: { 'r.localhost': { generate: { pages: 20, linksPerPage: 2 } } } });
-    const run = startCrawl(['--metrics', '0', '--redis', redis.url, '--crawl-id', 'metrics-test', '--rate', '10/s', '-o', 'out.jsonl', web.url('r.localhost', '/')], dir);
+    const run = startCrawl(
+      ['--metrics', '0', '--redis', redis.url, '--crawl-id', 'metrics-test', '--rate', '10/s', '-o', 'out.jsonl', web.url('r.localhost', '/')],
+      dir,
+    );
     try {
       const url = await metricsUrl(run, captureStderr(run));
-      for (let i = 0; i < 100 && scrapeValue(await scrape(url), "crawl_pages_total", true) < 3; i++) await sleep(100);
+      for (let i = 0; i < 100 && scrapeValue(await scrape(url), 'crawl_pages_total', true) < 3; i++) await sleep(100);
       const m = await scrape(url);
       expect(m.get('crawl_store_call_duration_seconds_count', { store: 'redis', op: 'claim' })).toBeGreaterThan(0);
       const done = await run.done;

@@ -33,31 +33,54 @@ const tempDir = () => mkdtemp(join(tmpdir(), 'crawl-targets-'));
 async function cli(cwd: string, args: string[]): Promise<{ code: number; lines: string[]; out: string }> {
   const io = memoryIo(cwd);
   const code = await main(args, io);
-  return { code, lines: io.err().trim().split('\n').filter((l) => l !== ''), out: io.out() };
+  return {
+    code,
+    lines: io
+      .err()
+      .trim()
+      .split('\n')
+      .filter((l) => l !== ''),
+    out: io.out(),
+  };
 }
 
 /** Is procfs mounted (a place no file can be created, even by root)? */
-const hasProc = await stat('/proc/self').then(() => true, () => false);
-const hasDevFull = await stat('/dev/full').then(() => true, () => false);
+const hasProc = await stat('/proc/self').then(
+  () => true,
+  () => false,
+);
+const hasDevFull = await stat('/dev/full').then(
+  () => true,
+  () => false,
+);
 
 describe('a target that cannot be written (issue 22)', () => {
   beforeAll(requireBuilt);
 
-  it.skipIf(!hasProc)('--save-dir /proc/mirror: one line naming the directory, exit 2, no request, and no endless mkdir loop', async () => {
-    const w = await site();
-    const cwd = await tempDir();
-    const run = startCrawl(['-q', '--save-dir', '/proc/mirror', w.url('a.localhost')], cwd);
-    // The bug was a spin at 100% CPU that never ended: kill it so the test fails instead of hanging.
-    const killer = setTimeout(() => run.child.kill('SIGKILL'), 10_000);
-    const done = await run.done;
-    clearTimeout(killer);
-    expect(done.signal).toBeNull();
-    expect(done.code).toBe(2);
-    expect(done.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^crawl: cannot write --save-dir \/proc\/mirror: .+/)]);
-    expect(w.requests()).toEqual([]);
-  }, 20_000);
+  it.skipIf(!hasProc)(
+    '--save-dir /proc/mirror: one line naming the directory, exit 2, no request, and no endless mkdir loop',
+    async () => {
+      const w = await site();
+      const cwd = await tempDir();
+      const run = startCrawl(['-q', '--save-dir', '/proc/mirror', w.url('a.localhost')], cwd);
+      // The bug was a spin at 100% CPU that never ended: kill it so the test fails instead of hanging.
+      const killer = setTimeout(() => run.child.kill('SIGKILL'), 10_000);
+      const done = await run.done;
+      clearTimeout(killer);
+      expect(done.signal).toBeNull();
+      expect(done.code).toBe(2);
+      expect(done.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^crawl: cannot write --save-dir \/proc\/mirror: .+/)]);
+      expect(w.requests()).toEqual([]);
+    },
+    20_000,
+  );
 
-  for (const [flag, target] of [['--report', '/proc/r.html'], ['--stats', '/proc/s.json'], ['--warc', '/proc/w.warc.gz'], ['-o', '/proc/p.jsonl']] as const) {
+  for (const [flag, target] of [
+    ['--report', '/proc/r.html'],
+    ['--stats', '/proc/s.json'],
+    ['--warc', '/proc/w.warc.gz'],
+    ['-o', '/proc/p.jsonl'],
+  ] as const) {
     it.skipIf(!hasProc)(`${flag} ${target}: one line naming it, exit 2, before any request`, async () => {
       const w = await site();
       const cwd = await tempDir();
@@ -79,8 +102,18 @@ describe('two outputs, one file (issue 23)', () => {
     { name: '--stats s.json --report ./sub/../s.json', args: ['--stats', 's.json', '--report', './sub/../s.json'], flags: ['--stats', '--report'] },
     { name: '-o inside --save-dir', args: ['--save-dir', 'mirror', '-o', 'mirror/a.localhost/pages.jsonl'], flags: ['-o', '--save-dir'] },
     { name: '--warc inside --save-dir', args: ['--warc', 'mirror/site.warc.gz', '--save-dir', 'mirror'], flags: ['--warc', '--save-dir'] },
-    { name: '-o over the --cookie-jar it reads', args: ['-o', 'cookies.txt', '--cookie-jar', 'cookies.txt'], flags: ['-o', '--cookie-jar'], keep: 'cookies.txt' },
-    { name: '--report over the --seeds-file it reads', args: ['--report', 'seeds.txt', '--seeds-file', 'seeds.txt'], flags: ['--report', '--seeds-file'], keep: 'seeds.txt' },
+    {
+      name: '-o over the --cookie-jar it reads',
+      args: ['-o', 'cookies.txt', '--cookie-jar', 'cookies.txt'],
+      flags: ['-o', '--cookie-jar'],
+      keep: 'cookies.txt',
+    },
+    {
+      name: '--report over the --seeds-file it reads',
+      args: ['--report', 'seeds.txt', '--seeds-file', 'seeds.txt'],
+      flags: ['--report', '--seeds-file'],
+      keep: 'seeds.txt',
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: one line naming both flags, exit 2, no request`, async () => {

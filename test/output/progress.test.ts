@@ -3,16 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import { createLogger } from '../../src/output/logger.js';
 import { createProgress, estimate, formatProgressLine, RateWindow, truncate, type ProgressSnapshot } from '../../src/output/progress.js';
-import {
-  addNote,
-  countPage,
-  countRobotsRequest,
-  countSkip,
-  createStats,
-  finishStats,
-  formatSummary,
-  hostStats,
-} from '../../src/output/summary.js';
+import { addNote, countPage, countRobotsRequest, countSkip, createStats, finishStats, formatSummary, hostStats } from '../../src/output/summary.js';
 import type { PageRecord } from '../../src/types.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { fakeCrawl } from '../support/fake-crawl.js';
@@ -56,11 +47,15 @@ describe('formatProgressLine', () => {
     expect(formatProgressLine(s, 41.23)).toBe(
       '1:02 · fetched 1,234 · queued 5,678 · in flight 8 · 41.2 pages/s · errors 3 · skipped 2 · hosts 12 active, 30 waiting · throttled a.example 0.5/s',
     );
-    expect(formatProgressLine(snapshot({ elapsedMs: 3_725_000 }), 0)).toMatch(/^1:02:05 · fetched 0 · .* · 0.0 pages\/s · errors 0 · hosts 0 active, 0 waiting$/);
+    expect(formatProgressLine(snapshot({ elapsedMs: 3_725_000 }), 0)).toMatch(
+      /^1:02:05 · fetched 0 · .* · 0.0 pages\/s · errors 0 · hosts 0 active, 0 waiting$/,
+    );
   });
 
   it('shows requests the crawl aborted itself apart, as the summary does', () => {
-    expect(formatProgressLine(snapshot({ fetched: 3, errors: 1, aborted: 2 }), 0)).toBe('0:00 · fetched 3 · queued 0 · in flight 0 · 0.0 pages/s · errors 1 · aborted 2 · hosts 0 active, 0 waiting');
+    expect(formatProgressLine(snapshot({ fetched: 3, errors: 1, aborted: 2 }), 0)).toBe(
+      '0:00 · fetched 3 · queued 0 · in flight 0 · 0.0 pages/s · errors 1 · aborted 2 · hosts 0 active, 0 waiting',
+    );
   });
 
   it('truncates with an ellipsis to exactly the width', () => {
@@ -194,7 +189,9 @@ describe('progress: how far along, honestly', () => {
     const { stream, writes } = fakeStream({ columns: 80 });
     let queued = 1000;
     const long = Array.from({ length: 12 }, (_, i) => ({ host: `host-${i}.example.com`, rate: '0.5/s' }));
-    const p = createProgress({ stream, clock }, () => snapshot({ fetched: 1000 - queued, queued, elapsedMs: clock.now(), throttled: long, paused: [{ host: 'p.example', leftMs: 4_200 }] }));
+    const p = createProgress({ stream, clock }, () =>
+      snapshot({ fetched: 1000 - queued, queued, elapsedMs: clock.now(), throttled: long, paused: [{ host: 'p.example', leftMs: 4_200 }] }),
+    );
     p.start();
     for (let t = 0; t < 12; t++) {
       clock.advance(1000);
@@ -295,8 +292,19 @@ describe('createLogger', () => {
 
 function page(url: string, status: number | null, extra: Partial<PageRecord> = {}): PageRecord {
   return {
-    type: 'page', url, host: new URL(url).host, status, depth: 0, parent: null, contentType: 'text/html', bytes: 1024, title: null, links: 0,
-    fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 1, ...extra,
+    type: 'page',
+    url,
+    host: new URL(url).host,
+    status,
+    depth: 0,
+    parent: null,
+    contentType: 'text/html',
+    bytes: 1024,
+    title: null,
+    links: 0,
+    fetchedAt: '2026-01-01T00:00:00.000Z',
+    elapsedMs: 1,
+    ...extra,
   };
 }
 

@@ -53,9 +53,29 @@ describe('record.schema.json', () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-records-'));
     await writeFile(join(dir, 'c.json'), JSON.stringify({ robots: { unavailableRetries: 0 } }));
     const io = memoryIo(dir);
-    const args = ['-q', '--config', 'c.json', '--rate', 'unlimited', '--scope', 'any', '--allow-private', '--links', '--emit-skipped', '--emit-robots', '--max-body', '2KiB', '--max-depth', '3'];
+    const args = [
+      '-q',
+      '--config',
+      'c.json',
+      '--rate',
+      'unlimited',
+      '--scope',
+      'any',
+      '--allow-private',
+      '--links',
+      '--emit-skipped',
+      '--emit-robots',
+      '--max-body',
+      '2KiB',
+      '--max-depth',
+      '3',
+    ];
     await main([...args, web.url('a.localhost', '/')], io);
-    const records = io.out().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = io
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const validator = z.fromJSONSchema((await committed()) as Parameters<typeof z.fromJSONSchema>[0]);
     for (const record of records) {
       const result = validator.safeParse(record);

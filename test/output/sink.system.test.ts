@@ -97,9 +97,13 @@ describe('createJsonLinesSink', () => {
       expect(c.endsWith('\n')).toBe(true);
       expect(c.length).toBeLessThan(BATCH_BYTES + title.length + 1000);
     }
-    expect(chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l).url)).toEqual(
-      Array.from({ length: count }, (_, i) => page(i).url),
-    );
+    expect(
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).url),
+    ).toEqual(Array.from({ length: count }, (_, i) => page(i).url));
     expect(sink.written).toBe(count);
   });
 
@@ -135,7 +139,11 @@ describe('createJsonLinesSink', () => {
     }
     await Promise.all(writes);
     await closing;
-    const urls = w.chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l).url);
+    const urls = w.chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).url);
     expect(urls).toEqual(Array.from({ length: 52 }, (_, i) => page(i + 1).url));
     expect(sink.written).toBe(52);
   });
@@ -354,7 +362,12 @@ describe('openOutput', () => {
     const again = await openOutput(path, { append: true, onRepair: (m) => repairs.push(m) });
     await again.write(page(3));
     await again.close();
-    expect(readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l).url)).toEqual([page(1).url, page(2).url, page(3).url]);
+    expect(
+      readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).url),
+    ).toEqual([page(1).url, page(2).url, page(3).url]);
     expect(repairs).toHaveLength(1);
   });
 

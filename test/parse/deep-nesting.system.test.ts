@@ -84,7 +84,9 @@ describe('a long page parsed in slices', () => {
 
 describe('a sitemap of 1 MB of nested elements', () => {
   const xml = (bytes: number) =>
-    new TextEncoder().encode(`<?xml version="1.0"?><urlset><url><loc>https://a.test/1</loc></url>${'<x>'.repeat(bytes / 3)}<url><loc>https://a.test/2</loc></url></urlset>`);
+    new TextEncoder().encode(
+      `<?xml version="1.0"?><urlset><url><loc>https://a.test/1</loc></url>${'<x>'.repeat(bytes / 3)}<url><loc>https://a.test/2</loc></url></urlset>`,
+    );
 
   it('parses in time linear in its size', async () => {
     const [small, large] = [xml(100_000), xml(1_000_000)];

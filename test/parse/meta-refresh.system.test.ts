@@ -33,7 +33,10 @@ describe('meta refresh targets are links of the page', () => {
             '/c': refresh('3, /next-c'),
             '/d': refresh('1.5 ; Url = &quot;/next-d&quot; trailing'),
             '/e': refresh('10'), // a reload of itself: nothing new
-            '/next-a': 'ok', '/next-b': 'ok', '/next-c': 'ok', '/next-d': 'ok',
+            '/next-a': 'ok',
+            '/next-b': 'ok',
+            '/next-c': 'ok',
+            '/next-d': 'ok',
           },
         },
       },

@@ -22,12 +22,7 @@ describe('extractPage: links', () => {
       <a href="?q=1">query</a>
       <a name="anchor-without-href">no href</a>
       <link href="/stylesheet.css" rel="stylesheet">`;
-    expect(links(html)).toEqual([
-      'http://example.com/dir/b.html',
-      'http://example.com/area',
-      'http://other.com/~user',
-      'http://example.com/dir/page.html?q=1',
-    ]);
+    expect(links(html)).toEqual(['http://example.com/dir/b.html', 'http://example.com/area', 'http://other.com/~user', 'http://example.com/dir/page.html?q=1']);
   });
 
   it('de-duplicates spellings of one URL, keeping the first position', () => {
@@ -54,9 +49,7 @@ describe('extractPage: links', () => {
   });
 
   it('resolves protocol-relative links against the page scheme', () => {
-    expect(links('<a href="//cdn.example.org/x">x</a>', FOLLOW, 'https://example.com/')).toEqual([
-      'https://cdn.example.org/x',
-    ]);
+    expect(links('<a href="//cdn.example.org/x">x</a>', FOLLOW, 'https://example.com/')).toEqual(['https://cdn.example.org/x']);
   });
 
   it('ignores links in scripts, styles, comments and attribute values, but reads noscript', () => {
@@ -99,13 +92,19 @@ describe('extractPage: <base href>', () => {
   // Found by test/properties/parser.test.ts: against a page URL that is not a
   // canonical http(s) URL, linkResolver's string shortcuts built links such as
   // "ftp://x.test/x", "not a ur/x" or, for href="", the page URL itself.
-  it.each(['ftp://x.test/dir/', 'not a url', '://a.aa:0', '/relative/page'])('regression: a page URL that is no http(s) URL yields only absolute http(s) links (%j)', (pageUrl) => {
-    const html = '<a href="">self</a><a href="/x">root</a><a href="y?q">relative</a><a href="#f">fragment</a><a href="HTTP://Other.test/a">absolute</a>';
-    expect(links(html, FOLLOW, pageUrl)).toEqual(['http://other.test/a']);
-  });
+  it.each(['ftp://x.test/dir/', 'not a url', '://a.aa:0', '/relative/page'])(
+    'regression: a page URL that is no http(s) URL yields only absolute http(s) links (%j)',
+    (pageUrl) => {
+      const html = '<a href="">self</a><a href="/x">root</a><a href="y?q">relative</a><a href="#f">fragment</a><a href="HTTP://Other.test/a">absolute</a>';
+      expect(links(html, FOLLOW, pageUrl)).toEqual(['http://other.test/a']);
+    },
+  );
 
   it('regression: a usable <base href> still resolves relative links on such a page', () => {
-    expect(links('<base href="https://cdn.test/v2/"><a href="a">a</a><a href="">self</a>', FOLLOW, 'not a url')).toEqual(['https://cdn.test/v2/a', 'https://cdn.test/v2/']);
+    expect(links('<base href="https://cdn.test/v2/"><a href="a">a</a><a href="">self</a>', FOLLOW, 'not a url')).toEqual([
+      'https://cdn.test/v2/a',
+      'https://cdn.test/v2/',
+    ]);
   });
 });
 
@@ -124,28 +123,14 @@ describe('extractPage: rel=nofollow', () => {
 
   it('drops nofollow links when respected and lists them separately', () => {
     const page = extractPage(html, PAGE, FOLLOW);
-    expect(page.links).toEqual([
-      'http://example.com/plain',
-      'http://example.com/ugc',
-      'http://example.com/not-a-token',
-      'http://example.com/both',
-    ]);
-    expect(page.nofollowLinks).toEqual([
-      'http://example.com/nf',
-      'http://example.com/nf-upper',
-      'http://example.com/nf-spaced',
-      'http://example.com/nf-area',
-    ]);
+    expect(page.links).toEqual(['http://example.com/plain', 'http://example.com/ugc', 'http://example.com/not-a-token', 'http://example.com/both']);
+    expect(page.nofollowLinks).toEqual(['http://example.com/nf', 'http://example.com/nf-upper', 'http://example.com/nf-spaced', 'http://example.com/nf-area']);
     expect(page.nofollowAll).toBe(false);
   });
 
   it('keeps every link when nofollow is not respected', () => {
     const page = extractPage(html, PAGE, { respectNofollow: false });
-    expect(page.links).toEqual(
-      ['plain', 'nf', 'nf-upper', 'nf-spaced', 'nf-area', 'ugc', 'not-a-token', 'both'].map(
-        (path) => `http://example.com/${path}`,
-      ),
-    );
+    expect(page.links).toEqual(['plain', 'nf', 'nf-upper', 'nf-spaced', 'nf-area', 'ugc', 'not-a-token', 'both'].map((path) => `http://example.com/${path}`));
     expect(page.nofollowLinks).toEqual([]);
   });
 });
@@ -173,9 +158,7 @@ describe('extractPage: meta robots', () => {
     const page = extractPage(`<head>${meta}</head>${body}`, PAGE, { respectNofollow: true, userAgentToken });
     expect({ nofollowAll: page.nofollowAll, noindex: page.noindex }).toEqual(expected);
     expect(page.links).toEqual(expected.nofollowAll ? [] : ['http://example.com/a', 'http://example.com/b']);
-    expect(page.nofollowLinks).toEqual(
-      expected.nofollowAll ? ['http://example.com/a', 'http://example.com/b'] : [],
-    );
+    expect(page.nofollowLinks).toEqual(expected.nofollowAll ? ['http://example.com/a', 'http://example.com/b'] : []);
   });
 
   it('reports page-level nofollow but returns the links when not respected', () => {
@@ -288,11 +271,7 @@ describe('extractPage: malformed input', () => {
   });
 
   it('recovers links from unclosed markup', () => {
-    expect(links('<div><p><a href="/a">a<a href="/b">b<span><a href="/c">')).toEqual([
-      'http://example.com/a',
-      'http://example.com/b',
-      'http://example.com/c',
-    ]);
+    expect(links('<div><p><a href="/a">a<a href="/b">b<span><a href="/c">')).toEqual(['http://example.com/a', 'http://example.com/b', 'http://example.com/c']);
   });
 
   it('handles a huge attribute value', () => {
@@ -321,10 +300,53 @@ describe('extractPage: malformed input', () => {
   it('survives fuzzed HTML-shaped input and keeps its output invariants', () => {
     const random = seededRandom(7);
     const pieces = [
-      '<a href="', '<a href=', '<area href="', '<base href="', '<title>', '</title>', '<meta name="robots" content="',
-      '<script>', '</script>', '<style>', '<!--', '-->', '<![CDATA[', ']]>', '<', '>', '"', "'", '=', '/', ' ', '\n',
-      'rel="nofollow"', 'nofollow', 'none', 'javascript:', 'http://', '//', '../', '?', '#', '&amp;', '&#x', ';',
-      '%', '%2f', '%7E', 'é', '\u0000', '\ufffd', '😀', 'a', 'x.html', '<div>', '</div>', '</a>', '<noscript>',
+      '<a href="',
+      '<a href=',
+      '<area href="',
+      '<base href="',
+      '<title>',
+      '</title>',
+      '<meta name="robots" content="',
+      '<script>',
+      '</script>',
+      '<style>',
+      '<!--',
+      '-->',
+      '<![CDATA[',
+      ']]>',
+      '<',
+      '>',
+      '"',
+      "'",
+      '=',
+      '/',
+      ' ',
+      '\n',
+      'rel="nofollow"',
+      'nofollow',
+      'none',
+      'javascript:',
+      'http://',
+      '//',
+      '../',
+      '?',
+      '#',
+      '&amp;',
+      '&#x',
+      ';',
+      '%',
+      '%2f',
+      '%7E',
+      'é',
+      '\u0000',
+      '\ufffd',
+      '😀',
+      'a',
+      'x.html',
+      '<div>',
+      '</div>',
+      '</a>',
+      '<noscript>',
     ];
     for (let round = 0; round < 1000; round++) {
       let html = '';
@@ -385,7 +407,10 @@ function extractViaDom(html: string, pageUrl: string, _opts: ExtractOptions): Om
       if (node.name === 'base' && baseHref === undefined && node.attribs.href !== undefined) baseHref = node.attribs.href;
       if (node.name === 'title') {
         if (!seenTitle) {
-          const text = (node.children ?? []).filter((c) => c.type === 'text').map((c) => c.data).join('');
+          const text = (node.children ?? [])
+            .filter((c) => c.type === 'text')
+            .map((c) => c.data)
+            .join('');
           const cleaned = text.replace(/[\t\n\f\r ]+/g, ' ').trim();
           title = cleaned === '' ? null : cleaned;
         }
@@ -403,7 +428,7 @@ function extractViaDom(html: string, pageUrl: string, _opts: ExtractOptions): Om
     const link = resolveLink(href, baseUrl);
     if (link !== null) links.add(link);
   }
-  return { title: title === null ? null : (title).slice(0, 1000).trimEnd() || null, links: [...links], baseUrl };
+  return { title: title === null ? null : title.slice(0, 1000).trimEnd() || null, links: [...links], baseUrl };
 }
 
 describe('extractPage agrees with a walk of the DOM htmlparser2 builds', () => {
@@ -435,11 +460,56 @@ describe('extractPage agrees with a walk of the DOM htmlparser2 builds', () => {
   it('on fuzzed HTML-shaped input', () => {
     const random = seededRandom(99);
     const pieces = [
-      '<a href="', '<a href=', '<area href="', '<base href="', '<title>', '</title>', '<svg>', '</svg>', '<math>', '<p>',
-      '<script>', '</script>', '<style>', '</style>', '<textarea>', '</textarea>', '<noscript>', '</noscript>', '<!--', '-->',
-      '<![CDATA[', ']]>', '<', '>', '/>', '"', "'", '=', '/', ' ', '\n', 'x', '/x', '../y', '?q', '#f', '&amp;', '&lt;',
-      '<div>', '</div>', '</a>', '<table>', '<td>', '<br/>', '<img src=x>', '<meta name="robots" content="x">',
-      '<title/>', '<script/>', '<style/>', '<svg/>',
+      '<a href="',
+      '<a href=',
+      '<area href="',
+      '<base href="',
+      '<title>',
+      '</title>',
+      '<svg>',
+      '</svg>',
+      '<math>',
+      '<p>',
+      '<script>',
+      '</script>',
+      '<style>',
+      '</style>',
+      '<textarea>',
+      '</textarea>',
+      '<noscript>',
+      '</noscript>',
+      '<!--',
+      '-->',
+      '<![CDATA[',
+      ']]>',
+      '<',
+      '>',
+      '/>',
+      '"',
+      "'",
+      '=',
+      '/',
+      ' ',
+      '\n',
+      'x',
+      '/x',
+      '../y',
+      '?q',
+      '#f',
+      '&amp;',
+      '&lt;',
+      '<div>',
+      '</div>',
+      '</a>',
+      '<table>',
+      '<td>',
+      '<br/>',
+      '<img src=x>',
+      '<meta name="robots" content="x">',
+      '<title/>',
+      '<script/>',
+      '<style/>',
+      '<svg/>',
     ];
     for (let round = 0; round < 2000; round++) {
       let html = '';

@@ -140,11 +140,7 @@ describe('explainScope', () => {
   const cases: Array<[Partial<ScopeOptions>, string, string]> = [
     [{}, 'http://www.example.com/a', 'in scope: same host as seed http://www.example.com/start'],
     [{}, 'http://b.com/', 'out of scope: host b.com is not a seed host (--scope host)'],
-    [
-      { scope: 'domain' },
-      'https://shop.example.com/',
-      'in scope: same registrable domain (example.com) as seed http://www.example.com/start',
-    ],
+    [{ scope: 'domain' }, 'https://shop.example.com/', 'in scope: same registrable domain (example.com) as seed http://www.example.com/start'],
     [{ scope: 'domain' }, 'http://b.com/', 'out of scope: domain b.com is not a seed domain (--scope domain)'],
     [{ scope: 'any' }, 'http://b.com/', 'in scope: --scope any admits every http(s) URL'],
     [

@@ -126,7 +126,7 @@ describe('robots.txt Sitemap: lines', () => {
 describe('crawls seeded from sitemaps', () => {
   const RATE_GAP_MS = 50;
 
-  it('--sitemaps: the seed robots.txt\'s sitemap index (with a gzip child) leads to every listed page once, at the host\'s pace', async () => {
+  it("--sitemaps: the seed robots.txt's sitemap index (with a gzip child) leads to every listed page once, at the host's pace", async () => {
     const pages = Array.from({ length: 8 }, (_, i) => `/only-in-sitemap/${i}`);
     web = await startWeb({
       sites: {
@@ -138,13 +138,22 @@ describe('crawls seeded from sitemaps', () => {
               headers: { 'content-type': 'application/xml' },
               body: `<sitemapindex><sitemap><loc>{{origin:s.localhost}}/a.xml.gz</loc></sitemap><sitemap><loc>/b.txt</loc></sitemap></sitemapindex>`,
             },
-            '/b.txt': { headers: { 'content-type': 'text/plain' }, body: `${pages.slice(4).map((p) => `{{origin:s.localhost}}${p}`).join('\n')}\n{{origin:other.localhost}}/elsewhere\n` },
+            '/b.txt': {
+              headers: { 'content-type': 'text/plain' },
+              body: `${pages
+                .slice(4)
+                .map((p) => `{{origin:s.localhost}}${p}`)
+                .join('\n')}\n{{origin:other.localhost}}/elsewhere\n`,
+            },
             ...Object.fromEntries(pages.map((p) => [p, `<title>${p}</title>`])),
             '/private/x': 'never',
           },
           handler: (_req, res, ctx) => {
             if (ctx.path !== '/a.xml.gz') return false;
-            const xml = `<urlset>${pages.slice(0, 4).map((p, i) => `<url><loc>${ctx.origin('s.localhost')}${p}</loc><lastmod>2024-0${i + 1}-01</lastmod></url>`).join('')}<url><loc>${ctx.origin('s.localhost')}/private/x</loc></url></urlset>`;
+            const xml = `<urlset>${pages
+              .slice(0, 4)
+              .map((p, i) => `<url><loc>${ctx.origin('s.localhost')}${p}</loc><lastmod>2024-0${i + 1}-01</lastmod></url>`)
+              .join('')}<url><loc>${ctx.origin('s.localhost')}/private/x</loc></url></urlset>`;
             res.writeHead(200, { 'content-type': 'application/x-gzip' });
             res.end(gzipSync(Buffer.from(xml)));
           },
@@ -177,7 +186,12 @@ describe('crawls seeded from sitemaps', () => {
 
   it('without --sitemaps, robots.txt Sitemap: lines are not followed', async () => {
     web = await startWeb({
-      sites: { 's.localhost': { robots: 'Sitemap: {{origin:s.localhost}}/sitemap.xml\n', pages: { '/': 'home', '/sitemap.xml': urlset(['{{origin:s.localhost}}/listed']), '/listed': 'x' } } },
+      sites: {
+        's.localhost': {
+          robots: 'Sitemap: {{origin:s.localhost}}/sitemap.xml\n',
+          pages: { '/': 'home', '/sitemap.xml': urlset(['{{origin:s.localhost}}/listed']), '/listed': 'x' },
+        },
+      },
     });
     const run = await crawl([web.url('s.localhost', '/')], {});
     expect(run.pages.map((p) => pathOf(p.url))).toEqual(['/']);
@@ -189,7 +203,9 @@ describe('crawls seeded from sitemaps', () => {
         'm.localhost': {
           pages: {
             '/sitemap.xml': { headers: { 'content-type': 'text/xml' }, body: urlset(['/1', '/2', '/3'].map((p) => `{{origin:m.localhost}}${p}`)) },
-            '/1': '<!doctype html><title>one</title>', '/2': 'two', '/3': 'three',
+            '/1': '<!doctype html><title>one</title>',
+            '/2': 'two',
+            '/3': 'three',
           },
         },
       },
@@ -204,11 +220,20 @@ describe('crawls seeded from sitemaps', () => {
   });
 
   it('crawl --sitemap URL works from the command line without a seed', async () => {
-    web = await startWeb({ sites: { 'c.localhost': { pages: { '/s.txt': { headers: { 'content-type': 'text/plain' }, body: '{{origin:c.localhost}}/x\n' }, '/x': 'x' } } } });
+    web = await startWeb({
+      sites: { 'c.localhost': { pages: { '/s.txt': { headers: { 'content-type': 'text/plain' }, body: '{{origin:c.localhost}}/x\n' }, '/x': 'x' } } },
+    });
     const io = memoryIo(await mkdtemp(`${tmpdir()}/crawl-sitemap-`));
     expect(await main(['--sitemap', web.url('c.localhost', '/s.txt'), '--quiet'], io)).toBe(0);
-    const records = io.out().trim().split('\n').map((l) => JSON.parse(l) as PageRecord);
-    expect(records.map((r) => [pathOf(r.url), r.kind ?? 'page'])).toEqual([['/s.txt', 'sitemap'], ['/x', 'page']]);
+    const records = io
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as PageRecord);
+    expect(records.map((r) => [pathOf(r.url), r.kind ?? 'page'])).toEqual([
+      ['/s.txt', 'sitemap'],
+      ['/x', 'page'],
+    ]);
 
     const bad = memoryIo(tmpdir());
     expect(await main(['--sitemap', 'not a url'], bad)).toBe(2);

@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  InvalidUrlError,
-  canonicalize,
-  hostKeyOf,
-  hostnameOf,
-  isPlainCanonical,
-  originOf,
-  registrableDomain,
-  resolveLink,
-} from '../../src/parse/url.js';
+import { InvalidUrlError, canonicalize, hostKeyOf, hostnameOf, isPlainCanonical, originOf, registrableDomain, resolveLink } from '../../src/parse/url.js';
 
 describe('canonicalize', () => {
   const cases: Array<[string, string | null, string]> = [
@@ -86,11 +77,7 @@ describe('canonicalize', () => {
   });
 
   it('gives two spellings of one resource one key', () => {
-    const spellings = [
-      'http://example.com/~a/b?x=1',
-      'HTTP://EXAMPLE.COM:80/%7Ea/./c/../b?x=1#top',
-      'http://example.com/%7ea/b?x=1',
-    ];
+    const spellings = ['http://example.com/~a/b?x=1', 'HTTP://EXAMPLE.COM:80/%7Ea/./c/../b?x=1#top', 'http://example.com/%7ea/b?x=1'];
     expect(new Set(spellings.map((s) => canonicalize(s))).size).toBe(1);
   });
 });
@@ -245,13 +232,15 @@ describe('fast paths agree with the URL parser', () => {
     expect(canonicalize(input), `canonicalize ${JSON.stringify(input)}`).toBe(url ? canonicalize(url) : null);
     expect(hostnameOf(input), `hostnameOf ${JSON.stringify(input)}`).toBe(url ? url.hostname : null);
     for (const mode of ['host', 'domain'] as const) {
-      expect(outcome(() => hostKeyOf(input, mode)), `hostKeyOf ${JSON.stringify(input)} ${mode}`).toBe(
-        url ? hostKeyOf(url, mode) : 'throws INVALID_URL',
-      );
+      expect(
+        outcome(() => hostKeyOf(input, mode)),
+        `hostKeyOf ${JSON.stringify(input)} ${mode}`,
+      ).toBe(url ? hostKeyOf(url, mode) : 'throws INVALID_URL');
     }
-    expect(outcome(() => originOf(input)), `originOf ${JSON.stringify(input)}`).toBe(
-      url && isHttp(url) ? url.origin : 'throws INVALID_URL',
-    );
+    expect(
+      outcome(() => originOf(input)),
+      `originOf ${JSON.stringify(input)}`,
+    ).toBe(url && isHttp(url) ? url.origin : 'throws INVALID_URL');
     if (isPlainCanonical(input)) expect(url && canonicalize(url), `plain ${JSON.stringify(input)}`).toBe(input);
   }
 
@@ -267,7 +256,7 @@ describe('fast paths agree with the URL parser', () => {
     ['http://example.com//a', true],
     ['http://example.com/a?b', true],
     ['http://example.com/a:b@c', true],
-    ["http://example.com/~a!$&()*+,;=", true],
+    ['http://example.com/~a!$&()*+,;=', true],
     ['http://-a-.com/', true],
     ['http://a.b.c.d.e.f/g', true],
     ['http://example.com:80/', false], // default port

@@ -34,7 +34,10 @@ describe('per-IP limits over real HTTP', () => {
 
   it('leaves hosts on one address to their own limits by default', async () => {
     web = await startWeb({ sites: Object.fromEntries(HOSTS.map((h, i) => [h, { generate: { pages: 2, linksPerPage: 2, seed: i + 1 } }])) });
-    await crawl(HOSTS.map((h) => web!.url(h, '/')), { concurrency: 8, defaults: { rate: '5/s' } });
+    await crawl(
+      HOSTS.map((h) => web!.url(h, '/')),
+      { concurrency: 8, defaults: { rate: '5/s' } },
+    );
     // Three hosts start at once: their robots.txt requests arrive together.
     expect(minGap(web.requests().map((r) => r.at))).toBeLessThan(50);
   });
@@ -44,7 +47,9 @@ describe('crawl check: per-IP limits', () => {
   it('shows the per-IP limits and the address the host is counted under', async () => {
     const io = memoryIo(tmpdir());
     expect(await main(['check', '--no-robots', '--ip-rate', '5/s', '--ip-concurrency', '4', 'http://shop.localhost:8080/a'], io)).toBe(0);
-    expect(io.out()).toMatch(/^per-ip: +rate 5\/s, 4 at once per address, all its hosts together; counted under 127\.0\.0\.1 \(the first address shop\.localhost resolves to\)$/m);
+    expect(io.out()).toMatch(
+      /^per-ip: +rate 5\/s, 4 at once per address, all its hosts together; counted under 127\.0\.0\.1 \(the first address shop\.localhost resolves to\)$/m,
+    );
 
     const off = memoryIo(tmpdir());
     expect(await main(['check', '--no-robots', 'http://shop.localhost:8080/a'], off)).toBe(0);
@@ -56,7 +61,11 @@ describe('crawl check: per-IP limits', () => {
       address: '192.0.2.7',
       explanation: 'no gap, 2 at once per address, all its hosts together; counted under 192.0.2.7',
     });
-    const proxied = await explain('http://shop.localhost/x', { robots: { enabled: false }, perIp: { rate: '1/s' }, defaults: { proxy: 'http://127.0.0.1:3128' } });
+    const proxied = await explain('http://shop.localhost/x', {
+      robots: { enabled: false },
+      perIp: { rate: '1/s' },
+      defaults: { proxy: 'http://127.0.0.1:3128' },
+    });
     expect(proxied.perIp).toMatchObject({ address: null, explanation: expect.stringContaining('not applied: requests go through a proxy') });
   });
 

@@ -13,7 +13,11 @@ import type { ScriptedLogEntry } from '../support/scripted-fetcher.js';
 const gap = (intervalMs: number) => intervalMs + intervalMs * 0.01 + Math.min(3, intervalMs * 0.1);
 
 /** Arrivals at any of `hosts`, in order. */
-const arrivalsAt = (log: ScriptedLogEntry[], hosts: string[]) => log.filter((e) => hosts.includes(e.host)).map((e) => e.at).sort((a, b) => a - b);
+const arrivalsAt = (log: ScriptedLogEntry[], hosts: string[]) =>
+  log
+    .filter((e) => hosts.includes(e.host))
+    .map((e) => e.at)
+    .sort((a, b) => a - b);
 
 /** Most requests to any of `hosts` in flight at once, from the server's log. */
 function maxInFlightAcross(log: ScriptedLogEntry[], hosts: string[]): number {

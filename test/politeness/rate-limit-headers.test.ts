@@ -14,11 +14,7 @@ describe('parseRateLimit', () => {
       { ratelimit: '"default";r=50;t=30', 'ratelimit-policy': '"default";q=100;w=60' },
       { remaining: 50, resetMs: 30_000, limit: 100, source: 'ratelimit-structured' },
     ],
-    [
-      'structured, no policy',
-      { ratelimit: '"default";r=5;t=2' },
-      { remaining: 5, resetMs: 2000, limit: null, source: 'ratelimit-structured' },
-    ],
+    ['structured, no policy', { ratelimit: '"default";r=5;t=2' }, { remaining: 5, resetMs: 2000, limit: null, source: 'ratelimit-structured' }],
     [
       'structured, most restrictive item (smallest r)',
       { ratelimit: '"a";r=5;t=10, "b";r=2;t=40', 'ratelimit-policy': '"a";q=10;w=60, "b";q=3;w=60' },
@@ -55,11 +51,7 @@ describe('parseRateLimit', () => {
       { remaining: 6, resetMs: 3000, limit: null, source: 'ratelimit-structured' },
     ],
     // draft-07 dictionary
-    [
-      'dictionary',
-      { ratelimit: 'limit=100, remaining=50, reset=30' },
-      { remaining: 50, resetMs: 30_000, limit: 100, source: 'ratelimit-dictionary' },
-    ],
+    ['dictionary', { ratelimit: 'limit=100, remaining=50, reset=30' }, { remaining: 50, resetMs: 30_000, limit: 100, source: 'ratelimit-dictionary' }],
     [
       'dictionary without limit, any order, with parameters',
       { ratelimit: 'reset=5;x=1, remaining=0' },
@@ -196,7 +188,16 @@ describe('parseRateLimit', () => {
 
   it('never throws on garbage', () => {
     const garbage = ['"', '\\', '"\\"', ';', ',', ';=;', '=', '"a";r', 'r=;t=', '"";r=1;t=', '(1 2);r=1', ':::', 'NaN', 'Infinity', '\u0000', '💥'];
-    const names = ['ratelimit', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-limit'];
+    const names = [
+      'ratelimit',
+      'ratelimit-policy',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'x-ratelimit-limit',
+    ];
     for (const value of garbage) {
       const all: Headers = {};
       for (const name of names) all[name] = value;

@@ -95,9 +95,7 @@ describe('parseRetryAfter: HTTP-date', () => {
 
   it('a date in the past means retry now (0), never a negative delay', () => {
     expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', { now: NOW })).toEqual({ delayMs: 0, form: 'date' });
-    expect(
-      parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', { now: NOW, date: 'Sun, 06 Nov 1994 09:00:00 GMT' }),
-    ).toEqual({ delayMs: 0, form: 'date' });
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', { now: NOW, date: 'Sun, 06 Nov 1994 09:00:00 GMT' })).toEqual({ delayMs: 0, form: 'date' });
   });
 
   it('a date exactly at the server time is 0', () => {
@@ -205,10 +203,13 @@ describe('parseHttpDate', () => {
     // Found by test/properties/retry-after.test.ts: a `now` past Date's range
     // (±8.64e15 ms) is finite but has no year, so the century came out NaN
     // and so did the date, and Retry-After answered { delayMs: NaN }.
-    it.each([8.64e15 + 1, -8.64e15 - 1, Number.MAX_VALUE, NaN, Infinity])('regression: a two-digit year seen at a `now` outside Date range (%d) is null, not NaN', (now) => {
-      expect(parseHttpDate('Sunday, 01-Jan-00 00:00:00 GMT', now)).toBeNull();
-      expect(parseRetryAfter('Sunday, 01-Jan-00 00:00:00 GMT', { now })).toBeNull();
-      expect(parseRetryAfter('5', { now })).toEqual({ delayMs: 5000, form: 'seconds' });
-    });
+    it.each([8.64e15 + 1, -8.64e15 - 1, Number.MAX_VALUE, NaN, Infinity])(
+      'regression: a two-digit year seen at a `now` outside Date range (%d) is null, not NaN',
+      (now) => {
+        expect(parseHttpDate('Sunday, 01-Jan-00 00:00:00 GMT', now)).toBeNull();
+        expect(parseRetryAfter('Sunday, 01-Jan-00 00:00:00 GMT', { now })).toBeNull();
+        expect(parseRetryAfter('5', { now })).toEqual({ delayMs: 5000, form: 'seconds' });
+      },
+    );
   });
 });

@@ -38,7 +38,7 @@ function arrivalsInside(web: Web, host: string, windows: Array<[number, number]>
 }
 
 describe('429 and Retry-After over real HTTP', () => {
-  it('pauses for a real server-side limiter\'s Retry-After: every page ends 200, nothing arrives inside a pause', async () => {
+  it("pauses for a real server-side limiter's Retry-After: every page ends 200, nothing arrives inside a pause", async () => {
     const a = announcer();
     web = await startWeb({
       sites: { 'strict.localhost': { generate: { pages: 3, linksPerPage: 1 }, limit: { perSecond: 3, status: 429, retryAfter: a.retryAfter } } },

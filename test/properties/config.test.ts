@@ -15,12 +15,48 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 /** Values the fields take, well-formed and not: rates, durations, sizes, enums, statuses, regexes, odd numbers. */
 const leaf: fc.Arbitrary<Json> = fc.oneof(
   fc.constantFrom(
-    '2/s', '30/min', '5/10s', '500ms', 'unlimited', '0/s', '1/0s', '-1/s', '1.5/s', '2/fortnight', '1e3/s',
-    '10s', '0s', '1h', '25h', '24h', '10m', '-5s', '1.5s', 'soon', '',
-    '10MiB', '512KiB', '499KiB', '1GB', '0B', '-1KiB',
-    'floor', 'ignore', 'host', 'domain', 'any', 'HOST',
-    'crawl/1.0', 'MJ12bot/1.4', 'bad agent\u0000', 'ü/1', '*',
-    '(', '[a-', '\\d+', '.*',
+    '2/s',
+    '30/min',
+    '5/10s',
+    '500ms',
+    'unlimited',
+    '0/s',
+    '1/0s',
+    '-1/s',
+    '1.5/s',
+    '2/fortnight',
+    '1e3/s',
+    '10s',
+    '0s',
+    '1h',
+    '25h',
+    '24h',
+    '10m',
+    '-5s',
+    '1.5s',
+    'soon',
+    '',
+    '10MiB',
+    '512KiB',
+    '499KiB',
+    '1GB',
+    '0B',
+    '-1KiB',
+    'floor',
+    'ignore',
+    'host',
+    'domain',
+    'any',
+    'HOST',
+    'crawl/1.0',
+    'MJ12bot/1.4',
+    'bad agent\u0000',
+    'ü/1',
+    '*',
+    '(',
+    '[a-',
+    '\\d+',
+    '.*',
   ),
   fc.constantFrom(0, 1, 2, -1, 16, 1000, 1001, 0.5, 1e21, -0, 429, 503, 600, 99, 1e308, Number.MAX_SAFE_INTEGER + 2),
   fc.boolean(),
@@ -37,19 +73,57 @@ const objectOf = (entries: fc.Arbitrary<[string, Json][]>): fc.Arbitrary<{ [key:
 /** An object with some of `keys` (known ones, by path, and a stray one now and then), each set to `value`. */
 function shaped(path: string[], value: (key: string) => fc.Arbitrary<Json>): fc.Arbitrary<{ [key: string]: Json }> {
   const keys = [...knownKeysAt(path)];
-  const key = fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.constantFrom('$comment', 'rates', 'Rate', '__proto__', 'constructor', '', 'a.b') });
-  return objectOf(fc.uniqueArray(key.chain((k) => value(k).map((v) => [k, v] as [string, Json])), { maxLength: 6, selector: ([k]) => k }));
+  const key = fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...keys) },
+    { weight: 1, arbitrary: fc.constantFrom('$comment', 'rates', 'Rate', '__proto__', 'constructor', '', 'a.b') },
+  );
+  return objectOf(
+    fc.uniqueArray(
+      key.chain((k) => value(k).map((v) => [k, v] as [string, Json])),
+      { maxLength: 6, selector: ([k]) => k },
+    ),
+  );
 }
 
 const anyJson: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>;
 const fieldValue = fc.oneof({ weight: 5, arbitrary: leaf }, { weight: 1, arbitrary: anyJson });
 const policy = (path: string[]) =>
-  shaped(path, (key) => (key === 'backoff' || key === 'hostFailures' ? fc.oneof(shaped([...path, key], () => fieldValue), leaf) : fieldValue));
+  shaped(path, (key) =>
+    key === 'backoff' || key === 'hostFailures'
+      ? fc.oneof(
+          shaped([...path, key], () => fieldValue),
+          leaf,
+        )
+      : fieldValue,
+  );
 const domainKey = fc.oneof(
-  fc.constantFrom('example.com', '*.example.com', 'a.com:8080', 'a.com:80', '*', '', 'bücher.example', '[::1]:8080', 'a b', '*.*.x', 'x.com.', 'EXAMPLE.com', '__proto__', 'constructor', 'toString', 'a..b', 'a.com:99999'),
+  fc.constantFrom(
+    'example.com',
+    '*.example.com',
+    'a.com:8080',
+    'a.com:80',
+    '*',
+    '',
+    'bücher.example',
+    '[::1]:8080',
+    'a b',
+    '*.*.x',
+    'x.com.',
+    'EXAMPLE.com',
+    '__proto__',
+    'constructor',
+    'toString',
+    'a..b',
+    'a.com:99999',
+  ),
   fc.domain(),
 );
-const domains = objectOf(fc.uniqueArray(fc.tuple(domainKey, fc.oneof({ weight: 5, arbitrary: policy(['domains', 'example.com']) }, { weight: 1, arbitrary: leaf })), { maxLength: 4, selector: ([k]) => k }));
+const domains = objectOf(
+  fc.uniqueArray(fc.tuple(domainKey, fc.oneof({ weight: 5, arbitrary: policy(['domains', 'example.com']) }, { weight: 1, arbitrary: leaf })), {
+    maxLength: 4,
+    selector: ([k]) => k,
+  }),
+);
 
 /** Config-file-shaped JSON: known keys mostly, with values of every kind, nested where the schema nests; often a `defaults` and `domains`. */
 const configish: fc.Arbitrary<Json> = fc
@@ -62,7 +136,10 @@ const configish: fc.Arbitrary<Json> = fc
           return fc.oneof({ weight: 5, arbitrary: domains }, { weight: 1, arbitrary: leaf });
         case 'robots':
         case 'timeout':
-          return fc.oneof(shaped([key], () => fieldValue), leaf);
+          return fc.oneof(
+            shaped([key], () => fieldValue),
+            leaf,
+          );
         default:
           return fieldValue;
       }
@@ -74,7 +151,7 @@ const configish: fc.Arbitrary<Json> = fc
 
 /** One segment of a path as formatPath writes it, at `at` in `text`: [segment, end] or null. */
 function readSegment(text: string, at: number, first: boolean): [string | number, number] | null {
-  const identifier = (first ? /[A-Za-z_$][\w$]*/y : /\.([A-Za-z_$][\w$]*)/y);
+  const identifier = first ? /[A-Za-z_$][\w$]*/y : /\.([A-Za-z_$][\w$]*)/y;
   identifier.lastIndex = at;
   let m = identifier.exec(text);
   if (m) return [first ? m[0] : m[1], identifier.lastIndex];
@@ -107,35 +184,39 @@ function has(value: Json | undefined, key: string | number): value is Json {
 }
 
 describe('validateConfig', () => {
-  it('accepts or throws a ConfigError, whose every line names a path in the file', () => {
-    fc.assert(
-      fc.property(fc.oneof({ weight: 6, arbitrary: configish }, { weight: 1, arbitrary: anyJson }), (raw) => {
-        let problems: string[];
-        try {
-          validateConfig(raw, 'config');
-          return;
-        } catch (error) {
-          if (!(error instanceof ConfigError)) throw error;
-          problems = error.problems;
-        }
-        expect(problems.length).toBeGreaterThan(0);
-        if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-          expect(problems).toEqual([expect.stringMatching(/^config: expected a JSON object at the top level, got /)]);
-          return;
-        }
-        for (const line of problems) {
-          const named = parseLine(line, 'config');
-          expect(named, line).not.toBeNull();
-          expect(named!.message.trim(), line).not.toBe('');
-          // Every step but the last is in the file (the last may be a key that is missing).
-          let node: Json | undefined = raw;
-          for (const key of named!.path.slice(0, -1)) {
-            expect(has(node, key), `${line}: no ${JSON.stringify(key)} here`).toBe(true);
-            node = (node as Record<string, Json>)[key as string];
+  it(
+    'accepts or throws a ConfigError, whose every line names a path in the file',
+    () => {
+      fc.assert(
+        fc.property(fc.oneof({ weight: 6, arbitrary: configish }, { weight: 1, arbitrary: anyJson }), (raw) => {
+          let problems: string[];
+          try {
+            validateConfig(raw, 'config');
+            return;
+          } catch (error) {
+            if (!(error instanceof ConfigError)) throw error;
+            problems = error.problems;
           }
-        }
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+          expect(problems.length).toBeGreaterThan(0);
+          if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+            expect(problems).toEqual([expect.stringMatching(/^config: expected a JSON object at the top level, got /)]);
+            return;
+          }
+          for (const line of problems) {
+            const named = parseLine(line, 'config');
+            expect(named, line).not.toBeNull();
+            expect(named!.message.trim(), line).not.toBe('');
+            // Every step but the last is in the file (the last may be a key that is missing).
+            let node: Json | undefined = raw;
+            for (const key of named!.path.slice(0, -1)) {
+              expect(has(node, key), `${line}: no ${JSON.stringify(key)} here`).toBe(true);
+              node = (node as Record<string, Json>)[key as string];
+            }
+          }
+        }),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

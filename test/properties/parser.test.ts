@@ -16,9 +16,16 @@ const attributeValue = fc.oneof(
 );
 const attribute = fc
   .tuple(fc.constantFrom('href', 'HREF', 'rel', 'name', 'content', 'charset', 'http-equiv', 'x', 'href'), attributeValue, fc.constantFrom('"', "'", ''))
-  .map(([name, value, quote]) => `${name}=${quote}${quote === '"' ? value.replaceAll('"', '&quot;') : quote === "'" ? value.replaceAll("'", '&#39;') : value}${quote}`);
+  .map(
+    ([name, value, quote]) =>
+      `${name}=${quote}${quote === '"' ? value.replaceAll('"', '&quot;') : quote === "'" ? value.replaceAll("'", '&#39;') : value}${quote}`,
+  );
 const tag = fc
-  .tuple(fc.constantFrom('a', 'A', 'area', 'base', 'BASE', 'meta', 'link', 'title', 'script', 'style', 'div', 'svg', 'template', 'noscript', 'textarea', 'iframe'), fc.array(attribute, { maxLength: 3 }), fc.constantFrom('>', '/>', ' >', ''))
+  .tuple(
+    fc.constantFrom('a', 'A', 'area', 'base', 'BASE', 'meta', 'link', 'title', 'script', 'style', 'div', 'svg', 'template', 'noscript', 'textarea', 'iframe'),
+    fc.array(attribute, { maxLength: 3 }),
+    fc.constantFrom('>', '/>', ' >', ''),
+  )
   .map(([name, attributes, end]) => `<${[name, ...attributes].join(' ')}${end}`);
 const quoted = (value: string) => `"${value.replaceAll('"', '&quot;')}"`;
 /** The commonest shapes, well-formed: a link, a nofollow link, a base, a robots meta. */
@@ -36,7 +43,10 @@ const htmlSoup = fc
       { weight: 5, arbitrary: wellFormed },
       { weight: 4, arbitrary: tag },
       { weight: 2, arbitrary: fc.constantFrom('</a>', '</title>', '</script>', '</style>', '</div>', '</textarea>', '</', '<', '>') },
-      { weight: 2, arbitrary: fc.constantFrom('<!--', '-->', '<![CDATA[', ']]>', '<!doctype html>', '<?xml?>', '&amp;', '&#x2F;', '&#0;', '&', '"', "'", '=', '\n', ' ') },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom('<!--', '-->', '<![CDATA[', ']]>', '<!doctype html>', '<?xml?>', '&amp;', '&#x2F;', '&#0;', '&', '"', "'", '=', '\n', ' '),
+      },
       { weight: 2, arbitrary: anyString(12) },
     ),
     { maxLength: 40 },
@@ -46,67 +56,92 @@ const body = fc.oneof({ weight: 4, arbitrary: htmlSoup }, { weight: 1, arbitrary
 
 const options = fc.record({
   respectNofollow: fc.boolean(),
-  xRobotsTag: fc.option(fc.oneof(anyString(20), fc.array(fc.constantFrom('nofollow', 'crawl: nofollow', 'googlebot: noindex', 'none', 'unavailable_after: x', ':', ''), { maxLength: 3 }))),
+  xRobotsTag: fc.option(
+    fc.oneof(
+      anyString(20),
+      fc.array(fc.constantFrom('nofollow', 'crawl: nofollow', 'googlebot: noindex', 'none', 'unavailable_after: x', ':', ''), { maxLength: 3 }),
+    ),
+  ),
   userAgentToken: fc.option(fc.constantFrom('crawl', 'CRAWL ', 'bot2000', '', ' '), { nil: undefined }),
 });
 
 describe('extractPage', () => {
-  it('never throws; every link is a canonical http(s) URL, listed once, and nofollow only withholds links', () => {
-    fc.assert(
-      fc.property(body, canonicalUrl, options, (html, pageUrl, opts) => {
-        const page = extractPage(html, pageUrl, opts);
-        const all = [...page.links, ...page.nofollowLinks];
-        for (const link of all) {
-          expect(canonicalize(link)).toBe(link);
-          expect(/^https?:\/\//.test(link)).toBe(true);
-        }
-        expect(new Set(all).size).toBe(all.length);
-        if (!opts.respectNofollow) expect(page.nofollowLinks).toEqual([]);
-        if (opts.respectNofollow && page.nofollowAll) expect(page.links).toEqual([]);
-        expect(canonicalize(page.baseUrl)).toBe(page.baseUrl);
-        if (page.title !== null) {
-          expect(page.title).toBe(page.title.trim());
-          expect(page.title.length).toBeGreaterThan(0);
-          expect(page.title.length).toBeLessThanOrEqual(1000);
-        }
-      }),
-      fuzzParams(500),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'never throws; every link is a canonical http(s) URL, listed once, and nofollow only withholds links',
+    () => {
+      fc.assert(
+        fc.property(body, canonicalUrl, options, (html, pageUrl, opts) => {
+          const page = extractPage(html, pageUrl, opts);
+          const all = [...page.links, ...page.nofollowLinks];
+          for (const link of all) {
+            expect(canonicalize(link)).toBe(link);
+            expect(/^https?:\/\//.test(link)).toBe(true);
+          }
+          expect(new Set(all).size).toBe(all.length);
+          if (!opts.respectNofollow) expect(page.nofollowLinks).toEqual([]);
+          if (opts.respectNofollow && page.nofollowAll) expect(page.links).toEqual([]);
+          expect(canonicalize(page.baseUrl)).toBe(page.baseUrl);
+          if (page.title !== null) {
+            expect(page.title).toBe(page.title.trim());
+            expect(page.title.length).toBeGreaterThan(0);
+            expect(page.title.length).toBeLessThanOrEqual(1000);
+          }
+        }),
+        fuzzParams(500),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('gives only canonical http(s) links whatever the page URL, even one the crawler would never hold', () => {
-    fc.assert(
-      fc.property(htmlSoup, anyUrlInput, (html, pageUrl) => {
-        for (const link of extractPage(html, pageUrl, { respectNofollow: false }).links) {
-          expect(canonicalize(link)).toBe(link);
-          expect(/^https?:\/\//.test(link)).toBe(true);
-        }
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'gives only canonical http(s) links whatever the page URL, even one the crawler would never hold',
+    () => {
+      fc.assert(
+        fc.property(htmlSoup, anyUrlInput, (html, pageUrl) => {
+          for (const link of extractPage(html, pageUrl, { respectNofollow: false }).links) {
+            expect(canonicalize(link)).toBe(link);
+            expect(/^https?:\/\//.test(link)).toBe(true);
+          }
+        }),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('finds the same links whatever the option, only sorted differently between links and nofollowLinks', () => {
-    fc.assert(
-      fc.property(htmlSoup, canonicalUrl, (html, pageUrl) => {
-        const followAll = extractPage(html, pageUrl, { respectNofollow: false });
-        const respecting = extractPage(html, pageUrl, { respectNofollow: true });
-        expect(new Set([...respecting.links, ...respecting.nofollowLinks])).toEqual(new Set(followAll.links));
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'finds the same links whatever the option, only sorted differently between links and nofollowLinks',
+    () => {
+      fc.assert(
+        fc.property(htmlSoup, canonicalUrl, (html, pageUrl) => {
+          const followAll = extractPage(html, pageUrl, { respectNofollow: false });
+          const respecting = extractPage(html, pageUrl, { respectNofollow: true });
+          expect(new Set([...respecting.links, ...respecting.nofollowLinks])).toEqual(new Set(followAll.links));
+        }),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('parseXRobotsTag', () => {
-  it('never throws on any header value', () => {
-    fc.assert(
-      fc.property(fc.oneof(anyString(40), fc.array(anyString(20), { maxLength: 3 }), fc.constant(null)), fc.option(anyString(8), { nil: undefined }), (header, token) => {
-        const directives = parseXRobotsTag(header, token);
-        expect(typeof directives.noindex).toBe('boolean');
-        expect(typeof directives.nofollow).toBe('boolean');
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'never throws on any header value',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.oneof(anyString(40), fc.array(anyString(20), { maxLength: 3 }), fc.constant(null)),
+          fc.option(anyString(8), { nil: undefined }),
+          (header, token) => {
+            const directives = parseXRobotsTag(header, token);
+            expect(typeof directives.noindex).toBe('boolean');
+            expect(typeof directives.nofollow).toBe('boolean');
+          },
+        ),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

@@ -25,22 +25,45 @@ const number = fc.oneof(
 );
 const name = fc.constantFrom('"default"', '"burst"', '"a,b"', '"q\\"x"', 'default', '*', '"', 'a b', '');
 const param = (keys: string[]) =>
-  fc.tuple(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.constantFrom('R', 'pk', '1x', '') }), fc.constantFrom('=', '=', '=', '', ' = '), number).map(([k, eq, v]) => `${k}${eq}${eq === '' ? '' : v}`);
+  fc
+    .tuple(
+      fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.constantFrom('R', 'pk', '1x', '') }),
+      fc.constantFrom('=', '=', '=', '', ' = '),
+      number,
+    )
+    .map(([k, eq, v]) => `${k}${eq}${eq === '' ? '' : v}`);
 /** `keys`, each with a value, in any order, plus maybe a stray one. */
 const params = (keys: string[]) =>
-  fc.tuple(fc.tuple(...keys.map((k) => number.map((v) => `${k}=${v}`))), fc.array(param(keys), { maxLength: 2 })).chain(([wanted, more]) => fc.shuffledSubarray([...wanted, ...more], { minLength: wanted.length }));
+  fc
+    .tuple(fc.tuple(...keys.map((k) => number.map((v) => `${k}=${v}`))), fc.array(param(keys), { maxLength: 2 }))
+    .chain(([wanted, more]) => fc.shuffledSubarray([...wanted, ...more], { minLength: wanted.length }));
 /** A structured-field list: members "name;key=value;…". */
 const list = (keys: string[]) =>
   fc
-    .array(fc.tuple(name, params(keys), fc.constantFrom(';', ' ; ')).map(([head, ps, sep]) => [head, ...ps].join(sep)), { minLength: 1, maxLength: 3 })
+    .array(
+      fc.tuple(name, params(keys), fc.constantFrom(';', ' ; ')).map(([head, ps, sep]) => [head, ...ps].join(sep)),
+      { minLength: 1, maxLength: 3 },
+    )
     .map((members) => members.join(', '));
 const dictionary = fc
-  .tuple(params(['remaining', 'reset']), fc.array(fc.tuple(fc.constantFrom('limit', 'policy', 'LIMIT', 'remaining', ''), number).map(([k, v]) => `${k}=${v}`), { maxLength: 2 }))
+  .tuple(
+    params(['remaining', 'reset']),
+    fc.array(
+      fc.tuple(fc.constantFrom('limit', 'policy', 'LIMIT', 'remaining', ''), number).map(([k, v]) => `${k}=${v}`),
+      { maxLength: 2 },
+    ),
+  )
   .map(([wanted, more]) => [...wanted, ...more].join(', '));
-const plain = fc.oneof({ weight: 5, arbitrary: number }, { weight: 1, arbitrary: fc.array(number, { minLength: 2, maxLength: 3 }).map((xs) => xs.join(', ')) }, { weight: 1, arbitrary: fc.tuple(number, number).map(([a, b]) => `${a}, ${a};w=${b}`) });
+const plain = fc.oneof(
+  { weight: 5, arbitrary: number },
+  { weight: 1, arbitrary: fc.array(number, { minLength: 2, maxLength: 3 }).map((xs) => xs.join(', ')) },
+  { weight: 1, arbitrary: fc.tuple(number, number).map(([a, b]) => `${a}, ${a};w=${b}`) },
+);
 const junk = anyString(30);
 
-const extraKey = fc.constantFrom(null, null, null, ['__proto__', '5'], ['constructor', 'x'], ['x-ratelimit-reset', undefined]) as fc.Arbitrary<[string, string | undefined] | null>;
+const extraKey = fc.constantFrom(null, null, null, ['__proto__', '5'], ['constructor', 'x'], ['x-ratelimit-reset', undefined]) as fc.Arbitrary<
+  [string, string | undefined] | null
+>;
 const optional = { requiredKeys: [] as never[] };
 
 /** Header records in one of the forms (mostly well-formed), or a mix of all of them; now and then an odd key or a non-string value. */
@@ -76,38 +99,46 @@ const headers = fc
 const anyNow = fc.oneof(fc.constant(NOW), fc.integer({ min: 0, max: 4e12 }), fc.double());
 
 describe('parseRateLimit', () => {
-  it('never throws; gives null or whole, safe, non-negative numbers from a known source', () => {
-    fc.assert(
-      fc.property(headers, anyNow, (record, now) => {
-        const info = parseRateLimit(record, now);
-        if (info === null) return;
-        expect(SOURCES).toContain(info.source);
-        expect(Number.isSafeInteger(info.remaining) && info.remaining >= 0).toBe(true);
-        expect(Number.isSafeInteger(info.resetMs) && info.resetMs >= 0).toBe(true);
-        if (info.limit !== null) expect(Number.isSafeInteger(info.limit) && info.limit >= 0).toBe(true);
+  it(
+    'never throws; gives null or whole, safe, non-negative numbers from a known source',
+    () => {
+      fc.assert(
+        fc.property(headers, anyNow, (record, now) => {
+          const info = parseRateLimit(record, now);
+          if (info === null) return;
+          expect(SOURCES).toContain(info.source);
+          expect(Number.isSafeInteger(info.remaining) && info.remaining >= 0).toBe(true);
+          expect(Number.isSafeInteger(info.resetMs) && info.resetMs >= 0).toBe(true);
+          if (info.limit !== null) expect(Number.isSafeInteger(info.limit) && info.limit >= 0).toBe(true);
 
-        const pace = paceForBudget(info);
-        if ('pauseMs' in pace) {
-          expect(info.remaining).toBe(0);
-          expect(pace.pauseMs).toBe(info.resetMs);
-        } else {
-          expect(Number.isSafeInteger(pace.minGapMs) && pace.minGapMs >= 0).toBe(true);
-          expect(pace.until).toBe(info.resetMs);
-          // Spending the planned share of the budget at that gap never outlasts the window by more than a gap.
-          expect(pace.minGapMs * Math.max(1, Math.floor(info.remaining * 0.9))).toBeGreaterThanOrEqual(info.resetMs);
-        }
-      }),
-      fuzzParams(1500),
-    );
-  }, FUZZ_TIMEOUT);
+          const pace = paceForBudget(info);
+          if ('pauseMs' in pace) {
+            expect(info.remaining).toBe(0);
+            expect(pace.pauseMs).toBe(info.resetMs);
+          } else {
+            expect(Number.isSafeInteger(pace.minGapMs) && pace.minGapMs >= 0).toBe(true);
+            expect(pace.until).toBe(info.resetMs);
+            // Spending the planned share of the budget at that gap never outlasts the window by more than a gap.
+            expect(pace.minGapMs * Math.max(1, Math.floor(info.remaining * 0.9))).toBeGreaterThanOrEqual(info.resetMs);
+          }
+        }),
+        fuzzParams(1500),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('tolerates whatever is passed as the header record', () => {
-    fc.assert(
-      fc.property(fc.anything(), anyNow, (record, now) => {
-        const info = parseRateLimit(record as Record<string, string>, now);
-        expect(info === null || typeof info === 'object').toBe(true);
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'tolerates whatever is passed as the header record',
+    () => {
+      fc.assert(
+        fc.property(fc.anything(), anyNow, (record, now) => {
+          const info = parseRateLimit(record as Record<string, string>, now);
+          expect(info === null || typeof info === 'object').toBe(true);
+        }),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

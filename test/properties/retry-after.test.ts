@@ -72,80 +72,110 @@ function spellings(at: number): { imf: string; rfc850: string; asctime: string }
 }
 
 describe('parseRetryAfter', () => {
-  it('never throws; gives null or a finite delay ≥ 0 in milliseconds', () => {
-    fc.assert(
-      fc.property(
-        fc.oneof({ weight: 9, arbitrary: headerValue }, { weight: 1, arbitrary: fc.constantFrom(null, undefined, 5, {}, ['1']) }),
-        anyNow,
-        fc.option(fc.oneof(dateShaped, anyString(30)), { nil: undefined }),
-        (value, now, date) => {
-          const parsed = parseRetryAfter(value as string, { now, date });
-          if (parsed === null) return;
-          expect(['seconds', 'date']).toContain(parsed.form);
-          expect(Number.isFinite(parsed.delayMs)).toBe(true);
-          expect(parsed.delayMs).toBeGreaterThanOrEqual(0);
-          if (parsed.form === 'seconds') expect(Number.isSafeInteger(parsed.delayMs)).toBe(true);
-        },
-      ),
-      fuzzParams(1500),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'never throws; gives null or a finite delay ≥ 0 in milliseconds',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.oneof({ weight: 9, arbitrary: headerValue }, { weight: 1, arbitrary: fc.constantFrom(null, undefined, 5, {}, ['1']) }),
+          anyNow,
+          fc.option(fc.oneof(dateShaped, anyString(30)), { nil: undefined }),
+          (value, now, date) => {
+            const parsed = parseRetryAfter(value as string, { now, date });
+            if (parsed === null) return;
+            expect(['seconds', 'date']).toContain(parsed.form);
+            expect(Number.isFinite(parsed.delayMs)).toBe(true);
+            expect(parsed.delayMs).toBeGreaterThanOrEqual(0);
+            if (parsed.form === 'seconds') expect(Number.isSafeInteger(parsed.delayMs)).toBe(true);
+          },
+        ),
+        fuzzParams(1500),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('reads delay-seconds exactly, clamped to a safe integer', () => {
-    fc.assert(
-      fc.property(fc.oneof(fc.nat(), fc.integer({ min: 0, max: 1e14 })), fc.constantFrom('', ' ', '\t', '00'), realisticNow, (seconds, padding, now) => {
-        const value = padding === '00' ? `00${seconds}` : `${padding}${seconds}${padding}`;
-        expect(parseRetryAfter(value, { now })).toEqual({ delayMs: Math.min(seconds * 1000, Number.MAX_SAFE_INTEGER), form: 'seconds' });
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'reads delay-seconds exactly, clamped to a safe integer',
+    () => {
+      fc.assert(
+        fc.property(fc.oneof(fc.nat(), fc.integer({ min: 0, max: 1e14 })), fc.constantFrom('', ' ', '\t', '00'), realisticNow, (seconds, padding, now) => {
+          const value = padding === '00' ? `00${seconds}` : `${padding}${seconds}${padding}`;
+          expect(parseRetryAfter(value, { now })).toEqual({ delayMs: Math.min(seconds * 1000, Number.MAX_SAFE_INTEGER), form: 'seconds' });
+        }),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('reads an IMF-fixdate or asctime date as the time from the Date header (or receipt) to it', () => {
-    fc.assert(
-      fc.property(httpInstant, realisticNow, fc.option(httpInstant, { nil: null }), fc.constantFrom(...(['imf', 'asctime'] as const)), (at, now, serverNow, grammar) => {
-        const date = serverNow === null ? null : new Date(serverNow).toUTCString();
-        const parsed = parseRetryAfter(spellings(at)[grammar], { now, date });
-        expect(parsed).toEqual({ delayMs: Math.max(0, at - (serverNow ?? now)), form: 'date' });
-      }),
-      fuzzParams(400),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'reads an IMF-fixdate or asctime date as the time from the Date header (or receipt) to it',
+    () => {
+      fc.assert(
+        fc.property(
+          httpInstant,
+          realisticNow,
+          fc.option(httpInstant, { nil: null }),
+          fc.constantFrom(...(['imf', 'asctime'] as const)),
+          (at, now, serverNow, grammar) => {
+            const date = serverNow === null ? null : new Date(serverNow).toUTCString();
+            const parsed = parseRetryAfter(spellings(at)[grammar], { now, date });
+            expect(parsed).toEqual({ delayMs: Math.max(0, at - (serverNow ?? now)), form: 'date' });
+          },
+        ),
+        fuzzParams(400),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('parseHttpDate', () => {
-  it('never throws; gives null or a whole number of epoch milliseconds', () => {
-    fc.assert(
-      fc.property(fc.oneof(dateShaped, anyString(40)), anyNow, (text, now) => {
-        const at = parseHttpDate(text, now);
-        if (at === null) return;
-        expect(Number.isSafeInteger(at)).toBe(true);
-      }),
-      fuzzParams(1500),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'never throws; gives null or a whole number of epoch milliseconds',
+    () => {
+      fc.assert(
+        fc.property(fc.oneof(dateShaped, anyString(40)), anyNow, (text, now) => {
+          const at = parseHttpDate(text, now);
+          if (at === null) return;
+          expect(Number.isSafeInteger(at)).toBe(true);
+        }),
+        fuzzParams(1500),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('reads an RFC 850 two-digit year as the one at most 50 years after now (RFC 9110 §5.6.7)', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2200, 0, 1) }).map((ms) => Math.floor(ms / 1000) * 1000), realisticNow, (at, now) => {
-        const parsed = parseHttpDate(spellings(at).rfc850, now);
-        // "29-Feb-00" is no date in a century year that is not a leap year.
-        if (parsed === null) {
-          expect(new Date(at).toISOString().slice(4, 10)).toBe('-02-29');
-          return;
-        }
-        const fiftyYearsOn = new Date(now);
-        fiftyYearsOn.setUTCFullYear(fiftyYearsOn.getUTCFullYear() + 50);
-        const fiftyYearsAgo = new Date(now);
-        fiftyYearsAgo.setUTCFullYear(fiftyYearsAgo.getUTCFullYear() - 50);
-        expect(parsed).toBeLessThanOrEqual(fiftyYearsOn.getTime());
-        // A century before the latest allowed date (the second after which makes "more than 50 years").
-        expect(parsed).toBeGreaterThan(fiftyYearsAgo.getTime() - 1000);
-        expect(new Date(parsed).getUTCFullYear() % 100).toBe(new Date(at).getUTCFullYear() % 100);
-        // Only the century can differ from the instant written.
-        expect(new Date(parsed).toISOString().slice(2)).toBe(new Date(at).toISOString().slice(2));
-      }),
-      fuzzParams(300),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'reads an RFC 850 two-digit year as the one at most 50 years after now (RFC 9110 §5.6.7)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2200, 0, 1) }).map((ms) => Math.floor(ms / 1000) * 1000),
+          realisticNow,
+          (at, now) => {
+            const parsed = parseHttpDate(spellings(at).rfc850, now);
+            // "29-Feb-00" is no date in a century year that is not a leap year.
+            if (parsed === null) {
+              expect(new Date(at).toISOString().slice(4, 10)).toBe('-02-29');
+              return;
+            }
+            const fiftyYearsOn = new Date(now);
+            fiftyYearsOn.setUTCFullYear(fiftyYearsOn.getUTCFullYear() + 50);
+            const fiftyYearsAgo = new Date(now);
+            fiftyYearsAgo.setUTCFullYear(fiftyYearsAgo.getUTCFullYear() - 50);
+            expect(parsed).toBeLessThanOrEqual(fiftyYearsOn.getTime());
+            // A century before the latest allowed date (the second after which makes "more than 50 years").
+            expect(parsed).toBeGreaterThan(fiftyYearsAgo.getTime() - 1000);
+            expect(new Date(parsed).getUTCFullYear() % 100).toBe(new Date(at).getUTCFullYear() % 100);
+            // Only the century can differ from the instant written.
+            expect(new Date(parsed).toISOString().slice(2)).toBe(new Date(at).toISOString().slice(2));
+          },
+        ),
+        fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

@@ -15,7 +15,13 @@ const VCS = ['.git', '.hg', '.svn', '.bzr', '_darcs', 'cvs', '.jj', '.pijul', '.
 const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/gu;
 
 /** A name as the most forgiving file system would see it. */
-const asFileSystemSees = (name: string) => name.normalize('NFC').replace(HFS_IGNORED, '').replace(/[. ]+$/, '').toUpperCase().toLowerCase();
+const asFileSystemSees = (name: string) =>
+  name
+    .normalize('NFC')
+    .replace(HFS_IGNORED, '')
+    .replace(/[. ]+$/, '')
+    .toUpperCase()
+    .toLowerCase();
 
 const spellings = (word: string) =>
   fc

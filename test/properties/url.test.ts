@@ -73,82 +73,102 @@ const sameUrlSpellings = canonicalUrl.chain((url) =>
 );
 
 describe('canonicalize', () => {
-  it('never throws; gives null or an http(s) URL that parses, is its own canonical form, and matches the URL-object path', () => {
-    fc.assert(
-      fc.property(anyUrlInput, (input) => {
-        const out = canonicalize(input);
-        if (out === null) return;
-        const parsed = new URL(out);
-        expect(['http:', 'https:']).toContain(parsed.protocol);
-        expect(parsed.hash).toBe('');
-        expect(canonicalize(out)).toBe(out);
-        expect(canonicalize(new URL(input))).toBe(out);
-      }),
-      fuzzParams(600),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'never throws; gives null or an http(s) URL that parses, is its own canonical form, and matches the URL-object path',
+    () => {
+      fc.assert(
+        fc.property(anyUrlInput, (input) => {
+          const out = canonicalize(input);
+          if (out === null) return;
+          const parsed = new URL(out);
+          expect(['http:', 'https:']).toContain(parsed.protocol);
+          expect(parsed.hash).toBe('');
+          expect(canonicalize(out)).toBe(out);
+          expect(canonicalize(new URL(input))).toBe(out);
+        }),
+        fuzzParams(600),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('gives every spelling of a page the canonical form and host keys of the page', () => {
-    fc.assert(
-      fc.property(sameUrlSpellings, ({ url, spelling }) => {
-        expect(canonicalize(spelling)).toBe(url);
-        for (const mode of MODES) expect(hostKeyOf(spelling, mode)).toBe(hostKeyOf(url, mode));
-        expect(originOf(spelling)).toBe(originOf(url));
-      }),
-      fuzzParams(400),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'gives every spelling of a page the canonical form and host keys of the page',
+    () => {
+      fc.assert(
+        fc.property(sameUrlSpellings, ({ url, spelling }) => {
+          expect(canonicalize(spelling)).toBe(url);
+          for (const mode of MODES) expect(hostKeyOf(spelling, mode)).toBe(hostKeyOf(url, mode));
+          expect(originOf(spelling)).toBe(originOf(url));
+        }),
+        fuzzParams(400),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('hostKeyOf, originOf, hostnameOf', () => {
-  it('agree between the string fast path and the URL parser, and a key is a host a URL can be built on', () => {
-    fc.assert(
-      fc.property(canonicalUrl, (url) => {
-        const parsed = new URL(url);
-        for (const mode of MODES) {
-          const key = hostKeyOf(url, mode);
-          expect(hostKeyOf(parsed, mode)).toBe(key);
-          const rebuilt = new URL(`http://${key}/`);
-          // The key's host part is a hostname as the parser writes it.
-          expect(rebuilt.hostname).toBe(key.replace(/:\d+$/, ''));
-          if (mode === 'host') expect(key).toBe(parsed.port === '' ? parsed.hostname : `${parsed.hostname}:${parsed.port}`);
-        }
-        expect(originOf(url)).toBe(parsed.origin);
-        expect(hostnameOf(url)).toBe(parsed.hostname);
-      }),
-      fuzzParams(500),
-    );
-  }, FUZZ_TIMEOUT);
-
-  it('throw nothing but InvalidUrlError, on any input', () => {
-    fc.assert(
-      fc.property(anyUrlInput, fc.constantFrom(...MODES), (input, mode) => {
-        for (const run of [() => hostKeyOf(input, mode), () => originOf(input)]) {
-          try {
-            expect(typeof run()).toBe('string');
-          } catch (error) {
-            expect(error).toBeInstanceOf(InvalidUrlError);
+  it(
+    'agree between the string fast path and the URL parser, and a key is a host a URL can be built on',
+    () => {
+      fc.assert(
+        fc.property(canonicalUrl, (url) => {
+          const parsed = new URL(url);
+          for (const mode of MODES) {
+            const key = hostKeyOf(url, mode);
+            expect(hostKeyOf(parsed, mode)).toBe(key);
+            const rebuilt = new URL(`http://${key}/`);
+            // The key's host part is a hostname as the parser writes it.
+            expect(rebuilt.hostname).toBe(key.replace(/:\d+$/, ''));
+            if (mode === 'host') expect(key).toBe(parsed.port === '' ? parsed.hostname : `${parsed.hostname}:${parsed.port}`);
           }
-        }
-        const hostname = hostnameOf(input);
-        expect(hostname === null || typeof hostname === 'string').toBe(true);
-      }),
-      fuzzParams(500),
-    );
-  }, FUZZ_TIMEOUT);
+          expect(originOf(url)).toBe(parsed.origin);
+          expect(hostnameOf(url)).toBe(parsed.hostname);
+        }),
+        fuzzParams(500),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
+
+  it(
+    'throw nothing but InvalidUrlError, on any input',
+    () => {
+      fc.assert(
+        fc.property(anyUrlInput, fc.constantFrom(...MODES), (input, mode) => {
+          for (const run of [() => hostKeyOf(input, mode), () => originOf(input)]) {
+            try {
+              expect(typeof run()).toBe('string');
+            } catch (error) {
+              expect(error).toBeInstanceOf(InvalidUrlError);
+            }
+          }
+          const hostname = hostnameOf(input);
+          expect(hostname === null || typeof hostname === 'string').toBe(true);
+        }),
+        fuzzParams(500),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('resolveLink and linkResolver', () => {
-  it('never throw; give null or a canonical http(s) URL; the fast resolver agrees with resolveLink', () => {
-    fc.assert(
-      fc.property(canonicalUrl, href, (base, link) => {
-        const resolved = resolveLink(link, base);
-        expect(linkResolver(base)(link)).toBe(resolved);
-        if (resolved === null) return;
-        expect(canonicalize(resolved)).toBe(resolved);
-        expect(/^https?:\/\//.test(resolved)).toBe(true);
-      }),
-      fuzzParams(800),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'never throw; give null or a canonical http(s) URL; the fast resolver agrees with resolveLink',
+    () => {
+      fc.assert(
+        fc.property(canonicalUrl, href, (base, link) => {
+          const resolved = resolveLink(link, base);
+          expect(linkResolver(base)(link)).toBe(resolved);
+          if (resolved === null) return;
+          expect(canonicalize(resolved)).toBe(resolved);
+          expect(/^https?:\/\//.test(resolved)).toBe(true);
+        }),
+        fuzzParams(800),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

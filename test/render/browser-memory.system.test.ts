@@ -40,25 +40,32 @@ describe('browser memory', () => {
     }
   });
 
-  it.skipIf(!available)('a browser past its cap is restarted between pages, and every page is rendered once', async () => {
-    const ITEMS = 8;
-    web = await startWeb({ sites: appSites({ items: ITEMS }) });
-    const file = validateConfig({ allowPrivate: true, render: true, renderOptions: { maxBrowserMemory: '1MiB' } });
-    const settings = buildSettings(file, { rate: 'unlimited', hostConcurrency: '2' });
-    const records: PageRecord[] = [];
-    const sink: RecordSink = { write: async (r) => void (r.type === 'page' && records.push(r)), close: async () => {}, broken: false, written: 0 };
-    const lines: string[] = [];
-    const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
-    const session = createCrawlSession({ settings, seeds: [web.url('app.localhost', '/')], sink, log, render: await loadRendering(browser) });
-    await session.run();
+  it.skipIf(!available)(
+    'a browser past its cap is restarted between pages, and every page is rendered once',
+    async () => {
+      const ITEMS = 8;
+      web = await startWeb({ sites: appSites({ items: ITEMS }) });
+      const file = validateConfig({ allowPrivate: true, render: true, renderOptions: { maxBrowserMemory: '1MiB' } });
+      const settings = buildSettings(file, { rate: 'unlimited', hostConcurrency: '2' });
+      const records: PageRecord[] = [];
+      const sink: RecordSink = { write: async (r) => void (r.type === 'page' && records.push(r)), close: async () => {}, broken: false, written: 0 };
+      const lines: string[] = [];
+      const log = { info: (m: string) => lines.push(m), warn: (m: string) => lines.push(m) };
+      const session = createCrawlSession({ settings, seeds: [web.url('app.localhost', '/')], sink, log, render: await loadRendering(browser) });
+      await session.run();
 
-    const app = records.filter((r) => r.host.startsWith('app.')).map((r) => new URL(r.url).pathname).sort();
-    const documents = ['/', ...Array.from({ length: ITEMS }, (_, i) => `/items/${i}`), ...Array.from({ length: ITEMS }, (_, i) => `/late/${i}`)].sort();
-    expect(app).toEqual(documents);
-    expect(records.filter((r) => r.host.startsWith('app.')).every((r) => r.rendered === true && r.error === undefined)).toBe(true);
-    const restarts = session.rendered()!.browserRestarts;
-    // 17 pages, a look every 5: at least two restarts.
-    expect(restarts).toBeGreaterThanOrEqual(2);
-    expect(lines.filter((l) => l.includes('past renderOptions.maxBrowserMemory (1 MiB): restarting it between pages'))).toHaveLength(restarts);
-  }, 120_000);
+      const app = records
+        .filter((r) => r.host.startsWith('app.'))
+        .map((r) => new URL(r.url).pathname)
+        .sort();
+      const documents = ['/', ...Array.from({ length: ITEMS }, (_, i) => `/items/${i}`), ...Array.from({ length: ITEMS }, (_, i) => `/late/${i}`)].sort();
+      expect(app).toEqual(documents);
+      expect(records.filter((r) => r.host.startsWith('app.')).every((r) => r.rendered === true && r.error === undefined)).toBe(true);
+      const restarts = session.rendered()!.browserRestarts;
+      // 17 pages, a look every 5: at least two restarts.
+      expect(restarts).toBeGreaterThanOrEqual(2);
+      expect(lines.filter((l) => l.includes('past renderOptions.maxBrowserMemory (1 MiB): restarting it between pages'))).toHaveLength(restarts);
+    },
+    120_000,
+  );
 });

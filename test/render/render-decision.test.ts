@@ -18,11 +18,33 @@ describe('renderDecision', () => {
     ['a body not read (null) is never rendered', true, { status: 200, contentType: 'text/html', body: null }, false, 'not-html'],
     ['an empty React mount and a bundle', 'auto', html(`<div id="root"></div><script src="/main.js"></script>${text}`), true, 'empty-mount'],
     ['an empty Next.js mount with a comment', 'auto', html('<div id="__next"> <!-- app --> </div><script>boot()</script>'), true, 'empty-mount'],
-    ['a mount that server rendering filled is static', 'auto', html(`<div id="root"><h1>Hi</h1>${text}<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/d">d</a><a href="/e">e</a></div><script src="/main.js"></script>`), false, 'static'],
+    [
+      'a mount that server rendering filled is static',
+      'auto',
+      html(
+        `<div id="root"><h1>Hi</h1>${text}<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/d">d</a><a href="/e">e</a></div><script src="/main.js"></script>`,
+      ),
+      false,
+      'static',
+    ],
     ['a noscript asking for JavaScript', 'auto', html(`<noscript>You need to enable JavaScript to run this app.</noscript>${text}`), true, 'noscript'],
     ['a noscript with a tracking pixel is not a shell', 'auto', html(`<noscript><img src="/px.gif"></noscript>${text}`), false, 'static'],
-    ['a bundle, two links and little text', 'auto', html('<nav><a href="/">Home</a><a href="/about">About</a></nav><script src="/app.js"></script>'), true, 'script-shell'],
-    ['hash-only links do not count as links', 'auto', html(`<a href="#/a">a</a><a href="#/b">b</a><a href="#/c">c</a><a href="#/d">d</a><a href="#/e">e</a><a href="/">home</a><script src="/app.js"></script>`), true, 'script-shell'],
+    [
+      'a bundle, two links and little text',
+      'auto',
+      html('<nav><a href="/">Home</a><a href="/about">About</a></nav><script src="/app.js"></script>'),
+      true,
+      'script-shell',
+    ],
+    [
+      'hash-only links do not count as links',
+      'auto',
+      html(
+        `<a href="#/a">a</a><a href="#/b">b</a><a href="#/c">c</a><a href="#/d">d</a><a href="#/e">e</a><a href="/">home</a><script src="/app.js"></script>`,
+      ),
+      true,
+      'script-shell',
+    ],
     ['a bundle on a page full of text is static', 'auto', html(`<script src="/analytics.js"></script><p>${text}</p><a href="/">home</a>`), false, 'static'],
     ['few links and little text but no script is static', 'auto', html('<p>Short.</p><a href="/">home</a>'), false, 'static'],
   ] as const)('%s', (_name, mode, res, render, reason) => {

@@ -19,7 +19,15 @@ const settings = (file: unknown, flags = {}) => buildSettings(validateConfig(fil
 describe('render settings', () => {
   it('renders nothing by default, and needs no browser then', () => {
     const s = settings({});
-    expect(s.render).toMatchObject({ enabled: false, concurrency: 4, timeoutMs: 30_000, block: ['image', 'media', 'font'], recycleAfter: 50, cacheBytes: 64 * 1024 * 1024, browser: null });
+    expect(s.render).toMatchObject({
+      enabled: false,
+      concurrency: 4,
+      timeoutMs: 30_000,
+      block: ['image', 'media', 'font'],
+      recycleAfter: 50,
+      cacheBytes: 64 * 1024 * 1024,
+      browser: null,
+    });
     expect(s.policyFor('a.example').render).toBe(false);
   });
 
@@ -93,10 +101,15 @@ describe('crawl check --render', () => {
     const check = async (...args: string[]) => {
       const io = memoryIo(dir);
       expect(await main(['check', '--robots-file', 'robots.txt', ...args, 'https://app.example/'], io)).toBe(0);
-      return io.out().split('\n').find((l) => l.startsWith('render:'));
+      return io
+        .out()
+        .split('\n')
+        .find((l) => l.startsWith('render:'));
     };
     expect(await check()).toMatch(/^render: {2}not rendered: render is false for this host/);
-    expect(await check('--render')).toMatch(/^render: {2}rendered in a browser if it is 2xx HTML \(render true\).*crawl --render -v --max-pages 1 https:\/\/app\.example\/$/);
+    expect(await check('--render')).toMatch(
+      /^render: {2}rendered in a browser if it is 2xx HTML \(render true\).*crawl --render -v --max-pages 1 https:\/\/app\.example\/$/,
+    );
     expect(await check('--render', 'auto')).toMatch(/^render: {2}rendered only if its HTML looks like an application shell/);
   });
 });

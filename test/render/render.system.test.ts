@@ -40,7 +40,28 @@ const ITEMS = 4;
  * concurrency check catches any overlap.
  */
 const GAP_MS = 200;
-const RENDER_ARGS = ['--config', 'render.json', '--render', '--browser', browser, '--allow-private', '--rate', '5/s', '--host-concurrency', '1', '--links', '--content', 'text', '--stats', 'stats.json', '-v', '--warc', 'site.warc.gz', '--render-timeout', '10s'];
+const RENDER_ARGS = [
+  '--config',
+  'render.json',
+  '--render',
+  '--browser',
+  browser,
+  '--allow-private',
+  '--rate',
+  '5/s',
+  '--host-concurrency',
+  '1',
+  '--links',
+  '--content',
+  'text',
+  '--stats',
+  'stats.json',
+  '-v',
+  '--warc',
+  'site.warc.gz',
+  '--render-timeout',
+  '10s',
+];
 
 let dir: string;
 beforeAll(async () => {
@@ -53,7 +74,8 @@ beforeAll(async () => {
 /** A mostly static host: `render: "auto"` must leave its pages alone (and never fetch their scripts) but render its one shell. */
 const docsSite = {
   pages: {
-    '/': `<title>Docs</title><script src="/analytics.js"></script><h1>Docs</h1><p>${'Plenty of text that reads fine without a browser. '.repeat(12)}</p>` +
+    '/':
+      `<title>Docs</title><script src="/analytics.js"></script><h1>Docs</h1><p>${'Plenty of text that reads fine without a browser. '.repeat(12)}</p>` +
       ['/guide', '/api', '/faq', '/changes', '/shell', '/spin'].map((p) => `<a href="${p}">${p}</a>`).join(' '),
     '/guide': '<title>Guide</title><p>A static guide.</p><a href="/">home</a>',
     '/api': '<title>API</title><p>Static.</p>',
@@ -74,7 +96,12 @@ const docsSite = {
 /** An API that refuses a request sooner than 1 s after the last one it accepted (the crawl asks at 5/s): its robots.txt is accepted, the widget's request right after it is not. */
 const limitedSite = {
   robots: 'User-agent: *\nDisallow:\n',
-  pages: { '/data': { body: JSON.stringify({ text: 'Data that came after a 429.' }), headers: { 'access-control-allow-origin': '*', 'content-type': 'application/json' } } },
+  pages: {
+    '/data': {
+      body: JSON.stringify({ text: 'Data that came after a 429.' }),
+      headers: { 'access-control-allow-origin': '*', 'content-type': 'application/json' },
+    },
+  },
   limit: { perSecond: 1, status: 429 as const, retryAfter: '1', mode: 'gap' as const },
 };
 const DOCS = ['/', '/api', '/changes', '/faq', '/from-widget', '/guide', '/shell', '/spin'];
@@ -122,7 +149,12 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
   it('ends with every page rendered when its browser is killed under it: a retry, not a lost record', () => {
     expect(killed).toBeGreaterThan(0);
     expect(run.code, run.stderr).toBe(0);
-    expect(pages(run).filter((r) => r.host.startsWith('app.')).map((r) => path(r.url)).sort()).toEqual(DOCUMENTS);
+    expect(
+      pages(run)
+        .filter((r) => r.host.startsWith('app.'))
+        .map((r) => path(r.url))
+        .sort(),
+    ).toEqual(DOCUMENTS);
   });
 
   it('with render "auto", renders only the shell and leaves static pages (and their scripts) alone', () => {
@@ -191,7 +223,7 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
     expect(web.count('api.localhost', '/items')).toBe(1);
   });
 
-  it('holds the browser\'s requests to each host\'s rate and concurrency, as the servers measured them', () => {
+  it("holds the browser's requests to each host's rate and concurrency, as the servers measured them", () => {
     for (const host of ['app.localhost', 'api.localhost', 'cdn.localhost', 'docs.localhost', 'limited.localhost']) {
       const log: RequestLogEntry[] = web.requests(host);
       expect(web.maxInFlight(host), host).toBe(1);
@@ -203,10 +235,12 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
     }
   });
 
-  it('counts the browser\'s requests per host in the summary', async () => {
+  it("counts the browser's requests per host in the summary", async () => {
     expect(run.stderr).toContain('browser requests (rendered pages)');
     // -v lists each browser request and what became of it, with its host's limits.
-    expect(run.stderr).toMatch(/debug: http:\/\/app\.localhost:\d+\/items\/1: fetch http:\/\/api\.localhost:\d+\/private\/secret → disallowed \(api\.localhost:\d+, 5\/s\)/);
+    expect(run.stderr).toMatch(
+      /debug: http:\/\/app\.localhost:\d+\/items\/1: fetch http:\/\/api\.localhost:\d+\/private\/secret → disallowed \(api\.localhost:\d+, 5\/s\)/,
+    );
     expect(run.stderr).toMatch(/: image http:\/\/app\.localhost:\d+\/logo\.png → blocked/);
     const { readFile } = await import('node:fs/promises');
     const stats = JSON.parse(await readFile(join(dir, 'stats.json'), 'utf8')) as { hosts: Array<{ host: string; subrequests?: Record<string, number> }> };
@@ -220,7 +254,11 @@ describe.skipIf(!available)('--render with --warc', () => {
     const { readFile } = await import('node:fs/promises');
     const records = readWarc(await readFile(join(dir, 'site.warc.gz')));
     const responses = records.filter((r) => r.header('WARC-Type') === 'response').map((r) => r.header('WARC-Target-URI')!);
-    const paths = (host: string) => responses.filter((u) => new URL(u).hostname === host).map(path).sort();
+    const paths = (host: string) =>
+      responses
+        .filter((u) => new URL(u).hostname === host)
+        .map(path)
+        .sort();
     expect(paths('cdn.localhost')).toEqual(['/bundle.js', '/style.css']);
     expect(paths('api.localhost')).toEqual(['/items', ...Array.from({ length: ITEMS }, (_, i) => `/items/${i}`)]);
     expect(paths('app.localhost')).toEqual([...DOCUMENTS, '/app.js'].sort());
@@ -235,7 +273,9 @@ describe('without a browser', () => {
       expect(run.code).toBe(2);
       const lines = run.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^crawl: rendering needs a browser: --browser ".*no-such-browser" is not an executable file; install Chromium \(Debian\/Ubuntu: apt-get install chromium\)/);
+      expect(lines[0]).toMatch(
+        /^crawl: rendering needs a browser: --browser ".*no-such-browser" is not an executable file; install Chromium \(Debian\/Ubuntu: apt-get install chromium\)/,
+      );
       expect(web.requests()).toEqual([]);
       expect(run.stdout).toBe('');
     } finally {

@@ -83,11 +83,17 @@ describe.skipIf(!available)('the report in chromium', () => {
     expect(errors).toEqual([]);
   });
 
-  it('shades each host\'s 429 pauses and marks its robots.txt requests', async () => {
+  it("shades each host's 429 pauses and marks its robots.txt requests", async () => {
     const marks = await page.$$eval('[id^="chart-host-"]', (els) =>
       els.map((el) => {
-        const plot = (el as unknown as { __plot: { valToPos(v: number, s: string, c: boolean): number; bbox: { top: number; height: number }; ctx: CanvasRenderingContext2D } }).__plot;
-        const chart = (JSON.parse(document.getElementById('report-data')!.textContent) as { charts: Array<{ pauses: number[][] }> }).charts[Number(el.id.slice(11))];
+        const plot = (
+          el as unknown as {
+            __plot: { valToPos(v: number, s: string, c: boolean): number; bbox: { top: number; height: number }; ctx: CanvasRenderingContext2D };
+          }
+        ).__plot;
+        const chart = (JSON.parse(document.getElementById('report-data')!.textContent) as { charts: Array<{ pauses: number[][] }> }).charts[
+          Number(el.id.slice(11))
+        ];
         // Down the middle of the longest pause: the share of pixels shaded cyan (bluer than red; lines cross it here and there).
         const longest = [...chart.pauses].sort((a, b) => b[1] - b[0] - (a[1] - a[0]))[0];
         let cyan: number | null = null;
@@ -113,7 +119,8 @@ describe.skipIf(!available)('the report in chromium', () => {
   });
 
   it('filters the failures table by text and by kind', async () => {
-    const visible = () => page.$$eval('#failures tbody tr', (rows) => rows.filter((r) => !(r as HTMLElement).hidden && (r as HTMLElement).offsetParent !== null).length);
+    const visible = () =>
+      page.$$eval('#failures tbody tr', (rows) => rows.filter((r) => !(r as HTMLElement).hidden && (r as HTMLElement).offsetParent !== null).length);
     const rows = data.failures.rows;
     expect(await visible()).toBe(rows.length);
     await page.fill('#failure-filter', 'dns_failure');

@@ -5,13 +5,26 @@ import { BucketSeries } from '../../src/report/bucket-series.js';
 describe('BucketSeries', () => {
   it('sums, minima and maxima per bucket, aligned to the epoch', () => {
     const s = new BucketSeries(['sum', 'min', 'max'], { baseWidthMs: 100, maxBuckets: 10 });
-    for (const [t, v] of [[1050, 5], [1099, 3], [1100, 7], [1350, 1]] as const) {
+    for (const [t, v] of [
+      [1050, 5],
+      [1099, 3],
+      [1100, 7],
+      [1350, 1],
+    ] as const) {
       s.add(t, 0, 1);
       s.add(t, 1, v);
       s.add(t, 2, v);
     }
     // Buckets [1000,1100) [1100,1200) [1200,1300) [1300,1400).
-    expect(s.data()).toEqual({ startMs: 1000, widthMs: 100, columns: [[2, 1, 0, 1], [3, 7, null, 1], [5, 7, null, 1]] });
+    expect(s.data()).toEqual({
+      startMs: 1000,
+      widthMs: 100,
+      columns: [
+        [2, 1, 0, 1],
+        [3, 7, null, 1],
+        [5, 7, null, 1],
+      ],
+    });
   });
 
   it('takes values out of time order by growing at the front', () => {
@@ -32,7 +45,14 @@ describe('BucketSeries', () => {
     s.add(75, 0, 1); // index 7: five buckets → width 20, indexes 1..3
     s.add(75, 1, 75);
     // Width 20: [20,40) holds 30; [40,60) holds 40, 50; [60,80) holds 60, 75.
-    expect(s.data()).toEqual({ startMs: 20, widthMs: 20, columns: [[1, 2, 2], [30, 40, 60]] });
+    expect(s.data()).toEqual({
+      startMs: 20,
+      widthMs: 20,
+      columns: [
+        [1, 2, 2],
+        [30, 40, 60],
+      ],
+    });
   });
 
   it('a value far away coarsens first instead of allocating the whole span', () => {

@@ -7,8 +7,19 @@ import { renderReport } from '../../src/report/render-html.js';
 import type { PageRecord } from '../../src/types.js';
 
 const page = (n: number, change?: PageRecord['change']): PageRecord => ({
-  type: 'page', url: `http://a.test/${n}`, host: 'a.test', status: change === 'removed' ? 404 : 200, depth: 1, parent: null, contentType: 'text/html',
-  bytes: 0, title: null, links: 0, fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 5, ...(change && { change }),
+  type: 'page',
+  url: `http://a.test/${n}`,
+  host: 'a.test',
+  status: change === 'removed' ? 404 : 200,
+  depth: 1,
+  parent: null,
+  contentType: 'text/html',
+  bytes: 0,
+  title: null,
+  links: 0,
+  fetchedAt: '2026-01-01T00:00:00.000Z',
+  elapsedMs: 5,
+  ...(change && { change }),
 });
 
 describe('report: changes since the last pass', () => {
@@ -17,7 +28,12 @@ describe('report: changes since the last pass', () => {
     const b = new ReportBuilder();
     for (const r of records) b.add(viewRecord(keptRecord(r))!);
     const d = b.finish({ source: 'x', generator: 'test', now: new Date(0) });
-    expect(d.changes).toEqual([['unchanged', 2], ['changed', 1], ['new', 1], ['removed', 1]]);
+    expect(d.changes).toEqual([
+      ['unchanged', 2],
+      ['changed', 1],
+      ['new', 1],
+      ['removed', 1],
+    ]);
     expect(await renderReport(d)).toContain('Changes since the last pass');
     const first = new ReportBuilder();
     first.add(viewRecord(page(1))!);

@@ -13,8 +13,32 @@ let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'crawl-report-cli-'));
   const records = [
-    { type: 'page', url: 'http://a.test/', status: 200, depth: 0, parent: null, contentType: 'text/html', bytes: 100, title: 'A', links: 1, fetchedAt: '2026-01-01T00:00:00.000Z', elapsedMs: 20 },
-    { type: 'page', url: 'http://a.test/x', status: 404, depth: 1, parent: 'http://a.test/', contentType: 'text/html', bytes: 0, title: null, links: 0, fetchedAt: '2026-01-01T00:00:01.000Z', elapsedMs: 20 },
+    {
+      type: 'page',
+      url: 'http://a.test/',
+      status: 200,
+      depth: 0,
+      parent: null,
+      contentType: 'text/html',
+      bytes: 100,
+      title: 'A',
+      links: 1,
+      fetchedAt: '2026-01-01T00:00:00.000Z',
+      elapsedMs: 20,
+    },
+    {
+      type: 'page',
+      url: 'http://a.test/x',
+      status: 404,
+      depth: 1,
+      parent: 'http://a.test/',
+      contentType: 'text/html',
+      bytes: 0,
+      title: null,
+      links: 0,
+      fetchedAt: '2026-01-01T00:00:01.000Z',
+      elapsedMs: 20,
+    },
   ];
   await writeFile(join(dir, 'pages.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
   await writeFile(join(dir, 'notes.txt'), 'hello\n');
@@ -78,10 +102,51 @@ describe('crawl report', () => {
     const T = Date.parse('2026-11-21T10:00:00.000Z');
     const iso = (ms: number) => new Date(ms).toISOString();
     const old = [
-      { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 429, startedAt: T, elapsedMs: 10, bytes: 0, pausedUntil: T + 2010, retryAfterMs: 2000 },
+      {
+        type: 'robots',
+        url: 'http://a.test/robots.txt',
+        host: 'a.test',
+        status: 429,
+        startedAt: T,
+        elapsedMs: 10,
+        bytes: 0,
+        pausedUntil: T + 2010,
+        retryAfterMs: 2000,
+      },
       { type: 'robots', url: 'http://a.test/robots.txt', host: 'a.test', status: 200, startedAt: T + 2100, elapsedMs: 10, bytes: 20 },
-      ...Array.from({ length: 6 }, (_, i) => ({ type: 'page', url: `http://a.test/${i}`, host: 'a.test', status: 200, depth: 1, parent: null, contentType: 'text/html', bytes: 100, title: null, links: 0, fetchedAt: iso(T + 2500 + i * 500), startedAt: T + 2500 + i * 500 + 3, elapsedMs: 20 })),
-      { type: 'page', url: 'http://a.test/busy', host: 'a.test', status: 200, depth: 1, parent: null, contentType: 'text/html', bytes: 100, title: null, links: 0, fetchedAt: iso(T + 9000), startedAt: T + 9001, elapsedMs: 20, attempts: 2, attemptStarts: [T + 6000], throttles: [{ at: T + 6020, status: 429, retryAfterMs: 2000, pausedUntil: T + 8030 }] },
+      ...Array.from({ length: 6 }, (_, i) => ({
+        type: 'page',
+        url: `http://a.test/${i}`,
+        host: 'a.test',
+        status: 200,
+        depth: 1,
+        parent: null,
+        contentType: 'text/html',
+        bytes: 100,
+        title: null,
+        links: 0,
+        fetchedAt: iso(T + 2500 + i * 500),
+        startedAt: T + 2500 + i * 500 + 3,
+        elapsedMs: 20,
+      })),
+      {
+        type: 'page',
+        url: 'http://a.test/busy',
+        host: 'a.test',
+        status: 200,
+        depth: 1,
+        parent: null,
+        contentType: 'text/html',
+        bytes: 100,
+        title: null,
+        links: 0,
+        fetchedAt: iso(T + 9000),
+        startedAt: T + 9001,
+        elapsedMs: 20,
+        attempts: 2,
+        attemptStarts: [T + 6000],
+        throttles: [{ at: T + 6020, status: 429, retryAfterMs: 2000, pausedUntil: T + 8030 }],
+      },
     ];
     const now = old.map((r) => {
       const out: Record<string, unknown> = { ...r, startedAt: iso(r.startedAt) };
@@ -91,7 +156,10 @@ describe('crawl report', () => {
       return out;
     });
     const html: string[] = [];
-    for (const [name, records] of [['old', old], ['new', now]] as const) {
+    for (const [name, records] of [
+      ['old', old],
+      ['new', now],
+    ] as const) {
       const sub = join(dir, name);
       await mkdir(sub, { recursive: true });
       await writeFile(join(sub, 'pages.jsonl'), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -118,10 +186,12 @@ describe('crawl … --report: the report built during the crawl', () => {
   let web: Web | undefined;
   afterAll(() => web?.close());
 
-  it('counts the crawl\'s skips without --emit-skipped, and warns only about what applies to it', async () => {
+  it("counts the crawl's skips without --emit-skipped, and warns only about what applies to it", async () => {
     const offSite = Array.from({ length: 5 }, (_, i) => `<a href="http://elsewhere.test/${i}">o</a>`).join(' ');
     const disallowed = Array.from({ length: 3 }, (_, i) => `<a href="/private/${i}">p</a>`).join(' ');
-    web = await startWeb({ sites: { 'a.localhost': { robots: 'User-agent: *\nDisallow: /private/\n', pages: { '/': `${offSite} ${disallowed} <a href="/b">b</a>`, '/b': 'b' } } } });
+    web = await startWeb({
+      sites: { 'a.localhost': { robots: 'User-agent: *\nDisallow: /private/\n', pages: { '/': `${offSite} ${disallowed} <a href="/b">b</a>`, '/b': 'b' } } },
+    });
     const out = await mkdtemp(join(tmpdir(), 'crawl-report-tap-'));
     const io = sharedMemoryIo(out);
     expect(await main(['--rate', '200/s', '-q', '--stats', 'stats.json', '--report', 'r.html', web.url('a.localhost', '/')], io)).toBe(0);

@@ -4,7 +4,15 @@ import { FailureTable, failureKind } from '../../src/report/failures.js';
 import { viewRecord, type PageView } from '../../src/report/record-view.js';
 
 const page = (url: string, status: number | null, code?: string, message = 'boom'): PageView =>
-  viewRecord({ type: 'page', url, status, error: code ? { code, message } : undefined, fetchedAt: '2026-01-01T00:00:01.000Z', elapsedMs: 5, attempts: 3 }) as PageView;
+  viewRecord({
+    type: 'page',
+    url,
+    status,
+    error: code ? { code, message } : undefined,
+    fetchedAt: '2026-01-01T00:00:01.000Z',
+    elapsedMs: 5,
+    attempts: 3,
+  }) as PageView;
 
 describe('FailureTable', () => {
   it('names each failure by its error code or its HTTP status, and ignores successes', () => {
@@ -24,7 +32,12 @@ describe('FailureTable', () => {
     t.add(page('http://d.test/', null, 'DNS_FAILURE')); // over maxRows
     const s = t.finish();
     expect(s.total).toBe(8);
-    expect(s.byKind).toEqual([['HTTP 404', 5], ['CONNECTION_REFUSED', 1], ['DNS_FAILURE', 1], ['TLS_ERROR', 1]]);
+    expect(s.byKind).toEqual([
+      ['HTTP 404', 5],
+      ['CONNECTION_REFUSED', 1],
+      ['DNS_FAILURE', 1],
+      ['TLS_ERROR', 1],
+    ]);
     expect(s.rows.map((r) => r.url)).toEqual(['http://a.test/404/0', 'http://a.test/404/1', 'http://b.test/', 'http://c.test/']);
     expect(s.omitted).toBe(4);
     expect(s.rows[2].message).toHaveLength(240);

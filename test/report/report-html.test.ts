@@ -25,7 +25,15 @@ describe('renderReport', () => {
     const data = await aggregateRecords(
       lines([
         { type: 'page', url: evil, status: 404, fetchedAt: new Date(T).toISOString(), elapsedMs: 5, bytes: 0 },
-        { type: 'page', url: 'http://a.test/</script><!--', status: null, error: { code: 'DNS_FAILURE', message: '<b>no</b>' }, fetchedAt: new Date(T + 1000).toISOString(), elapsedMs: 5, bytes: 0 },
+        {
+          type: 'page',
+          url: 'http://a.test/</script><!--',
+          status: null,
+          error: { code: 'DNS_FAILURE', message: '<b>no</b>' },
+          fetchedAt: new Date(T + 1000).toISOString(),
+          elapsedMs: 5,
+          bytes: 0,
+        },
         { type: 'page', url: 'javascript:alert(1)', status: 500, fetchedAt: new Date(T + 2000).toISOString(), elapsedMs: 5, bytes: 0 },
       ]),
       { source: 'x<y>.jsonl', now: new Date(T) },

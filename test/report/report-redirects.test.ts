@@ -4,7 +4,15 @@ import { RedirectTracker } from '../../src/report/redirects.js';
 import { viewRecord, type PageView, type SkipView } from '../../src/report/record-view.js';
 
 const page = (url: string, status: number | null, location?: string, error?: string): PageView =>
-  viewRecord({ type: 'page', url, status, location, error: error ? { code: error, message: '' } : undefined, fetchedAt: '2026-01-01T00:00:00Z', elapsedMs: 1 }) as PageView;
+  viewRecord({
+    type: 'page',
+    url,
+    status,
+    location,
+    error: error ? { code: error, message: '' } : undefined,
+    fetchedAt: '2026-01-01T00:00:00Z',
+    elapsedMs: 1,
+  }) as PageView;
 const skip = (url: string, reason: string): SkipView => viewRecord({ type: 'skipped', url, reason }) as SkipView;
 
 describe('RedirectTracker', () => {
@@ -19,7 +27,14 @@ describe('RedirectTracker', () => {
     expect(s.byLength).toEqual([['2', 1]]);
     expect(s.byEnd).toEqual([['200', 1]]);
     expect(s.longest).toEqual([
-      { hops: [{ url: 'http://a.test/1', status: 301 }, { url: 'http://a.test/2', status: 302 }, { url: 'http://b.test/3', status: 200 }], end: '200' },
+      {
+        hops: [
+          { url: 'http://a.test/1', status: 301 },
+          { url: 'http://a.test/2', status: 302 },
+          { url: 'http://b.test/3', status: 200 },
+        ],
+        end: '200',
+      },
     ]);
   });
 
@@ -33,10 +48,22 @@ describe('RedirectTracker', () => {
     t.add(page('http://a.test/gone', 308, 'http://a.test/never'));
     const s = t.finish();
     expect(s.chains).toBe(4);
-    expect(s.byEnd).toEqual([['loop', 1], ['not fetched', 1], ['REDIRECT_LIMIT', 1], ['skipped: robots', 1]]);
-    expect(s.byLength).toEqual([['1', 3], ['2', 1]]);
+    expect(s.byEnd).toEqual([
+      ['loop', 1],
+      ['not fetched', 1],
+      ['REDIRECT_LIMIT', 1],
+      ['skipped: robots', 1],
+    ]);
+    expect(s.byLength).toEqual([
+      ['1', 3],
+      ['2', 1],
+    ]);
     expect(s.longest[0]).toMatchObject({ end: 'loop', target: 'http://a.test/x' });
-    expect(s.longest.find((c) => c.end === 'not fetched')).toEqual({ hops: [{ url: 'http://a.test/gone', status: 308 }], end: 'not fetched', target: 'http://a.test/never' });
+    expect(s.longest.find((c) => c.end === 'not fetched')).toEqual({
+      hops: [{ url: 'http://a.test/gone', status: 308 }],
+      end: 'not fetched',
+      target: 'http://a.test/never',
+    });
   });
 
   it('closes the oldest waiting chain when too many wait', () => {
@@ -46,6 +73,9 @@ describe('RedirectTracker', () => {
     t.add(page('http://a.test/3', 301, 'http://a.test/3b')); // evicts 1's chain
     t.add(page('http://a.test/1b', 200)); // no longer waited for: not a chain of its own
     t.add(page('http://a.test/2b', 200));
-    expect(t.finish().byEnd).toEqual([['not fetched', 2], ['200', 1]]);
+    expect(t.finish().byEnd).toEqual([
+      ['not fetched', 2],
+      ['200', 1],
+    ]);
   });
 });

@@ -43,7 +43,7 @@ function chartData(html: string): { charts: Array<{ host: string; robots: unknow
 }
 
 describe('the record log', () => {
-  it('SQLite: kept with the store\'s commits, read back in order by another process, in batches', async () => {
+  it("SQLite: kept with the store's commits, read back in order by another process, in batches", async () => {
     const path = join(dir, 'log.db');
     const store = new SqliteStore(path);
     await store.open(META);
@@ -85,20 +85,51 @@ describe('the record log', () => {
     await log.append(rec);
     rec.list.push(2);
     await log.append({ type: 'skipped', url: 'http://a.test/x' });
-    expect(await readAll(store.recordLog())).toEqual([{ type: 'page', url: 'http://a.test/', list: [1] }, { type: 'skipped', url: 'http://a.test/x' }]);
+    expect(await readAll(store.recordLog())).toEqual([
+      { type: 'page', url: 'http://a.test/', list: [1] },
+      { type: 'skipped', url: 'http://a.test/x' },
+    ]);
   });
 
   it('keeps only the fields the report reads', () => {
     const page = {
-      type: 'page' as const, url: 'http://a.test/', host: 'a.test', status: 200, depth: 0, parent: null, contentType: 'text/html', bytes: 10, title: 'T',
-      links: 3, linkList: ['http://a.test/x'], fetchedAt: '2026-01-01T00:00:00.000Z', startedAt: '2026-01-01T00:00:00.001Z', elapsedMs: 2, attempts: 2, attemptStarts: ['2026-01-01T00:00:00.000Z'],
+      type: 'page' as const,
+      url: 'http://a.test/',
+      host: 'a.test',
+      status: 200,
+      depth: 0,
+      parent: null,
+      contentType: 'text/html',
+      bytes: 10,
+      title: 'T',
+      links: 3,
+      linkList: ['http://a.test/x'],
+      fetchedAt: '2026-01-01T00:00:00.000Z',
+      startedAt: '2026-01-01T00:00:00.001Z',
+      elapsedMs: 2,
+      attempts: 2,
+      attemptStarts: ['2026-01-01T00:00:00.000Z'],
     };
-    expect(keptRecord(page)).toEqual({ type: 'page', url: 'http://a.test/', host: 'a.test', status: 200, bytes: 10, startedAt: '2026-01-01T00:00:00.001Z', elapsedMs: 2, attempts: 2, attemptStarts: ['2026-01-01T00:00:00.000Z'] });
+    expect(keptRecord(page)).toEqual({
+      type: 'page',
+      url: 'http://a.test/',
+      host: 'a.test',
+      status: 200,
+      bytes: 10,
+      startedAt: '2026-01-01T00:00:00.001Z',
+      elapsedMs: 2,
+      attempts: 2,
+      attemptStarts: ['2026-01-01T00:00:00.000Z'],
+    });
     const { startedAt: _, ...untimed } = page;
     expect(keptRecord(untimed)).toMatchObject({ fetchedAt: '2026-01-01T00:00:00.000Z' });
     // A failure keeps the page it was found on, for the failures table.
     expect(keptRecord({ ...page, status: 404, parent: 'http://a.test/from' })).toMatchObject({ status: 404, parent: 'http://a.test/from' });
-    expect(keptRecord({ type: 'skipped', url: 'http://a.test/p', reason: 'robots', depth: 1, parent: 'http://a.test/' })).toEqual({ type: 'skipped', url: 'http://a.test/p', reason: 'robots' });
+    expect(keptRecord({ type: 'skipped', url: 'http://a.test/p', reason: 'robots', depth: 1, parent: 'http://a.test/' })).toEqual({
+      type: 'skipped',
+      url: 'http://a.test/p',
+      reason: 'robots',
+    });
   });
 });
 
@@ -110,8 +141,13 @@ describe('crawl report --state', () => {
   it('writes the same report from the state file as from the records, robots.txt requests included', async () => {
     web = await startWeb({ sites: site() });
     const io = memoryIo(dir);
-    expect(await main(['--rate', '100/s', '-q', '--state', 'crawl.db', '-o', 'pages.jsonl', web.url('a.localhost', '/'), web.url('a.localhost', '/gone')], io)).toBe(0);
-    const lines = (await readFile(join(dir, 'pages.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+    expect(
+      await main(['--rate', '100/s', '-q', '--state', 'crawl.db', '-o', 'pages.jsonl', web.url('a.localhost', '/'), web.url('a.localhost', '/gone')], io),
+    ).toBe(0);
+    const lines = (await readFile(join(dir, 'pages.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string });
     expect(lines).toHaveLength(8);
     expect(lines.some((r) => r.type === 'robots')).toBe(false); // not without --emit-robots
 
@@ -135,8 +171,18 @@ describe('crawl report --state', () => {
     web = await startWeb({ sites: site() });
     const io = memoryIo(dir);
     expect(await main(['--rate', '100/s', '-q', '--emit-robots', web.url('a.localhost', '/')], io)).toBe(0);
-    const records = io.out().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(records[0]).toMatchObject({ type: 'robots', url: `${web.origin('a.localhost')}/robots.txt`, host: `a.localhost:${web.port}`, status: 200, bytes: 33 });
+    const records = io
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records[0]).toMatchObject({
+      type: 'robots',
+      url: `${web.origin('a.localhost')}/robots.txt`,
+      host: `a.localhost:${web.port}`,
+      status: 200,
+      bytes: 33,
+    });
     expect(records.filter((r) => r.type === 'robots')).toHaveLength(1);
     // And `crawl report` reads such a file, robots.txt record first.
     await writeFile(join(dir, 'with-robots.jsonl'), io.out());
@@ -157,7 +203,7 @@ describe('crawl report --state', () => {
     expect(lines[0].replace(/^crawl: /, '')).toMatch(typeof message === 'string' ? new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) : message);
   });
 
-  it('says so when the state file\'s crawl kept no records (started by an older version)', async () => {
+  it("says so when the state file's crawl kept no records (started by an older version)", async () => {
     const path = join(dir, 'old.db');
     const store = new SqliteStore(path);
     await store.open(META);

@@ -14,14 +14,21 @@ const policyFor = () => ({ intervalMs: 1000, rateLabel: '1/s' });
 
 function rowsOf(html: string): string[][] {
   const section = /<section id="browser-requests">([\s\S]*?)<\/section>/.exec(html)?.[1] ?? '';
-  return [...section.matchAll(/<tr><td class="host">([^<]*)<\/td>((?:<td class="num">[^<]*<\/td>)+)<\/tr>/g)].map((m) => [m[1], ...[...m[2].matchAll(/<td class="num">([^<]*)<\/td>/g)].map((c) => c[1])]);
+  return [...section.matchAll(/<tr><td class="host">([^<]*)<\/td>((?:<td class="num">[^<]*<\/td>)+)<\/tr>/g)].map((m) => [
+    m[1],
+    ...[...m[2].matchAll(/<td class="num">([^<]*)<\/td>/g)].map((c) => c[1]),
+  ]);
 }
 
 describe('report: browser requests per host', () => {
-  it('shows the summary\'s per-host counts, most requests first', async () => {
+  it("shows the summary's per-host counts, most requests first", async () => {
     const stats = createStats(new FakeClock());
     const events: Array<[string, 'fetched' | 'cached' | 'blocked' | 'disallowed', number]> = [
-      ['cdn.example', 'fetched', 3], ['cdn.example', 'cached', 40], ['api.example', 'fetched', 12], ['api.example', 'disallowed', 2], ['app.example', 'blocked', 9],
+      ['cdn.example', 'fetched', 3],
+      ['cdn.example', 'cached', 40],
+      ['api.example', 'fetched', 12],
+      ['api.example', 'disallowed', 2],
+      ['app.example', 'blocked', 9],
     ];
     for (const [host, outcome, n] of events) for (let i = 0; i < n; i++) countSubrequest(stats, { url: `https://${host}/x`, type: 'script', host, outcome });
     // A failed request and one with no host are not counted, in the summary or here.
@@ -29,7 +36,9 @@ describe('report: browser requests per host', () => {
 
     const tap = createReportTap({ hostKey: 'host', policyFor });
     const html = await tap.render('crawl', stats);
-    const summary = statsToJson(stats).hosts.filter((h) => h.subrequests).map((h) => [h.host, ...Object.values(h.subrequests!).map(String)]);
+    const summary = statsToJson(stats)
+      .hosts.filter((h) => h.subrequests)
+      .map((h) => [h.host, ...Object.values(h.subrequests!).map(String)]);
     expect(rowsOf(html)).toEqual([
       ['cdn.example', '3', '40', '0', '0'],
       ['api.example', '12', '0', '0', '2'],

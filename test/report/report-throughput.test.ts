@@ -4,7 +4,15 @@ import { Throughput } from '../../src/report/throughput.js';
 import { viewRecord, type PageView } from '../../src/report/record-view.js';
 
 function page(startMs: number, elapsedMs: number, extra: Record<string, unknown> = {}): PageView {
-  return viewRecord({ type: 'page', url: 'http://a.test/', status: 200, bytes: 1000, fetchedAt: new Date(startMs).toISOString(), elapsedMs, ...extra }) as PageView;
+  return viewRecord({
+    type: 'page',
+    url: 'http://a.test/',
+    status: 200,
+    bytes: 1000,
+    fetchedAt: new Date(startMs).toISOString(),
+    elapsedMs,
+    ...extra,
+  }) as PageView;
 }
 
 describe('Throughput', () => {
@@ -26,7 +34,13 @@ describe('Throughput', () => {
     tp.add(page(0, 0, { status: 404 }));
     tp.add(page(0, 0, { status: 500 }));
     tp.add(page(0, 0, { status: 429 }));
-    tp.add(page(1000, 0, { status: null, error: { code: 'CONNECTION_RESET', message: 'x' }, throttles: [{ at: 2000, status: 503, retryAfterMs: 1000, pauseMs: 1000 }] }));
+    tp.add(
+      page(1000, 0, {
+        status: null,
+        error: { code: 'CONNECTION_RESET', message: 'x' },
+        throttles: [{ at: 2000, status: 503, retryAfterMs: 1000, pauseMs: 1000 }],
+      }),
+    );
     const d = tp.finish(0);
     expect(d.t).toEqual([0, 1, 2]);
     expect(d.http4xxPerSecond).toEqual([1, 0, 0]);

@@ -6,7 +6,15 @@ import { LogHistogram, binOf, upperEdge } from '../../src/report/log-histogram.j
 describe('TopN', () => {
   it('keeps the N largest, largest first, earlier first among equals', () => {
     const top = new TopN<string>(3);
-    for (const [k, v] of [[5, 'a'], [1, 'b'], [9, 'c'], [5, 'd'], [7, 'e'], [5, 'f']] as const) top.add(k, v);
+    for (const [k, v] of [
+      [5, 'a'],
+      [1, 'b'],
+      [9, 'c'],
+      [5, 'd'],
+      [7, 'e'],
+      [5, 'f'],
+    ] as const)
+      top.add(k, v);
     expect(top.sorted()).toEqual(['c', 'e', 'a']);
     expect(top.size).toBe(3);
     expect(top.accepts(5)).toBe(false);

@@ -54,7 +54,9 @@ function answer(host: string, path: string): { status: number; headers?: Record<
   const robots = ROBOTS[host];
   // Every hop of a chain is at /r on its host (or /robots.txt on the first).
   if (robots && (path === '/robots.txt' || path === '/r')) {
-    return 'to' in robots ? { status: 301, headers: { location: url(...robots.to) } } : { status: 200, headers: { 'content-type': 'text/plain' }, body: robots.body };
+    return 'to' in robots
+      ? { status: 301, headers: { location: url(...robots.to) } }
+      : { status: 200, headers: { 'content-type': 'text/plain' }, body: robots.body };
   }
   if (host === 'files.localhost') return { status: 200, headers: { 'content-type': 'text/plain' }, body: DISALLOW_SECRET };
   if (path === '/robots.txt') return { status: 404 };
@@ -82,7 +84,10 @@ async function run(args: string[]) {
   seen = [];
   const io = memoryIo(dir);
   const code = await main(['--allow-private', '--rate', 'unlimited', '--max-depth', '1', '--emit-skipped', '--emit-robots', ...args], io);
-  const lines = io.out().split('\n').filter((l) => l !== '');
+  const lines = io
+    .out()
+    .split('\n')
+    .filter((l) => l !== '');
   return { code, err: io.err(), ...parseRecords(lines), seen };
 }
 

@@ -10,7 +10,12 @@ import { FakeClock } from '../support/fake-clock.js';
 
 const ORIGIN = 'http://a.example';
 
-function setup(answers: Array<Partial<RobotsResponse> | Error>, records = new MemoryStore(), clock = new FakeClock(0), extra: Partial<RobotsCacheOptions> = {}) {
+function setup(
+  answers: Array<Partial<RobotsResponse> | Error>,
+  records = new MemoryStore(),
+  clock = new FakeClock(0),
+  extra: Partial<RobotsCacheOptions> = {},
+) {
   const fetched: string[] = [];
   const cache = new RobotsCache({
     clock,
@@ -38,7 +43,11 @@ describe('RobotsCache with a records store', () => {
     const state = await first.cache.load(ORIGIN);
     expect(state.kind).toBe('rules');
     expect(first.records.getRobots(ORIGIN)).toEqual({
-      kind: 'rules', source: `${ORIGIN}/robots.txt`, text: 'User-agent: *\nDisallow: /private\nCrawl-delay: 2\n', fetchedAt: 0, expiresAt: 60_000,
+      kind: 'rules',
+      source: `${ORIGIN}/robots.txt`,
+      text: 'User-agent: *\nDisallow: /private\nCrawl-delay: 2\n',
+      fetchedAt: 0,
+      expiresAt: 60_000,
     });
     first.clock.advance(30_000);
     const second = setup([], first.records, first.clock);

@@ -52,7 +52,10 @@ describe('robots.txt past the size cap', () => {
     expect(seen.filter((s) => s.host === 'big.localhost' && s.path === '/secret')).toHaveLength(1);
     expect(seen.filter((s) => s.host === 'small.localhost' && s.path === '/secret')).toHaveLength(0);
     // ...but it is said, once (the summary's notes repeat it).
-    const warnings = io.err().split('\n').filter((l) => l.startsWith('crawl: warning:') && l.includes(' cap '));
+    const warnings = io
+      .err()
+      .split('\n')
+      .filter((l) => l.startsWith('crawl: warning:') && l.includes(' cap '));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(url('big.localhost', '/robots.txt'));
     expect(warnings[0]).toContain('512 KiB');

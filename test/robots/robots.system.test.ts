@@ -2,7 +2,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { capRobotsText, parseRobots, productToken, RobotsCache, type RobotsCacheOptions, type RobotsResponse, type RobotsState } from '../../src/robots/index.js';
+import {
+  capRobotsText,
+  parseRobots,
+  productToken,
+  RobotsCache,
+  type RobotsCacheOptions,
+  type RobotsResponse,
+  type RobotsState,
+} from '../../src/robots/index.js';
 import type { RobotsRecord } from '../../src/robots/types.js';
 import { canonicalPath } from '../../src/robots/rules.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -156,7 +164,16 @@ describe('parseRobots: matching', () => {
 
   it('normalises percent-encoding on both sides (RFC 9309 §2.2.2)', () => {
     const r = rules(
-      ['User-agent: *', 'Disallow: /%7Euser', 'Disallow: /~other', 'Disallow: /ツ', 'Disallow: /%e3%83%84b', 'Disallow: /a|b', 'Disallow: /q?x=\'y\'', 'Disallow: /sp ace'].join('\n'),
+      [
+        'User-agent: *',
+        'Disallow: /%7Euser',
+        'Disallow: /~other',
+        'Disallow: /ツ',
+        'Disallow: /%e3%83%84b',
+        'Disallow: /a|b',
+        "Disallow: /q?x='y'",
+        'Disallow: /sp ace',
+      ].join('\n'),
     );
     expect(r.isAllowed('http://site.test/~user/x')).toBe(false);
     expect(r.isAllowed('http://site.test/%7eother')).toBe(false);
@@ -209,7 +226,18 @@ describe('parseRobots: Crawl-delay', () => {
   });
 
   it('takes the largest valid value of merged groups and ignores other groups', () => {
-    const r = rules(['User-agent: *', 'Crawl-delay: 30', 'User-agent: mybot', 'Crawl-delay: 1', 'User-agent: other', 'Disallow: /', 'User-agent: mybot', 'Crawl-delay: 3'].join('\n'));
+    const r = rules(
+      [
+        'User-agent: *',
+        'Crawl-delay: 30',
+        'User-agent: mybot',
+        'Crawl-delay: 1',
+        'User-agent: other',
+        'Disallow: /',
+        'User-agent: mybot',
+        'Crawl-delay: 3',
+      ].join('\n'),
+    );
     expect(r.crawlDelayMs).toBe(3000);
   });
 
@@ -294,7 +322,9 @@ describe('RobotsCache', () => {
 
   it('parses a 200 and caches it for the TTL, then refetches', async () => {
     const clock = new FakeClock();
-    const { calls, fetchOne } = fakeFetch({ [ROBOTS]: [res(200, 'User-agent: mybot\nDisallow: /a\nCrawl-delay: 1.5'), res(200, 'User-agent: mybot\nDisallow: /b')] });
+    const { calls, fetchOne } = fakeFetch({
+      [ROBOTS]: [res(200, 'User-agent: mybot\nDisallow: /a\nCrawl-delay: 1.5'), res(200, 'User-agent: mybot\nDisallow: /b')],
+    });
     const c = cache(clock, fetchOne, { cacheTtlMs: 60_000 });
     const first = expectKind(await c.load(ORIGIN), 'rules');
     expect(first).toMatchObject({ fetchedAt: clock.now(), expiresAt: clock.now() + 60_000, source: ROBOTS, crawlDelayMs: 1500 });
@@ -366,7 +396,13 @@ describe('RobotsCache', () => {
       const c = cache(clock, fetchOne, { unavailableRetries: 2, unavailableRetryDelayMs: 5000 });
       const t0 = clock.now();
       const connectError = { code, message: `connect failed (${code})` };
-      expect(await c.load(ORIGIN)).toEqual({ kind: 'unavailable', reason: `robots.txt could not be fetched: ${code}`, retryAt: t0 + 1000, attempts: 1, connectError });
+      expect(await c.load(ORIGIN)).toEqual({
+        kind: 'unavailable',
+        reason: `robots.txt could not be fetched: ${code}`,
+        retryAt: t0 + 1000,
+        attempts: 1,
+        connectError,
+      });
       clock.advance(1000);
       expect(await c.load(ORIGIN)).toMatchObject({ retryAt: t0 + 3000, attempts: 2 });
       clock.advance(2000);
@@ -538,7 +574,15 @@ describe('RobotsCache over real HTTP', () => {
       const location = r.headers.location;
       return { url, status: r.statusCode, location: typeof location === 'string' ? location : null, body, truncated: false };
     };
-    const c = new RobotsCache({ clock: new FakeClock(), userAgent: UA, maxBytes: MAX_BYTES, cacheTtlMs: DAY, unavailableRetries: 1, unavailableRetryDelayMs: 1000, fetchOne });
+    const c = new RobotsCache({
+      clock: new FakeClock(),
+      userAgent: UA,
+      maxBytes: MAX_BYTES,
+      cacheTtlMs: DAY,
+      unavailableRetries: 1,
+      unavailableRetryDelayMs: 1000,
+      fetchOne,
+    });
     const state = expectKind(await c.load(origin), 'rules');
     expect(hits).toEqual(['/robots.txt', '/real-robots.txt']);
     expect(state.isAllowed(`${origin}/admin/users`)).toBe(false);

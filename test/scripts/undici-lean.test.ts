@@ -20,11 +20,16 @@ async function importedNames(): Promise<Set<string>> {
     const text = await readFile(join(root, 'src', file), 'utf8');
     for (const m of text.matchAll(/import\s+(type\s+)?\{([^}]*)\}\s+from\s+'undici'/g)) {
       if (m[1]) continue;
-      for (const part of m[2].split(',').map((p) => p.trim()).filter(Boolean)) {
+      for (const part of m[2]
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
         if (!part.startsWith('type ')) names.add(part.split(/\s+as\s+/)[0]);
       }
     }
-    expect(text, `${file} imports undici in a form this test does not read`).not.toMatch(/import\s+\*\s+as\s+\w+\s+from\s+'undici'|import\s+\w+\s+from\s+'undici'|import\('undici'\)/);
+    expect(text, `${file} imports undici in a form this test does not read`).not.toMatch(
+      /import\s+\*\s+as\s+\w+\s+from\s+'undici'|import\s+\w+\s+from\s+'undici'|import\('undici'\)/,
+    );
   }
   return names;
 }

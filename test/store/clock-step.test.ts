@@ -53,7 +53,16 @@ async function runOnce(site: ScriptedSite, file: string, start: number, stopAfte
   const store = new SqliteStore(file, { now: () => clock.now() });
   const warnings: string[] = [];
   const sink: RecordSink = { write: () => Promise.resolve(), close: () => Promise.resolve(), broken: false, written: 0 };
-  const crawler = new Crawler({ settings, seeds: ['http://a.test/'], clock, fetcher, sink, store, random: seededRandom(1), log: { info: () => {}, warn: (m) => warnings.push(m) } });
+  const crawler = new Crawler({
+    settings,
+    seeds: ['http://a.test/'],
+    clock,
+    fetcher,
+    sink,
+    store,
+    random: seededRandom(1),
+    log: { info: () => {}, warn: (m) => warnings.push(m) },
+  });
   if (stopAfterMs !== undefined) clock.setTimer(() => crawler.stop(), stopAfterMs);
   const stats = await clock.runUntilDone(crawler.run(), { maxMs: 2 * DAY });
   store.close();

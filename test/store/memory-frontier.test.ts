@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryFrontier, type FrontierEntry } from '../../src/store/memory-frontier.js';
-import { SeenSet, fingerprint } from '../../src/store/seen-set.js';
+import { SeenSet, fingerprint } from '../../src/util/seen-set.js';
 import { seededRandom } from '../support/seeded-random.js';
 
 describe('SeenSet', () => {

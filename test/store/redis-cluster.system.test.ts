@@ -29,7 +29,9 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
     await requireBuilt();
     dir = await mkdtemp(join(tmpdir(), 'crawl-cluster-'));
     nodes = await Promise.all([0, 1, 2].map(() => startRedisServer(5_000, { args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'] })));
-    execFileSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], { stdio: 'ignore' });
+    execFileSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
+      stdio: 'ignore',
+    });
     for (const n of nodes) while (!cli(n.port, 'cluster', 'info').includes('cluster_state:ok')) await sleep(50);
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 20, linksPerPage: 3 } } } });
   }, 60_000);
@@ -39,14 +41,32 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('two workers through a node that does not own the crawl\'s slot: every page once, the gap held; status and report read it', async () => {
+  it("two workers through a node that does not own the crawl's slot: every page once, the gap held; status and report read it", async () => {
     const crawlId = `cluster-${randomUUID()}`;
     const slot = Number(cli(nodes[0].port, 'cluster', 'keyslot', `crawl:{${crawlId}}:meta`).trim());
     // --redis names a node other than the slot's owner.
-    const owner = nodes.find((n) => cli(n.port, 'cluster', 'nodes').split('\n').some((l) => l.includes('myself') && ownsSlot(l, slot)))!;
+    const owner = nodes.find((n) =>
+      cli(n.port, 'cluster', 'nodes')
+        .split('\n')
+        .some((l) => l.includes('myself') && ownsSlot(l, slot)),
+    )!;
     const other = nodes.find((n) => n !== owner)!;
     const url = `redis://127.0.0.1:${other.port}`;
-    const args = (i: number) => ['--redis', url, '--crawl-id', crawlId, '--rate', '10/s', '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('a.localhost', '/')];
+    const args = (i: number) => [
+      '--redis',
+      url,
+      '--crawl-id',
+      crawlId,
+      '--rate',
+      '10/s',
+      '--host-concurrency',
+      '1',
+      '--worker',
+      `w${i}`,
+      '-o',
+      `w${i}.jsonl`,
+      web!.url('a.localhost', '/'),
+    ];
     const runs = await Promise.all([0, 1].map((i) => startCrawl(args(i), dir).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
 
@@ -65,14 +85,32 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
     expect(report.code, report.stderr).toBe(0);
   }, 90_000);
 
-  it('the crawl\'s slot flushed on its master mid-crawl: both workers stop with exit 5, as on a standalone Redis', async () => {
+  it("the crawl's slot flushed on its master mid-crawl: both workers stop with exit 5, as on a standalone Redis", async () => {
     const lost = await startWeb({ sites: { 'b.localhost': { delayMs: 50, generate: { pages: 60, linksPerPage: 3 } } } });
     try {
       const crawlId = `cluster-lost-${randomUUID()}`;
       const slot = Number(cli(nodes[0].port, 'cluster', 'keyslot', `crawl:{${crawlId}}:meta`).trim());
-      const owner = nodes.find((n) => cli(n.port, 'cluster', 'nodes').split('\n').some((l) => l.includes('myself') && ownsSlot(l, slot)))!;
+      const owner = nodes.find((n) =>
+        cli(n.port, 'cluster', 'nodes')
+          .split('\n')
+          .some((l) => l.includes('myself') && ownsSlot(l, slot)),
+      )!;
       const url = `redis://127.0.0.1:${nodes.find((n) => n !== owner)!.port}`;
-      const args = (i: number) => ['--redis', url, '--crawl-id', crawlId, '--rate', '5/s', '--host-concurrency', '1', '--worker', `l${i}`, '-o', `l${i}.jsonl`, lost.url('b.localhost', '/')];
+      const args = (i: number) => [
+        '--redis',
+        url,
+        '--crawl-id',
+        crawlId,
+        '--rate',
+        '5/s',
+        '--host-concurrency',
+        '1',
+        '--worker',
+        `l${i}`,
+        '-o',
+        `l${i}.jsonl`,
+        lost.url('b.localhost', '/'),
+      ];
       const workers = [0, 1].map((i) => startCrawl(args(i), dir));
       while (lost.requests().filter((e) => e.path !== '/robots.txt').length < 6) await sleep(20);
       cli(owner.port, 'flushall');
@@ -91,8 +129,11 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
 
 /** A CLUSTER NODES line's slot ranges include `slot`. */
 function ownsSlot(line: string, slot: number): boolean {
-  return line.split(' ').slice(8).some((range) => {
-    const [a, b = a] = range.split('-').map(Number);
-    return slot >= a && slot <= b;
-  });
+  return line
+    .split(' ')
+    .slice(8)
+    .some((range) => {
+      const [a, b = a] = range.split('-').map(Number);
+      return slot >= a && slot <= b;
+    });
 }

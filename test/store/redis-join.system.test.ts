@@ -47,7 +47,9 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a worke
     const started = performance.now();
     expect(await main(['--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`, '-q', '--wait-for-crawl', '1s'], io)).toBe(2);
     expect(performance.now() - started).toBeGreaterThanOrEqual(950);
-    expect(io.err()).toMatch(/^crawl: no seed URL given, and Redis crawl "none-[^"]+" did not appear within 1s \(the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url\.\.\.>\)\n$/);
+    expect(io.err()).toMatch(
+      /^crawl: no seed URL given, and Redis crawl "none-[^"]+" did not appear within 1s \(the first worker gives the seeds: crawl --redis URL --crawl-id ID <seed-url\.\.\.>\)\n$/,
+    );
   });
 
   it('--wait-for-crawl 0 does not wait', async () => {

@@ -27,14 +27,16 @@ let dir = '';
 function expectStoppedLost(r: CrawlRun, lostAt: number, endedAt: number): void {
   expect(r.code, r.stderr).toBe(5);
   const lines = r.stderr.trim().split('\n');
-  expect(lines.at(-1)).toMatch(/^crawl: the shared state of Redis crawl "lost-[^"]+" is gone from Redis at redis:\/\/127\.0\.0\.1:\d+ .*did NOT finish: start it again under a new --crawl-id/);
+  expect(lines.at(-1)).toMatch(
+    /^crawl: the shared state of Redis crawl "lost-[^"]+" is gone from Redis at redis:\/\/127\.0\.0\.1:\d+ .*did NOT finish: start it again under a new --crawl-id/,
+  );
   expect(lines.filter((l) => /is gone from Redis/.test(l))).toHaveLength(1);
   expect(r.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
   expect(r.stderr).not.toMatch(/finished|internal error/i);
   expect(endedAt - lostAt).toBeLessThan(10_000);
 }
 
-describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'Redis losing or keeping a crawl\'s keys mid-crawl', () => {
+describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? "Redis losing or keeping a crawl's keys mid-crawl", () => {
   beforeAll(async () => {
     await requireBuilt();
   });

@@ -15,7 +15,6 @@ import { RedisStore } from '../../src/store/redis-store.js';
 import { redisServerMissing, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
-
 let redis: RedisServer | undefined;
 let web: Web | undefined;
 let dir = '';
@@ -47,7 +46,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl r
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('reports on a 2-worker crawl with both workers\' pages', async () => {
+  it("reports on a 2-worker crawl with both workers' pages", async () => {
     const hosts = ['a.localhost', 'b.localhost'];
     // The pages after the first few wait until the second worker has opened its output (it does so
     // only on joining a crawl that is not finished): it surely shares a running crawl, however late a
@@ -61,11 +60,25 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl r
     };
     web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { handler, generate: { pages: 15, linksPerPage: 3 } }])) });
     const crawlId = `report-${randomUUID()}`;
-    const args = (i: number) => ['--redis', redis!.url, '--crawl-id', crawlId, '-q', '--rate', '20/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...hosts.map((h) => web!.url(h, '/'))];
+    const args = (i: number) => [
+      '--redis',
+      redis!.url,
+      '--crawl-id',
+      crawlId,
+      '-q',
+      '--rate',
+      '20/s',
+      '--worker',
+      `w${i}`,
+      '-o',
+      `w${i}.jsonl`,
+      ...hosts.map((h) => web!.url(h, '/')),
+    ];
     const first = run(args(0));
     while (web.requests().filter((r) => r.path !== '/robots.txt').length === 0) await new Promise((r) => setTimeout(r, 20));
     const second = run(args(1));
-    for (const deadline = Date.now() + 30_000; !existsSync(join(dir, 'w1.jsonl.partial')) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 30_000; !existsSync(join(dir, 'w1.jsonl.partial')) && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 20));
     release();
     const done = await Promise.all([first, second]);
     for (const w of done) expect(w.code, w.stderr).toBe(0);
@@ -83,8 +96,18 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl r
     } finally {
       await store.close();
     }
-    expect(kept.filter((r) => r.type === 'page').map((r) => r.url).sort()).toEqual([...pagesBy('w0'), ...pagesBy('w1')].sort());
-    expect(kept.filter((r) => r.type === 'robots').map((r) => r.url).sort()).toEqual(hosts.map((h) => web!.url(h, '/robots.txt')).sort());
+    expect(
+      kept
+        .filter((r) => r.type === 'page')
+        .map((r) => r.url)
+        .sort(),
+    ).toEqual([...pagesBy('w0'), ...pagesBy('w1')].sort());
+    expect(
+      kept
+        .filter((r) => r.type === 'robots')
+        .map((r) => r.url)
+        .sort(),
+    ).toEqual(hosts.map((h) => web!.url(h, '/robots.txt')).sort());
 
     // The report is built from all of them.
     const report = await run(['report', '--redis', redis!.url, '--crawl-id', crawlId, '-o', 'shared.html']);
@@ -99,7 +122,10 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'crawl r
       [['report', '--redis', redis!.url, '--crawl-id', `none-${randomUUID()}`], /^crawl: Redis holds no crawl named "none-/],
       [['report', '--redis', redis!.url], /^crawl: --redis needs --crawl-id NAME/],
       [['report', '--crawl-id', 'x'], /^crawl: --crawl-id goes with --redis URL/],
-      [['report', '--redis', redis!.url, '--crawl-id', 'x', 'pages.jsonl'], /^crawl: give a records file, --state FILE or --redis URL --crawl-id NAME: one of them/],
+      [
+        ['report', '--redis', redis!.url, '--crawl-id', 'x', 'pages.jsonl'],
+        /^crawl: give a records file, --state FILE or --redis URL --crawl-id NAME: one of them/,
+      ],
       [['report', '--redis', 'redis://127.0.0.1:1', '--crawl-id', 'x'], /^crawl: cannot use Redis at redis:\/\/127\.0\.0\.1:1/],
     ];
     for (const [args, message] of cases) {

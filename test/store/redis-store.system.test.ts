@@ -58,15 +58,25 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       return out;
     };
 
-    it('joins one crawl: seeds from any worker added once, the first worker\'s metadata kept', async () => {
+    it("joins one crawl: seeds from any worker added once, the first worker's metadata kept", async () => {
       const crawlId = `join-${randomUUID()}`;
       const a = new RedisStore({ url: url(), crawlId });
       const b = new RedisStore({ url: url(), crawlId });
       open.push(a, b);
       expect(await a.peekMeta()).toBeUndefined(); // nothing under this id yet
-      expect(await a.open({ seeds: ['http://s1/'], configFingerprint: 'f1' })).toEqual({ resumed: false, finished: false, meta: { seeds: ['http://s1/'], configFingerprint: 'f1' } });
-      expect(await b.open({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1' })).toEqual({ resumed: true, finished: false, meta: { seeds: ['http://s1/'], configFingerprint: 'f1' } });
-      expect(await Promise.all([a.add('http://s1/', 's1', entry('http://s1/')), b.add('http://s1/', 's1', entry('http://s1/'))])).toEqual(expect.arrayContaining([true, false]));
+      expect(await a.open({ seeds: ['http://s1/'], configFingerprint: 'f1' })).toEqual({
+        resumed: false,
+        finished: false,
+        meta: { seeds: ['http://s1/'], configFingerprint: 'f1' },
+      });
+      expect(await b.open({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1' })).toEqual({
+        resumed: true,
+        finished: false,
+        meta: { seeds: ['http://s1/'], configFingerprint: 'f1' },
+      });
+      expect(await Promise.all([a.add('http://s1/', 's1', entry('http://s1/')), b.add('http://s1/', 's1', entry('http://s1/'))])).toEqual(
+        expect.arrayContaining([true, false]),
+      );
       expect(await b.add('http://s2/', 's2', entry('http://s2/'))).toBe(true);
       const c = new RedisStore({ url: url(), crawlId });
       open.push(c);
@@ -84,7 +94,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       for (const [i, u] of urls.entries()) await (i % 2 ? a : b).add(u, hosts[i % 4], entry(u));
       const take = async (store: RedisStore): Promise<Lease[]> => {
         const got: Lease[] = [];
-        for (let empty = 0; empty < hosts.length; ) {
+        for (let empty = 0; empty < hosts.length;) {
           empty = 0;
           for (const key of hosts) {
             const answer = await store.claim(key);
@@ -104,7 +114,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(a.counts()).toMatchObject({ queued: 0, leased: 200 });
     });
 
-    it('keeps one host\'s gap, window and concurrency across workers, on Redis\'s clock', async () => {
+    it("keeps one host's gap, window and concurrency across workers, on Redis's clock", async () => {
       const window = { count: 3, windowMs: 600, label: '3/600ms' };
       const policy: SharedPolicy = { intervalMs: 100, windows: [window], concurrency: 2 };
       const [a, b] = await workers(2, { policyFor: () => policy });
@@ -127,10 +137,12 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
           byWorker[w]++;
           maxActive = Math.max(maxActive, ++active);
           // A request that takes 250 ms: the host's two slots fill before the gap would allow a third start.
-          holds.push(sleep(250).then(() => {
-            active--;
-            return store.complete(answer);
-          }));
+          holds.push(
+            sleep(250).then(() => {
+              active--;
+              return store.complete(answer);
+            }),
+          );
         }
       };
       await Promise.all([crawl(a, 0), crawl(b, 1)]);
@@ -190,7 +202,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       await b.complete(first);
     });
 
-    it('gives a stalled or dead worker\'s lease back after its expiry, with its host slot', async () => {
+    it("gives a stalled or dead worker's lease back after its expiry, with its host slot", async () => {
       const policy: SharedPolicy = { intervalMs: 0, windows: [], concurrency: 1 };
       // The stalled worker never renews (its timer is an hour away); the live one reaps.
       const [stalled] = await workers(1, { policyFor: () => policy, leaseMs: 300, tickMs: 3_600_000 });
@@ -231,7 +243,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       await live.complete(again!);
     });
 
-    it('keeps a live worker\'s leases past their expiry by renewing them', async () => {
+    it("keeps a live worker's leases past their expiry by renewing them", async () => {
       const [a, b] = await workers(2, { leaseMs: 200, tickMs: 40 });
       await a.add('http://k.example/1', 'k', entry('http://k.example/1'));
       const lease = (await a.claim('k')) as Lease;
@@ -276,8 +288,10 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
     });
   });
 
-  it('runs a whole crawl through the crawl loop: every page once, each host\'s gap kept, the crawl finished', async () => {
-    const web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 10, linksPerPage: 3 } }, 'b.localhost': { generate: { pages: 10, linksPerPage: 3 } } } });
+  it("runs a whole crawl through the crawl loop: every page once, each host's gap kept, the crawl finished", async () => {
+    const web = await startWeb({
+      sites: { 'a.localhost': { generate: { pages: 10, linksPerPage: 3 } }, 'b.localhost': { generate: { pages: 10, linksPerPage: 3 } } },
+    });
     const settings = buildSettings(validateConfig({ defaults: { rate: '20/s' } }, 'test config'), {});
     const crawlId = `crawl-${randomUUID()}`;
     const store = new RedisStore({ url: url(), crawlId, policyFor: (key) => settings.policyFor(key) });
@@ -286,11 +300,22 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
     // arrival times share this process's event loop with the crawler and Redis replies, so they jitter by a few ms.)
     const sent = new Map<string, number[]>();
     const fetcher: Fetcher = {
-      fetch: (u, req) => real.fetch(u, { ...req, onDispatched: (at) => (sent.set(new URL(u).hostname, [...(sent.get(new URL(u).hostname) ?? []), at]), req.onDispatched?.(at)) }),
+      fetch: (u, req) =>
+        real.fetch(u, {
+          ...req,
+          onDispatched: (at) => (sent.set(new URL(u).hostname, [...(sent.get(new URL(u).hostname) ?? []), at]), req.onDispatched?.(at)),
+        }),
       close: () => real.close(),
     };
     const records: OutputRecord[] = [];
-    const sink: RecordSink = { write: (r) => (records.push(r), Promise.resolve()), close: () => Promise.resolve(), broken: false, get written() { return records.length; } };
+    const sink: RecordSink = {
+      write: (r) => (records.push(r), Promise.resolve()),
+      close: () => Promise.resolve(),
+      broken: false,
+      get written() {
+        return records.length;
+      },
+    };
     const seeds = [web.url('a.localhost', '/'), web.url('b.localhost', '/')];
     try {
       await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, store }).run();
@@ -325,7 +350,15 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       for (let i = 0; i < 30; i++) {
         const key = i % 2 === 0 ? 'a.example' : 'b.example:8080';
         const u = i % 3 === 0 ? `https://${key}/p/${i}` : i % 3 === 1 ? `http://${key}/p/${i}?q=a|b` : `https://other.example/${key}/${i}`;
-        const e: FrontierEntry = { url: u, depth: i % 4, parent: i === 29 ? null : parents[i % 3], hops: i % 2, attempt: i % 5, ...(i % 7 === 0 ? { throttles: 0 } : {}), ...(i % 5 === 0 ? { extra: { kind: 'sitemap|x', n: [i, 1.5] } } : {}) };
+        const e: FrontierEntry = {
+          url: u,
+          depth: i % 4,
+          parent: i === 29 ? null : parents[i % 3],
+          hops: i % 2,
+          attempt: i % 5,
+          ...(i % 7 === 0 ? { throttles: 0 } : {}),
+          ...(i % 5 === 0 ? { extra: { kind: 'sitemap|x', n: [i, 1.5] } } : {}),
+        };
         made.push(e);
         expect(await store.add(u, key, e)).toBe(true);
       }

@@ -69,7 +69,18 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'Redis o
     await makeCertificates();
     tlsPort = await freePort();
     redis = await startRedisServer(5_000, {
-      args: ['--tls-port', String(tlsPort), '--tls-cert-file', join(dir, 'server.pem'), '--tls-key-file', join(dir, 'server.key'), '--tls-ca-cert-file', join(dir, 'ca.pem'), '--tls-auth-clients', 'no'],
+      args: [
+        '--tls-port',
+        String(tlsPort),
+        '--tls-cert-file',
+        join(dir, 'server.pem'),
+        '--tls-key-file',
+        join(dir, 'server.key'),
+        '--tls-ca-cert-file',
+        join(dir, 'ca.pem'),
+        '--tls-auth-clients',
+        'no',
+      ],
     });
     // An ACL user limited to the crawl's keys, with the rules in docs/redis.md (the plain port stays for this admin connection).
     const { createClient } = await import('redis');
@@ -125,7 +136,10 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'Redis o
     expectOneLine(nobody, 2, /^crawl: cannot use Redis at rediss:\/\/crawler:\*\*\*@127\.0\.0\.1:\d+\/0: .*ECONNREFUSED/);
     await expectNoPassword(nobody);
 
-    for (const args of [['status', '--redis', secure(wrong), '--redis-ca', 'ca.pem', ...id], ['report', '--redis', secure(wrong), '--redis-ca', 'ca.pem', ...id, '-o', 'x.html']]) {
+    for (const args of [
+      ['status', '--redis', secure(wrong), '--redis-ca', 'ca.pem', ...id],
+      ['report', '--redis', secure(wrong), '--redis-ca', 'ca.pem', ...id, '-o', 'x.html'],
+    ]) {
       const r = await run(args);
       expectOneLine(r, 2, /^crawl: cannot use Redis at rediss:\/\/crawler:\*\*\*@/);
       await expectNoPassword(r, wrong);

@@ -38,7 +38,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
 
   const shared = (crawlId: string) => ['--redis', redis.url, '--crawl-id', crawlId, '-q'];
 
-  it('3 workers: every page fetched exactly once, each host\'s gap and concurrency held across the processes, all end together', async () => {
+  it("3 workers: every page fetched exactly once, each host's gap and concurrency held across the processes, all end together", async () => {
     const hosts = ['a.localhost', 'b.localhost', 'c.localhost', 'd.localhost'];
     web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 24, linksPerPage: 3 } }])) });
     const seeds = hosts.map((h) => web!.url(h, '/'));
@@ -65,7 +65,9 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       expect(log.filter((e) => e.path === '/robots.txt')).toHaveLength(1); // fetched once per crawl
       expect(web.maxInFlight(h)).toBe(1);
       // When the workers wrote their requests (records' startedAt; one machine, one clock): 100 ms + the margin.
-      expect(minGap(pages.filter((r) => (r as Rec & { host: string }).host.startsWith(h)).map((r) => Date.parse((r as Rec & { startedAt: string }).startedAt)))).toBeGreaterThanOrEqual(100);
+      expect(
+        minGap(pages.filter((r) => (r as Rec & { host: string }).host.startsWith(h)).map((r) => Date.parse((r as Rec & { startedAt: string }).startedAt))),
+      ).toBeGreaterThanOrEqual(100);
       // As the server saw them: the same, give or take its event loop's jitter on this shared machine.
       expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(80);
     }
@@ -83,7 +85,9 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     expect(duplicates(web.requests())).toEqual([]);
-    const out = (await Promise.all([0, 1, 2].map(async (i) => jsonLines<Rec & { host: string; startedAt?: string }>(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
+    const out = (
+      await Promise.all([0, 1, 2].map(async (i) => jsonLines<Rec & { host: string; startedAt?: string }>(await outputOf(join(tmp.path, `w${i}.jsonl`)))))
+    ).flat();
     for (const h of hosts) {
       expect(web.maxInFlight(h)).toBeLessThanOrEqual(2);
       // When each worker wrote its requests (records' startedAt; one machine, one clock): the politeness itself.
@@ -99,7 +103,20 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { delayMs: 150, generate: { pages: 20, linksPerPage: 3 } }])) });
     const seeds = hosts.map((h) => web!.url(h, '/'));
     const crawlId = newCrawlId('kill');
-    const args = (i: number) => [...shared(crawlId), '--lease', '2s', '--rate', '20/s', '--host-concurrency', '2', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...seeds];
+    const args = (i: number) => [
+      ...shared(crawlId),
+      '--lease',
+      '2s',
+      '--rate',
+      '20/s',
+      '--host-concurrency',
+      '2',
+      '--worker',
+      `w${i}`,
+      '-o',
+      `w${i}.jsonl`,
+      ...seeds,
+    ];
     const victim = start(args(0));
     const others = [1, 2].map((i) => start(args(i)));
     await sleep(900);
@@ -110,7 +127,9 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
 
     const out = (await Promise.all([1, 2].map(async (i) => records(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
     // The victim's file is a .partial at best; whatever it had not completed, the others did.
-    const victimDone = records(await readFile(join(tmp.path, 'w0.jsonl.partial'), 'utf8').catch(() => '')).filter((r) => r.type === 'page').map((r) => r.url);
+    const victimDone = records(await readFile(join(tmp.path, 'w0.jsonl.partial'), 'utf8').catch(() => ''))
+      .filter((r) => r.type === 'page')
+      .map((r) => r.url);
     const fetched = new Set([...out.filter((r) => r.type === 'page').map((r) => r.url), ...victimDone]);
     expect([...fetched].sort()).toEqual(hosts.flatMap((h) => pagesOf(h, 20)).sort());
     // Repeats: only what the victim had in flight (at most its host concurrency on each host).
@@ -127,7 +146,18 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       },
     });
     const crawlId = newCrawlId('retry');
-    const args = (i: number) => [...shared(crawlId), '--rate', '20/s', '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('limited.localhost', '/')];
+    const args = (i: number) => [
+      ...shared(crawlId),
+      '--rate',
+      '20/s',
+      '--host-concurrency',
+      '1',
+      '--worker',
+      `w${i}`,
+      '-o',
+      `w${i}.jsonl`,
+      web!.url('limited.localhost', '/'),
+    ];
     const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     const log = web.requests('limited.localhost');
@@ -139,7 +169,12 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       if (next) expect(next.at - t.at).toBeGreaterThanOrEqual(995);
     }
     const out = (await Promise.all([0, 1, 2].map(async (i) => records(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
-    expect(out.filter((r) => r.type === 'page' && r.status === 200).map((r) => r.url).sort()).toEqual(pagesOf('limited.localhost', 8).sort());
+    expect(
+      out
+        .filter((r) => r.type === 'page' && r.status === 200)
+        .map((r) => r.url)
+        .sort(),
+    ).toEqual(pagesOf('limited.localhost', 8).sort());
   }, 60_000);
 
   it('robots.txt redirected to another host: one worker follows the chain, every worker obeys the rules it found', async () => {
@@ -154,13 +189,28 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     });
     const crawlId = newCrawlId('robots-hop');
     // --allow-private: www.apex.localhost is not a seed's host, and the guard would refuse its loopback address.
-    const args = (i: number) => [...shared(crawlId), '--allow-private', '--rate', '20/s', '--worker', `w${i}`, '-o', `w${i}.jsonl`, web!.url('apex.localhost', '/')];
+    const args = (i: number) => [
+      ...shared(crawlId),
+      '--allow-private',
+      '--rate',
+      '20/s',
+      '--worker',
+      `w${i}`,
+      '-o',
+      `w${i}.jsonl`,
+      web!.url('apex.localhost', '/'),
+    ];
     const runs = await Promise.all([0, 1].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     expect(web.requests('apex.localhost').filter((e) => e.path.startsWith('/secret'))).toEqual([]);
     expect(web.requests('apex.localhost').filter((e) => e.path === '/robots.txt')).toHaveLength(1);
     expect(web.requests('www.apex.localhost').map((e) => e.path)).toEqual(['/robots.txt']);
     const out = (await Promise.all([0, 1].map(async (i) => records(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
-    expect(out.filter((r) => r.type === 'page').map((r) => r.url).sort()).toEqual(pagesOf('apex.localhost', 12).sort());
+    expect(
+      out
+        .filter((r) => r.type === 'page')
+        .map((r) => r.url)
+        .sort(),
+    ).toEqual(pagesOf('apex.localhost', 12).sort());
   }, 60_000);
 });

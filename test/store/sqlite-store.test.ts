@@ -48,7 +48,9 @@ describe('claims (a window per host, nothing written)', () => {
     const db = new Driver(path, { readonly: true });
     try {
       return {
-        rows: Object.fromEntries((db.prepare('SELECT state, count(*) AS n FROM urls GROUP BY state').all() as Array<{ state: number; n: number }>).map((r) => [r.state, r.n])),
+        rows: Object.fromEntries(
+          (db.prepare('SELECT state, count(*) AS n FROM urls GROUP BY state').all() as Array<{ state: number; n: number }>).map((r) => [r.state, r.n]),
+        ),
         unmarked: (db.prepare("SELECT value FROM meta WHERE key = 'unmarked_leases'").get() as { value: string } | undefined)?.value,
       };
     } finally {
@@ -113,7 +115,9 @@ describe('host records', () => {
     try {
       const store = new SqliteStore(path);
       await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
-      const table = new HostTable({ policyFor: () => ({ intervalMs: 100, windows: [{ count: 3, windowMs: 60_000, label: '3/min' }], concurrency: 1, jitterMs: 0 }) });
+      const table = new HostTable({
+        policyFor: () => ({ intervalMs: 100, windows: [{ count: 3, windowMs: 60_000, label: '3/min' }], concurrency: 1, jitterMs: 0 }),
+      });
       const host = table.get('a');
       host.limiter.markDispatched(host.limiter.acquire(1_000), 1_001);
       host.limiter.release();
@@ -182,7 +186,8 @@ describe('revisit schedule (--revisit)', () => {
     const store = new SqliteStore(path, { now: () => t0 });
     try {
       await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
-      for (const p of ['1', '2', '3']) await store.add(`http://a.example/${p}`, 'a', { url: `http://a.example/${p}`, depth: 0, parent: null, hops: 0, attempt: 0 });
+      for (const p of ['1', '2', '3'])
+        await store.add(`http://a.example/${p}`, 'a', { url: `http://a.example/${p}`, depth: 0, parent: null, hops: 0, attempt: 0 });
       for (const p of ['1', '2', '3']) {
         const lease = store.claim('a', t0) as Lease;
         if (p !== '3') await store.history.put(lease.entry.url, { status: 200, fetchedAt: t0, ...(p === '2' && { intervalMs: 7_000 }) }, []);

@@ -36,7 +36,7 @@ const oneLine = (stderr: string) => stderr.trim().split('\n');
 const require = createRequire(import.meta.url);
 
 describe('a file that is not a usable state file', () => {
-  it('refuses another application\'s SQLite database and a JSON-lines file, with or without --fresh, leaving them byte for byte as they were', async () => {
+  it("refuses another application's SQLite database and a JSON-lines file, with or without --fresh, leaving them byte for byte as they were", async () => {
     const Driver = require('better-sqlite3');
     const app = new Driver(join(dir, 'app.db'));
     app.pragma('journal_mode = DELETE');
@@ -51,7 +51,10 @@ describe('a file that is not a usable state file', () => {
     ] as const) {
       const before = await readFile(join(dir, file));
       const mtime = (await stat(join(dir, file))).mtimeMs;
-      for (const args of [['--state', file, '-q', seed], ['--state', file, '--fresh', '-q', seed]]) {
+      for (const args of [
+        ['--state', file, '-q', seed],
+        ['--state', file, '--fresh', '-q', seed],
+      ]) {
         const r = await run(args);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
         expect(oneLine(r.stderr)).toHaveLength(1);
@@ -79,7 +82,12 @@ describe('a file that is not a usable state file', () => {
     await fh.close();
 
     const damaged = /s\.db is damaged \(database disk image is malformed\): start the crawl over with --fresh, which replaces the file, or delete it/;
-    for (const args of [['--state', 's.db', '-q', seed], ['--state', 's.db', '-q'], ['status', '--state', 's.db'], ['report', '--state', 's.db', '-o', 'r.html']]) {
+    for (const args of [
+      ['--state', 's.db', '-q', seed],
+      ['--state', 's.db', '-q'],
+      ['status', '--state', 's.db'],
+      ['report', '--state', 's.db', '-o', 'r.html'],
+    ]) {
       const r = await run(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(oneLine(r.stderr), args.join(' ')).toHaveLength(1);
@@ -97,7 +105,10 @@ describe('a file that is not a usable state file', () => {
   }, 60_000);
 
   it('says a missing state file does not exist, and points a state file given as records to --state', async () => {
-    for (const args of [['status', '--state', 'nope.db'], ['report', '--state', 'nope.db']]) {
+    for (const args of [
+      ['status', '--state', 'nope.db'],
+      ['report', '--state', 'nope.db'],
+    ]) {
       const r = await run(args);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(oneLine(r.stderr)).toHaveLength(1);
@@ -132,7 +143,11 @@ describe('a full disk under --state', () => {
       const args = ['--state', 'small/s.db', '-o', 'pages.jsonl', '--rate', 'unlimited', '--host-concurrency', '4', '-q', seed];
       const full = await run(args);
       expect(full.code, full.stderr).toBe(4);
-      expect(oneLine(full.stderr)).toEqual([expect.stringMatching(/^crawl: cannot write state file .*small\/s\.db: the disk is full \(less than 1 MiB left\); run the same command again once there is room$/)]);
+      expect(oneLine(full.stderr)).toEqual([
+        expect.stringMatching(
+          /^crawl: cannot write state file .*small\/s\.db: the disk is full \(less than 1 MiB left\); run the same command again once there is room$/,
+        ),
+      ]);
       expect(web.requests().length).toBeLessThan(PAGES + 1); // it stopped before the end
       expect(existsSync(join(dir, 'pages.jsonl.partial'))).toBe(true); // and its output says it is incomplete
 
@@ -161,10 +176,14 @@ describe('a full disk under --state', () => {
       const store = new SqliteStore(join(small, 's.db'));
       await store.open({ seeds: ['http://a.test/'], configFingerprint: 'f' });
       let answer: unknown;
-      for (let i = 0; i < 5_000 && !(answer instanceof Promise); i++) answer = store.add(`http://a.test/${'x'.repeat(200)}/${i}`, 'a.test', { url: `http://a.test/${i}`, depth: 1, parent: null, hops: 0, attempt: 0 });
+      for (let i = 0; i < 5_000 && !(answer instanceof Promise); i++)
+        answer = store.add(`http://a.test/${'x'.repeat(200)}/${i}`, 'a.test', { url: `http://a.test/${i}`, depth: 1, parent: null, hops: 0, attempt: 0 });
       expect(answer).toBeInstanceOf(Promise);
       const err = await (answer as Promise<unknown>).catch((e: unknown) => e);
-      expect(err).toMatchObject({ code: 'IO_FAILED', message: expect.stringMatching(/^cannot write state file .*tiny\/s\.db: the disk is full \(SQLITE_FULL\)/) });
+      expect(err).toMatchObject({
+        code: 'IO_FAILED',
+        message: expect.stringMatching(/^cannot write state file .*tiny\/s\.db: the disk is full \(SQLITE_FULL\)/),
+      });
       await expect(store.complete({ id: 1, key: 'a.test', entry: { url: 'http://a.test/', depth: 0, parent: null, hops: 0, attempt: 0 } })).rejects.toBe(err);
       expect(() => store.close()).not.toThrow();
     } finally {

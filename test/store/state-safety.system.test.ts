@@ -95,11 +95,14 @@ describe('a state file one crawl holds', () => {
     web = await startWeb({ sites: { 'a.localhost': { generate: { pages: 30, linksPerPage: 2 } } } });
     const seed = web.url('a.localhost', '/');
     // `exec sleep` leaves the crawl with a parent that never reaps it: killed, it stays a zombie.
-    const sh = spawn('sh', ['-c', `"${process.execPath}" "${bin}" --state s.db -o a.jsonl --rate 10/s -q "${seed}" 2>/dev/null & echo $!; exec sleep 60`], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+    const sh = spawn('sh', ['-c', `"${process.execPath}" "${bin}" --state s.db -o a.jsonl --rate 10/s -q "${seed}" 2>/dev/null & echo $!; exec sleep 60`], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
       let text = '';
       sh.stdout.on('data', (c: Buffer) => (text += c.toString()));
-      await until(() => text.includes('\n'), 'the crawl\'s pid');
+      await until(() => text.includes('\n'), "the crawl's pid");
       const pid = Number(text.trim());
       await until(() => web!.requests().length >= 4, 'the crawl to be fetching');
       process.kill(pid, 'SIGKILL');
@@ -138,6 +141,8 @@ describe('a clean stop', () => {
     const resumed = await run(args);
     expect(resumed.code, resumed.stderr).toBe(0);
     const out = records(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
-    expect(out.map((r) => r.url).sort()).toEqual([web.url('a.localhost', '/'), ...Array.from({ length: 12 }, (_, i) => web!.url('a.localhost', `/p/${i}`))].sort());
+    expect(out.map((r) => r.url).sort()).toEqual(
+      [web.url('a.localhost', '/'), ...Array.from({ length: 12 }, (_, i) => web!.url('a.localhost', `/p/${i}`))].sort(),
+    );
   }, 60_000);
 });

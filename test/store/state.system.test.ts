@@ -12,7 +12,6 @@ import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
-
 let web: Web | undefined;
 let dir = '';
 beforeAll(requireBuilt);
@@ -33,7 +32,12 @@ describe('--state: crash-safe, resumable crawls', () => {
   it('survives repeated kill -9: every page fetched and written, repeats only around a kill, gaps kept across restarts', async () => {
     const hosts = ['a.localhost', 'b.localhost', 'c.localhost'];
     // slow.localhost's 600 ms gap is longer than a restart takes: only a restored limiter keeps it.
-    web = await startWeb({ sites: { ...Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 40, linksPerPage: 3 } }])), 'slow.localhost': { robots: null, generate: { pages: 5, linksPerPage: 1 } } } });
+    web = await startWeb({
+      sites: {
+        ...Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 40, linksPerPage: 3 } }])),
+        'slow.localhost': { robots: null, generate: { pages: 5, linksPerPage: 1 } },
+      },
+    });
     await writeFile(join(dir, 'crawl.json'), JSON.stringify({ domains: { 'slow.localhost': { rate: '600ms' } } }));
     const seeds = [...hosts, 'slow.localhost'].map((h) => web!.url(h, '/'));
     const args = ['--state', 'crawl.db', '--config', 'crawl.json', '-o', 'pages.jsonl', '--rate', '10/s', '--host-concurrency', '2', '-q', ...seeds];
@@ -111,7 +115,12 @@ describe('--state: crash-safe, resumable crawls', () => {
     const partial = await readFile(join(dir, 'pages.jsonl.partial'), 'utf8');
     expect(partial.length).toBeGreaterThan(0);
 
-    const status = JSON.parse((await run(['status', '--state', 'crawl.db', '--json'])).stdout) as { heldBy: number | null; finished: boolean; queued: number; doneTotal: number };
+    const status = JSON.parse((await run(['status', '--state', 'crawl.db', '--json'])).stdout) as {
+      heldBy: number | null;
+      finished: boolean;
+      queued: number;
+      doneTotal: number;
+    };
     expect(status).toMatchObject({ heldBy: null, finished: false });
     expect(status.queued).toBeGreaterThan(0);
     expect(status.doneTotal).toBe(records(partial).length);
@@ -167,7 +176,10 @@ describe('--state: crash-safe, resumable crawls', () => {
       ['other.db', /other\.db is not a crawl state file/],
       ['old.db', /old\.db was written by an incompatible version \(state format 999, this version reads 2\)/],
     ] as const) {
-      for (const args of [['--state', file, seed], ['status', '--state', file]]) {
+      for (const args of [
+        ['--state', file, seed],
+        ['status', '--state', file],
+      ]) {
         const r = await run(args);
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
         expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);

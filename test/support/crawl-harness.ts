@@ -35,7 +35,13 @@ export async function crawl(seeds: string[], config: Record<string, unknown> = {
   let text = '';
   stream.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
   const sink = createJsonLinesSink(stream);
-  const real = createFetcher({ userAgent: settings.userAgent, timeouts: settings.timeouts, maxBodyBytes: settings.maxBodyBytes, clock: systemClock, lookup: hooks.lookup });
+  const real = createFetcher({
+    userAgent: settings.userAgent,
+    timeouts: settings.timeouts,
+    maxBodyBytes: settings.maxBodyBytes,
+    clock: systemClock,
+    lookup: hooks.lookup,
+  });
   const fetcher = hooks.wrapFetcher ? hooks.wrapFetcher(real) : real;
   const crawler = new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, slowAfterMs: hooks.slowAfterMs });
   hooks.onCrawler?.(crawler);

@@ -14,7 +14,9 @@ const installed = redisServerInstalled();
 
 /** Why the Redis tests cannot run here, or undefined when they can (or must). */
 export const redisServerMissing: string | undefined =
-  !installed && process.env.CRAWL_REQUIRE_SERVICES !== '1' ? 'redis-server is not installed (apt-get install redis-server; .ci/run does it): the Redis store tests are skipped' : undefined;
+  !installed && process.env.CRAWL_REQUIRE_SERVICES !== '1'
+    ? 'redis-server is not installed (apt-get install redis-server; .ci/run does it): the Redis store tests are skipped'
+    : undefined;
 
 export async function startRedisServer(timeoutMs = 5_000, options: { args?: string[] } = {}): Promise<RedisServer> {
   if (!installed) throw new Error('redis-server is not installed, and CRAWL_REQUIRE_SERVICES=1 says the Redis tests must run: apt-get install redis-server');

@@ -18,7 +18,22 @@ export const PAGES = 60;
 export async function twoWorkers(redisUrl: string, dir: string, extra: string[] = []) {
   const web: Web = await startWeb({ sites: { 'a.localhost': { delayMs: 50, generate: { pages: PAGES, linksPerPage: 3 } } } });
   const crawlId = `lost-${randomUUID()}`;
-  const args = (i: number) => ['--redis', redisUrl, '--crawl-id', crawlId, '--rate', '5/s', '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, ...extra, web.url('a.localhost', '/')];
+  const args = (i: number) => [
+    '--redis',
+    redisUrl,
+    '--crawl-id',
+    crawlId,
+    '--rate',
+    '5/s',
+    '--host-concurrency',
+    '1',
+    '--worker',
+    `w${i}`,
+    '-o',
+    `w${i}.jsonl`,
+    ...extra,
+    web.url('a.localhost', '/'),
+  ];
   const workers = [0, 1].map((i) => startCrawl(args(i), dir));
   // Mid-crawl: both workers have joined (each has held a lease) and a few pages are fetched.
   const { createClient } = await import('redis');

@@ -204,7 +204,8 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
     if (g && !(Number.isInteger(g.pages) && g.pages >= 1 && Number.isInteger(g.linksPerPage) && g.linksPerPage >= 0)) {
       throw new TypeError(`sites["${host}"].generate: expected integer pages >= 1 and linksPerPage >= 0, got ${JSON.stringify(g)}`);
     }
-    if (site.limit && !(site.limit.perSecond > 0)) throw new TypeError(`sites["${host}"].limit.perSecond: expected a number above 0, got ${site.limit.perSecond}`);
+    if (site.limit && !(site.limit.perSecond > 0))
+      throw new TypeError(`sites["${host}"].limit.perSecond: expected a number above 0, got ${site.limit.perSecond}`);
   }
   const defaultLatency = opts.latencyMs ?? 1;
   const skew = opts.serverClockSkewMs ?? 0;
@@ -224,15 +225,17 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
       const created = new Set<() => void>();
       set = created;
       watchers.set(signal, created);
-      signal.addEventListener('abort', () => {
-        for (const fn of created) fn();
-        created.clear();
-      }, { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const fn of created) fn();
+          created.clear();
+        },
+        { once: true },
+      );
     }
     return set;
   };
-
-
 
   /** The server's answer to a request that just arrived. */
   function route(site: ScriptedSite, req: ServerRequest): ScriptedResponse {
@@ -317,7 +320,19 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
       const nthKey = `${host} ${path}`;
       const nth = (arrivalsByPath.get(nthKey) ?? 0) + 1;
       arrivalsByPath.set(nthKey, nth);
-      entry = { host, path, method: 'GET', at, userAgent: null, inFlight: count, status: null, headers: { ...req.headers }, respondedAt: null, endedAt: null, responseHeaders: null };
+      entry = {
+        host,
+        path,
+        method: 'GET',
+        at,
+        userAgent: null,
+        inFlight: count,
+        status: null,
+        headers: { ...req.headers },
+        respondedAt: null,
+        endedAt: null,
+        responseHeaders: null,
+      };
       log.push(entry);
       const answer = route(site, { host, path, at, wall: serverWall(), inFlight: count, nth, entry });
 
@@ -378,7 +393,8 @@ export function createScriptedFetcher(opts: ScriptedFetcherOptions): ScriptedFet
     const ms = typeof opts.dnsMs === 'function' ? opts.dnsMs(name) : (opts.dnsMs ?? 0);
     await new Promise<void>((resolve) => clock.setTimer(resolve, ms));
     const address = addresses!.get(name);
-    if (address === undefined) throw new FetchError('DNS_FAILURE', { method: 'GET', url: `http://${host}/`, detail: `${name} could not be resolved (ENOTFOUND)` });
+    if (address === undefined)
+      throw new FetchError('DNS_FAILURE', { method: 'GET', url: `http://${host}/`, detail: `${name} could not be resolved (ENOTFOUND)` });
     return address;
   };
 

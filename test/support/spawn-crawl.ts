@@ -38,7 +38,10 @@ export async function requireBuilt(): Promise<void> {
 
 /** A JSON-lines file or stream's records (every line must parse: a torn line fails the test). */
 export function jsonLines<T = Record<string, unknown>>(text: string): T[] {
-  return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as T);
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as T);
 }
 
 /**

@@ -28,7 +28,14 @@ async function claimLease(store: CrawlStore, key: string, now: number): Promise<
   return got;
 }
 
-const entry = (url: string, extra: Partial<FrontierEntry> = {}): FrontierEntry => ({ url, depth: 1, parent: 'http://a.example/', hops: 0, attempt: 0, ...extra });
+const entry = (url: string, extra: Partial<FrontierEntry> = {}): FrontierEntry => ({
+  url,
+  depth: 1,
+  parent: 'http://a.example/',
+  hops: 0,
+  attempt: 0,
+  ...extra,
+});
 
 export function describeStoreContract(name: string, factory: () => Promise<StoreFixture>): void {
   describe(`CrawlStore contract: ${name}`, () => {
@@ -136,7 +143,10 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       expect(await store.promoteDue(5_000)).toEqual(['a']);
       expect(store.nextDueAt()).toBe(Infinity);
       const a = await claimAll(store, 'a');
-      expect(a.map((l) => [l.entry.url, l.entry.attempt])).toEqual([['http://a.example/1', 1], ['http://a.example/2', 0]]);
+      expect(a.map((l) => [l.entry.url, l.entry.attempt])).toEqual([
+        ['http://a.example/1', 1],
+        ['http://a.example/2', 0],
+      ]);
     });
 
     it('drains one host (queued and delayed) or everything, leaving leases alone', async () => {
@@ -197,7 +207,10 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       for (let i = 0; i < 300; i++) await store.add(`http://c.example/${i}`, i % 3 === 0 ? 'c' : 'd', entry(`http://c.example/${i}`, { depth: 1 + (i % 5) }));
       const cleared = await store.clear();
       expect(cleared.depthZero).toEqual([]);
-      expect([...cleared.counts].sort()).toEqual([['c', 100], ['d', 200]]);
+      expect([...cleared.counts].sort()).toEqual([
+        ['c', 100],
+        ['d', 200],
+      ]);
       expect(store.counts()).toMatchObject({ queued: 0, delayed: 0 });
     });
 
@@ -248,7 +261,12 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
     it('keeps a record log in order, as plain data, for a later report (stores that have one)', async () => {
       const store = await open();
       if (!store.recordLog) return;
-      const records = Array.from({ length: 5 }, (_, i) => ({ type: 'page', url: `http://a.example/${i}`, status: 200, throttles: [{ at: i, status: 429, pausedUntil: i + 1 }] }));
+      const records = Array.from({ length: 5 }, (_, i) => ({
+        type: 'page',
+        url: `http://a.example/${i}`,
+        status: 200,
+        throttles: [{ at: i, status: 429, pausedUntil: i + 1 }],
+      }));
       for (const r of records) await store.recordLog().append(r);
       records[0].status = 500; // what was appended stays as it was
       const read = async (s: CrawlStore) => {
@@ -271,7 +289,13 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
     it('keeps what robots.txt said per origin, as plain data', async () => {
       const store = await open();
       expect(await store.getRobots('http://a.example')).toBeUndefined();
-      const rules = { kind: 'rules' as const, source: 'http://a.example/robots.txt', text: 'User-agent: *\nDisallow: /x\n', fetchedAt: 1_000, expiresAt: 2_000 };
+      const rules = {
+        kind: 'rules' as const,
+        source: 'http://a.example/robots.txt',
+        text: 'User-agent: *\nDisallow: /x\n',
+        fetchedAt: 1_000,
+        expiresAt: 2_000,
+      };
       const down = { kind: 'unavailable' as const, reason: 'robots.txt answered 503', retryAt: null, attempts: 3 };
       await store.putRobots('http://a.example', rules);
       await store.putRobots('https://a.example', down);
@@ -296,7 +320,13 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       expect(await history.get(page(0))).toEqual(first);
       expect(new Set(await history.outlinks(page(0)))).toEqual(new Set([page(1), page(2), page(3)]));
       // A 304 keeps the outlinks kept before (null); an odd Last-Modified and another digest's text come back as written.
-      const second = { status: 200, fetchedAt: 1_700_000_060_000, lastModified: 'Tuesday, 14-Nov-23 22:13:20 GMT', digest: 'sha1:UNKNOWNFORM', intervalMs: 7_200_000 };
+      const second = {
+        status: 200,
+        fetchedAt: 1_700_000_060_000,
+        lastModified: 'Tuesday, 14-Nov-23 22:13:20 GMT',
+        digest: 'sha1:UNKNOWNFORM',
+        intervalMs: 7_200_000,
+      };
       await history.put(page(0), second, null);
       expect(await history.get(page(0))).toEqual(second);
       expect(new Set(await history.outlinks(page(0)))).toEqual(new Set([page(1), page(2), page(3)]));

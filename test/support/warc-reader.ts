@@ -47,14 +47,15 @@ function parseRecord(data: Buffer, offset: number): WarcRecordRead {
   const block = data.subarray(headEnd + 4, headEnd + 4 + length);
   if (block.length !== length) throw new Error(`record at ${offset}: Content-Length ${length} but ${block.length} bytes`);
   const rest = data.subarray(headEnd + 4 + length);
-  if (rest.toString('latin1') !== '\r\n\r\n') throw new Error(`record at ${offset}: expected CRLF CRLF after the block, got ${JSON.stringify(rest.toString('latin1').slice(0, 20))}`);
+  if (rest.toString('latin1') !== '\r\n\r\n')
+    throw new Error(`record at ${offset}: expected CRLF CRLF after the block, got ${JSON.stringify(rest.toString('latin1').slice(0, 20))}`);
   return { offset, version, headers, header, block };
 }
 
 /** Every record of a .warc.gz file, one per gzip member, in order. */
 export function readWarc(file: Buffer): WarcRecordRead[] {
   const records: WarcRecordRead[] = [];
-  for (let at = 0; at < file.length; ) {
+  for (let at = 0; at < file.length;) {
     const { data, next } = gzipMember(file, at);
     records.push(parseRecord(data, at));
     at = next;

@@ -23,7 +23,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Job, JobContext } from '../politeness/index.js';
-import { DueTimer } from './due-timer.js';
+import { DueTimer } from '../util/due-timer.js';
 
 /** A request running this long has its global slot released. */
 export const SLOW_AFTER_MS = 10_000;

@@ -20,13 +20,13 @@
  *   protocol's caps (50,000 URLs, 50 MB) is read up to the cap, and a note
  *   says so once per file; so does a file that is not a sitemap.
  */
-import type { FetchResult } from '../fetch/fetcher.js';
-import { parseSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from '../parse/sitemap.js';
-import { canonicalize, originOf, resolveLink } from '../parse/url.js';
-import type { RobotsState } from '../robots/types.js';
-import type { FrontierEntry } from '../store/crawl-store.js';
-import type { CrawlSettings, PageRecord } from '../types.js';
-import { pageOutcome, type OutcomeOptions, type PageOutcome } from './page-outcome.js';
+import type { FetchResult } from '../../fetch/fetcher.js';
+import { parseSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from '../../parse/sitemap.js';
+import { canonicalize, originOf, resolveLink } from '../../parse/url.js';
+import type { RobotsState } from '../../robots/types.js';
+import type { FrontierEntry } from '../../store/crawl-store.js';
+import type { CrawlSettings, PageRecord } from '../../types.js';
+import { pageOutcome, type OutcomeOptions, type PageOutcome } from '../page-outcome.js';
 
 /**
  * Sitemap indexes followed inside one another. The protocol allows none (an
@@ -103,7 +103,12 @@ export interface SitemapOutcome extends PageOutcome {
  * What a fetched sitemap file means: its record and the URLs it lists.
  * A redirect is followed as the same sitemap; an error status is only recorded.
  */
-export async function sitemapOutcome(entry: FrontierEntry, res: FetchResult, base: PageRecord, opts: Pick<OutcomeOptions, 'maxRedirects' | 'emitLinks' | 'chain'>): Promise<SitemapOutcome> {
+export async function sitemapOutcome(
+  entry: FrontierEntry,
+  res: FetchResult,
+  base: PageRecord,
+  opts: Pick<OutcomeOptions, 'maxRedirects' | 'emitLinks' | 'chain'>,
+): Promise<SitemapOutcome> {
   // The page outcome without a body: the record's common fields, and a redirect's target.
   const plain = pageOutcome(entry, { ...res, body: null }, base, { ...opts, respectNofollow: false, userAgentToken: '' });
   const record: PageRecord = { ...plain.record, kind: 'sitemap' };
@@ -133,7 +138,10 @@ export async function sitemapOutcome(entry: FrontierEntry, res: FetchResult, bas
   }
   record.links = found.length;
   if (opts.emitLinks) record.linkList = found;
-  if (parsed.cut === 'urls') out.notes.push(`sitemap ${entry.url} lists more than ${SITEMAP_MAX_URLS.toLocaleString('en-US')} URLs (the protocol's limit): read up to there, the rest ignored`);
+  if (parsed.cut === 'urls')
+    out.notes.push(
+      `sitemap ${entry.url} lists more than ${SITEMAP_MAX_URLS.toLocaleString('en-US')} URLs (the protocol's limit): read up to there, the rest ignored`,
+    );
   if (parsed.cut === 'bytes' || (res.truncated && parsed.cut === null)) {
     out.notes.push(`sitemap ${entry.url} is over ${SITEMAP_MAX_BYTES / MB} MB uncompressed (the protocol's limit): read up to there, the rest ignored`);
     record.truncated = true;

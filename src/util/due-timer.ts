@@ -20,11 +20,14 @@ export class DueTimer {
     if (at === Infinity || at >= this.at) return;
     this.cancel();
     this.at = at;
-    this.timer = this.clock.setTimer(() => {
-      this.timer = null;
-      this.at = Infinity;
-      this.onFire();
-    }, Math.max(0, at - this.clock.now()));
+    this.timer = this.clock.setTimer(
+      () => {
+        this.timer = null;
+        this.at = Infinity;
+        this.onFire();
+      },
+      Math.max(0, at - this.clock.now()),
+    );
   }
 
   cancel(): void {

@@ -46,7 +46,9 @@ export async function readSince(path: string, label = path): Promise<SinceEntry[
   } catch (err) {
     if (err instanceof SinceError) throw err;
     const code = (err as { code?: string }).code;
-    throw new SinceError(`--since ${label}: cannot read it (${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory' : code === 'EACCES' ? 'permission denied' : (code ?? (err as Error).message)})`);
+    throw new SinceError(
+      `--since ${label}: cannot read it (${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory' : code === 'EACCES' ? 'permission denied' : (code ?? (err as Error).message)})`,
+    );
   }
   if (byUrl.size === 0) throw new SinceError(`--since ${label}: no page records in it (expected the JSON lines a crawl wrote with -o)`);
   return [...byUrl.values()];
@@ -64,7 +66,12 @@ export function sinceEntry(value: unknown): SinceEntry | undefined {
   if (typeof r.lastModified === 'string') page.lastModified = r.lastModified;
   if (typeof r.digest === 'string') page.digest = r.digest;
   // A redirect's one outlink is its target (what a later pass compares a redirect with).
-  const links = typeof r.location === 'string' && r.status >= 300 && r.status < 400 ? [r.location] : Array.isArray(r.linkList) ? r.linkList.filter((l): l is string => typeof l === 'string') : null;
+  const links =
+    typeof r.location === 'string' && r.status >= 300 && r.status < 400
+      ? [r.location]
+      : Array.isArray(r.linkList)
+        ? r.linkList.filter((l): l is string => typeof l === 'string')
+        : null;
   const depth = typeof r.depth === 'number' && Number.isInteger(r.depth) && r.depth >= 0 ? r.depth : 0;
   return { url: r.url, depth, parent: typeof r.parent === 'string' ? r.parent : null, page, outlinks: links };
 }

@@ -24,9 +24,9 @@
  *   it was not checked.
  * - Broken means a status of 400 or more, or an error.
  */
-import type { ScopeVerdict } from '../parse/scope.js';
-import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
-import type { ErrorCode } from '../types.js';
+import type { ScopeVerdict } from '../../parse/scope.js';
+import type { EntryExtra, FrontierEntry } from '../../store/crawl-store.js';
+import type { ErrorCode } from '../../types.js';
 import { entryKind } from './entry-kind.js';
 
 /** Statuses that say "no HEAD here, ask with GET". */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeOf, conditionalHeaders, nextHistory, type Answer } from '../../src/crawl/recrawl-change.js';
+import { changeOf, conditionalHeaders, nextHistory, type Answer } from '../../src/recrawl/recrawl-change.js';
 import type { PageHistory } from '../../src/store/page-history.js';
 
 const D1 = 'sha256:AAAA';
@@ -9,7 +9,10 @@ const answer = (status: number, headers: Record<string, string> = {}, extra: Par
 
 describe('conditional headers', () => {
   it('sends what the last 2xx kept, as kept (a weak ETag weak), and nothing for other pages', () => {
-    expect(conditionalHeaders(ok({ etag: '"a"', lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT' }))).toEqual({ 'if-none-match': '"a"', 'if-modified-since': 'Tue, 14 Nov 2023 22:13:20 GMT' });
+    expect(conditionalHeaders(ok({ etag: '"a"', lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT' }))).toEqual({
+      'if-none-match': '"a"',
+      'if-modified-since': 'Tue, 14 Nov 2023 22:13:20 GMT',
+    });
     expect(conditionalHeaders(ok({ etag: 'W/"a"' }))).toEqual({ 'if-none-match': 'W/"a"' });
     expect(conditionalHeaders(ok())).toBeUndefined();
     expect(conditionalHeaders(undefined)).toBeUndefined();
@@ -32,7 +35,12 @@ describe('what changed', () => {
     ['other digest, same strong ETag: changed (the body says so)', ok({ etag: '"a"', digest: D1 }), answer(200, { etag: '"a"' }, { digest: D2 }), 'changed'],
     ['no digests, same strong ETag: unchanged', ok({ etag: '"a"' }), answer(200, { etag: '"a"' }), 'unchanged'],
     ['no digests, same weak ETag: changed (weak says nothing of bytes)', ok({ etag: 'W/"a"' }), answer(200, { etag: 'W/"a"' }), 'changed'],
-    ['no digests, same Last-Modified: unchanged', ok({ lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT' }), answer(200, { 'last-modified': 'Tue, 14 Nov 2023 22:13:20 GMT' }), 'unchanged'],
+    [
+      'no digests, same Last-Modified: unchanged',
+      ok({ lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT' }),
+      answer(200, { 'last-modified': 'Tue, 14 Nov 2023 22:13:20 GMT' }),
+      'unchanged',
+    ],
     ['no digests, no validators: changed', ok(), answer(200), 'changed'],
     ['404 where there was a page: removed', ok({ digest: D1 }), answer(404), 'removed'],
     ['410 where there was a page: removed', ok({ digest: D1 }), answer(410), 'removed'],
@@ -55,12 +63,20 @@ describe('the history kept', () => {
     const prior = ok({ etag: '"a"', lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT', digest: D1, intervalMs: 60_000 });
     expect(nextHistory(prior, answer(304, { etag: '"a2"' }), 5_000)).toEqual({ ...prior, etag: '"a2"', fetchedAt: 5_000 });
     expect(nextHistory(undefined, answer(304), 5_000)).toEqual({ status: 200, fetchedAt: 5_000 });
-    expect(nextHistory(prior, answer(200, { etag: 'W/"b"' }, { digest: D2 }), 6_000)).toEqual({ status: 200, fetchedAt: 6_000, etag: 'W/"b"', digest: D2, intervalMs: 60_000 });
+    expect(nextHistory(prior, answer(200, { etag: 'W/"b"' }, { digest: D2 }), 6_000)).toEqual({
+      status: 200,
+      fetchedAt: 6_000,
+      etag: 'W/"b"',
+      digest: D2,
+      intervalMs: 60_000,
+    });
     expect(nextHistory(prior, answer(500), 6_000)).toBeUndefined();
   });
 
   it('keeps no validators from a Vary: * answer (no later request can match it)', () => {
-    expect(nextHistory(undefined, answer(200, { etag: '"v"', 'last-modified': 'Tue, 14 Nov 2023 22:13:20 GMT', vary: 'Accept-Encoding, *' }, { digest: D1 }), 1)).toEqual({ status: 200, fetchedAt: 1, digest: D1 });
+    expect(
+      nextHistory(undefined, answer(200, { etag: '"v"', 'last-modified': 'Tue, 14 Nov 2023 22:13:20 GMT', vary: 'Accept-Encoding, *' }, { digest: D1 }), 1),
+    ).toEqual({ status: 200, fetchedAt: 1, digest: D1 });
     // Vary on request headers a crawler sends the same each pass keeps them.
     expect(nextHistory(undefined, answer(200, { etag: '"v"', vary: 'Accept-Encoding' }), 1)).toEqual({ status: 200, fetchedAt: 1, etag: '"v"' });
   });

@@ -12,7 +12,7 @@ import { AddressRefusedError, createAddressGuard } from '../../src/fetch/address
 import { FetchError } from '../../src/fetch/fetch-error.js';
 import { createFetcher } from '../../src/fetch/fetcher.js';
 import { createRequestExtras } from '../../src/fetch/request-extras.js';
-import { HostAddresses, PENDING } from '../../src/crawl/host-addresses.js';
+import { HostAddresses, PENDING } from '../../src/schedule/host-addresses.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -124,19 +124,29 @@ describe('the fetcher resolves ahead through the cache the connect uses', () => 
     const port = (s.address() as AddressInfo).port;
     const base = fakeLookup({ 'ok.test': '127.0.0.1', 'evil.test': '127.0.0.1' });
     const f = createFetcher({
-      userAgent: 'dns-test/1.0', timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 }, maxBodyBytes: 1 << 20, clock: systemClock,
-      lookup: base, dnsCache: { ttlMs: 60_000, negativeTtlMs: 60_000, maxEntries: 100 },
+      userAgent: 'dns-test/1.0',
+      timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 },
+      maxBodyBytes: 1 << 20,
+      clock: systemClock,
+      lookup: base,
+      dnsCache: { ttlMs: 60_000, negativeTtlMs: 60_000, maxEntries: 100 },
     });
     cleanups.push(() => f.close());
     const guard = createAddressGuard({ allowUrls: [`http://ok.test:${port}/`] });
     expect(await f.resolveHost!(`ok.test:${port}`)).toBe('127.0.0.1');
     expect(await f.resolveHost!(`evil.test:${port}`)).toBe('127.0.0.1'); // resolving is not connecting: the guard judges at connect
     expect((await f.fetch(`http://ok.test:${port}/`, { read: 'html', guard })).status).toBe(200);
-    const err = await f.fetch(`http://evil.test:${port}/`, { read: 'html', guard }).then(() => null, (e: unknown) => e);
+    const err = await f.fetch(`http://evil.test:${port}/`, { read: 'html', guard }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AddressRefusedError);
     expect(base.calls).toEqual(['ok.test', 'evil.test']);
 
-    const gone = await f.resolveHost!('gone.test').then(() => null, (e: unknown) => e);
+    const gone = await f.resolveHost!('gone.test').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(gone).toBeInstanceOf(FetchError);
     expect(gone).toMatchObject({ code: 'DNS_FAILURE', message: expect.stringContaining('gone.test could not be resolved (ENOTFOUND)') });
     expect(await f.resolveHost!('[::1]:8080')).toBe('::1');
@@ -146,7 +156,10 @@ describe('the fetcher resolves ahead through the cache the connect uses', () => 
 
   it('answers null for a host whose requests go through a proxy (it is never connected to)', async () => {
     const f = createFetcher({
-      userAgent: 'dns-test/1.0', timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 }, maxBodyBytes: 1 << 20, clock: systemClock,
+      userAgent: 'dns-test/1.0',
+      timeouts: { connectMs: 1000, headersMs: 1000, bodyMs: 1000 },
+      maxBodyBytes: 1 << 20,
+      clock: systemClock,
       lookup: fakeLookup({}),
       extras: createRequestExtras({ policyFor: (host) => ({ headers: {}, auth: null, proxy: host.startsWith('via.') ? 'http://127.0.0.1:3128' : false }) }),
     });

@@ -26,7 +26,7 @@
  * Cost: `state` is one Map lookup, O(1); starting or queueing a lookup O(1).
  */
 import type { Clock } from '../clock.js';
-import { KeyQueue } from './key-queue.js';
+import { KeyQueue } from '../util/key-queue.js';
 
 /** The answer is not known yet: its arrival wakes the host. */
 export const PENDING = Symbol('pending');

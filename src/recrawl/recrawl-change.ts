@@ -159,7 +159,10 @@ export function revisitInterval(prior: number | undefined, change: PageChange | 
 export function freshFor(headers: Record<string, string>): number | undefined {
   const cc = headers['cache-control'];
   if (cc !== undefined) {
-    const directives = cc.toLowerCase().split(',').map((d) => d.trim());
+    const directives = cc
+      .toLowerCase()
+      .split(',')
+      .map((d) => d.trim());
     if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return undefined;
     const maxAge = directives.find((d) => d.startsWith('max-age='));
     if (maxAge !== undefined) {

@@ -3,20 +3,20 @@
  * usual; two features queue others, marked in the entry's `extra` (which
  * every store keeps whole, so a resumed or shared crawl knows them too):
  *
- * - `{ kind: "sitemap", level }`: a sitemap file (crawl/sitemaps.ts); its
+ * - `{ kind: "sitemap", level }`: a sitemap file (crawl/entries/sitemaps.ts); its
  *   body is read as bytes (it may be gzip) and parsed as a sitemap.
  * - `{ kind: "link-check", method? }`: an out-of-scope link checked with
- *   --check-links (crawl/link-check.ts): HEAD, or GET after HEAD was refused,
+ *   --check-links (crawl/entries/link-check.ts): HEAD, or GET after HEAD was refused,
  *   body never read.
  * - `{ lastmod }` on a page listed by a sitemap: kept for its record.
  *
  * Every kind is claimed, paced, robots-checked, retried and recorded like a
  * page; only the request and what the answer means differ.
  */
-import type { FetchRequest } from '../fetch/fetcher.js';
-import { SITEMAP_MAX_BYTES } from '../parse/sitemap.js';
-import type { FrontierEntry } from '../store/crawl-store.js';
-import type { PageRecord } from '../types.js';
+import type { FetchRequest } from '../../fetch/fetcher.js';
+import { SITEMAP_MAX_BYTES } from '../../parse/sitemap.js';
+import type { FrontierEntry } from '../../store/crawl-store.js';
+import type { PageRecord } from '../../types.js';
 
 export type EntryKind = 'page' | 'sitemap' | 'link-check';
 

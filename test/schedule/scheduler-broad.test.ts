@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KeyQueue } from '../../src/crawl/key-queue.js';
-import { Scheduler, type TakeResult } from '../../src/crawl/scheduler.js';
+import { KeyQueue } from '../../src/util/key-queue.js';
+import { Scheduler, type TakeResult } from '../../src/schedule/scheduler.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 describe('KeyQueue', () => {
@@ -39,12 +39,14 @@ describe('Scheduler, broad start-up', () => {
         if (!asked.has(key)) {
           asked.add(key);
           // Like RobotsCache.load: the fetch is submitted after a few awaits.
-          void Promise.resolve().then(() => Promise.resolve()).then(() =>
-            scheduler.submit(key, async () => {
-              if (takesAtFirstStart === -1) takesAtFirstStart = takes;
-              loaded.add(key);
-            }),
-          );
+          void Promise.resolve()
+            .then(() => Promise.resolve())
+            .then(() =>
+              scheduler.submit(key, async () => {
+                if (takesAtFirstStart === -1) takesAtFirstStart = takes;
+                loaded.add(key);
+              }),
+            );
         }
         return loaded.has(key) ? null : { notBefore: Infinity };
       },

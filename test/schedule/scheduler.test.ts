@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Scheduler, type Job, type TakeResult, type WorkSource } from '../../src/crawl/scheduler.js';
+import { Scheduler, type Job, type TakeResult, type WorkSource } from '../../src/schedule/scheduler.js';
 import type { LimiterPolicy } from '../../src/politeness/host-limiter.js';
 import { FakeClock } from '../support/fake-clock.js';
 

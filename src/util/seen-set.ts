@@ -74,7 +74,7 @@ export class SeenSet {
   hasFingerprint(fp: number): boolean {
     const t = this.table;
     const capacity = t.length;
-    for (let i = home(fp, capacity); ; ) {
+    for (let i = home(fp, capacity); ;) {
       const v = t[i];
       if (v === 0) return false;
       if (v === fp) return true;
@@ -86,7 +86,7 @@ export class SeenSet {
     if (this.count >= this.limit) this.grow();
     const t = this.table;
     const capacity = t.length;
-    for (let i = home(fp, capacity); ; ) {
+    for (let i = home(fp, capacity); ;) {
       const v = t[i];
       if (v === fp) return false;
       if (v === 0) {

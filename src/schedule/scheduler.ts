@@ -52,11 +52,11 @@
  * address ends by passing the turn on if the address is still ready.
  */
 import type { Clock } from '../clock.js';
-import { DueTimer } from './due-timer.js';
+import { DueTimer } from '../util/due-timer.js';
 import type { HostLimiter, LimiterPolicy, StartTicket } from '../politeness/host-limiter.js';
 import { HostTable, type HostState, type Job, type JobContext } from '../politeness/host-state.js';
-import { TimeHeap } from '../store/time-heap.js';
-import { KeyQueue } from './key-queue.js';
+import { TimeHeap } from '../util/time-heap.js';
+import { KeyQueue } from '../util/key-queue.js';
 import { PENDING, type HostAddresses } from './host-addresses.js';
 import type { IpLimits, IpState } from '../politeness/ip-limits.js';
 
@@ -377,11 +377,14 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     this.running++;
     const ipTicket = ip?.limiter.acquire(now);
     /** Null once the address's share is released (or handed to `detach`). */
-    let ipRelease: (() => void) | null = ip === undefined ? null : () => {
-      ip.limiter.release(ipTicket);
-      this.passTurn(ip, this.opts.clock.now());
-      this.schedulePump();
-    };
+    let ipRelease: (() => void) | null =
+      ip === undefined
+        ? null
+        : () => {
+            ip.limiter.release(ipTicket);
+            this.passTurn(ip, this.opts.clock.now());
+            this.schedulePump();
+          };
     const ctx: JobContext = {
       onDispatched: (at) => {
         slot.limiter.markDispatched(ticket, at);

@@ -66,12 +66,11 @@
  * - **robots.txt once per crawl**: `lockRobots` gives one worker the right
  *   to fetch an origin's file; the others wait for its record.
  * - **Record log** (`recordLog`, for `crawl report --redis`): every worker's
- *   records in one list, `P records`, as JSON. Appends are batched (one
- *   RPUSH per LOG_BATCH records or LOG_FLUSH_MS) and never awaited by the
- *   writer unless LOG_HIGH_WATER records are unacknowledged; `complete`
- *   sends what is buffered first, on the same connection, so a URL's record
- *   reaches Redis before its completion does. Read back with LRANGE, in
- *   batches.
+ *   records in one list, `P records`, as JSON, batched and never awaited by
+ *   the writer unless Redis falls far behind (redis-record-log.ts);
+ *   `complete` sends what is buffered first, on the same connection, so a
+ *   URL's record reaches Redis before its completion does.
+ * - Entries and host records are written in compact forms (redis-codec.ts).
  *
  * - **A claim reserves a start; the write confirms it.** Until the lease's
  *   request is written to its socket (`dispatched`, which also moves the
@@ -123,6 +122,8 @@ import type {
 import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { isClusterNode, openCluster } from './redis-cluster.js';
 import { SeenSet } from '../util/seen-set.js';
+import { RedisRecordLog } from './redis-record-log.js';
+import { decodeEntry, decodeTriples, encodeEntry, parseSaved, RedisStoreError, sharedFields, shiftSaved, type SharedFields } from './redis-codec.js';
 
 /** A lease nobody renews for this long goes back to its queue. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -142,14 +143,6 @@ const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
 const SILENT_MS = 5_000;
 /** Expired leases given back per timer tick. */
 const REAP_BATCH = 200;
-/** Records per RPUSH of the record log, at most. */
-const LOG_BATCH = 500;
-/** Records wait at most this long for a batch (unless a `complete` sends them sooner). */
-const LOG_FLUSH_MS = 50;
-/** Records sent and not yet acknowledged past which `append` makes the writer wait. */
-const LOG_HIGH_WATER = 20_000;
-/** Records read per LRANGE. */
-const LOG_READ_BATCH = 2_000;
 
 /** What Redis holds about one crawl, read in one script (times on Redis's clock, epoch ms). */
 export interface RedisStatusData {
@@ -236,10 +229,7 @@ export interface RedisStoreOptions {
   onStateLost?: (err: RedisStateLostError) => void;
 }
 
-/** Redis could not be reached, or answered something this store cannot use. */
-export class RedisStoreError extends Error {
-  readonly code: string = 'REDIS_UNAVAILABLE';
-}
+export { RedisStoreError };
 
 /**
  * The crawl's keys are gone from Redis (or belong to a crawl created again
@@ -251,7 +241,6 @@ export class RedisStateLostError extends RedisStoreError {
 }
 
 /** The shared fields saveHost writes only when this worker changed them. */
-type SharedFields = Record<'factor' | 'cdelay' | 'sgap' | 'suntil' | 'givenup' | 'failures', string>;
 
 /** Between a worker's name and its owner id's random part. */
 const OWNER_SUFFIX = '#';
@@ -321,11 +310,8 @@ export class RedisStore implements CrawlStore {
   private lost: RedisStateLostError | null = null;
   private connected = false;
   private closed = false;
-  /** Record log: records not sent yet (JSON), the flush timer, sends in order, and how many are unacknowledged. */
-  private logBuffer: string[] = [];
-  private logTimer: NodeJS.Timeout | null = null;
-  private logChain: Promise<void> = Promise.resolve();
-  private logPending = 0;
+  /** The crawl's record log (`crawl report --redis`), batched onto this store's connection. */
+  private readonly records: RedisRecordLog;
 
   constructor(private readonly opts: RedisStoreOptions) {
     if (!/^[^\s{}]+$/.test(opts.crawlId))
@@ -340,6 +326,13 @@ export class RedisStore implements CrawlStore {
     this.tickMs = opts.tickMs ?? Math.min(this.leaseMs / 4, 5_000);
     this.client = opts.client ?? null;
     this.ownsClient = !opts.client;
+    this.records = new RedisRecordLog({
+      key: `${this.prefix}records`,
+      connection: () => this.connection(),
+      untilAnswered: (send, first) => this.untilAnswered(send, first),
+      lost: () => this.lost !== null,
+      onError: (err) => this.opts.onError?.(err),
+    });
   }
 
   /** The crawl's name. */
@@ -395,7 +388,7 @@ export class RedisStore implements CrawlStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flushRecords();
+    if (this.client && !this.lost) await this.records.flush();
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     if (this.watchdog) clearInterval(this.watchdog);
@@ -468,7 +461,7 @@ export class RedisStore implements CrawlStore {
 
   async complete(lease: Lease, outcome?: string): Promise<void> {
     this.take(lease);
-    this.sendRecords(); // its record first: commands on one connection run in order
+    this.records.send(); // its record first: commands on one connection run in order
     const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '']));
     if (Number(rest[0]) === 0) this.lostLeases++;
   }
@@ -591,73 +584,17 @@ export class RedisStore implements CrawlStore {
     return Number(rest[0]);
   }
 
-  /** Every worker's records of this crawl, for `crawl report --redis` (see "Record log" above). */
+  /** Every worker's records of this crawl, for `crawl report --redis` (see "Record log" above; redis-record-log.ts). */
   recordLog(): RecordLog {
     return {
-      append: (record) => {
-        this.logBuffer.push(JSON.stringify(record));
-        if (this.logBuffer.length >= LOG_BATCH) this.sendRecords();
-        else if (!this.logTimer) {
-          this.logTimer = setTimeout(() => this.sendRecords(), LOG_FLUSH_MS);
-          this.logTimer.unref();
-        }
-        // A Redis that does not keep up (or is lost) slows the writer instead of growing this buffer.
-        return this.logPending > LOG_HIGH_WATER ? this.logChain : undefined;
-      },
+      append: (record) => this.records.append(record),
       read: () => this.readRecords(),
     };
   }
 
-  /** Sends the buffered records now (one RPUSH); the send is retried with backoff while Redis is lost. */
-  private sendRecords(): void {
-    if (this.logTimer) clearTimeout(this.logTimer);
-    this.logTimer = null;
-    if (this.logBuffer.length === 0) return;
-    if (this.lost) {
-      // Nowhere to keep them: the crawl's list went with its state.
-      this.logBuffer = [];
-      return;
-    }
-    const batch = this.logBuffer;
-    this.logBuffer = [];
-    this.logPending += batch.length;
-    const key = `${this.prefix}records`;
-    // Sent now, not when the chain gets to it: a URL's record reaches Redis before its completion does.
-    const first = this.connection().rPush(key, batch);
-    first.catch(() => {}); // handled (retried) in the chain
-    this.logChain = this.logChain.then(async () => {
-      try {
-        await this.untilAnswered(() => this.connection().rPush(key, batch), first);
-      } catch (err) {
-        this.opts.onError?.(new RedisStoreError(`${batch.length} record(s) not kept for the report: ${(err as Error).message}`, { cause: err }));
-      } finally {
-        this.logPending -= batch.length;
-      }
-    });
-  }
-
-  /** Sends what is buffered and waits for every send (at most 10 s: a lost Redis must not hold a worker's exit). */
-  private async flushRecords(): Promise<void> {
-    if (!this.client || this.lost || (this.logBuffer.length === 0 && this.logPending === 0)) return;
-    this.sendRecords();
-    let timer: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, 10_000)));
-    await Promise.race([this.logChain, gaveUp]);
-    clearTimeout(timer);
-    if (this.logPending > 0) this.opts.onError?.(new RedisStoreError(`${this.logPending} record(s) not kept for the report: Redis did not answer`));
-  }
-
   private async *readRecords(): AsyncGenerator<unknown> {
     await this.connect();
-    // This worker's own records too: what it appended is sent before reading.
-    this.sendRecords();
-    await this.logChain;
-    const key = `${this.prefix}records`;
-    for (let from = 0; ; from += LOG_READ_BATCH) {
-      const batch = (await this.connection().lRange(key, from, from + LOG_READ_BATCH - 1)) as unknown[];
-      for (const json of batch) yield JSON.parse(String(json)) as unknown;
-      if (batch.length < LOG_READ_BATCH) return;
-    }
+    yield* this.records.read();
   }
 
   /** How the shared crawl stands, for `crawl status --redis` (connects; needs no `open`). */
@@ -959,88 +896,4 @@ export class RedisStore implements CrawlStore {
       this.ticking = false;
     }
   }
-}
-
-/** The shared fields of a saved record, on the saver's clock ('' for "never"). */
-function sharedFields(saved: HostSaved): SharedFields {
-  const { limiter } = saved;
-  return {
-    factor: String(limiter.rateFactor),
-    cdelay: String(limiter.crawlDelayMs),
-    sgap: String(limiter.serverGapMs),
-    suntil: limiter.serverGapUntil === null ? '' : String(limiter.serverGapUntil),
-    givenup: saved.givenUp ? '1' : '0',
-    failures: String(saved.feedback?.failures ?? 0),
-  };
-}
-
-/**
- * A frontier entry as the scripts take it (redis-scripts.ts, "A stored
- * entry"): HEAD (`depth,hops,attempt,throttles,extraLen`, trailing defaults
- * left out), PARENT ('' for none, else `p` and the URL: the script interns
- * it) and TAIL (the extra's JSON, then the URL: `/PATH` for
- * `https://KEY/PATH`, `*` then `/PATH` for `http://KEY/PATH`, else whole).
- */
-export function encodeEntry(entry: FrontierEntry, key: string): [head: string, parent: string, tail: string] {
-  const extra = entry.extra === undefined ? '' : JSON.stringify(entry.extra);
-  const head = [
-    String(entry.depth),
-    String(entry.hops),
-    String(entry.attempt),
-    entry.throttles === undefined ? '' : String(entry.throttles),
-    String(extra.length),
-  ];
-  const defaults = ['', '0', '0', '', '0'];
-  while (head.length > 1 && head[head.length - 1] === defaults[head.length - 1]) head.pop();
-  const { url } = entry;
-  let short = url;
-  if (url.startsWith(key, 8) && url.startsWith('https://') && url[8 + key.length] === '/') short = url.slice(8 + key.length);
-  else if (url.startsWith(key, 7) && url.startsWith('http://') && url[7 + key.length] === '/') short = `*${url.slice(7 + key.length)}`;
-  return [head.join(','), entry.parent === null ? '' : `p${entry.parent}`, extra + short];
-}
-
-/** The entry a script answered with: its stored form, its PARENT and its queue's host key. */
-export function decodeEntry(stored: string, parent: string, key: string): FrontierEntry {
-  const a = stored.indexOf('|');
-  const b = stored.indexOf('|', a + 1);
-  if (a < 0 || b < 0) throw new RedisStoreError(`unexpected frontier entry in Redis: ${JSON.stringify(stored.slice(0, 200))}`);
-  const [depth, hops = '0', attempt = '0', throttles = '', extraLength = '0'] = stored.slice(0, a).split(',');
-  const tail = stored.slice(b + 1);
-  const n = Number(extraLength);
-  const short = tail.slice(n);
-  const url = short[0] === '/' ? `https://${key}${short}` : short[0] === '*' ? `http://${key}${short.slice(1)}` : short;
-  const entry: FrontierEntry = { url, depth: Number(depth), parent: parent === '' ? null : parent.slice(1), hops: Number(hops), attempt: Number(attempt) };
-  if (throttles !== '') entry.throttles = Number(throttles);
-  if (n > 0) entry.extra = JSON.parse(tail.slice(0, n)) as FrontierEntry['extra'];
-  return entry;
-}
-
-/** entry, PARENT, host triples, as DRAIN and CLEAR answer. */
-function decodeTriples(flat: unknown[]): FrontierEntry[] {
-  const out: FrontierEntry[] = [];
-  for (let i = 0; i + 2 < flat.length; i += 3) out.push(decodeEntry(String(flat[i]), String(flat[i + 1]), String(flat[i + 2])));
-  return out;
-}
-
-/** HostSaved is JSON-safe (host-state.ts writes null for "never"). */
-function parseSaved(json: string): HostSaved {
-  return JSON.parse(json) as HostSaved;
-}
-
-/** Moves every clock time of a saved record by `delta` ms (durations stay). */
-function shiftSaved(saved: HostSaved, delta: number): HostSaved {
-  if (delta === 0) return saved;
-  const at = (t: number | null): number | null => (t === null || !Number.isFinite(t) ? t : t + delta);
-  const l = saved.limiter;
-  return {
-    ...saved,
-    limiter: {
-      ...l,
-      lastStart: at(l.lastStart),
-      pausedUntil: at(l.pausedUntil),
-      serverGapUntil: at(l.serverGapUntil),
-      windows: l.windows.map((w) => ({ windowMs: w.windowMs, starts: w.starts.map((t) => t + delta) })),
-    },
-    feedback: saved.feedback && { ...saved.feedback, lastEventAt: at(saved.feedback.lastEventAt)! },
-  };
 }

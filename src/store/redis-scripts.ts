@@ -252,13 +252,28 @@ return view({ 1, host, redis.call('LLEN', qkey(host)) })
  * expires.
  */
 const CLAIM = `
-local host = ARGV[2]
+-- Arguments by name (RedisStore.claim sends them in this order; ARGV[1] is P).
+local host, owner = ARGV[2], ARGV[3]
+local leaseMs = tonumber(ARGV[4])
+local intervalMs = tonumber(ARGV[5])          -- policy.intervalMs (1000 / rate)
+local concurrency = tonumber(ARGV[6])         -- policy.concurrency; 0: none
+local busyMs = tonumber(ARGV[7])              -- how long a host at its concurrency (or awaiting a dispatch) waits
+local gapRatio, gapMs, gapMsRatio = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])   -- GAP_MARGIN
+local windowRatio, windowMs = tonumber(ARGV[11]), tonumber(ARGV[12])                          -- WINDOW_MARGIN
+local windowCount = tonumber(ARGV[13])
+-- Window i (0-based): its count and length, ARGV[14 + 2i] and ARGV[15 + 2i].
+local function window(i) return tonumber(ARGV[14 + 2 * i]), ARGV[15 + 2 * i] end
+
 local q = qkey(host)
 local now = redis_now()
 if redis.call('LLEN', q) == 0 then return view({ 0, fmt(now), 0 }) end
 local h = P .. 'h:' .. host
+-- The host's shared state (saveHost writes it; see "P h:HOST" above).
 local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil', 'givenup')
+local lastStart, inFlight, pausedUntil = tonumber(f[1]), tonumber(f[2]) or 0, tonumber(f[3])
+local rateFactor, crawlDelay, serverGap, serverGapUntil = tonumber(f[4]) or 1, tonumber(f[5]) or 0, tonumber(f[6]) or 0, tonumber(f[7])
 if f[8] == '1' then
+  -- Given up: what is still queued is dropped (no skip record), and nothing is claimed.
   local left = redis.call('LRANGE', q, 0, -1)
   for i = 1, #left do
     -- Kept whole: the parent's URL goes with it.
@@ -270,47 +285,57 @@ if f[8] == '1' then
   bump('queued', -#left)
   return view({ 0, fmt(now), 0 })
 end
-local at = tonumber(f[3]) or -math.huge
-local conc = tonumber(ARGV[6])
-if conc > 0 and (tonumber(f[2]) or 0) >= conc then at = math.max(at, now + tonumber(ARGV[7])) end
-local gap = math.max(tonumber(ARGV[5]) / (tonumber(f[4]) or 1), tonumber(f[5]) or 0)
-local suntil = tonumber(f[7])
-if suntil and now < suntil then gap = math.max(gap, tonumber(f[6]) or 0) end
-local last = tonumber(f[1])
-if gap > 0 and last then
-  at = math.max(at, last + gap + gap * tonumber(ARGV[8]) + math.min(tonumber(ARGV[9]), gap * tonumber(ARGV[10])))
+
+-- readyAt, step by step as HostLimiter.readyAt (politeness/host-limiter.ts) takes them:
+-- 1. the pause (Retry-After) is the earliest start, "at = pausedUntilAt".
+local at = pausedUntil or -math.huge
+-- 2. a host at its concurrency waits (there: Infinity, woken by a release; here: busyMs, since no
+--    other worker's release wakes this one).
+if concurrency > 0 and inFlight >= concurrency then at = math.max(at, now + busyMs) end
+-- 3. the gap in force: effectiveIntervalMs = max(interval / rate factor, Crawl-delay, the server's
+--    RateLimit pace while it lasts).
+local gap = math.max(intervalMs / rateFactor, crawlDelay)
+if serverGapUntil and now < serverGapUntil then gap = math.max(gap, serverGap) end
+-- 4. the gap, with gapWithMargin's margin, after the last start.
+if gap > 0 and lastStart then
+  at = math.max(at, lastStart + gap + gap * gapRatio + math.min(gapMs, gap * gapMsRatio))
 end
-local wratio, wms, nw = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
--- With a gap or a window to keep, a start reserved by a claim but not yet written to its socket
--- (connecting, or behind its worker's event loop) holds back the next: the gap counts from the
--- real write (STARTED), not from the reservation.
-if (gap > 0 or nw > 0) and redis.call('SCARD', h .. ':pend') > 0 then at = math.max(at, now + tonumber(ARGV[7])) end
-for i = 0, nw - 1 do
-  local count, w = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
-  local starts = redis.call('LRANGE', h .. ':w:' .. ARGV[15 + 2 * i], 0, count - 1)
+-- 5. a start reserved but not yet written to its socket holds back the next (there: awaitingDispatch,
+--    Infinity until its dispatch; here: busyMs, until STARTED for it arrives): the gap counts from
+--    the real write, not from the reservation.
+if (gap > 0 or windowCount > 0) and redis.call('SCARD', h .. ':pend') > 0 then at = math.max(at, now + busyMs) end
+-- 6. each window: the oldest of its last "count" starts, plus the window and its margin (StartLog.readyAt).
+for i = 0, windowCount - 1 do
+  local count, name = window(i)
+  local w = tonumber(name)
+  local starts = redis.call('LRANGE', h .. ':w:' .. name, 0, count - 1)
   if #starts >= count then
     local oldest = math.huge
     for _, s in ipairs(starts) do oldest = math.min(oldest, tonumber(s)) end
-    at = math.max(at, oldest + w + w * wratio + wms)
+    at = math.max(at, oldest + w + w * windowRatio + windowMs)
   end
 end
 if at > now then return view({ 1, fmt(now), fmt(at) }) end
-redis.call('HSET', h, 'last', fmt(math.max(last or now, now)))
+
+-- Ready: reserve the start at once, as HostLimiter.acquire does (last start, one more in flight,
+-- the start in every window's log), and hand out the queue's head as a lease.
+redis.call('HSET', h, 'last', fmt(math.max(lastStart or now, now)))
 redis.call('HINCRBY', h, 'inflight', 1)
-for i = 0, nw - 1 do
-  local count, w = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
-  local log = h .. ':w:' .. ARGV[15 + 2 * i]
+for i = 0, windowCount - 1 do
+  local count, name = window(i)
+  local w = tonumber(name)
+  local log = h .. ':w:' .. name
   redis.call('LPUSH', log, fmt(now))
   redis.call('LTRIM', log, 0, count - 1)
-  redis.call('PEXPIRE', log, math.ceil(w + w * wratio + wms) + 1000)
+  redis.call('PEXPIRE', log, math.ceil(w + w * windowRatio + windowMs) + 1000)
 end
 local entry = redis.call('LPOP', q)
 local left = redis.call('LLEN', q)
 if left == 0 then redis.call('SREM', P .. 'work', host) end
 local id = redis.call('INCR', P .. 'seq')
-redis.call('HSET', P .. 'leases', id .. ':o', ARGV[3], id .. ':k', host, id .. ':e', entry)
+redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', entry)
 redis.call('SADD', h .. ':pend', id)
-redis.call('ZADD', P .. 'lexp', fmt(now + tonumber(ARGV[4])), id)
+redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
 bump('queued', -1)
 bump('leased', 1)
 return view({ 2, fmt(now), id, entry, parent_of(entry), left })

@@ -1,0 +1,143 @@
+/**
+ * The Redis claim script re-implements HostLimiter.readyAt in Lua, on the
+ * shared state and Redis's clock (redis-scripts.ts CLAIM maps each step to
+ * the TypeScript). This runs both on the same cases and compares their
+ * answers: the same host state handed to a HostLimiter (restore) and to a
+ * real redis-server (saveHost, or real claims for window logs), then
+ * `readyAt(now)` against the claim's "not before". A formula that drifts on
+ * one side (a margin, the rate factor, Crawl-delay, the server's pace, a
+ * pause, a window) fails here instead of in a politeness test's timing.
+ *
+ * The two clocks differ by the offset the store measured (under a
+ * millisecond on one machine: 0.05–0.12 ms measured), hence two
+ * milliseconds of tolerance; every difference the cases pin is 3 ms (a
+ * margin) to hundreds of milliseconds.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HostLimiter, type LimiterPolicy, type LimiterSaved } from '../../src/politeness/host-limiter.js';
+import type { FrontierEntry } from '../../src/store/crawl-store.js';
+import { RedisStore, type RedisLease } from '../../src/store/redis-store.js';
+import { redisServerMissing, useRedisServer } from '../support/system-fixtures.js';
+
+const HOST = 'a.test';
+const TOLERANCE_MS = 2;
+
+const entry = (path: string): FrontierEntry => ({ url: `http://${HOST}${path}`, depth: 0, parent: null, hops: 0, attempt: 0 });
+
+function saved(over: Partial<LimiterSaved>): LimiterSaved {
+  return {
+    lastStart: null,
+    pausedUntil: null,
+    crawlDelayMs: 0,
+    serverGapMs: 0,
+    serverGapUntil: null,
+    rateFactor: 1,
+    nextJitterMs: 0,
+    minRoundTripMs: null,
+    windows: [],
+    ...over,
+  };
+}
+
+describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Redis claim and HostLimiter.readyAt agree', () => {
+  const redis = useRedisServer();
+  const stores: RedisStore[] = [];
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+  });
+
+  async function storeFor(policy: LimiterPolicy): Promise<RedisStore> {
+    const store = new RedisStore({ url: redis.url, crawlId: `parity-${randomUUID()}`, policyFor: () => policy });
+    stores.push(store);
+    await store.open({ seeds: [], configFingerprint: 'f' });
+    for (const path of ['/1', '/2', '/3', '/4']) await store.add(entry(path).url, HOST, entry(path));
+    return store;
+  }
+
+  // Each case: the policy and the state, as offsets from now (ms) where they are instants.
+  const cases: Array<{ name: string; policy: Partial<LimiterPolicy>; state: (now: number) => Partial<LimiterSaved> }> = [
+    { name: 'the gap with its margin after the last start', policy: { intervalMs: 500 }, state: (now) => ({ lastStart: now - 100 }) },
+    { name: 'a short gap, whose ms margin shrinks to a tenth of it', policy: { intervalMs: 20 }, state: (now) => ({ lastStart: now - 5 }) },
+    { name: 'the gap stretched by a lowered rate factor', policy: { intervalMs: 200 }, state: (now) => ({ lastStart: now - 50, rateFactor: 0.25 }) },
+    { name: 'Crawl-delay as a floor on the gap', policy: { intervalMs: 100 }, state: (now) => ({ lastStart: now - 10, crawlDelayMs: 700 }) },
+    {
+      name: "the server's RateLimit pace while it lasts",
+      policy: { intervalMs: 100 },
+      state: (now) => ({ lastStart: now - 10, serverGapMs: 600, serverGapUntil: now + 60_000 }),
+    },
+    {
+      name: "the server's pace once it is over: the configured gap again",
+      policy: { intervalMs: 300 },
+      state: (now) => ({ lastStart: now - 10, serverGapMs: 900, serverGapUntil: now - 1 }),
+    },
+    { name: 'a Retry-After pause later than the gap', policy: { intervalMs: 100 }, state: (now) => ({ lastStart: now - 10, pausedUntil: now + 800 }) },
+    { name: 'a pause earlier than the gap', policy: { intervalMs: 900 }, state: (now) => ({ lastStart: now - 10, pausedUntil: now + 200 }) },
+    { name: 'a pause with no rate at all', policy: { intervalMs: 0 }, state: (now) => ({ pausedUntil: now + 400 }) },
+  ];
+
+  it.each(cases)('$name', async ({ policy: over, state }) => {
+    const policy: LimiterPolicy = { intervalMs: 0, windows: [], concurrency: Infinity, jitterMs: 0, ...over };
+    const store = await storeFor(policy);
+    const now = performance.timeOrigin + performance.now();
+    const limiterState = saved(state(now));
+    const limiter = new HostLimiter(policy);
+    limiter.restore(limiterState);
+    await store.saveHost(HOST, { limiter: limiterState, feedback: null, givenUp: false });
+    const expected = limiter.readyAt(now);
+    expect(expected).toBeGreaterThan(now + 10); // every case is one that must wait
+    const answer = await store.claim(HOST);
+    expect(answer !== undefined && 'notBefore' in answer, 'the claim should have been refused').toBe(true);
+    expect(Math.abs((answer as { notBefore: number }).notBefore - expected)).toBeLessThanOrEqual(TOLERANCE_MS);
+  });
+
+  it('hands out a lease exactly when readyAt has come: a gap already over', async () => {
+    const policy: LimiterPolicy = { intervalMs: 100, windows: [], concurrency: Infinity, jitterMs: 0 };
+    const store = await storeFor(policy);
+    const now = performance.timeOrigin + performance.now();
+    const state = saved({ lastStart: now - 500, pausedUntil: now - 1 });
+    const limiter = new HostLimiter(policy);
+    limiter.restore(state);
+    await store.saveHost(HOST, { limiter: state, feedback: null, givenUp: false });
+    expect(limiter.readyAt(now)).toBe(now);
+    const answer = await store.claim(HOST);
+    expect(answer && 'entry' in answer).toBe(true);
+  });
+
+  it('windows: the oldest of the last count starts, plus the window and its margin', async () => {
+    const policy: LimiterPolicy = { intervalMs: 0, windows: [{ count: 3, windowMs: 1_500, label: '3/1.5s' }], concurrency: Infinity, jitterMs: 0 };
+    const store = await storeFor(policy);
+    const limiter = new HostLimiter(policy);
+    // Three real claims fill the window's log; the limiter records the same starts (Redis's times, on this clock).
+    for (let i = 0; i < 3; i++) {
+      const lease = (await store.claim(HOST)) as RedisLease;
+      expect('entry' in lease).toBe(true);
+      const at = store.toLocal(lease.reservedAt);
+      const ticket = limiter.acquire(at);
+      limiter.markDispatched(ticket, at);
+      limiter.release(ticket);
+      await store.complete(lease);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const now = performance.timeOrigin + performance.now();
+    const expected = limiter.readyAt(now);
+    expect(expected).toBeGreaterThan(now + 1_000);
+    const answer = await store.claim(HOST);
+    expect(answer !== undefined && 'notBefore' in answer, 'the fourth start inside the window should have been refused').toBe(true);
+    expect(Math.abs((answer as { notBefore: number }).notBefore - expected)).toBeLessThanOrEqual(TOLERANCE_MS);
+  });
+
+  it('concurrency: both refuse a host at its limit (the claim asks again after busyMs: no release by another worker wakes it)', async () => {
+    const policy: LimiterPolicy = { intervalMs: 0, windows: [], concurrency: 1, jitterMs: 0 };
+    const store = await storeFor(policy);
+    const limiter = new HostLimiter(policy);
+    const first = (await store.claim(HOST)) as RedisLease;
+    expect('entry' in first).toBe(true);
+    const now = performance.timeOrigin + performance.now();
+    limiter.acquire(now);
+    expect(limiter.readyAt(now)).toBe(Infinity);
+    const second = await store.claim(HOST);
+    expect(second !== undefined && 'notBefore' in second).toBe(true);
+    expect((second as { notBefore: number }).notBefore).toBeGreaterThan(now);
+  });
+});

@@ -197,7 +197,7 @@ export interface CrawlSettings {
   emitLinks: boolean;
   /** What `--content` and `--extract` add to page records (src/content/). */
   content: ContentSettings;
-  /** `--follow-canonical`: a page's in-scope rel=canonical marks that URL seen (crawl/canonical.ts). */
+  /** `--follow-canonical`: a page's in-scope rel=canonical marks that URL seen (crawl/page-links.ts). */
   followCanonical: boolean;
   /** Sitemaps that seed the crawl (crawl/entries/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
   sitemaps: { urls: string[]; fromRobots: boolean };

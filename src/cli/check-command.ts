@@ -14,7 +14,7 @@ import { checkSeeds, UsageError } from '../config/seeds.js';
 import { explainWith, type CheckResult, type RobotsResult } from '../api/check.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
-import { robotsCutMessage } from '../robots/index.js';
+import { robotsCutMessage } from '../robots/gate.js';
 import type { HostPolicy } from '../types.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {

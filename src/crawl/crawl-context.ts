@@ -6,9 +6,9 @@
  * another's fields.
  */
 import type { Clock } from '../clock.js';
-import type { HostTable } from '../politeness/index.js';
+import type { HostTable } from '../politeness/host-state.js';
 import type { CrawlStats } from '../output/summary.js';
-import type { CrawlStore } from '../store/index.js';
+import type { CrawlStore } from '../store/crawl-store.js';
 import type { CrawlSettings } from '../types.js';
 import { hostKeyOf } from '../parse/url.js';
 import type { StoreCalls } from './store-calls.js';

@@ -13,9 +13,9 @@
  * which ends the crawl with that error.
  */
 import { addNote, finishStats } from '../output/summary.js';
-import type { HostFeedback } from '../politeness/index.js';
-import type { RobotsGate } from '../robots/index.js';
-import type { Cleared } from '../store/index.js';
+import type { HostFeedback } from '../politeness/server-feedback.js';
+import type { RobotsGate } from '../robots/gate.js';
+import type { Cleared } from '../store/crawl-store.js';
 import type { HostPolicy, SkipReason } from '../types.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';

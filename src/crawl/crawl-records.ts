@@ -8,7 +8,7 @@
  */
 import type { RecordSink } from '../output/sink.js';
 import { countPage, countSkip, hostStats } from '../output/summary.js';
-import type { Cleared, FrontierEntry } from '../store/index.js';
+import type { Cleared, FrontierEntry } from '../store/crawl-store.js';
 import type { ErrorCode, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
 import { decorateRecord } from './entries/entry-kind.js';

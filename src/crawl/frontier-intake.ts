@@ -7,7 +7,7 @@
  * given (`allow`, on a resume).
  */
 import { createScope, type ScopeCheck } from '../parse/scope.js';
-import type { EntryExtra } from '../store/index.js';
+import type { EntryExtra } from '../store/crawl-store.js';
 import type { SkipReason } from '../types.js';
 import type { Admission } from './admission.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';

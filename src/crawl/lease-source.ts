@@ -17,10 +17,10 @@
  * and returns the lease), and a reserved lease that does not start after all
  * (robots.txt, a dead name, the crawl ending) gives its place back.
  */
-import type { Job, JobContext } from '../politeness/index.js';
+import type { Job, JobContext } from '../politeness/host-state.js';
 import type { Renderer } from '../render/renderer.js';
-import type { RobotsGate } from '../robots/index.js';
-import type { ClaimWait, Lease } from '../store/index.js';
+import type { RobotsGate } from '../robots/gate.js';
+import type { ClaimWait, Lease } from '../store/crawl-store.js';
 import type { ErrorCode } from '../types.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';

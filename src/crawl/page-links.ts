@@ -10,7 +10,7 @@
 import type { FetchResult } from '../fetch/fetcher.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { addNote } from '../output/summary.js';
-import type { FrontierEntry } from '../store/index.js';
+import type { FrontierEntry } from '../store/crawl-store.js';
 import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';

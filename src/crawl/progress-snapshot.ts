@@ -4,7 +4,7 @@
  * never kept up to date on the hot path.
  */
 import type { ProgressSnapshot } from '../output/progress.js';
-import type { HostFeedback } from '../politeness/index.js';
+import type { HostFeedback } from '../politeness/server-feedback.js';
 import type { HostPolicy } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';

@@ -7,9 +7,9 @@
  */
 import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { createAddressGuard, type AddressGuard } from '../fetch/address-guard.js';
-import type { JobContext } from '../politeness/index.js';
+import type { JobContext } from '../politeness/host-state.js';
 import type { HostState } from '../politeness/host-state.js';
-import type { Lease } from '../store/index.js';
+import type { Lease } from '../store/crawl-store.js';
 import type { CrawlContext } from './crawl-context.js';
 import { countRequest } from '../output/summary.js';
 

@@ -10,7 +10,7 @@
  * its `type: "robots"` record (below).
  */
 import type { FetchResult } from '../fetch/fetcher.js';
-import type { HostFeedback } from '../politeness/index.js';
+import type { HostFeedback } from '../politeness/server-feedback.js';
 import { countRobotsRequest } from '../output/summary.js';
 import type { HostPolicy } from '../types.js';
 import { throttleEvent } from './attempt-history.js';

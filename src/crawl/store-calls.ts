@@ -6,7 +6,7 @@
  * cannot end while a call is `pending`, and a failed call ends it with that
  * error.
  */
-import type { CrawlStore, FrontierEntry, MaybePromise } from '../store/index.js';
+import type { CrawlStore, FrontierEntry, MaybePromise } from '../store/crawl-store.js';
 
 export class StoreCalls {
   /** Asynchronous store calls not settled yet (a sync store never has any). */

@@ -30,8 +30,8 @@
 import type { Page } from 'playwright-core';
 import type { FetchResult } from '../fetch/fetcher.js';
 import { redactCredentials } from '../fetch/redact.js';
-import type { FrontierEntry } from '../store/index.js';
-import type { Job, JobContext } from '../politeness/index.js';
+import type { FrontierEntry } from '../store/crawl-store.js';
+import type { Job, JobContext } from '../politeness/host-state.js';
 import type { PageRecord, RenderSettings } from '../types.js';
 import type { CrawlContext } from '../crawl/crawl-context.js';
 import { entryKind } from '../crawl/entries/entry-kind.js';

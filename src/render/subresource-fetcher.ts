@@ -13,8 +13,8 @@
  * at once that need the same bundle cause one request.
  */
 import { AddressRefusedError } from '../fetch/address-guard.js';
-import type { HostFeedback } from '../politeness/index.js';
-import type { RobotsGate } from '../robots/index.js';
+import type { HostFeedback } from '../politeness/server-feedback.js';
+import type { RobotsGate } from '../robots/gate.js';
 import type { HostPolicy } from '../types.js';
 import type { PageArchive } from '../archive/page-archive.js';
 import { hostKey, type CrawlContext } from '../crawl/crawl-context.js';

@@ -22,7 +22,7 @@
  * and the timer is armed for the oldest one's `afterMs`.
  */
 import type { Clock } from '../clock.js';
-import type { Job, JobContext } from '../politeness/index.js';
+import type { Job, JobContext } from '../politeness/host-state.js';
 import { DueTimer } from '../util/due-timer.js';
 
 /** A request running this long has its global slot released. */

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { ROBOTS_TIMEOUT_MS, type Crawler } from '../../src/crawl/crawler.js';
 import type { Fetcher, FetchRequest } from '../../src/fetch/fetcher.js';
-import { RobotsCache } from '../../src/robots/index.js';
+import { RobotsCache } from '../../src/robots/cache.js';
 import { crawl, pathOf } from '../support/crawl-harness.js';
 import { FakeClock } from '../support/fake-clock.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StoreCalls } from '../../src/crawl/store-calls.js';
-import { MemoryStore, type CrawlStore } from '../../src/store/index.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import type { CrawlStore } from '../../src/store/crawl-store.js';
 
 function calls(store: CrawlStore = new MemoryStore()) {
   const seen = { settled: 0, failed: [] as unknown[] };

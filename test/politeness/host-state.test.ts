@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildSettings } from '../../src/config/settings.js';
 import { HostTable } from '../../src/politeness/host-state.js';
 import { initialFeedback } from '../../src/politeness/adaptive-rate.js';
-import { RobotsCache, RobotsGate } from '../../src/robots/index.js';
+import { RobotsCache } from '../../src/robots/cache.js';
+import { RobotsGate } from '../../src/robots/gate.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 const settings = buildSettings(undefined, { rate: '10/s' });

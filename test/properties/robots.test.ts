@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalPath } from '../../src/robots/rules.js';
-import { capRobotsText, parseRobots } from '../../src/robots/index.js';
+import { capRobotsText, parseRobots } from '../../src/robots/rules.js';
 import { anyString, anyUrlInput, decodedBytes, urlPart } from './arbitraries.js';
 import { FUZZ_TIMEOUT, fuzzParams } from './fuzz.js';
 

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeBody } from '../../src/fetch/charset.js';
-import { parseRobots } from '../../src/robots/index.js';
+import { parseRobots } from '../../src/robots/rules.js';
 
 const UA = 'MyBot/2.1 (+http://x)';
 const ROBOTS = 'http://site.test/robots.txt';

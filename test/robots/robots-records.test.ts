@@ -3,7 +3,8 @@
  * and gives back, so a resumed crawl or another worker reuses robots.txt.
  */
 import { describe, expect, it } from 'vitest';
-import { RobotsCache, type RobotsCacheOptions, type RobotsResponse } from '../../src/robots/index.js';
+import { RobotsCache, type RobotsCacheOptions } from '../../src/robots/cache.js';
+import type { RobotsResponse } from '../../src/robots/types.js';
 import type { RobotsRecord } from '../../src/robots/types.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { FakeClock } from '../support/fake-clock.js';

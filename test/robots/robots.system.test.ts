@@ -2,15 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  capRobotsText,
-  parseRobots,
-  productToken,
-  RobotsCache,
-  type RobotsCacheOptions,
-  type RobotsResponse,
-  type RobotsState,
-} from '../../src/robots/index.js';
+import { capRobotsText, parseRobots, productToken } from '../../src/robots/rules.js';
+import { RobotsCache, type RobotsCacheOptions } from '../../src/robots/cache.js';
+import type { RobotsResponse, RobotsState } from '../../src/robots/types.js';
 import type { RobotsRecord } from '../../src/robots/types.js';
 import { canonicalPath } from '../../src/robots/rules.js';
 import { FakeClock } from '../support/fake-clock.js';

@@ -75,7 +75,8 @@ async function soak({ pages, scratch, log, target, redis }) {
   const stateFile = scratch.file(`soak-${pages}.db`);
   try {
     const seeds = HOSTS.map((h) => web.url(h, '/p/0'));
-    const args = ['bin/crawl.js', '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY), '--scope', 'host', '-q', ...target(stateFile), ...seeds];
+    // Every page of a host is wanted: its default cap (100,000 URLs per host) would end a 1,000,000-page soak at 400,000.
+    const args = ['bin/crawl.js', '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY), '--scope', 'host', '--max-pages-per-host', String(perHost + 1), '-q', ...target(stateFile), ...seeds];
     log(`  crawling ${pages.toLocaleString('en')} pages with ${target(stateFile)[0]} …`);
     const spawnedAt = performance.timeOrigin + performance.now();
     const result = expectSuccess('crawl', await runNode(args, { nodeArgs: ['--import', SAMPLER], env: { PROBE_MEMORY_FILE: memFile, PROBE_SAMPLE_MS: '200' }, timeoutMs: 3 * 3600_000 }));

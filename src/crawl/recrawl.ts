@@ -50,13 +50,49 @@ export interface PendingHistory {
   outlinks: string[] | null;
 }
 
-/** Digest characters that key the duplicate map: 65 bits, plenty to tell pages apart. */
-const DUPLICATE_KEY_CHARS = 13;
+/**
+ * Digest characters that key the duplicate map: 60 bits, plenty to tell
+ * pages apart. Under 13 on purpose: V8 keeps a slice of 13 characters or
+ * more as a view that holds the whole digest string alive; 12 are copied.
+ */
+const DUPLICATE_KEY_CHARS = 12;
+
+/**
+ * Distinct bodies `duplicateOf` remembers. Without a bound the map grew with
+ * every page (the soak benchmark: ~80 MB per 100,000 pages, most of a
+ * long crawl's memory growth); at the bound, about 15 MB. A duplicate of a
+ * body older than this many distinct ones is not named.
+ */
+export const DUPLICATE_MEMORY = 100_000;
+
+/**
+ * The first URL seen with each body digest, for the most recent `max`
+ * distinct digests (the oldest is forgotten first).
+ */
+export class FirstByDigest {
+  private readonly first = new Map<string, string>();
+
+  constructor(private readonly max = DUPLICATE_MEMORY) {}
+
+  /** The first URL with this digest, if remembered and not `url` itself; remembers `url` as the first otherwise. */
+  duplicateOf(digest: string, url: string): string | undefined {
+    const key = digest.slice(7, 7 + DUPLICATE_KEY_CHARS);
+    const first = this.first.get(key);
+    if (first !== undefined) return first === url ? undefined : first;
+    if (this.first.size >= this.max) this.first.delete(this.first.keys().next().value!);
+    this.first.set(key, url);
+    return undefined;
+  }
+
+  get size(): number {
+    return this.first.size;
+  }
+}
 
 export class PageRevisits {
   private readonly history: PageHistoryStore | undefined;
-  /** Digest prefix → the first URL seen with it. */
-  private readonly firstWithDigest = new Map<string, string>();
+  /** The first URL seen with each recent body digest (`duplicateOf`). */
+  private readonly firstWithDigest = new FirstByDigest();
   private mode: RecrawlMode = { compare: false, keep: false };
 
   constructor(
@@ -161,9 +197,7 @@ export class PageRevisits {
 
   private markDuplicate(record: PageRecord): void {
     if (record.digest === undefined) return;
-    const key = record.digest.slice(7, 7 + DUPLICATE_KEY_CHARS);
-    const first = this.firstWithDigest.get(key);
-    if (first === undefined) this.firstWithDigest.set(key, record.url);
-    else if (first !== record.url) record.duplicateOf = first;
+    const first = this.firstWithDigest.duplicateOf(record.digest, record.url);
+    if (first !== undefined) record.duplicateOf = first;
   }
 }

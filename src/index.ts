@@ -36,18 +36,8 @@ export { UsageError } from './config/seeds.js';
 export { OutputError } from './output/sink.js';
 
 // What the iteration yields and reports.
-export type {
-  ErrorCode,
-  HostPolicy,
-  OutputRecord,
-  PageRecord,
-  RecordErrorCode,
-  RobotsFetchRecord,
-  SkipReason,
-  SkipRecord,
-  ThrottleEvent,
-  WindowLimit,
-} from './types.js';
+export type { HostPolicy, WindowLimit } from './config/settings-types.js';
+export type { ErrorCode, OutputRecord, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from './types.js';
 export type { ProgressSnapshot } from './output/progress.js';
 export type { CrawlSummary, HostStats } from './output/summary.js';
 /** @deprecated The name of `run.done`'s result before it became plain JSON: use CrawlSummary. */

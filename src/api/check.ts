@@ -24,7 +24,8 @@ import { hostKeyOf, originOf } from '../parse/url.js';
 import { capRobotsText, parseRobots } from '../robots/rules.js';
 import { RobotsCache } from '../robots/cache.js';
 import type { RobotsState } from '../robots/types.js';
-import type { CrawlSettings, ErrorCode, HostPolicy, IpPolicy } from '../types.js';
+import type { CrawlSettings, HostPolicy, IpPolicy } from '../config/settings-types.js';
+import type { ErrorCode } from '../types.js';
 import type { ExplainOptions } from './options.js';
 import { EXPLAIN_ONLY, resolveOptions } from './resolve-options.js';
 

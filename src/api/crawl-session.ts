@@ -27,7 +27,7 @@ import type { RecordSink } from '../output/sink.js';
 import type { CrawlStats } from '../output/summary.js';
 import type { CrawlStore } from '../store/crawl-store.js';
 import type { PageArchive } from '../archive/page-archive.js';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
 import type { CrawlLog } from './options.js';
 import type { RenderTotals } from '../output/metrics.js';
 

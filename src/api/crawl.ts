@@ -20,7 +20,8 @@
 import { systemClock } from '../clock.js';
 import { createStats, finishStats, statsToJson, type CrawlStats, type CrawlSummary } from '../output/summary.js';
 import type { ProgressSnapshot } from '../output/progress.js';
-import type { CrawlSettings, OutputRecord } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
+import type { OutputRecord } from '../types.js';
 import type { CrawlSession } from './crawl-session.js';
 import { sinceEntry, type SinceEntry } from '../recrawl/recrawl-since.js';
 import type { CrawlLog, CrawlOptions } from './options.js';

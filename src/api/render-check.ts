@@ -8,7 +8,8 @@
  */
 import type { SubrequestEvent } from '../render/page-requests.js';
 import type { RecordSink } from '../output/sink.js';
-import type { CrawlSettings, PageRecord } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
+import type { PageRecord } from '../types.js';
 import { createCrawlSession, loadRendering } from './crawl-session.js';
 import type { CrawlLog } from './options.js';
 

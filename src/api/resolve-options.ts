@@ -11,7 +11,7 @@ import { checkSeeds, UsageError } from '../config/seeds.js';
 import { showValue } from '../config/units.js';
 import { integerProblem } from '../config/fields.js';
 import { archiveTargetProblem } from '../archive/open-archive.js';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
 import { metricsAddressProblem } from '../output/metrics-address.js';
 
 /** Names the options object in messages, where a config file's path would stand. */

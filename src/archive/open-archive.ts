@@ -8,7 +8,7 @@
  * that archives nothing loads this file alone.
  */
 import { basename, resolve } from 'node:path';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
 import { VERSION } from '../version.js';
 import { createPageArchive, type ClosableArchive } from './page-archive.js';
 

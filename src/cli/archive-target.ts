@@ -8,7 +8,7 @@
 import type { ClosableArchive } from '../archive/page-archive.js';
 import { UsageError } from '../config/seeds.js';
 import type { Logger } from '../output/logger.js';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
 import type { CrawlFlags } from './flags.js';
 
 export interface ArchiveContext {

@@ -15,7 +15,7 @@ import { explainWith, type CheckResult, type RobotsResult } from '../api/check.j
 import { redactCredentials } from '../fetch/redact.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
 import { robotsCutMessage } from '../robots/gate.js';
-import type { HostPolicy } from '../types.js';
+import type { HostPolicy } from '../config/settings-types.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {
   const [url] = checkSeeds([rawUrl]);

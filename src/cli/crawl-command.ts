@@ -33,7 +33,7 @@ import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCra
 import type { RecordSink } from '../output/sink.js';
 import { parseDuration, secondsIfBare } from '../config/units.js';
 import { openArchive } from './archive-target.js';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
 import type { Logger } from '../output/logger.js';
 import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
 import { routeRecords } from '../report/record-routes.js';

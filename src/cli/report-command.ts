@@ -18,7 +18,7 @@ import { UsageError } from '../config/seeds.js';
 import type { PolicyLookup } from '../report/host-stats.js';
 import { ReportInputError } from '../report/record-reader.js';
 import { sqliteKind } from '../store/sqlite-file.js';
-import type { HostKeyMode } from '../types.js';
+import type { HostKeyMode } from '../config/settings-types.js';
 import { EXIT, type Io, type ReportFlags } from './flags.js';
 
 export async function reportCommand(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {

@@ -16,7 +16,7 @@ import type { CrawlStore } from '../store/crawl-store.js';
 import type { OutputLedger } from '../output/output-ledger.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import { redactUrl } from '../fetch/redact.js';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
 import type { CrawlFlags } from './flags.js';
 
 export interface StateTarget {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { fieldSchemas } from './fields.js';
 import { ExtractRuleError, parseExtractFlag, parseExtractRule } from '../content/extract.js';
-import type { ExtractRule } from '../types.js';
+import type { ExtractRule } from './settings-types.js';
 import { showValue } from './units.js';
 
 /** `content` is cut at this many UTF-8 bytes when the config sets no `maxContent`. */

@@ -7,7 +7,7 @@
  * cap on resume is a normal thing to do.
  */
 import { createHash } from 'node:crypto';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from './settings-types.js';
 
 export function settingsFingerprint(s: CrawlSettings): string {
   const shape = {

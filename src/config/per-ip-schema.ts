@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { comment, fieldSchemas } from './fields.js';
-import type { IpPolicy } from '../types.js';
+import type { IpPolicy } from './settings-types.js';
 
 const { rate, integer } = fieldSchemas;
 

@@ -14,7 +14,7 @@
  * Rules that span two fields (backoff base <= cap, say) are checked here too,
  * on the merged result, because per-field fallback is what can break them.
  */
-import type { HostAuth, HostPolicy, WindowLimit } from '../types.js';
+import type { HostAuth, HostPolicy, WindowLimit } from './settings-types.js';
 import type { Rate } from './rate.js';
 
 /** How robots.txt `Crawl-delay` is treated: as a floor on the gap, or not at all. */

@@ -6,7 +6,7 @@
  * as that gap (`intervalMs`). "2/s" and "500ms" are the same policy written two
  * ways; the label keeps the user's spelling for logs and records.
  */
-import type { WindowLimit } from '../types.js';
+import type { WindowLimit } from './settings-types.js';
 import { DECIMAL, UnitError, parseDuration, showValue } from './units.js';
 
 /** A parsed rate: the minimum gap between request starts. */

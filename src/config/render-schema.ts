@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { comment, fieldSchemas } from './fields.js';
 import { showValue } from './units.js';
-import type { RenderMode } from '../types.js';
+import type { RenderMode } from './settings-types.js';
 
 const { duration, size, integer, regexList } = fieldSchemas;
 

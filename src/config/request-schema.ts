@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { parseCookiePair, proxyUrlProblem } from '../fetch/request-syntax.js';
 import { headerNameProblem, headerValueProblem } from '../fetch/request-headers.js';
 import { Secret, type HeaderValue } from '../fetch/secret.js';
-import type { HostAuth } from '../types.js';
+import type { HostAuth } from './settings-types.js';
 import type { PolicyFields, PolicyOverride } from './policy-resolver.js';
 import { comment } from './fields.js';
 import { showValue } from './units.js';

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { DEFAULT_USER_AGENT, configFileSchema, describeIssue, fieldSchemas, knownKeysAt, type FileConfig } from './file-schema.js';
 import { integerProblem } from './fields.js';
 import { createPolicyResolver, type PolicyFields } from './policy-resolver.js';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from './settings-types.js';
 import { secondsIfBare, showValue } from './units.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { urlList } from './url-list.js';

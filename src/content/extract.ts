@@ -14,7 +14,7 @@
  * the first time a rule is checked: a crawl without --extract never loads it.
  */
 import { createRequire } from 'node:module';
-import type { ExtractRule } from '../types.js';
+import type { ExtractRule } from '../config/settings-types.js';
 import { DomUtils } from 'htmlparser2';
 import type { Document } from './dom.js';
 

@@ -4,7 +4,7 @@
  * stream of parse/parser.ts does not change.
  */
 import { DomUtils } from 'htmlparser2';
-import type { ContentSettings } from '../types.js';
+import type { ContentSettings } from '../config/settings-types.js';
 import { parseDom, type Document } from './dom.js';
 import { HTML_OUT, runExtract, type ExtractValue } from './extract.js';
 import { mainContent } from './main-content.js';

@@ -20,7 +20,8 @@
  * - Budgets count URLs accepted in this run (a resumed crawl counts afresh);
  *   the queue cap reads the store's own count, so it holds across runs.
  */
-import type { CrawlSettings, SkipReason } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
+import type { SkipReason } from '../types.js';
 import { rangeHash } from '../util/seen-set.js';
 
 export interface Refusal {

@@ -9,7 +9,7 @@ import type { Clock } from '../clock.js';
 import type { HostTable } from '../politeness/host-state.js';
 import type { CrawlStats } from '../output/summary.js';
 import type { CrawlStore } from '../store/crawl-store.js';
-import type { CrawlSettings } from '../types.js';
+import type { CrawlSettings } from '../config/settings-types.js';
 import { hostKeyOf } from '../parse/url.js';
 import type { StoreCalls } from './store-calls.js';
 

@@ -39,7 +39,7 @@ import { Scheduler } from '../schedule/scheduler.js';
 import { HostAddresses } from '../schedule/host-addresses.js';
 import { IpLimits } from '../politeness/ip-limits.js';
 import { DueTimer } from '../util/due-timer.js';
-import type { CrawlSettings, HostPolicy } from '../types.js';
+import type { CrawlSettings, HostPolicy } from '../config/settings-types.js';
 import type { RecordSink } from '../output/sink.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import { addNote, countThrottle, createStats, finishStats, formatDuration, type CrawlStats } from '../output/summary.js';

@@ -13,7 +13,7 @@ import { redactCredentials } from '../fetch/redact.js';
 import { canonicalFromLinkHeader } from '../parse/link-header.js';
 import { pageContent, wantsContent } from '../content/page-content.js';
 import { parseDomYielding, type Document } from '../content/dom.js';
-import type { ContentSettings } from '../types.js';
+import type { ContentSettings } from '../config/settings-types.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 

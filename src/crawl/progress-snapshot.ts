@@ -5,7 +5,7 @@
  */
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { HostFeedback } from '../politeness/server-feedback.js';
-import type { HostPolicy } from '../types.js';
+import type { HostPolicy } from '../config/settings-types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { LeaseSource } from './lease-source.js';

@@ -12,7 +12,7 @@
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { HostFeedback } from '../politeness/server-feedback.js';
 import { countRobotsRequest } from '../output/summary.js';
-import type { HostPolicy } from '../types.js';
+import type { HostPolicy } from '../config/settings-types.js';
 import { throttleEvent } from './attempt-history.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';

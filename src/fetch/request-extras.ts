@@ -14,7 +14,7 @@
  * crawl whose scope or `--check-links` reaches other hosts, or a redirect,
  * never hands them out. A `domains` entry's own headers go to its hosts.
  */
-import type { HostAuth, HostPolicy } from '../types.js';
+import type { HostAuth, HostPolicy } from '../config/settings-types.js';
 import type { CrawlCookieJar } from './cookie-jar.js';
 import { selectProxy, type EnvProxies } from './proxy.js';
 import { describeHeaders, isCredentialHeader, isSensitiveHeader } from './request-headers.js';

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { CrawlSettings, HostPolicy } from '../types.js';
+import type { CrawlSettings, HostPolicy } from '../config/settings-types.js';
 import { Secret } from './secret.js';
 import { CookieFileError, CrawlCookieJar, parseNetscapeCookies } from './cookie-jar.js';
 import { readEnvProxies, type EnvProxies } from './proxy.js';

@@ -140,7 +140,12 @@ export const pageRecordSchema = z
         'In a re-crawl (--recrawl, --since, --revisit): "new", "changed", "unchanged" (a 304 or the same digest) or "removed" (404/410 or a redirect elsewhere where there was a page); absent when no usable answer came.',
       ),
     previousFetchedAt: instant().optional().describe('In a re-crawl: when the last pass fetched the page, ISO 8601.'),
-    duplicateOf: z.string().optional().describe('The first URL of this crawl (this process) whose body had the same digest (a mirror, a session-id URL), among the last 100,000 distinct bodies.'),
+    duplicateOf: z
+      .string()
+      .optional()
+      .describe(
+        'The first URL of this crawl (this process) whose body had the same digest (a mirror, a session-id URL), among the last 100,000 distinct bodies.',
+      ),
     savedPath: z.string().optional().describe('With --save-dir: the file the body was saved to, relative to that directory, "/"-separated.'),
     warcOffset: z.int().min(0).optional().describe("With --warc: the byte offset of this page's response record in the WARC file."),
     rendered: z

@@ -6,7 +6,8 @@
  * reason a user would look for first.
  */
 import { canonicalize, hostKeyOf, hostnameOf, registrableDomain } from './url.js';
-import type { Scope, SkipReason } from '../types.js';
+import type { Scope } from '../config/settings-types.js';
+import type { SkipReason } from '../types.js';
 import type { UserPattern } from '../config/user-pattern.js';
 
 export interface ScopeOptions {

@@ -16,7 +16,7 @@
  * test/parse/url.test.ts compares both paths on tricky and fuzzed URLs.
  */
 import { parse as parseDomain } from 'tldts';
-import type { HostKeyMode } from '../types.js';
+import type { HostKeyMode } from '../config/settings-types.js';
 
 /** Thrown when a string that must be an absolute http(s) URL is not one. */
 export class InvalidUrlError extends Error {

@@ -27,7 +27,7 @@
  *   fresh connection could land after the next one, sent at once on a
  *   reused connection, closer than the gap.
  */
-import type { WindowLimit } from '../types.js';
+import type { WindowLimit } from '../config/settings-types.js';
 
 export interface LimiterPolicy {
   intervalMs: number;

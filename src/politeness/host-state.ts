@@ -26,7 +26,7 @@
  *   the robots gate); with a `persist` callback the table hands it the saved
  *   form right then, before the request it starts goes out.
  */
-import type { HostPolicy } from '../types.js';
+import type { HostPolicy } from '../config/settings-types.js';
 import type { FeedbackState } from './adaptive-rate.js';
 import { HostLimiter, type LimiterPolicy, type LimiterSaved } from './host-limiter.js';
 

@@ -20,11 +20,11 @@
  * - `sweep` forgets addresses whose state constrains nothing (idle limiter,
  *   nobody waiting); a forgotten address comes back fresh and equivalent.
  */
-import type { IpPolicy, WindowLimit } from '../types.js';
+import type { IpPolicy, WindowLimit } from '../config/settings-types.js';
 import { KeyQueue } from '../util/key-queue.js';
 import { HostLimiter, type LimiterPolicy } from './host-limiter.js';
 
-export type { IpPolicy } from '../types.js';
+export type { IpPolicy } from '../config/settings-types.js';
 
 /** The state of one address. */
 export interface IpState {

@@ -20,7 +20,8 @@ import { describeRate, initialFeedback, isQuiet, onFailure, onSuccess, onThrottl
 import type { HostTable } from './host-state.js';
 import { paceForBudget, parseRateLimit } from './rate-limit-headers.js';
 import { parseRetryAfter } from './retry-after.js';
-import type { ErrorCode, HostPolicy } from '../types.js';
+import type { HostPolicy } from '../config/settings-types.js';
+import type { ErrorCode } from '../types.js';
 
 /** Margin added to a server-announced pause: its clock and ours tick apart by a few ms. */
 const PAUSE_MARGIN_MS = 10;

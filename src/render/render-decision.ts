@@ -18,7 +18,7 @@
  * Anything else is `static` and not rendered; a page that is not 2xx HTML
  * is `not-html`.
  */
-import type { RenderMode } from '../types.js';
+import type { RenderMode } from '../config/settings-types.js';
 
 export type RenderReason = 'configured' | 'empty-mount' | 'noscript' | 'script-shell' | 'static' | 'not-html';
 

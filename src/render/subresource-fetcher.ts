@@ -15,7 +15,7 @@
 import { AddressRefusedError } from '../fetch/address-guard.js';
 import type { HostFeedback } from '../politeness/server-feedback.js';
 import type { RobotsGate } from '../robots/gate.js';
-import type { HostPolicy } from '../types.js';
+import type { HostPolicy } from '../config/settings-types.js';
 import type { PageArchive } from '../archive/page-archive.js';
 import { hostKey, type CrawlContext } from '../crawl/crawl-context.js';
 import type { RequestSender } from '../crawl/request-sender.js';

@@ -5,7 +5,7 @@
  *   const html = await renderReport(data);
  */
 import { VERSION } from '../version.js';
-import type { HostKeyMode } from '../types.js';
+import type { HostKeyMode } from '../config/settings-types.js';
 import type { PolicyLookup } from './host-stats.js';
 import { readRecords, ReportInputError } from './record-reader.js';
 import { viewRecord } from './record-view.js';

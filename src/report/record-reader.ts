@@ -9,7 +9,7 @@
  * most likely the wrong file); later bad lines (a last line torn by a crash)
  * are counted and skipped.
  */
-import type { HostKeyMode } from '../types.js';
+import type { HostKeyMode } from '../config/settings-types.js';
 import { viewRecord, type RecordView } from './record-view.js';
 
 export const MAX_LINE_BYTES = 32 * 1024 * 1024;

@@ -18,7 +18,7 @@
  * files' record logs and Redis lists still make the same report.
  */
 import { hostKeyOf } from '../parse/url.js';
-import type { HostKeyMode } from '../types.js';
+import type { HostKeyMode } from '../config/settings-types.js';
 
 /**
  * Record fields the report uses when present: the crawler writes all but the

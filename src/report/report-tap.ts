@@ -10,7 +10,8 @@
  */
 import { wrapSink, type RecordSink } from '../output/sink.js';
 import type { CrawlStats } from '../output/summary.js';
-import type { HostKeyMode, HostPolicy, OutputRecord } from '../types.js';
+import type { HostKeyMode, HostPolicy } from '../config/settings-types.js';
+import type { OutputRecord } from '../types.js';
 import { VERSION } from '../version.js';
 import { renderReport } from './render-html.js';
 import { ReportBuilder } from './report-builder.js';

@@ -25,7 +25,8 @@ import { parseSitemap, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS } from '../../parse/s
 import { canonicalize, originOf, resolveLink } from '../../parse/url.js';
 import type { RobotsState } from '../../robots/types.js';
 import type { FrontierEntry } from '../../store/crawl-store.js';
-import type { CrawlSettings, PageRecord } from '../../types.js';
+import type { CrawlSettings } from '../../config/settings-types.js';
+import type { PageRecord } from '../../types.js';
 import { pageOutcome, type OutcomeOptions, type PageOutcome } from '../page-outcome.js';
 
 /**

@@ -122,6 +122,7 @@ import type {
 import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { isClusterNode, openCluster } from './redis-cluster.js';
 import { SeenSet } from '../util/seen-set.js';
+import { RedisClock } from './redis-clock.js';
 import { RedisRecordLog } from './redis-record-log.js';
 import { decodeEntry, decodeTriples, encodeEntry, parseSaved, RedisStoreError, sharedFields, shiftSaved, type SharedFields } from './redis-codec.js';
 
@@ -289,9 +290,8 @@ export class RedisStore implements CrawlStore {
   private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
   private nextDue = Infinity;
   private started = 0;
-  /** Redis time minus this worker's clock, from the sample with the shortest round trip. */
-  private offset = 0;
-  private best: { offset: number; rtt: number; at: number } | null = null;
+  /** Between this worker's clock and Redis's (redis-clock.ts). */
+  private readonly clock = new RedisClock();
   private timer: NodeJS.Timeout | null = null;
   /** Script calls waiting for an answer: call number → when sent (epoch ms), oldest first. */
   private readonly calls = new Map<number, number>();
@@ -439,7 +439,7 @@ export class RedisStore implements CrawlStore {
     for (const w of policy.windows) args.push(String(w.count), String(w.windowMs));
     const t0 = this.now();
     const rest = this.applyView(await this.run('claim', args));
-    this.sample(Number(rest[1]), t0, this.now());
+    this.clock.sample(Number(rest[1]), t0, this.now());
     const kind = Number(rest[0]);
     if (kind === 1) return { notBefore: this.toLocal(Number(rest[2])) };
     if (kind === 0) {
@@ -483,7 +483,7 @@ export class RedisStore implements CrawlStore {
   async dispatched(lease: Lease, at: number): Promise<void> {
     const own = this.held.get(lease.id) as RedisLease | undefined;
     if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
-    const start = this.startToRedis(own, at);
+    const start = this.clock.startToRedis(own, at);
     this.applyView(await this.run('started', [String(lease.id), lease.key, String(start)]));
   }
 
@@ -545,9 +545,9 @@ export class RedisStore implements CrawlStore {
     }
     this.sent.set(key, shared);
     const { limiter } = saved;
-    const last = limiter.lastStart === null ? '' : String(this.startToRedis(this.lastClaim.get(key), limiter.lastStart));
+    const last = limiter.lastStart === null ? '' : String(this.clock.startToRedis(this.lastClaim.get(key), limiter.lastStart));
     const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
-    this.applyView(await this.run('saveHost', [key, JSON.stringify(saved), String(this.offset), last, pause, ...changed]));
+    this.applyView(await this.run('saveHost', [key, JSON.stringify(saved), String(this.clock.offsetMs), last, pause, ...changed]));
   }
 
   async loadHosts(): Promise<Array<[string, HostSaved]>> {
@@ -557,7 +557,7 @@ export class RedisStore implements CrawlStore {
       const key = String(flat[i]);
       // The saver's times are on its clock: move them onto ours (whole ms: a
       // record saved and loaded by one worker comes back exactly as it was).
-      const delta = Math.round(Number(flat[i + 2]) - this.offset);
+      const delta = Math.round(Number(flat[i + 2]) - this.clock.offsetMs);
       const saved = shiftSaved(parseSaved(String(flat[i + 1])), delta);
       out.push([key, saved]);
       // What the crawl restores is what it already agrees with: only its later changes are written.
@@ -643,30 +643,18 @@ export class RedisStore implements CrawlStore {
   async reap(): Promise<number> {
     const t0 = this.now();
     const rest = this.applyView(await this.run('reap', [String(REAP_BATCH)]));
-    this.sample(Number(rest[0]), t0, this.now());
+    this.clock.sample(Number(rest[0]), t0, this.now());
     return Number(rest[1]);
   }
 
-  /** This worker's clock time for a Redis time, erring late by half the best round trip (so an answer "not before T" is not asked again too early). */
+  /** This worker's clock time for a Redis time (redis-clock.ts). */
   toLocal(redisMs: number): number {
-    return redisMs - this.offset + (this.best ? this.best.rtt / 2 : 0);
+    return this.clock.toLocal(redisMs);
   }
 
-  /**
-   * A request start on this worker's clock as Redis time, never earlier than
-   * it really was: the claim script ran after its call was sent (`sentAt`),
-   * so a start `d` ms after sending is at most `reservedAt + d` on Redis's
-   * clock. Unlike the measured offset, this bound holds however slow the
-   * round trips were (an offset sampled under load may be off by half of one).
-   */
-  private startToRedis(claim: RedisLease | undefined, localMs: number): number {
-    if (claim && localMs >= claim.claimSentAt) return Math.max(claim.reservedAt + (localMs - claim.claimSentAt), this.toRedis(localMs));
-    return this.toRedis(localMs);
-  }
-
-  /** The Redis time for a time on this worker's clock. */
+  /** The Redis time for a time on this worker's clock (redis-clock.ts). */
   toRedis(localMs: number): number {
-    return localMs + this.offset;
+    return this.clock.toRedis(localMs);
   }
 
   private async connect(): Promise<void> {
@@ -713,7 +701,7 @@ export class RedisStore implements CrawlStore {
       for (let i = 0; i < 5; i++) {
         const t0 = this.now();
         const [sec, usec] = (await client.time()) as [string, string];
-        this.sample(Number(sec) * 1000 + Number(usec) / 1000, t0, this.now());
+        this.clock.sample(Number(sec) * 1000 + Number(usec) / 1000, t0, this.now());
       }
     };
     try {
@@ -850,16 +838,6 @@ export class RedisStore implements CrawlStore {
   }
 
   /** One clock sample: Redis said `redisMs` between t0 and t1 on this worker's clock. */
-  private sample(redisMs: number, t0: number, t1: number): void {
-    if (!Number.isFinite(redisMs)) return;
-    const rtt = Math.max(0, t1 - t0);
-    const best = this.best;
-    if (!best || rtt <= best.rtt + (t1 - best.at) / 1_000) {
-      this.best = { offset: redisMs - (t0 + t1) / 2, rtt, at: t1 };
-      this.offset = this.best.offset;
-    }
-  }
-
   private take(lease: Lease): void {
     if (!this.held.delete(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
     this.forgetClaim(lease);
@@ -872,7 +850,7 @@ export class RedisStore implements CrawlStore {
   private async renewIds(ids: number[]): Promise<void> {
     const t0 = this.now();
     const rest = this.applyView(await this.run('renew', [this.owner, String(this.leaseMs), ...ids.map(String)]));
-    this.sample(Number(rest[0]), t0, this.now());
+    this.clock.sample(Number(rest[0]), t0, this.now());
     // Not ours any more: expired and given back while this worker stalled.
     for (const id of rest.slice(1)) {
       const lost = this.held.get(Number(id));

@@ -123,6 +123,7 @@ import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type S
 import { isClusterNode, openCluster } from './redis-cluster.js';
 import { SeenSet } from '../util/seen-set.js';
 import { RedisClock } from './redis-clock.js';
+import { RedisOutage } from './redis-outage.js';
 import { RedisRecordLog } from './redis-record-log.js';
 import { decodeEntry, decodeTriples, encodeEntry, parseSaved, RedisStoreError, sharedFields, shiftSaved, type SharedFields } from './redis-codec.js';
 
@@ -133,15 +134,6 @@ export const DEFAULT_LEASE_MS = 60_000;
  * this (no release by another worker wakes them).
  */
 export const BUSY_RETRY_MS = 50;
-/**
- * Errors Redis answers while it cannot serve yet, waited out like a lost
- * connection: LOADING (restarted, reading its AOF or RDB back), BUSY (a
- * script ran long), MASTERDOWN, TRYAGAIN and CLUSTERDOWN (a failover or
- * resharding under way). Any other error Redis answers is thrown.
- */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
-/** A script call unanswered this long is reported as Redis lost. */
-const SILENT_MS = 5_000;
 /** Expired leases given back per timer tick. */
 const REAP_BATCH = 200;
 
@@ -293,12 +285,9 @@ export class RedisStore implements CrawlStore {
   /** Between this worker's clock and Redis's (redis-clock.ts). */
   private readonly clock = new RedisClock();
   private timer: NodeJS.Timeout | null = null;
-  /** Script calls waiting for an answer: call number → when sent (epoch ms), oldest first. */
-  private readonly calls = new Map<number, number>();
-  private callSeq = 0;
   private watchdog: NodeJS.Timeout | null = null;
-  /** Since when (epoch ms) Redis has not answered; null while it does. */
-  private lostSince: number | null = null;
+  /** Riding out a Redis that stops answering (redis-outage.ts). */
+  private readonly outage: RedisOutage;
   /** node-redis's class for errors Redis answered (as opposed to a lost connection). */
   private replyError: (new (...args: never[]) => Error) | null = null;
   private ticking = false;
@@ -326,10 +315,16 @@ export class RedisStore implements CrawlStore {
     this.tickMs = opts.tickMs ?? Math.min(this.leaseMs / 4, 5_000);
     this.client = opts.client ?? null;
     this.ownsClient = !opts.client;
+    this.outage = new RedisOutage({
+      closed: () => this.closed,
+      isReply: (err) => this.replyError !== null && err instanceof this.replyError,
+      onLost: opts.onLost,
+      onReconnected: opts.onReconnected,
+    });
     this.records = new RedisRecordLog({
       key: `${this.prefix}records`,
       connection: () => this.connection(),
-      untilAnswered: (send, first) => this.untilAnswered(send, first),
+      untilAnswered: (send, first) => this.outage.untilAnswered(send, first),
       lost: () => this.lost !== null,
       onError: (err) => this.opts.onError?.(err),
     });
@@ -363,7 +358,7 @@ export class RedisStore implements CrawlStore {
     this.applyQueues(this.applyView(await this.run('queues', [])));
     this.timer = setInterval(() => void this.tick(), this.tickMs);
     this.timer.unref();
-    this.watchdog = setInterval(() => this.watch(), 1_000);
+    this.watchdog = setInterval(() => this.outage.watch(), 1_000);
     this.watchdog.unref();
     if (!existed) return { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } };
     return { resumed: true, finished: String(rest[2]) === '1', meta: { seeds: before, configFingerprint: String(rest[1]) } };
@@ -744,9 +739,9 @@ export class RedisStore implements CrawlStore {
     };
     try {
       const timed = this.opts.timed;
-      if (!timed) return await this.untilAnswered(evalOnce);
+      if (!timed) return await this.outage.untilAnswered(evalOnce);
       const began = performance.now();
-      const answer = await this.untilAnswered(evalOnce);
+      const answer = await this.outage.untilAnswered(evalOnce);
       timed(name, (performance.now() - began) / 1000);
       return answer;
     } catch (err) {
@@ -774,50 +769,6 @@ export class RedisStore implements CrawlStore {
     return this.lost;
   }
 
-  /**
-   * Waits for `send`'s answer (`first`: a send already under way), sending
-   * again with backoff while the connection is lost (reported once, and when
-   * Redis answers again); an error Redis itself answered is thrown.
-   */
-  private async untilAnswered<T>(send: () => Promise<T>, first?: Promise<T>): Promise<T> {
-    let pending = first ?? send();
-    for (let attempt = 0; ; attempt++) {
-      const call = ++this.callSeq;
-      this.calls.set(call, Date.now());
-      try {
-        const reply = await pending;
-        if (this.lostSince !== null) this.reconnected();
-        return reply;
-      } catch (err) {
-        if (this.closed || (this.replyError && err instanceof this.replyError && !TRANSIENT_REPLY.test(err.message))) throw err;
-        if (this.lostSince === null) {
-          this.lostSince = Date.now();
-          this.opts.onLost?.(err as Error);
-        }
-        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5_000)));
-        pending = send();
-      } finally {
-        this.calls.delete(call);
-      }
-    }
-  }
-
-  /** A call unanswered for SILENT_MS means Redis is gone or stuck (a stopped server keeps its sockets open): said once. */
-  private watch(): void {
-    if (this.lostSince !== null) return;
-    const oldest = this.calls.values().next().value;
-    if (oldest !== undefined && Date.now() - oldest > SILENT_MS) {
-      this.lostSince = oldest;
-      this.opts.onLost?.(new Error(`no answer for ${Math.round((Date.now() - oldest) / 1000)}s`));
-    }
-  }
-
-  private reconnected(): void {
-    const ms = Date.now() - this.lostSince!;
-    this.lostSince = null;
-    this.opts.onReconnected?.(ms);
-  }
-
   /** Takes the VIEW off an answer into the local views; returns the rest. */
   private applyView(reply: unknown[]): unknown[] {
     if (!Array.isArray(reply) || reply.length < VIEW_LENGTH) throw new RedisStoreError(`unexpected answer from Redis: ${JSON.stringify(reply)}`);
@@ -837,7 +788,6 @@ export class RedisStore implements CrawlStore {
     else this.perHost.delete(key);
   }
 
-  /** One clock sample: Redis said `redisMs` between t0 and t1 on this worker's clock. */
   private take(lease: Lease): void {
     if (!this.held.delete(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
     this.forgetClaim(lease);

@@ -15,6 +15,8 @@ import { useTempDir } from '../support/system-fixtures.js';
 import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let web: Web | undefined;
+/** Pages per host. */
+const PAGES = 2_000;
 beforeAll(requireBuilt);
 const tmp = useTempDir('crawl-output-crash-');
 afterEach(async () => {
@@ -25,7 +27,9 @@ afterEach(async () => {
 describe('-o after kill -9 with --state', () => {
   it('holds every page once, however often the crawl was killed', async () => {
     const hosts = ['a.localhost', 'b.localhost'];
-    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 600, linksPerPage: 4 } }])) });
+    // Big enough, and each answer 4 ms late (at most 4,000 pages/s with 16 in flight), that no run finishes
+    // before its kill on a fast machine: 600 pages served instantly once let a run end first (Node 24, quiet).
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { delayMs: 4, generate: { pages: PAGES, linksPerPage: 4 } }])) });
     const args = [
       '--state',
       'crawl.db',
@@ -49,7 +53,7 @@ describe('-o after kill -9 with --state', () => {
       const before = web.requests().length;
       const deadline = Date.now() + 20_000;
       while (web.requests().length < before + 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, random() * 400));
+      await new Promise((r) => setTimeout(r, random() * 200));
       child.kill('SIGKILL');
       const r = await done;
       if (r.code === 0) break;
@@ -63,7 +67,7 @@ describe('-o after kill -9 with --state', () => {
     const pages = out.filter((r) => r.type === 'page').map((r) => r.url);
     const twice = pages.filter((u, i) => pages.indexOf(u) !== i);
     expect(twice).toEqual([]);
-    const expected = hosts.flatMap((h) => [web!.url(h, '/'), ...Array.from({ length: 600 }, (_, i) => web!.url(h, `/p/${i}`))]);
+    const expected = hosts.flatMap((h) => [web!.url(h, '/'), ...Array.from({ length: PAGES }, (_, i) => web!.url(h, `/p/${i}`))]);
     expect(new Set(pages)).toEqual(new Set(expected));
     // The crash did repeat requests (the pages in flight or finished just before a kill), just not records.
     expect(web.requests().filter((r) => r.path !== '/robots.txt').length).toBeGreaterThanOrEqual(expected.length);

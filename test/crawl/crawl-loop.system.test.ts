@@ -18,9 +18,10 @@ import { EPS, fakeCrawl, pathOf, type FakeCrawlRun } from '../support/fake-crawl
 import { createScriptedFetcher, httpDate, type ScriptedLogEntry, type ScriptedResponse, type ServerRequest } from '../support/scripted-fetcher.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { FetchError } from '../../src/fetch/fetch-error.js';
+import { gapWithMargin } from '../../src/politeness/host-limiter.js';
 
-/** The gap a host with `intervalMs` keeps between starts: the interval plus its margin (1% + 3 ms, the 3 ms at most a tenth of the interval). */
-const gap = (intervalMs: number) => intervalMs + intervalMs * 0.01 + Math.min(3, intervalMs * 0.1);
+/** The gap a host with `intervalMs` keeps between starts: the interval plus its margin (host-limiter.ts: 1% + 3 ms, the 3 ms at most a fifth of the interval). */
+const gap = (intervalMs: number) => gapWithMargin(intervalMs);
 /** Margin added to a server-announced pause. */
 const PAUSE_MARGIN_MS = 10;
 

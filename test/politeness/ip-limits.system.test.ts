@@ -8,9 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { minGap } from '../../fixtures/web.js';
 import { EPS, fakeCrawl } from '../support/fake-crawl.js';
 import type { ScriptedLogEntry } from '../support/scripted-fetcher.js';
+import { gapWithMargin } from '../../src/politeness/host-limiter.js';
 
-/** The gap a limiter with `intervalMs` keeps between starts: the interval plus its margin (1% + 3 ms, the 3 ms at most a tenth of the interval). */
-const gap = (intervalMs: number) => intervalMs + intervalMs * 0.01 + Math.min(3, intervalMs * 0.1);
+/** The gap a limiter with `intervalMs` keeps between starts: the interval plus its margin (host-limiter.ts). */
+const gap = (intervalMs: number) => gapWithMargin(intervalMs);
 
 /** Arrivals at any of `hosts`, in order. */
 const arrivalsAt = (log: ScriptedLogEntry[], hosts: string[]) =>

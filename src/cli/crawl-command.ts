@@ -13,7 +13,7 @@
 import { interruptibleWait } from './interruptible-wait.js';
 import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { EXIT, type CrawlFlags, type Io } from './flags.js';
+import { durationFlag, EXIT, type CrawlFlags, type Io } from './flags.js';
 import { crawlExitCode } from './exit-code.js';
 import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
@@ -31,7 +31,6 @@ import { checkRecrawlFlags, loadSince, revisitBounds } from './recrawl-flags.js'
 import type { SinceEntry } from '../recrawl/recrawl-since.js';
 import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCrawlMs, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
-import { parseDuration, secondsIfBare } from '../config/units.js';
 import { openArchive } from './archive-target.js';
 import type { CrawlSettings } from '../config/settings-types.js';
 import type { Logger } from '../output/logger.js';
@@ -480,12 +479,7 @@ async function writeWhole(path: string, text: string, name: string, hint?: strin
 
 /** `--max-time`: a duration from 1 ms up, a bare number in seconds as curl's (the system clock waits out even very long ones in steps). */
 function maxTime(text: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(secondsIfBare(text) as string);
-  } catch (err) {
-    throw new UsageError(`--max-time: ${(err as Error).message}`);
-  }
+  const ms = durationFlag('--max-time', text);
   if (!(ms >= 1)) throw new UsageError(`--max-time: expected a duration of at least 1ms, got ${JSON.stringify(text)}`);
   return ms;
 }

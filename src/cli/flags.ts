@@ -3,6 +3,8 @@
  * flags and the process streams. Kept apart so commands and the boundary
  * import it without importing each other.
  */
+import { UsageError } from '../config/seeds.js';
+import { parseDuration, secondsIfBare } from '../config/units.js';
 
 /**
  * Exit codes (documented in `crawl --help` and the README): 0 finished,
@@ -14,6 +16,19 @@
  * persistence, flushed, evicted: the crawl stopped partway and cannot be
  * resumed), 130 SIGINT, 143 SIGTERM.
  */
+/**
+ * A duration flag's value in ms: a bare number is seconds (`--max-time 90`),
+ * else a duration ("30m"); a value that is neither is one usage line naming
+ * the flag. Bounds are the caller's (each flag words its own).
+ */
+export function durationFlag(name: string, text: string): number {
+  try {
+    return parseDuration(secondsIfBare(text) as string);
+  } catch (err) {
+    throw new UsageError(`${name}: ${(err as Error).message}`);
+  }
+}
+
 export const EXIT = { ok: 0, internal: 1, usage: 2, nothingReached: 3, io: 4, stateLost: 5, interrupted: 130, terminated: 143 } as const;
 
 export interface CrawlFlags {

@@ -9,8 +9,7 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../config/seeds.js';
 import { readSince, SinceError, type SinceEntry } from '../recrawl/recrawl-since.js';
-import type { CrawlFlags } from './flags.js';
-import { parseDuration, secondsIfBare } from '../config/units.js';
+import { durationFlag, type CrawlFlags } from './flags.js';
 import type { RevisitBounds } from '../recrawl/recrawl-change.js';
 
 /** --revisit's defaults: an hour, thirty days. */
@@ -60,19 +59,14 @@ export async function loadSince(flags: CrawlFlags, cwd: string): Promise<SinceEn
 /** --revisit's interval bounds, or undefined without --revisit; a bad duration or min > max is a UsageError. */
 export function revisitBounds(flags: CrawlFlags): RevisitBounds | undefined {
   if (!flags.revisit) return undefined;
-  const minMs = flags.revisitMin === undefined ? REVISIT_MIN_MS : durationFlag('--revisit-min', flags.revisitMin);
-  const maxMs = flags.revisitMax === undefined ? Math.max(REVISIT_MAX_MS, minMs) : durationFlag('--revisit-max', flags.revisitMax);
+  const minMs = flags.revisitMin === undefined ? REVISIT_MIN_MS : revisitFlag('--revisit-min', flags.revisitMin);
+  const maxMs = flags.revisitMax === undefined ? Math.max(REVISIT_MAX_MS, minMs) : revisitFlag('--revisit-max', flags.revisitMax);
   if (minMs > maxMs) throw new UsageError(`--revisit-min ${flags.revisitMin} is longer than --revisit-max ${flags.revisitMax ?? '30d'}`);
   return { minMs, maxMs };
 }
 
-function durationFlag(name: string, text: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(secondsIfBare(text) as string);
-  } catch (err) {
-    throw new UsageError(`${name}: ${(err as Error).message}`);
-  }
+function revisitFlag(name: string, text: string): number {
+  const ms = durationFlag(name, text);
   if (!(ms >= REVISIT_FLOOR_MS)) throw new UsageError(`${name}: expected at least 1s, got ${JSON.stringify(text)}`);
   return ms;
 }

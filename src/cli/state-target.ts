@@ -9,7 +9,7 @@ import { rootCertificates } from 'node:tls';
 import { resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import { UsageError } from '../config/seeds.js';
-import { parseDuration, secondsIfBare } from '../config/units.js';
+import { parseDuration } from '../config/units.js';
 import type { Logger } from '../output/logger.js';
 import { readCaFile } from '../fetch/tls.js';
 import type { CrawlStore } from '../store/crawl-store.js';
@@ -17,7 +17,7 @@ import type { OutputLedger } from '../output/output-ledger.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import { redactUrl } from '../fetch/redact.js';
 import type { CrawlSettings } from '../config/settings-types.js';
-import type { CrawlFlags } from './flags.js';
+import { durationFlag, type CrawlFlags } from './flags.js';
 
 export interface StateTarget {
   store: CrawlStore;
@@ -161,12 +161,7 @@ export const DEFAULT_WAIT_FOR_CRAWL_MS = 30_000;
 
 /** `--wait-for-crawl`: a duration from 0 (no wait) to 24h; a bare number is seconds, as for --max-time. */
 export function waitForCrawlMs(text: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(secondsIfBare(text) as string);
-  } catch (err) {
-    throw new UsageError(`--wait-for-crawl: ${(err as Error).message}`);
-  }
+  const ms = durationFlag('--wait-for-crawl', text);
   if (ms > 24 * 3_600_000) throw new UsageError(`--wait-for-crawl: expected a duration of at most 24h, got ${JSON.stringify(text)}`);
   return ms;
 }

@@ -13,10 +13,9 @@ import { resolve } from 'node:path';
 import { readCrawlStatus, recentRate, type CrawlStatus } from '../store/sqlite-status.js';
 import { UsageError } from '../config/seeds.js';
 import { integerProblem } from '../config/fields.js';
-import { EXIT, type Io, type StatusFlags } from './flags.js';
+import { durationFlag, EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
 import { checkRedisFlags, redactRedisUrl, redisConnection } from './state-target.js';
-import { parseDuration, secondsIfBare } from '../config/units.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
   const topProblem = integerProblem(Number(flags.top ?? '10'), 1, undefined, flags.top ?? '10');
@@ -80,12 +79,7 @@ const WATCH_DEFAULT_MS = 2_000;
 /** `--watch [interval]`: a duration from 100ms to 1h, a bare number in seconds; no value: 2s. */
 function watchInterval(value: string | true): number {
   if (value === true) return WATCH_DEFAULT_MS;
-  let ms: number;
-  try {
-    ms = parseDuration(secondsIfBare(value) as string);
-  } catch (err) {
-    throw new UsageError(`--watch: ${(err as Error).message}`);
-  }
+  const ms = durationFlag('--watch', value);
   if (!(ms >= 100 && ms <= 3_600_000))
     throw new UsageError(`--watch expects an interval from 100ms to 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
   return ms;

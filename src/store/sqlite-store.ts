@@ -312,9 +312,8 @@ export class SqliteStore implements CrawlStore {
             const n = pages.revisitAll(defaultMs, wallToCrawl);
             if (n > 0) this.db.exec("DELETE FROM meta WHERE key IN ('finished', 'finished_at')");
             this.commit();
-            this.totals.delayed = (this.db.prepare('SELECT count(*) FROM urls WHERE state = 2').pluck().get() as number) ?? 0;
-            const due = (this.q.minDue.get() as { due: number | null }).due;
-            this.nextDue = due ?? Infinity;
+            this.countDelayed();
+            this.refreshNextDue();
             return n;
           }),
       },
@@ -469,7 +468,7 @@ export class SqliteStore implements CrawlStore {
       this.queuedPerHost.set(row.host, row.n);
       this.totals.queued += row.n;
     }
-    this.totals.delayed = (db.prepare('SELECT count(*) FROM urls WHERE state = 2').pluck().get() as number) ?? 0;
+    this.countDelayed();
     this.totals.seen = this.seen.size;
     const range = db.prepare('SELECT min(pos) AS lo, max(pos) AS hi FROM urls').get() as { lo: number | null; hi: number | null };
     this.headPos = Math.min(0, range.lo ?? 0);
@@ -866,6 +865,11 @@ export class SqliteStore implements CrawlStore {
     if (n === 0) this.queuedPerHost.delete(key);
     else this.queuedPerHost.set(key, n);
     this.totals.queued += by;
+  }
+
+  /** The delayed count read from the file (after a load, or a statement that moved many rows). */
+  private countDelayed(): void {
+    this.totals.delayed = (this.db.prepare('SELECT count(*) FROM urls WHERE state = 2').pluck().get() as number) ?? 0;
   }
 
   private refreshNextDue(): void {

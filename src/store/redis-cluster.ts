@@ -16,7 +16,7 @@
  * the addresses the cluster announces, with the URL's user, password and
  * TLS settings.
  */
-import type { RedisConnection } from './redis-store.js';
+import type { RedisConnection } from './redis-connection.js';
 
 type RedisModule = typeof import('@redis/client');
 

@@ -70,7 +70,9 @@
  *   the writer unless Redis falls far behind (redis-record-log.ts);
  *   `complete` sends what is buffered first, on the same connection, so a
  *   URL's record reaches Redis before its completion does.
- * - Entries and host records are written in compact forms (redis-codec.ts).
+ * - Entries and host records are written in compact forms (redis-codec.ts);
+ *   connecting, running scripts, outages and a lost state are the link's
+ *   (redis-connection.ts).
  *
  * - **A claim reserves a start; the write confirms it.** Until the lease's
  *   request is written to its socket (`dispatched`, which also moves the
@@ -100,7 +102,6 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { redactUrl } from '../fetch/redact.js';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
 import type { RobotsRecord } from '../robots/types.js';
@@ -119,11 +120,10 @@ import type {
   StoreTimer,
   Survey,
 } from './crawl-store.js';
-import { SCRIPTS, scriptSource, STATE_LOST_REPLY, UNGUARDED, VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
-import { isClusterNode, openCluster } from './redis-cluster.js';
+import { VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { SeenSet } from '../util/seen-set.js';
 import { RedisClock } from './redis-clock.js';
-import { RedisOutage } from './redis-outage.js';
+import { RedisLink, RedisStateLostError, type RedisConnection } from './redis-connection.js';
 import { RedisRecordLog } from './redis-record-log.js';
 import { decodeEntry, decodeTriples, encodeEntry, parseSaved, RedisStoreError, sharedFields, shiftSaved, type SharedFields } from './redis-codec.js';
 
@@ -175,20 +175,6 @@ export type SharedPolicy = Pick<LimiterPolicy, 'intervalMs' | 'windows' | 'concu
 /** No limits: the store hands out work as fast as it is claimed (the contract suite's case). */
 const UNLIMITED: SharedPolicy = { intervalMs: 0, windows: [], concurrency: Infinity };
 
-/** The few commands this store sends; node-redis's client has them all. */
-export interface RedisConnection {
-  readonly isOpen: boolean;
-  connect(): Promise<unknown>;
-  close(): Promise<void>;
-  destroy(): void;
-  on(event: 'error', listener: (err: Error) => void): unknown;
-  scriptLoad(script: string): Promise<string>;
-  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  time(): Promise<unknown>;
-  rPush(key: string, elements: string[]): Promise<unknown>;
-  lRange(key: string, start: number, stop: number): Promise<unknown>;
-}
-
 export interface RedisStoreOptions {
   /** `redis://host:port/db`; ignored when `client` is given. @default redis://127.0.0.1:6379 */
   url?: string;
@@ -223,17 +209,7 @@ export interface RedisStoreOptions {
 }
 
 export { RedisStoreError };
-
-/**
- * The crawl's keys are gone from Redis (or belong to a crawl created again
- * under its id): nothing this worker holds can be trusted, and nothing may be
- * written. Not a usage error: the run stopped partway (the CLI exits 5).
- */
-export class RedisStateLostError extends RedisStoreError {
-  override readonly code = 'REDIS_STATE_LOST';
-}
-
-/** The shared fields saveHost writes only when this worker changed them. */
+export { RedisStateLostError, type RedisConnection };
 
 /** Between a worker's name and its owner id's random part. */
 const OWNER_SUFFIX = '#';
@@ -264,14 +240,10 @@ export class RedisStore implements CrawlStore {
   /** Leases this worker held that expired and were given back before it completed or released them. */
   lostLeases = 0;
   private readonly prefix: string;
-  private readonly metaKey: string;
   private readonly now: () => number;
   private readonly policyFor: (key: string) => SharedPolicy;
   private readonly leaseMs: number;
   private readonly tickMs: number;
-  private client: RedisConnection | null;
-  private readonly ownsClient: boolean;
-  private readonly shas = new Map<ScriptName, string>();
   private readonly held = new Map<number, Lease>();
   private readonly seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
@@ -285,20 +257,9 @@ export class RedisStore implements CrawlStore {
   /** Between this worker's clock and Redis's (redis-clock.ts). */
   private readonly clock = new RedisClock();
   private timer: NodeJS.Timeout | null = null;
-  private watchdog: NodeJS.Timeout | null = null;
-  /** Riding out a Redis that stops answering (redis-outage.ts). */
-  private readonly outage: RedisOutage;
-  /** node-redis's class for errors Redis answered (as opposed to a lost connection). */
-  private replyError: (new (...args: never[]) => Error) | null = null;
   private ticking = false;
-  /** Connected through a cluster client (the URL named a cluster node). */
-  cluster = false;
-  /** The crawl's gen (see redis-scripts.ts), once open knows it: every later script checks it. */
-  private gen: string | null = null;
-  /** Set when Redis no longer holds this crawl: every call throws it. */
-  private lost: RedisStateLostError | null = null;
-  private connected = false;
-  private closed = false;
+  /** Connecting, scripts, outages and a lost state (redis-connection.ts). */
+  private readonly link: RedisLink;
   /** The crawl's record log (`crawl report --redis`), batched onto this store's connection. */
   private readonly records: RedisRecordLog;
 
@@ -307,25 +268,17 @@ export class RedisStore implements CrawlStore {
       throw new TypeError(`Expected \`crawlId\` to be a non-empty name without spaces or braces, got ${JSON.stringify(opts.crawlId)}`);
     this.prefix = `crawl:{${opts.crawlId}}:`;
     this.owner = `${opts.worker ?? `${hostname()}-${process.pid}`}${OWNER_SUFFIX}${randomUUID().slice(0, 8)}`;
-    this.metaKey = `${this.prefix}meta`;
     this.now = opts.now ?? defaultNow;
     this.policyFor = opts.policyFor ?? (() => UNLIMITED);
     this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     if (!(this.leaseMs > 0)) throw new TypeError(`Expected \`leaseMs\` to be a positive number, got ${this.leaseMs}`);
     this.tickMs = opts.tickMs ?? Math.min(this.leaseMs / 4, 5_000);
-    this.client = opts.client ?? null;
-    this.ownsClient = !opts.client;
-    this.outage = new RedisOutage({
-      closed: () => this.closed,
-      isReply: (err) => this.replyError !== null && err instanceof this.replyError,
-      onLost: opts.onLost,
-      onReconnected: opts.onReconnected,
-    });
+    this.link = new RedisLink({ ...opts, prefix: this.prefix, clock: this.clock, now: this.now });
     this.records = new RedisRecordLog({
       key: `${this.prefix}records`,
-      connection: () => this.connection(),
-      untilAnswered: (send, first) => this.outage.untilAnswered(send, first),
-      lost: () => this.lost !== null,
+      connection: () => this.link.connection(),
+      untilAnswered: (send, first) => this.link.untilAnswered(send, first),
+      lost: () => this.link.lost !== null,
       onError: (err) => this.opts.onError?.(err),
     });
   }
@@ -352,14 +305,12 @@ export class RedisStore implements CrawlStore {
     await this.connect();
     const rest = this.applyView(await this.run('open', [meta.configFingerprint, randomUUID(), ...meta.seeds]));
     const existed = Number(rest[0]) === 1;
-    this.gen = String(rest[3]);
+    this.link.guard(String(rest[3]));
     const before = rest.slice(5, 5 + Number(rest[4])).map(String);
     await this.reap();
     this.applyQueues(this.applyView(await this.run('queues', [])));
     this.timer = setInterval(() => void this.tick(), this.tickMs);
     this.timer.unref();
-    this.watchdog = setInterval(() => this.outage.watch(), 1_000);
-    this.watchdog.unref();
     if (!existed) return { resumed: false, finished: false, meta: { seeds: [...meta.seeds], configFingerprint: meta.configFingerprint } };
     return { resumed: true, finished: String(rest[2]) === '1', meta: { seeds: before, configFingerprint: String(rest[1]) } };
   }
@@ -382,25 +333,11 @@ export class RedisStore implements CrawlStore {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    if (this.client && !this.lost) await this.records.flush();
-    this.closed = true;
+    if (this.link.isClosed) return;
+    if (this.link.opened && this.link.lost === null) await this.records.flush();
     if (this.timer) clearInterval(this.timer);
-    if (this.watchdog) clearInterval(this.watchdog);
-    const client = this.client;
-    if (!client || !this.ownsClient || !client.isOpen) return;
     // Leases still held stay in Redis and expire: what a crash leaves, and what the crawl released already after a stop.
-    let timeout: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<'timeout'>((resolve) => (timeout = setTimeout(() => resolve('timeout'), 2_000)));
-    const done = await Promise.race([
-      client.close().then(
-        () => 'closed' as const,
-        () => 'failed' as const,
-      ),
-      gaveUp,
-    ]);
-    clearTimeout(timeout);
-    if (done !== 'closed') client.destroy();
+    await this.link.close();
   }
 
   async add(url: string, key: string, entry: FrontierEntry | null): Promise<boolean> {
@@ -652,121 +589,13 @@ export class RedisStore implements CrawlStore {
     return this.clock.toRedis(localMs);
   }
 
-  private async connect(): Promise<void> {
-    if (this.connected) return;
-    // The client alone: the `redis` package adds the modules' commands (JSON, search, Bloom, time series), 250 more files this store never calls.
-    // CommonJS: its exports object is the default export, unbundled (Node) and bundled (esbuild's chunk) alike.
-    const redis = (await import('@redis/client')).default;
-    this.replyError = redis.ErrorReply;
-    let ready = false;
-    const url = this.opts.url ?? 'redis://127.0.0.1:6379';
-    const socket = {
-      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
-      connectTimeout: this.opts.connectTimeoutMs ?? 5_000,
-      // Unreachable at open: fail at once. Lost later: retry with backoff (commands wait meanwhile).
-      reconnectStrategy: (retries: number, cause: Error) => (ready ? Math.min(50 * 2 ** retries, 2_000) : cause),
-    };
-    if (!this.client) {
-      const client = redis.createClient({ url, socket });
-      client.on('ready', () => (ready = true));
-      this.client = client;
-    }
-    let client = this.client;
-    const onError = (err: Error) => this.opts.onError?.(err);
-    client.on('error', onError);
-    const limitMs = this.opts.connectTimeoutMs ?? 5_000;
-    let timer: NodeJS.Timeout | undefined;
-    // A server that accepts the connection and never answers (stopped, overloaded) must not hang the start either.
-    const silent = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${limitMs / 1000}s`)), limitMs);
-    });
-    const setUp = async (): Promise<void> => {
-      if (!client.isOpen) await client.connect();
-      // A cluster node: the same crawl through a cluster client (redis-cluster.ts).
-      if (this.ownsClient && (await isClusterNode(client as unknown as { info(section: string): Promise<unknown> }))) {
-        await client.close();
-        client = this.client = openCluster(redis, { url, socket, routeKey: this.metaKey });
-        client.on('error', onError);
-        await client.connect();
-        ready = true;
-        this.cluster = true;
-      }
-      for (const name of Object.keys(SCRIPTS) as ScriptName[]) this.shas.set(name, await client.scriptLoad(scriptSource(name)));
-      // The clock offset: the best of a few samples.
-      for (let i = 0; i < 5; i++) {
-        const t0 = this.now();
-        const [sec, usec] = (await client.time()) as [string, string];
-        this.clock.sample(Number(sec) * 1000 + Number(usec) / 1000, t0, this.now());
-      }
-    };
-    try {
-      await Promise.race([setUp(), silent]);
-      clearTimeout(timer);
-      this.connected = true;
-    } catch (err) {
-      clearTimeout(timer);
-      if (this.ownsClient) client.destroy();
-      throw new RedisStoreError(`cannot use Redis at ${redactUrl(this.opts.url ?? 'redis://127.0.0.1:6379')}: ${(err as Error).message}`, { cause: err });
-    }
+  /** Connects (redis-connection.ts). */
+  private connect(): Promise<void> {
+    return this.link.connect();
   }
 
-  private connection(): RedisConnection {
-    if (!this.client) throw new RedisStoreError('the Redis store is not open');
-    return this.client;
-  }
-
-  /**
-   * Runs a script by its hash, loading it again if Redis forgot it (restarted,
-   * SCRIPT FLUSH). A lost connection is waited out: the call is sent again
-   * with backoff until Redis answers (node-redis reconnects meanwhile), so
-   * the crawl pauses instead of failing — every lease it could not renew
-   * meanwhile expires and goes back to the queue, which is what keeps other
-   * workers going. An error Redis itself answered is thrown.
-   */
-  private async run(name: ScriptName, args: string[]): Promise<unknown[]> {
-    this.checkHeld();
-    const guarded = this.gen !== null && !UNGUARDED.has(name);
-    const options = { keys: [this.metaKey], arguments: [guarded ? `${this.prefix}\n${this.gen}` : this.prefix, ...args] };
-    const evalOnce = async (): Promise<unknown[]> => {
-      const client = this.connection();
-      try {
-        return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
-      } catch (err) {
-        if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
-        this.shas.set(name, await client.scriptLoad(scriptSource(name)));
-        return (await client.evalSha(this.shas.get(name)!, options)) as unknown[];
-      }
-    };
-    try {
-      const timed = this.opts.timed;
-      if (!timed) return await this.outage.untilAnswered(evalOnce);
-      const began = performance.now();
-      const answer = await this.outage.untilAnswered(evalOnce);
-      timed(name, (performance.now() - began) / 1000);
-      return answer;
-    } catch (err) {
-      if (String((err as Error).message).startsWith(STATE_LOST_REPLY)) throw this.stateLost(String((err as Error).message).endsWith('replaced'));
-      throw err;
-    }
-  }
-
-  /** Throws once Redis has said this crawl is gone: nothing more is sent. */
-  private checkHeld(): void {
-    if (this.lost) throw this.lost;
-  }
-
-  /** Redis no longer holds this crawl: remembered, said once, and the error every later call throws. */
-  private stateLost(replaced: boolean): RedisStateLostError {
-    if (this.lost) return this.lost;
-    const where = redactUrl(this.opts.url ?? 'redis://127.0.0.1:6379');
-    const why = replaced
-      ? 'another crawl was created under its id since'
-      : 'its keys were lost: Redis restarted without persistence, was flushed, evicted them or failed over to an empty replica';
-    this.lost = new RedisStateLostError(
-      `the shared state of Redis crawl "${this.opts.crawlId}" is gone from Redis at ${where} (${why}); this worker stopped and the crawl did NOT finish: start it again under a new --crawl-id (nothing of this one is left to resume)`,
-    );
-    this.opts.onStateLost?.(this.lost);
-    return this.lost;
+  private run(name: ScriptName, args: string[]): Promise<unknown[]> {
+    return this.link.run(name, args);
   }
 
   /** Takes the VIEW off an answer into the local views; returns the rest. */
@@ -813,7 +642,7 @@ export class RedisStore implements CrawlStore {
 
   /** Renews this worker's leases, gives back expired ones, refreshes the views. Never throws. */
   private async tick(): Promise<void> {
-    if (this.ticking || this.closed || this.lost) return;
+    if (this.ticking || this.link.isClosed || this.link.lost) return;
     this.ticking = true;
     try {
       if (this.held.size > 0) await this.renewIds([...this.held.keys()]);

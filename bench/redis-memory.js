@@ -9,6 +9,10 @@
  * before and after each phase gives bytes per seen URL and per queued URL
  * (the queued figure includes that URL's seen-set member, and is reported
  * minus the URL's length); MEMORY USAGE of sample keys shows where it goes.
+ * Then every queued URL is claimed and completed as a fetched page with its
+ * history (status, fetch time, a strong ETag, Last-Modified, a sha256
+ * digest): half with no outlinks, half with 20 (redis-history.ts): bytes per
+ * completed page and per outlink, what `--recrawl` needs kept.
  *
  *   node bench/redis-memory.js [--urls N]
  */
@@ -79,6 +83,16 @@ export async function run(opts = {}) {
     const bLen = await admin.sCard(bucket);
     const keys = await admin.dbSize();
 
+    // Completed pages with their history (what a re-crawl needs): half without outlinks, half with 20.
+    const half = Math.floor(n / 2);
+    const beforePages = await used();
+    await completeAll(store, 0, half, () => []);
+    const afterPlain = await used();
+    await completeAll(store, half, n - half, (i) => Array.from({ length: 20 }, (_, k) => benchUrl('q', (i + 1 + k * 97) % n)));
+    const afterLinked = await used();
+    const perPage = (afterPlain - beforePages) / half;
+    const perLinked = (afterLinked - afterPlain) / (n - half);
+
     const meanUrl = urlChars / n;
     const perSeen = (afterSeen - before) / n;
     const perQueued = (afterQueued - afterSeen) / n;
@@ -91,11 +105,33 @@ export async function run(opts = {}) {
         note: `INFO used_memory delta over the first ${n.toLocaleString('en')} seen-only URLs, 65,536 bucket keys included; the next ${n.toLocaleString('en')} (after ${(2 * n).toLocaleString('en')}) cost ${round(perMoreSeen)} B each; a bucket of ${bLen} is ${bBytes} B (MEMORY USAGE)` },
       { bench, metric: 'bytes per queued URL in Redis, minus its length', value: round(perQueued - meanUrl), unit: 'B', target: { op: '<=', value: 48 },
         note: `${round(perQueued)} B per queued URL (entry, seen-set member, ${parents.toLocaleString('en')} interned parents), mean URL ${round(meanUrl)} characters; one queue of ${qLen}: ${round(qBytes / qLen)} B an entry (MEMORY USAGE)` },
+      { bench, metric: 'bytes per completed page with history in Redis, beyond its queued entry', value: round(perPage), unit: 'B', target: { op: '<=', value: 48 },
+        note: `INFO used_memory delta as ${half.toLocaleString('en')} queued URLs are completed with history and no outlinks (the queued entry is kept for a new pass, so only the history and the page key are new); with 20 outlinks each: ${round(perLinked)} B, ${round((perLinked - perPage) / 20)} B an outlink` },
     ];
   } finally {
     await store.close();
     await admin.quit().catch(() => {});
     await server.stop();
+  }
+}
+
+/** Claims `count` queued URLs and completes each as a page fetched with history and `links(i)` as its outlinks. */
+async function completeAll(store, from, count, links) {
+  const digest = `sha256:${'A'.repeat(52)}`;
+  for (let done = 0; done < count; done += BATCH) {
+    const calls = [];
+    for (let i = from + done; i < from + Math.min(count, done + BATCH); i++) {
+      calls.push(
+        (async () => {
+          const lease = await store.claim(new URL(benchUrl('q', i)).host);
+          if (!lease || !('id' in lease)) throw new Error('a queued bench URL could not be claimed');
+          const page = { status: 200, fetchedAt: 1_764_000_000_000 + i * 1000, etag: `"${(i * 2654435761 >>> 0).toString(16)}-1"`, lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT', digest };
+          await store.history.put(lease.entry.url, page, links(i));
+          await store.complete(lease, '200');
+        })(),
+      );
+    }
+    await Promise.all(calls);
   }
 }
 

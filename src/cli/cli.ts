@@ -101,7 +101,7 @@ export function buildProgram(
     .option('--fresh', 'with --state: discard what the file holds and start over')
     .option(
       '--recrawl',
-      'with --state: crawl every page the file knows again, asking only for\n' +
+      'with --state or --redis: crawl every page the state knows again, asking only for\n' +
         'changes (If-None-Match, If-Modified-Since); records say change: new, changed,\n' +
         'unchanged or removed (docs/crawling-again.md)',
     )

@@ -1,6 +1,6 @@
 /**
  * The flags of crawling again (docs/crawling-again.md): `--recrawl` (a new
- * pass over what `--state` holds), `--revisit` (never finish: each page
+ * pass over what `--state` or `--redis` holds), `--revisit` (never finish: each page
  * asked again after its adaptive interval, `--revisit-min`/`--revisit-max`)
  * and `--since FILE` (a previous run's records, no state file). Every combination that cannot work is one
  * usage line (exit 2) before anything is opened; `--since`'s file is read
@@ -22,9 +22,8 @@ export function checkRecrawlFlags(flags: CrawlFlags): void {
   if (flags.recrawl) {
     if (flags.state === undefined && flags.redis === undefined)
       throw new UsageError(
-        "--recrawl goes with --state FILE: it crawls again what the file holds (without a state file, --since RECORDS.jsonl compares with a previous run's records)",
+        "--recrawl goes with --state FILE or --redis URL: it crawls again what the state holds (without one, --since RECORDS.jsonl compares with a previous run's records)",
       );
-    if (flags.redis !== undefined) throw new UsageError('--recrawl goes with --state FILE; a --redis crawl cannot be crawled again yet');
     if (flags.fresh) throw new UsageError('--recrawl and --fresh: --fresh discards the pages --recrawl would ask again for; give one');
     if (flags.since !== undefined)
       throw new UsageError('--recrawl and --since: --recrawl compares with what --state holds, --since with a records file; give one');

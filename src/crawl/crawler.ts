@@ -282,7 +282,8 @@ export class Crawler {
     const opened = { ...(await store.open({ seeds: opts.seeds, configFingerprint: settingsFingerprint(ctx.settings) })) };
     const history = store.history;
     // --recrawl: a finished crawl, or a first pass that stopped, begins a new pass; an unfinished re-crawl pass goes on.
-    if (opts.recrawl && opened.resumed && history?.startPass && (opened.finished || history.pass() === 1)) {
+    // A shared store's unfinished first pass may be other workers' live crawl: it is joined, never restarted.
+    if (opts.recrawl && opened.resumed && history?.startPass && (opened.finished || (history.pass() === 1 && !store.shared))) {
       await history.startPass();
       opened.finished = false;
     }

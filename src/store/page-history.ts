@@ -9,7 +9,9 @@
  *   null keeps the last pass's (a 304 has none of its own). `get` answers
  *   them back (undefined for a page never put); `outlinks` the links kept,
  *   as URLs, each once, in no particular order, without the ones the store
- *   no longer knows (a store may keep only URLs it holds).
+ *   no longer knows (a store may keep only URLs it holds; Redis holds the
+ *   URLs it completed). A put for a URL whose lease is held may take effect
+ *   with that lease's completion (Redis sends the two in one script).
  * - `pass()` is the pass the crawl is in, 1 for the first. `startPass`
  *   (durable stores) begins the next one: every URL the crawl knows (done,
  *   queued, delayed; not those only marked seen) is queued again, with its

@@ -9,7 +9,8 @@
  * build keys from P):
  *   P meta       hash   fingerprint, created, finished, finished_at, gen (a
  *                       random id written when the crawl is created: the
- *                       marker that the crawl's state is still there)
+ *                       marker that the crawl's state is still there), pass
+ *                       (absent for the first), pass_started_at
  *   P seeds      list   every seed ever given, first-given first; P seedset dedupes it
  *   P s:XXXX     set    the seen set: a 64-bit fingerprint of every canonical URL
  *                       ever accepted (queued or only seen), bucketed by its
@@ -40,6 +41,12 @@
  *   P dropped    list   entries queued for a host after it was given up
  *   P outcomes   hash   completed URLs by outcome (a status, an error code, a skip reason)
  *   P recent     zset   lease ids completed in the last minute, by Redis time (for a rate)
+ *   P pages      hash   every completed URL, by its page key (a 53-bit fingerprint of
+ *                       the URL in base 36, computed by the worker), as 7 lines:
+ *                       host, the stored entry it was completed as (its parent
+ *                       stays interned), then its history — `status fetched every`
+ *                       (whole seconds; '' for none), ETag, Last-Modified, digest —
+ *                       and its outlinks as page keys, space-separated (redis-history.ts)
  *
  * Every script takes P as ARGV[1] and declares P meta as its one key (so a
  * cluster client routes it to the crawl's slot). After OPEN, a worker sends
@@ -158,6 +165,76 @@ local function unref(entry)
     redis.call('HDEL', P .. 'par', tag)
   end
 end
+-- A P pages value's 7 lines: host, entry, history (4 lines), links.
+local function page_fields(value)
+  local f = {}
+  for line in string.gmatch(value .. '\\n', '([^\\n]*)\\n') do f[#f + 1] = line end
+  for i = #f + 1, 7 do f[i] = '' end
+  return f
+end
+-- Keeps a page in P pages: its host and completed entry (nil: the ones kept; a new entry
+-- replaces the old one, whose parent reference goes), its history ('' keeps the kept
+-- one) and its links ('-' keeps the kept ones).
+local function keep_page(key, host, entry, hist, links)
+  local old = redis.call('HGET', P .. 'pages', key)
+  local f = old and page_fields(old) or { '', '', '', '', '', '', '' }
+  if entry then
+    if f[2] ~= '' then unref(f[2]) end
+    f[1], f[2] = host, entry
+  end
+  if hist ~= '' then
+    local h = {}
+    for line in string.gmatch(hist .. '\\n', '([^\\n]*)\\n') do h[#h + 1] = line end
+    for i = 1, 4 do f[2 + i] = h[i] or '' end
+  end
+  if links ~= '-' then f[7] = links end
+  redis.call('HSET', P .. 'pages', key, table.concat(f, '\\n', 1, 7))
+end
+-- Bytes of the first n UTF-16 code units of a UTF-8 string (an entry's extraLen counts those).
+local function u16_bytes(s, n)
+  local i, units = 1, 0
+  while units < n and i <= #s do
+    local b = string.byte(s, i)
+    if b >= 0xF0 then i = i + 4; units = units + 2
+    elseif b >= 0xE0 then i = i + 3; units = units + 1
+    elseif b >= 0xC0 then i = i + 2; units = units + 1
+    else i = i + 1; units = units + 1 end
+  end
+  return i - 1
+end
+local function u16_len(s)
+  local units = 0
+  for i = 1, #s do
+    local b = string.byte(s, i)
+    if b >= 0xF0 then units = units + 2 elseif b < 0x80 or b >= 0xC0 then units = units + 1 end
+  end
+  return units
+end
+-- A stored entry for a new pass: attempts and throttles reset, the attempt history
+-- (extra.history) dropped; the rest of the extra stays. Also answers its URL part.
+local function fresh_entry(entry)
+  local a = string.find(entry, '|', 1, true)
+  local b = string.find(entry, '|', a + 1, true)
+  local tail = string.sub(entry, b + 1)
+  local f = {}
+  for x in string.gmatch(string.sub(entry, 1, a - 1) .. ',', '([^,]*),') do f[#f + 1] = x end
+  local extra, short = '', tail
+  local extraLen = tonumber(f[5] or '0') or 0
+  if extraLen > 0 then
+    local nb = u16_bytes(tail, extraLen)
+    extra, short = string.sub(tail, 1, nb), string.sub(tail, nb + 1)
+    local ok, t = pcall(cjson.decode, extra)
+    if ok and type(t) == 'table' and t.history ~= nil then
+      t.history = nil
+      extra = next(t) == nil and '' or cjson.encode(t)
+    end
+  end
+  -- As encodeEntry writes a HEAD: trailing defaults left out.
+  local h = { f[1], f[2] or '0', '0', '', tostring(u16_len(extra)) }
+  local defaults = { '', '0', '0', '', '0' }
+  while #h > 1 and h[#h] == defaults[#h] do h[#h] = nil end
+  return table.concat(h, ',') .. '|' .. string.sub(entry, a + 1, b - 1) .. '|' .. extra .. short, short
+end
 local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
 local function end_lease(id)
   local host = redis.call('HGET', P .. 'leases', id .. ':k')
@@ -170,7 +247,8 @@ end
 
 /**
  * OPEN(P, fingerprint, gen, seed...) → VIEW, existed 0|1, fingerprint,
- * finished 0|1, the crawl's gen, seed count, the seeds before this open.
+ * finished 0|1, the crawl's gen, seed count, the seeds before this open,
+ * the pass the crawl is in.
  * Creates the crawl (its gen: the one given) or joins it; appends seeds
  * never given before. A crawl created before gens existed takes the one
  * given.
@@ -191,6 +269,7 @@ for i = 4, #ARGV do
 end
 local out = { fp and 1 or 0, fp or ARGV[2], finished, gen, #before }
 for i = 1, #before do out[#out + 1] = before[i] end
+out[#out + 1] = redis.call('HGET', m, 'pass') or '1'
 return view(out)
 `;
 
@@ -341,12 +420,24 @@ bump('leased', 1)
 return view({ 2, fmt(now), id, entry, parent_of(entry), left })
 `;
 
-/** COMPLETE(P, id, owner) → VIEW, held 1 | lost 0 (expired and given back, maybe claimed by another worker). */
+/**
+ * COMPLETE(P, id, owner, outcome, page key, history, links) → VIEW, held 1 |
+ * lost 0 (expired and given back, maybe claimed by another worker). With a
+ * page key, the URL is kept in P pages with the entry it was completed as
+ * (for a new pass), and its history: 4 lines ('' keeps the page's earlier
+ * history) and its links ('-' keeps the earlier ones).
+ */
 const COMPLETE = `
 local id = ARGV[2]
 if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
-end_in_flight(redis.call('HGET', P .. 'leases', id .. ':k'))
-unref(redis.call('HGET', P .. 'leases', id .. ':e'))
+local host = redis.call('HGET', P .. 'leases', id .. ':k')
+local entry = redis.call('HGET', P .. 'leases', id .. ':e')
+end_in_flight(host)
+if ARGV[5] and ARGV[5] ~= '' then
+  keep_page(ARGV[5], host, entry, ARGV[6], ARGV[7])
+else
+  unref(entry)
+end
 end_lease(id)
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
@@ -355,6 +446,122 @@ if ARGV[4] and ARGV[4] ~= '' then
   redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000)
 end
 return view({ 1 })
+`;
+
+/** HIST_PUT(P, page key, history, links) → 1. A page's history, kept apart from a completion (its lease is not this worker's). */
+const HIST_PUT = `
+keep_page(ARGV[2], nil, nil, ARGV[3], ARGV[4])
+return 1
+`;
+
+/** HIST_GET(P, page key) → the page's 7 lines, or ''. */
+const HIST_GET = `
+return redis.call('HGET', P .. 'pages', ARGV[2]) or ''
+`;
+
+/** HIST_LINKS(P, page key) → host, stored entry pairs of the page's outlinks this crawl completed. */
+const HIST_LINKS = `
+local value = redis.call('HGET', P .. 'pages', ARGV[2])
+local out = {}
+if not value then return out end
+local f = page_fields(value)
+for key in string.gmatch(f[7], '%S+') do
+  local linked = redis.call('HGET', P .. 'pages', key)
+  if linked then
+    local g = page_fields(linked)
+    if g[2] ~= '' then
+      out[#out + 1] = g[1]
+      out[#out + 1] = g[2]
+    end
+  end
+end
+return out
+`;
+
+/**
+ * NEW_PASS(P, pass expected) → VIEW, the pass the crawl is in (-1: leases
+ * are held, nothing changed). Unless another worker began it already (the
+ * pass is not the one expected), begins the next: every URL queued, delayed
+ * or completed is queued again (completed ones by depth), once, with its
+ * attempts, throttles and attempt history reset; the seen set holds those
+ * URLs only (what was only seen may be found again); the started counter,
+ * outcomes, the record log and dropped entries start over; the crawl is no
+ * longer finished. History stays. One script, so a crash leaves either pass:
+ * it reads every completed URL, so Redis answers nothing else meanwhile
+ * (about a second per few hundred thousand pages).
+ */
+const NEW_PASS = `
+local m = P .. 'meta'
+local pass = tonumber(redis.call('HGET', m, 'pass') or '1')
+if pass ~= tonumber(ARGV[2]) then return view({ tostring(pass) }) end
+if (tonumber(redis.call('HGET', P .. 'n', 'leased')) or 0) > 0 then return view({ '-1' }) end
+-- What is queued or delayed keeps its place (and its parent reference).
+local moved = {}
+for _, host in ipairs(redis.call('SMEMBERS', P .. 'work')) do
+  for _, e in ipairs(redis.call('LRANGE', qkey(host), 0, -1)) do
+    moved[#moved + 1] = host
+    moved[#moved + 1] = e
+  end
+  redis.call('DEL', qkey(host))
+end
+redis.call('DEL', P .. 'work')
+for _, member in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
+  local host, e = split(member)
+  moved[#moved + 1] = host
+  moved[#moved + 1] = e
+end
+redis.call('DEL', P .. 'delayed')
+for i = 0, 65535 do redis.call('DEL', P .. 's:' .. string.format('%04x', i)) end
+local queued = 0
+local function requeue(host, e)
+  local stored, short = fresh_entry(e)
+  local url = short
+  if string.sub(short, 1, 1) == '/' then url = 'https://' .. host .. short
+  elseif string.sub(short, 1, 1) == '*' then url = 'http://' .. host .. string.sub(short, 2) end
+  local fp = redis.sha1hex(url)
+  if redis.call('SADD', P .. 's:' .. string.sub(fp, 1, 4), string.format('%.0f', tonumber(string.sub(fp, 5, 16), 16))) == 0 then return false end
+  redis.call('RPUSH', qkey(host), stored)
+  redis.call('SADD', P .. 'work', host)
+  queued = queued + 1
+  return true
+end
+for i = 1, #moved, 2 do
+  if not requeue(moved[i], moved[i + 1]) then unref(moved[i + 1]) end
+end
+-- Completed URLs, shallowest first (the order a crawl finds them in).
+local byDepth, depths = {}, {}
+local cursor = '0'
+repeat
+  local r = redis.call('HSCAN', P .. 'pages', cursor, 'COUNT', 1000)
+  cursor = r[1]
+  for i = 2, #r[2], 2 do
+    local f = page_fields(r[2][i])
+    if f[2] ~= '' then
+      local d = tonumber(string.match(f[2], '^(%d+)')) or 0
+      if not byDepth[d] then byDepth[d] = {}; depths[#depths + 1] = d end
+      local list = byDepth[d]
+      list[#list + 1] = f[1]
+      list[#list + 1] = f[2]
+    end
+  end
+until cursor == '0'
+table.sort(depths)
+for _, d in ipairs(depths) do
+  local list = byDepth[d]
+  for i = 1, #list, 2 do
+    -- The queued copy names the parent too.
+    if requeue(list[i], list[i + 1]) then
+      local tag = tag_of(list[i + 1])
+      if tag ~= '' then redis.call('HINCRBY', P .. 'pref', tag, 1) end
+    end
+  end
+end
+redis.call('HSET', P .. 'n', 'queued', queued, 'delayed', 0, 'seen', queued)
+redis.call('HSET', P .. 'counters', 'started', 0)
+redis.call('DEL', P .. 'outcomes', P .. 'recent', P .. 'records', P .. 'dropped')
+redis.call('HDEL', m, 'finished', 'finished_at')
+redis.call('HSET', m, 'pass', pass + 1, 'pass_started_at', fmt(redis_now()))
+return view({ tostring(pass + 1) })
 `;
 
 /**
@@ -674,6 +881,10 @@ export const SCRIPTS = {
   add: ADD,
   claim: CLAIM,
   complete: COMPLETE,
+  histPut: HIST_PUT,
+  histGet: HIST_GET,
+  histLinks: HIST_LINKS,
+  newPass: NEW_PASS,
   release: RELEASE,
   promote: PROMOTE,
   drain: DRAIN,

@@ -125,6 +125,7 @@ import { SeenSet } from '../util/seen-set.js';
 import { RedisClock } from './redis-clock.js';
 import { RedisLink, RedisStateLostError, type RedisConnection } from './redis-connection.js';
 import { RedisRecordLog } from './redis-record-log.js';
+import { RedisHistory } from './redis-history.js';
 import { decodeEntry, decodeTriples, encodeEntry, parseSaved, RedisStoreError, sharedFields, shiftSaved, type SharedFields } from './redis-codec.js';
 
 /** A lease nobody renews for this long goes back to its queue. */
@@ -245,7 +246,7 @@ export class RedisStore implements CrawlStore {
   private readonly leaseMs: number;
   private readonly tickMs: number;
   private readonly held = new Map<number, Lease>();
-  private readonly seen = new SeenSet();
+  private seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
   /** Per host, this worker's latest claim: its reserved start (Redis time) and when its call was sent (this worker's clock). */
@@ -262,6 +263,8 @@ export class RedisStore implements CrawlStore {
   private readonly link: RedisLink;
   /** The crawl's record log (`crawl report --redis`), batched onto this store's connection. */
   private readonly records: RedisRecordLog;
+  /** Per-page history for re-crawls (redis-history.ts). */
+  readonly history: RedisHistory;
 
   constructor(private readonly opts: RedisStoreOptions) {
     if (!/^[^\s{}]+$/.test(opts.crawlId))
@@ -280,6 +283,14 @@ export class RedisStore implements CrawlStore {
       untilAnswered: (send, first) => this.link.untilAnswered(send, first),
       lost: () => this.link.lost !== null,
       onError: (err) => this.opts.onError?.(err),
+    });
+    this.history = new RedisHistory({
+      run: (name, args) => this.run(name, args),
+      holds: (url) => {
+        for (const lease of this.held.values()) if (lease.entry.url === url) return true;
+        return false;
+      },
+      newPass: (expected) => this.newPass(expected),
     });
   }
 
@@ -307,6 +318,7 @@ export class RedisStore implements CrawlStore {
     const existed = Number(rest[0]) === 1;
     this.link.guard(String(rest[3]));
     const before = rest.slice(5, 5 + Number(rest[4])).map(String);
+    this.history.current = Number(rest[5 + Number(rest[4])] ?? 1);
     await this.reap();
     this.applyQueues(this.applyView(await this.run('queues', [])));
     this.timer = setInterval(() => void this.tick(), this.tickMs);
@@ -394,12 +406,13 @@ export class RedisStore implements CrawlStore {
   async complete(lease: Lease, outcome?: string): Promise<void> {
     this.take(lease);
     this.records.send(); // its record first: commands on one connection run in order
-    const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '']));
+    const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '', ...this.history.completion(lease.entry.url)]));
     if (Number(rest[0]) === 0) this.lostLeases++;
   }
 
   async release(lease: Lease, entry: FrontierEntry, dueAt?: number): Promise<void> {
     this.take(lease);
+    this.history.drop(lease.entry.url);
     const rest = this.applyView(
       await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt)]),
     );
@@ -587,6 +600,15 @@ export class RedisStore implements CrawlStore {
   /** The Redis time for a time on this worker's clock (redis-clock.ts). */
   toRedis(localMs: number): number {
     return this.clock.toRedis(localMs);
+  }
+
+  /** NEW_PASS (redis-history.ts): the pass the crawl is in after it, -1 when leases are held. */
+  private async newPass(expected: number): Promise<number> {
+    const pass = Number(this.applyView(await this.run('newPass', [String(expected)]))[0]);
+    if (pass < 0) return pass;
+    this.seen = new SeenSet();
+    this.applyQueues(this.applyView(await this.run('queues', [])));
+    return pass;
   }
 
   /** Connects (redis-connection.ts). */

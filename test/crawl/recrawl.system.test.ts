@@ -9,11 +9,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
 import { expectedChanges, generatedSite, twoGenerationSite } from '../../fixtures/generations.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { redisServerMissing, startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 interface Rec {
   type: string;
@@ -137,6 +138,54 @@ describe('--recrawl', () => {
   }, 60_000);
 });
 
+describe.skipIf(redisServerMissing)('--recrawl with --redis: two workers, one re-crawl', () => {
+  let redis: RedisServer | undefined;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('asks every page once across the workers with its validators, and reports the same changes as one process', async () => {
+    web = await startWeb({ sites: { [HOST]: { robots: null, pages: twoGenerationSite(1) } } });
+    const seed = web.url(HOST, '/');
+    const worker = (i: number, out: string, extra: string[] = []) =>
+      startCrawl(['--redis', redis!.url, '--crawl-id', 'again', '--worker', `w${i}`, '-o', out, ...RATE, ...extra, seed], dir).done;
+    const firstRuns = await Promise.all([worker(0, 'a1.jsonl'), worker(1, 'b1.jsonl')]);
+    for (const r of firstRuns) expect(r.code, r.stderr).toBe(0);
+    const pass1 = [...(await read('a1.jsonl')), ...(await read('b1.jsonl'))];
+    const byPath1 = new Map(pass1.map((r) => [pathOf(r.url), r]));
+    const firstLog = web.requests(HOST);
+
+    web.setPages(HOST, twoGenerationSite(2));
+    web.reset();
+    const second = await Promise.all([worker(0, 'a2.jsonl', ['--recrawl']), worker(1, 'b2.jsonl', ['--recrawl'])]);
+    for (const r of second) expect(r.code, r.stderr).toBe(0);
+    const pass2 = [...(await read('a2.jsonl')), ...(await read('b2.jsonl'))];
+    // Each page once across both workers, each saying what happened to it since pass 1.
+    expect(pass2.map((r) => pathOf(r.url)).sort()).toEqual(Object.keys(expectedChanges).sort());
+    expect(changes(pass2)).toEqual(expectedChanges);
+    const log = web.requests(HOST);
+    expect(log.map((e) => e.path).sort()).toEqual(Object.keys(expectedChanges).sort());
+    for (const e of log) {
+      const had = byPath1.get(e.path);
+      if (had?.etag !== undefined && e.path !== '/vary') expect(e.headers['if-none-match'], e.path).toBe(had.etag);
+    }
+    for (const p of ['/', '/s1', '/s1/child', '/w1', '/d1']) expect([p, log.find((x) => x.path === p)!.status]).toEqual([p, 304]);
+    // One polite visitor: the host's gap held across both workers, in both passes.
+    expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(50 - 3);
+    expect(minGap(firstLog.map((e) => e.at))).toBeGreaterThanOrEqual(50 - 3);
+
+    // A third pass, one worker: nothing changed since pass 2.
+    web.reset();
+    const third = await worker(0, 'a3.jsonl', ['--recrawl']);
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stderr).toMatch(/\(pass 3\)/);
+    expect(new Set((await read('a3.jsonl')).map((r) => r.change))).toEqual(new Set(['unchanged']));
+  }, 60_000);
+});
+
 describe('--recrawl and kill -9', () => {
   it('loses nothing and reports no change wrongly across repeated kills during a pass; repeats only around a kill', async () => {
     const PAGES = 60;
@@ -186,7 +235,6 @@ describe('crawling-again flags', () => {
       [['--recrawl', '--state', 's.db', '--fresh'], /--recrawl and --fresh/],
       [['--since', 'none.jsonl', 'http://a.localhost/'], /--since none\.jsonl: cannot read it \(no such file\)/],
       [['--since', 'x.jsonl', '--state', 's.db', 'http://a.localhost/'], /--since is for a crawl without a state file/],
-      [['--recrawl', '--redis', 'redis://127.0.0.1:1/0', '--crawl-id', 'x'], /--redis crawl cannot be crawled again yet/],
       [['--revisit', 'http://a.localhost/'], /--revisit goes with --state FILE/],
       [['--revisit', '--redis', 'redis://127.0.0.1:1/0', '--crawl-id', 'x'], /--revisit goes with --state FILE.*--redis crawl cannot revisit yet/],
       [['--revisit', '--recrawl', '--state', 's.db'], /--revisit and --recrawl/],

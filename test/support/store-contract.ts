@@ -313,6 +313,13 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       expect(history.pass()).toBe(1);
       const page = (n: number) => `http://a.example/${n}`;
       for (let i = 0; i < 6; i++) await store.add(page(i), 'a.example', entry(page(i)));
+      // Completed: a store may keep outlinks only to the URLs it completed (Redis keeps no other URL).
+      const leases = await claimAll(store, 'a.example');
+      // A put while the page's lease is held may take effect with its completion (Redis sends them together).
+      await history.put(page(5), { status: 200, fetchedAt: 1_700_000_002_000, etag: '"five"' }, [page(0)]);
+      for (const lease of leases) await store.complete(lease, '200');
+      expect(await history.get(page(5))).toEqual({ status: 200, fetchedAt: 1_700_000_002_000, etag: '"five"' });
+      expect(await history.outlinks(page(5))).toEqual([page(0)]);
       expect(await history.get(page(0))).toBeUndefined();
       const digest = bodyDigest(Buffer.from('<title>a</title>'));
       const first = { status: 200, fetchedAt: 1_700_000_000_000, etag: 'W/"abc-1"', lastModified: 'Tue, 14 Nov 2023 22:13:20 GMT', digest };

@@ -1,0 +1,128 @@
+/**
+ * Per-page history in the Redis store (page-history.ts has the contract), so
+ * any number of workers re-crawl a shared crawl together (`--recrawl`).
+ *
+ * Contract (beyond PageHistoryStore's):
+ * - Every completed URL is kept in `P pages` (redis-scripts.ts) under its
+ *   page key: the 53-bit fingerprint of its URL (util/seen-set.ts) in base
+ *   36, computed here, so no script hashes a URL for it. Two URLs sharing a
+ *   key share a history (odds about n²/2⁵⁴: 1 in 18,000 at a million URLs).
+ * - A page's history rides on its lease's completion: `put` for a URL whose
+ *   lease this worker holds is sent with `complete`, in the same script, so
+ *   the history and the completion land together; any other `put` is a
+ *   script of its own.
+ * - `outlinks` answers the linked URLs this crawl has completed (the seen
+ *   set holds fingerprints, not URLs): in a finished crawl, every one it
+ *   fetched.
+ * - `startPass` is one script (NEW_PASS); a worker that finds the crawl's
+ *   pass already moved on (another worker began it) joins that pass; with
+ *   leases held anywhere it refuses. The crawl loop begins a pass on a
+ *   shared store only over a finished crawl.
+ * - No revisit schedule yet (`revisits` is absent: `--revisit` needs
+ *   `--state`).
+ *
+ * Stored compactly: the fetch time and the revisit interval in whole
+ * seconds, Last-Modified as epoch seconds when its IMF-fixdate form gives
+ * the same text back, a sha256 digest as its base32 text without the
+ * `sha256:` prefix.
+ */
+import { fingerprint } from '../util/seen-set.js';
+import type { PageHistory, PageHistoryStore } from './page-history.js';
+import { decodeEntry, RedisStoreError } from './redis-codec.js';
+import type { ScriptName } from './redis-scripts.js';
+
+/** A page's key in `P pages`. */
+export function pageKey(url: string): string {
+  return fingerprint(url).toString(36);
+}
+
+const DIGEST_PREFIX = 'sha256:';
+
+/** The 4 history lines a script keeps: `status fetched every`, ETag, Last-Modified, digest. */
+export function encodeHistory(page: PageHistory): string {
+  const head = `${page.status} ${Math.floor(page.fetchedAt / 1000)} ${page.intervalMs === undefined ? '' : Math.round(page.intervalMs / 1000)}`;
+  const digest = page.digest === undefined ? '' : page.digest.startsWith(DIGEST_PREFIX) ? page.digest.slice(DIGEST_PREFIX.length) : `=${page.digest}`;
+  return [head.trimEnd(), page.etag ?? '', page.lastModified === undefined ? '' : compactDate(page.lastModified), digest].join('\n');
+}
+
+/** A `P pages` value's history, or undefined when the page has none. */
+export function decodeHistory(value: string): PageHistory | undefined {
+  const [, , head = '', etag = '', lm = '', digest = ''] = value.split('\n');
+  if (head === '') return undefined;
+  const [status, fetched, every] = head.split(' ');
+  const page: PageHistory = { status: Number(status), fetchedAt: Number(fetched) * 1000 };
+  if (etag !== '') page.etag = etag;
+  if (lm !== '') page.lastModified = /^\d+$/.test(lm) ? new Date(Number(lm) * 1000).toUTCString() : lm.slice(1);
+  if (digest !== '') page.digest = digest.startsWith('=') ? digest.slice(1) : DIGEST_PREFIX + digest;
+  if (every !== undefined && every !== '') page.intervalMs = Number(every) * 1000;
+  return page;
+}
+
+/** Last-Modified as epoch seconds when its IMF-fixdate form gives the same text back; else `=` and the text. */
+function compactDate(text: string): string {
+  const ms = Date.parse(text);
+  if (Number.isFinite(ms) && ms % 1000 === 0 && ms >= 0 && new Date(ms).toUTCString() === text) return String(ms / 1000);
+  return `=${text}`;
+}
+
+export interface RedisHistoryParts {
+  run(name: ScriptName, args: string[]): Promise<unknown[]>;
+  /** Whether this worker holds a lease on `url` now (its `put` then waits for the completion). */
+  holds(url: string): boolean;
+  /** Begins the next pass (NEW_PASS), answering the pass the crawl is in. */
+  newPass(expected: number): Promise<number>;
+}
+
+export class RedisHistory implements PageHistoryStore {
+  /** The pass the crawl is in, as of `open` or this worker's `startPass`. */
+  current = 1;
+  /** Histories waiting for their lease's completion, by URL. */
+  private readonly pending = new Map<string, [history: string, links: string]>();
+
+  constructor(private readonly parts: RedisHistoryParts) {}
+
+  async get(url: string): Promise<PageHistory | undefined> {
+    const value = String(await this.parts.run('histGet', [pageKey(url)]));
+    return value === '' ? undefined : decodeHistory(value);
+  }
+
+  put(url: string, page: PageHistory, outlinks: readonly string[] | null): Promise<void> | void {
+    const args: [string, string] = [encodeHistory(page), outlinks === null ? '-' : [...new Set(outlinks.map(pageKey))].join(' ')];
+    if (this.parts.holds(url)) {
+      this.pending.set(url, args);
+      return;
+    }
+    return this.parts.run('histPut', [pageKey(url), ...args]).then(() => undefined);
+  }
+
+  /** The arguments COMPLETE takes for this URL: its page key, and the history `put` left for it ('' and '-': none). */
+  completion(url: string): [key: string, history: string, links: string] {
+    const pending = this.pending.get(url);
+    if (pending === undefined) return [pageKey(url), '', '-'];
+    this.pending.delete(url);
+    return [pageKey(url), ...pending];
+  }
+
+  /** A lease given back: its URL's history is not for now. */
+  drop(url: string): void {
+    this.pending.delete(url);
+  }
+
+  async outlinks(url: string): Promise<string[]> {
+    const flat = await this.parts.run('histLinks', [pageKey(url)]);
+    const urls: string[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) urls.push(decodeEntry(String(flat[i + 1]), '', String(flat[i])).url);
+    return urls;
+  }
+
+  pass(): number {
+    return this.current;
+  }
+
+  async startPass(): Promise<number> {
+    const pass = await this.parts.newPass(this.current);
+    if (pass < 0) throw new RedisStoreError('a new pass cannot start while leases are held: another worker is still crawling this pass');
+    this.current = pass;
+    return pass;
+  }
+}

@@ -116,6 +116,7 @@ export function redisCrawlStatus(d: RedisStatusData, top: number, file: string):
       .slice(0, top)
       .map((h) => ({ host: h.host, rateFactor: h.rateFactor })),
     givenUp: d.hosts.filter((h) => h.givenUp).map((h) => h.host),
+    ...((d.pass > 1 || d.pagesKept > 0) && { passes: { pass: d.pass, startedAt: iso(d.passStartedAt ?? d.createdAt), pagesKept: d.pagesKept } }),
     robots: {
       byKind,
       unavailable: d.robots.flatMap(({ origin, record: r }) => (r.kind === 'unavailable' ? [{ origin, reason: r.reason, retryAt: iso(r.retryAt) }] : [])),
@@ -154,7 +155,7 @@ export function formatStatus(s: CrawlStatus): string {
     lines.push(`  slowed:   ${s.throttled.map((h) => `${h.host} at ${Math.round(h.rateFactor * 1000) / 10}% of its rate`).join(', ')}`);
   if (s.givenUp.length > 0) lines.push(`  given up: ${s.givenUp.join(', ')}`);
   if (s.passes !== undefined) {
-    const next = s.finished ? '; crawl --state FILE --recrawl begins the next' : '';
+    const next = s.finished ? `; crawl ${s.workers === undefined ? '--state FILE' : '--redis URL --crawl-id ID'} --recrawl begins the next` : '';
     lines.push(`  pass:     ${s.passes.pass}, begun ${s.passes.startedAt ?? '?'}; ${s.passes.pagesKept} page(s) with history${next}`);
   }
   if (s.revisits !== undefined)

@@ -569,8 +569,8 @@ return view({ tostring(pass + 1) })
  * finished_at, Redis now), then counted groups, each a count followed by its
  * items: seeds; hosts with work (host, queue length); lease owners (owner,
  * leases, how many of them are past their expiry); host records (host, pause, factor, givenup); robots records
- * (origin, JSON); outcomes (outcome, count); and the number of URLs completed in the
- * last minute. Read-only but for trimming the recent-completions log.
+ * (origin, JSON); outcomes (outcome, count); the number of URLs completed in the
+ * last minute; the pass, when it began ('' for the first) and how many pages are kept. Read-only but for trimming the recent-completions log.
  */
 const STATUS = `
 local m = P .. 'meta'
@@ -614,6 +614,9 @@ group(redis.call('HGETALL', P .. 'robots'))
 group(redis.call('HGETALL', P .. 'outcomes'))
 redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000)
 out[#out + 1] = redis.call('ZCARD', P .. 'recent')
+out[#out + 1] = redis.call('HGET', m, 'pass') or '1'
+out[#out + 1] = redis.call('HGET', m, 'pass_started_at') or ''
+out[#out + 1] = redis.call('HLEN', P .. 'pages')
 return view(out)
 `;
 

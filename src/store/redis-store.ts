@@ -160,6 +160,10 @@ export interface RedisStatusData {
   outcomes: Record<string, number>;
   /** URLs completed in the last minute. */
   recentPerMinute: number;
+  /** The pass the crawl is in (1: the first), when it began (null for the first), and the pages with history kept for the next. */
+  pass: number;
+  passStartedAt: number | null;
+  pagesKept: number;
 }
 
 /** A lease from this store: also when its start was reserved. */
@@ -566,6 +570,7 @@ export class RedisStore implements CrawlStore {
     const robots = group(2).map(([origin, json]) => ({ origin: origin, record: JSON.parse(json) as RobotsRecord }));
     const outcomes = Object.fromEntries(group(2).map(([k, n]) => [k, Number(n)]));
     const recent = Number(r[i]);
+    const [pass, passStartedAt, pagesKept] = [Number(r[i + 1] ?? 1), r[i + 2] ?? '', Number(r[i + 3] ?? 0)];
     return {
       exists: r[0] !== '',
       createdAt: r[1] === '' ? null : Number(r[1]),
@@ -581,6 +586,9 @@ export class RedisStore implements CrawlStore {
       robots,
       outcomes,
       recentPerMinute: recent,
+      pass,
+      passStartedAt: passStartedAt === '' ? null : Number(passStartedAt),
+      pagesKept,
     };
   }
 

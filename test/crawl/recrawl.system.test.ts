@@ -177,12 +177,60 @@ describe.skipIf(redisServerMissing)('--recrawl with --redis: two workers, one re
     expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(50 - 3);
     expect(minGap(firstLog.map((e) => e.at))).toBeGreaterThanOrEqual(50 - 3);
 
+    const status = await run(['status', '--redis', redis!.url, '--crawl-id', 'again']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/pass:\s+2, begun \S+; 18 page\(s\) with history; crawl --redis URL --crawl-id ID --recrawl begins the next/);
+
     // A third pass, one worker: nothing changed since pass 2.
     web.reset();
     const third = await worker(0, 'a3.jsonl', ['--recrawl']);
     expect(third.code, third.stderr).toBe(0);
     expect(third.stderr).toMatch(/\(pass 3\)/);
     expect(new Set((await read('a3.jsonl')).map((r) => r.change))).toEqual(new Set(['unchanged']));
+  }, 60_000);
+});
+
+describe.skipIf(redisServerMissing)('--recrawl with --redis and kill -9', () => {
+  let redis: RedisServer | undefined;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('loses nothing when a worker dies during a pass: its pages go to the other, each saying what changed', async () => {
+    const PAGES = 60;
+    const site = { pages: PAGES, changedEvery: 10, bytes: 2_000 };
+    web = await startWeb({ sites: { [HOST]: { robots: null, pages: generatedSite(1, site) } } });
+    const seed = web.url(HOST, '/');
+    const redisArgs = (i: number) => ['--redis', redis!.url, '--crawl-id', 'killed', '--worker', `w${i}`, '--lease', '2s', '-o', `w${i}.jsonl`];
+    expect((await run([...redisArgs(9), '--rate', '40/s', seed])).code).toBe(0);
+    web.setPages(HOST, generatedSite(2, site));
+    web.reset();
+    const pass = (i: number) => startCrawl([...redisArgs(i), '--recrawl', '--rate', '20/s', '--host-concurrency', '2'], dir);
+    const survivor = pass(0);
+    const victim = pass(1);
+    await new Promise((r) => setTimeout(r, 600 + seededRandom(5)() * 600));
+    victim.child.kill('SIGKILL');
+    await victim.done;
+    const r = await survivor.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/\(pass 2\)/);
+
+    const text = async (i: number) => readFile(join(dir, `w${i}.jsonl`), 'utf8').catch(() => readFile(join(dir, `w${i}.jsonl.partial`), 'utf8'));
+    const byVictim = jsonLines<Rec>(await text(1)).filter((x) => x.type === 'page');
+    expect(byVictim.length).toBeGreaterThan(0); // it had joined the pass before it died
+    const out = [...jsonLines<Rec>(await text(0)), ...byVictim].filter((x) => x.type === 'page');
+    const changed = new Set(Array.from({ length: PAGES / 10 }, (_, i) => `/p/${i * 10}`));
+    const said = new Map<string, Set<string | undefined>>();
+    for (const x of out) said.set(pathOf(x.url), (said.get(pathOf(x.url)) ?? new Set()).add(x.change));
+    // Nothing lost, nothing said wrong: the dead worker's leases expired and the survivor fetched them.
+    expect([...said.keys()].sort()).toEqual(['/', ...Array.from({ length: PAGES }, (_, i) => `/p/${i}`)].sort());
+    for (const [path, s] of said) expect([path, [...s]]).toEqual([path, [changed.has(path) ? 'changed' : 'unchanged']]);
+    // Repeats only for the dead worker's requests in flight (its host concurrency).
+    expect(duplicates(web.requests(HOST)).reduce((n, d) => n + d.count - 1, 0)).toBeLessThanOrEqual(2);
+    expect(minGap(web.requests(HOST).map((e) => e.at))).toBeGreaterThanOrEqual(50 - 3);
   }, 60_000);
 });
 

@@ -107,7 +107,7 @@ export function buildProgram(
     )
     .option(
       '--revisit',
-      'with --state: never finish; ask each page again (conditionally)\n' +
+      'with --state or --redis: never finish; ask each page again (conditionally)\n' +
         'after an interval that adapts to how often it changes: shorter after\n' +
         'a change, longer after none (docs/crawling-again.md)',
     )

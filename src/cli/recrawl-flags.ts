@@ -29,10 +29,8 @@ export function checkRecrawlFlags(flags: CrawlFlags): void {
       throw new UsageError('--recrawl and --since: --recrawl compares with what --state holds, --since with a records file; give one');
   }
   if (flags.revisit) {
-    if (flags.state === undefined)
-      throw new UsageError(
-        `--revisit goes with --state FILE: the file keeps when each page is due again${flags.redis !== undefined ? ' (a --redis crawl cannot revisit yet)' : ''}`,
-      );
+    if (flags.state === undefined && flags.redis === undefined)
+      throw new UsageError('--revisit goes with --state FILE or --redis URL: the state keeps when each page is due again');
     if (flags.recrawl) throw new UsageError('--revisit and --recrawl: --recrawl asks every page again now, --revisit each when it is due; give one');
   } else if (flags.revisitMin !== undefined || flags.revisitMax !== undefined) {
     throw new UsageError(`${flags.revisitMin !== undefined ? '--revisit-min' : '--revisit-max'} goes with --revisit`);

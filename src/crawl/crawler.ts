@@ -288,7 +288,7 @@ export class Crawler {
       opened.finished = false;
     }
     const schedule = opts.revisit === undefined ? undefined : history?.revisits;
-    if (opts.revisit !== undefined && schedule === undefined) throw new Error('revisit needs a store that keeps a revisit schedule (--state)');
+    if (opts.revisit !== undefined && schedule === undefined) throw new Error('revisit needs a store that keeps a revisit schedule (--state or --redis)');
     // --revisit: every page done and waiting for nothing (a finished crawl's, a crawl's that ran without it) is due again.
     if (schedule && (await schedule.scheduleAll(opts.revisit!.minMs, ctx.clock.now() - ctx.clock.wallNow())) > 0) opened.finished = false;
     const pass = history?.pass() ?? 1;

@@ -18,8 +18,14 @@
  *   pass already moved on (another worker began it) joins that pass; with
  *   leases held anywhere it refuses. The crawl loop begins a pass on a
  *   shared store only over a finished crawl.
- * - No revisit schedule yet (`revisits` is absent: `--revisit` needs
- *   `--state`).
+ * - `revisits` (`--revisit`): a completed page waits for its revisit as a
+ *   delayed entry of its host (attempts reset), due on the scheduling
+ *   worker's clock like any delayed entry, and is marked waiting in
+ *   `P pages` until its next completion, so `scheduleAll` (run by every
+ *   worker that starts) schedules each page once however many workers
+ *   start. `at` follows the completion on the same connection; a crash in
+ *   between leaves the page completed and waiting for nothing, which the
+ *   next start's `scheduleAll` schedules.
  *
  * Stored compactly: the fetch time and the revisit interval in whole
  * seconds, Last-Modified as epoch seconds when its IMF-fixdate form gives
@@ -27,7 +33,7 @@
  * `sha256:` prefix.
  */
 import { fingerprint } from '../util/seen-set.js';
-import type { PageHistory, PageHistoryStore } from './page-history.js';
+import type { PageHistory, PageHistoryStore, RevisitSchedule } from './page-history.js';
 import { decodeEntry, RedisStoreError } from './redis-codec.js';
 import type { ScriptName } from './redis-scripts.js';
 
@@ -71,6 +77,8 @@ export interface RedisHistoryParts {
   holds(url: string): boolean;
   /** Begins the next pass (NEW_PASS), answering the pass the crawl is in. */
   newPass(expected: number): Promise<number>;
+  /** Runs a script whose answer starts with the VIEW, answering the rest (the store's views take the VIEW). */
+  runViewed(name: ScriptName, args: string[]): Promise<unknown[]>;
 }
 
 export class RedisHistory implements PageHistoryStore {
@@ -79,7 +87,16 @@ export class RedisHistory implements PageHistoryStore {
   /** Histories waiting for their lease's completion, by URL. */
   private readonly pending = new Map<string, [history: string, links: string]>();
 
-  constructor(private readonly parts: RedisHistoryParts) {}
+  readonly revisits: RevisitSchedule;
+
+  constructor(private readonly parts: RedisHistoryParts) {
+    this.revisits = {
+      at: async (url, dueAt) => {
+        await parts.runViewed('revisitAt', [pageKey(url), String(dueAt)]);
+      },
+      scheduleAll: async (defaultMs, wallToCrawl) => Number((await parts.runViewed('revisitAll', [String(defaultMs), String(wallToCrawl)]))[0]),
+    };
+  }
 
   async get(url: string): Promise<PageHistory | undefined> {
     const value = String(await this.parts.run('histGet', [pageKey(url)]));

@@ -46,7 +46,8 @@
  *                       host, the stored entry it was completed as (its parent
  *                       stays interned), then its history — `status fetched every`
  *                       (whole seconds; '' for none), ETag, Last-Modified, digest —
- *                       and its outlinks as page keys, space-separated (redis-history.ts)
+ *                       and its outlinks as page keys, space-separated (redis-history.ts);
+ *                       an 8th line 'w' while a revisit of it waits (--revisit)
  *
  * Every script takes P as ARGV[1] and declares P meta as its one key (so a
  * cluster client routes it to the crawl's slot). After OPEN, a worker sends
@@ -165,22 +166,26 @@ local function unref(entry)
     redis.call('HDEL', P .. 'par', tag)
   end
 end
--- A P pages value's 7 lines: host, entry, history (4 lines), links.
+-- A P pages value's lines: host, entry, history (4 lines), links, and 'w' while a revisit waits.
 local function page_fields(value)
   local f = {}
   for line in string.gmatch(value .. '\\n', '([^\\n]*)\\n') do f[#f + 1] = line end
-  for i = #f + 1, 7 do f[i] = '' end
+  for i = #f + 1, 8 do f[i] = '' end
   return f
+end
+local function put_page(key, f)
+  redis.call('HSET', P .. 'pages', key, table.concat(f, '\\n', 1, f[8] == '' and 7 or 8))
 end
 -- Keeps a page in P pages: its host and completed entry (nil: the ones kept; a new entry
 -- replaces the old one, whose parent reference goes), its history ('' keeps the kept
 -- one) and its links ('-' keeps the kept ones).
 local function keep_page(key, host, entry, hist, links)
   local old = redis.call('HGET', P .. 'pages', key)
-  local f = old and page_fields(old) or { '', '', '', '', '', '', '' }
+  local f = old and page_fields(old) or { '', '', '', '', '', '', '', '' }
   if entry then
     if f[2] ~= '' then unref(f[2]) end
-    f[1], f[2] = host, entry
+    -- Completed: a revisit that waited for it is over.
+    f[1], f[2], f[8] = host, entry, ''
   end
   if hist ~= '' then
     local h = {}
@@ -188,7 +193,7 @@ local function keep_page(key, host, entry, hist, links)
     for i = 1, 4 do f[2 + i] = h[i] or '' end
   end
   if links ~= '-' then f[7] = links end
-  redis.call('HSET', P .. 'pages', key, table.concat(f, '\\n', 1, 7))
+  put_page(key, f)
 end
 -- Bytes of the first n UTF-16 code units of a UTF-8 string (an entry's extraLen counts those).
 local function u16_bytes(s, n)
@@ -874,6 +879,60 @@ redis.call('DEL', P .. 'rlock:' .. ARGV[2])
 return 1
 `;
 
+/**
+ * A completed page waits for its revisit: a delayed entry of its host, its
+ * attempts reset (fresh_entry), due at `due` (the worker's clock, as any
+ * delayed entry), and the page marked waiting. Answers whether it did.
+ */
+const REVISIT_PRELUDE = `
+local function revisit(key, f, due)
+  local stored = fresh_entry(f[2])
+  redis.call('ZADD', P .. 'delayed', fmt(due), f[1] .. '\\n' .. stored)
+  local tag = tag_of(stored)
+  if tag ~= '' then redis.call('HINCRBY', P .. 'pref', tag, 1) end
+  f[8] = 'w'
+  put_page(key, f)
+  bump('delayed', 1)
+end
+`;
+
+/** REVISIT_AT(P, page key, due) → VIEW, 1 if the completed page now waits for its revisit, 0 if it is not completed or waits already. */
+const REVISIT_AT = `${REVISIT_PRELUDE}
+local value = redis.call('HGET', P .. 'pages', ARGV[2])
+if not value then return view({ 0 }) end
+local f = page_fields(value)
+if f[2] == '' or f[8] == 'w' then return view({ 0 }) end
+revisit(ARGV[2], f, tonumber(ARGV[3]))
+return view({ 1 })
+`;
+
+/**
+ * REVISIT_ALL(P, default ms, wall to crawl ms) → VIEW, how many. Every
+ * completed page with history that waits for nothing is due at its fetch
+ * time plus its interval (or the default), moved onto the crawl's clock;
+ * the crawl is no longer finished if any is. Reads every completed page.
+ */
+const REVISIT_ALL = `${REVISIT_PRELUDE}
+local n = 0
+local cursor = '0'
+repeat
+  local r = redis.call('HSCAN', P .. 'pages', cursor, 'COUNT', 1000)
+  cursor = r[1]
+  for i = 1, #r[2], 2 do
+    local f = page_fields(r[2][i + 1])
+    if f[2] ~= '' and f[3] ~= '' and f[8] ~= 'w' then
+      local head = {}
+      for x in string.gmatch(f[3], '%S+') do head[#head + 1] = tonumber(x) end
+      local every = head[3] and head[3] * 1000 or tonumber(ARGV[2])
+      revisit(r[2][i], f, head[2] * 1000 + every + tonumber(ARGV[3]))
+      n = n + 1
+    end
+  end
+until cursor == '0'
+if n > 0 then redis.call('HDEL', P .. 'meta', 'finished', 'finished_at') end
+return view({ n })
+`;
+
 export const SCRIPTS = {
   robotsGet: ROBOTS_GET,
   robotsLock: ROBOTS_LOCK,
@@ -888,6 +947,8 @@ export const SCRIPTS = {
   histGet: HIST_GET,
   histLinks: HIST_LINKS,
   newPass: NEW_PASS,
+  revisitAt: REVISIT_AT,
+  revisitAll: REVISIT_ALL,
   release: RELEASE,
   promote: PROMOTE,
   drain: DRAIN,

@@ -295,6 +295,7 @@ export class RedisStore implements CrawlStore {
         return false;
       },
       newPass: (expected) => this.newPass(expected),
+      runViewed: async (name, args) => this.applyView(await this.run(name, args)),
     });
   }
 

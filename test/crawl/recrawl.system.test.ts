@@ -284,7 +284,6 @@ describe('crawling-again flags', () => {
       [['--since', 'none.jsonl', 'http://a.localhost/'], /--since none\.jsonl: cannot read it \(no such file\)/],
       [['--since', 'x.jsonl', '--state', 's.db', 'http://a.localhost/'], /--since is for a crawl without a state file/],
       [['--revisit', 'http://a.localhost/'], /--revisit goes with --state FILE/],
-      [['--revisit', '--redis', 'redis://127.0.0.1:1/0', '--crawl-id', 'x'], /--revisit goes with --state FILE.*--redis crawl cannot revisit yet/],
       [['--revisit', '--recrawl', '--state', 's.db'], /--revisit and --recrawl/],
       [['--revisit-min', '5s', '--state', 's.db', 'http://a.localhost/'], /--revisit-min goes with --revisit/],
       [['--revisit', '--revisit-min', '500ms', '--state', 's.db', 'http://a.localhost/'], /--revisit-min: expected at least 1s, got "500ms"/],

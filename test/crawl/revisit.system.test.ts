@@ -6,13 +6,15 @@
  * 0, records in FILE.partial: the crawl is never done) and goes on where it stopped; `crawl status` says what is due when;
  * `kill -9` at random moments loses no visit's record and reports none twice.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { useTempDir } from '../support/system-fixtures.js';
 import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { redisServerMissing, startRedisServer, type RedisServer } from '../support/redis-server.js';
 
 let web: Web | undefined;
 beforeAll(requireBuilt);
@@ -134,4 +136,65 @@ describe('crawl --state FILE --revisit', () => {
     expect(new Set(out.map((r) => new URL(r.url).pathname))).toEqual(new Set(['/', '/live', ...Array.from({ length: STATIC }, (_, i) => `/s/${i}`)]));
     expect(out.filter((r) => r.url.endsWith('/live')).length).toBeGreaterThanOrEqual(4);
   }, 120_000);
+});
+
+describe.skipIf(redisServerMissing)('crawl --redis URL --revisit: two workers', () => {
+  let redis: RedisServer | undefined;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it('share one revisit schedule: each visit made once, changed pages asked sooner, static ones with their ETag', async () => {
+    web = await revisitWeb();
+    const worker = (i: number) =>
+      startCrawl(
+        [
+          '--redis',
+          redis!.url,
+          '--crawl-id',
+          'watch',
+          '--worker',
+          `w${i}`,
+          ...revisitArgs(web!, '7s').filter((a) => a !== '--state' && a !== 'revisit.db' && a !== 'visits.jsonl' && a !== '-o'),
+          '-o',
+          `w${i}.jsonl`,
+        ],
+        tmp.path,
+      ).done;
+    const runs = await Promise.all([worker(0), worker(1)]);
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const asked = (path: string) => web!.requests().filter((r) => r.path === path);
+    expect(asked('/live').length).toBeGreaterThanOrEqual(5);
+    expect(asked('/s/0').length).toBeGreaterThanOrEqual(2);
+    expect(asked('/s/0').length).toBeLessThan(asked('/live').length);
+    const again = web.requests().filter((r) => r.path.startsWith('/s/') && r.headers['if-none-match'] !== undefined);
+    expect(again.length).toBeGreaterThanOrEqual(STATIC);
+    expect(again.every((r) => r.status === 304)).toBe(true);
+    // One schedule for both: no page asked twice within the 1 s revisit floor (two workers each scheduling it would).
+    for (const path of new Set(web.requests().map((r) => r.path))) {
+      if (path === '/robots.txt') continue;
+      const times = asked(path)
+        .map((r) => r.at)
+        .sort((a, b) => a - b);
+      expect(
+        times.slice(1).filter((t, i) => t - times[i] < 900),
+        path,
+      ).toEqual([]);
+    }
+    // Both workers' records, in the order the visits were made.
+    const out = [0, 1]
+      .flatMap((i) => jsonLines<Rec>(readFileSync(join(tmp.path, `w${i}.jsonl.partial`), 'utf8')))
+      .filter((r) => r.type === 'page')
+      .sort((a, b) => Date.parse(a.fetchedAt) - Date.parse(b.fetchedAt));
+    expect(out.filter((r) => r.url.endsWith('/live')).length).toBe(asked('/live').length);
+    expect(
+      out
+        .filter((r) => r.url.endsWith('/s/0'))
+        .slice(1)
+        .every((r) => r.change === 'unchanged' && r.status === 304),
+    ).toBe(true);
+  }, 60_000);
 });

@@ -58,6 +58,39 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       return out;
     };
 
+    it('schedules each completed page for its revisit once, however many workers start (--revisit)', async () => {
+      const [a, b] = await workers(2);
+      const t0 = Date.UTC(2026, 10, 27);
+      const pages = ['1', '2', '3', '4'].map((p) => `http://a.example/${p}`);
+      for (const p of pages) await a.add(p, 'a', { ...entry(p), extra: { lastmod: '2026-01-01', history: { starts: [1] } } });
+      for (const p of pages) {
+        const lease = (await a.claim('a')) as RedisLease;
+        // Page 4 has no history (an error's record): it is not revisited.
+        if (p !== pages[3]) await a.history.put(lease.entry.url, { status: 200, fetchedAt: t0, ...(p === pages[1] && { intervalMs: 7_000 }) }, []);
+        await a.complete(lease, '200');
+      }
+      expect(await a.finish()).toBe(true);
+      // Page 1 is scheduled by its worker right after its completion; then both workers start and schedule what waits for nothing.
+      await a.history.revisits.at(pages[0], t0 + 5_000);
+      await a.history.revisits.at(pages[0], t0 + 9_000); // waiting already: not twice
+      const [fromA, fromB] = await Promise.all([a.history.revisits.scheduleAll(60_000, 0), b.history.revisits.scheduleAll(60_000, 0)]);
+      expect(fromA + fromB).toBe(2);
+      await b.reap();
+      expect(b.counts()).toMatchObject({ queued: 0, delayed: 3, leased: 0 });
+      expect(b.nextDueAt()).toBe(t0 + 5_000);
+      expect((await b.status()).finished).toBe(false);
+      expect(await b.promoteDue(t0 + 60_000)).toEqual(['a', 'a', 'a']);
+      const again: RedisLease[] = [];
+      for (let l = await b.claim('a'); isLease(l); l = await b.claim('a')) again.push(l);
+      expect(again.map((l) => l.entry.url).sort()).toEqual(pages.slice(0, 3));
+      // Attempts start over; the attempt history goes, the rest of the entry stays.
+      for (const l of again) expect(l.entry).toMatchObject({ attempt: 0, depth: 1, extra: { lastmod: '2026-01-01' } });
+      for (const l of again) expect(l.entry.extra).not.toHaveProperty('history');
+      // Completed again: no longer waiting, so the next start schedules them again.
+      for (const l of again) await b.complete(l, '200');
+      expect(await a.history.revisits.scheduleAll(60_000, 0)).toBe(3);
+    });
+
     it("joins one crawl: seeds from any worker added once, the first worker's metadata kept", async () => {
       const crawlId = `join-${randomUUID()}`;
       const a = new RedisStore({ url: url(), crawlId });

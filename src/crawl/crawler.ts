@@ -184,6 +184,14 @@ export class Crawler {
       ipLimits: perIp && addresses ? new IpLimits(perIp) : undefined,
     }));
     const intake = (this.intake = new FrontierIntake(ctx, { admission: new Admission(settings, () => store.queued()), records, redirects, wake }, opts.seeds));
+    const sitemaps = (this.sitemaps = new SitemapSeeds(
+      settings,
+      (sitemap) => intake.enqueue(sitemap.url, 0, sitemap.parent, 0, true, { kind: 'sitemap', level: 0 }),
+      (message) => {
+        addNote(stats, message);
+        opts.log?.warn(redactCredentials(message));
+      },
+    ));
     const sender = (this.sender = new RequestSender(ctx, opts.fetcher, this.abortController.signal, opts.seeds));
     const feedback = new HostFeedback({
       clock,
@@ -219,19 +227,11 @@ export class Crawler {
       hosts,
       wake,
       settled: check,
-      loaded: (origin, state) => this.sitemaps.robotsLoaded(origin, state),
+      loaded: (origin, state) => sitemaps.robotsLoaded(origin, state),
       note: (key, message) => addNote(stats, message, key),
       // Its messages may quote a robots.txt redirect target, credentials and all.
       warn: (message) => opts.log?.warn(redactCredentials(message)),
     }));
-    const sitemaps = (this.sitemaps = new SitemapSeeds(
-      settings,
-      (sitemap) => intake.enqueue(sitemap.url, 0, sitemap.parent, 0, true, { kind: 'sitemap', level: 0 }),
-      (message) => {
-        addNote(stats, message);
-        opts.log?.warn(redactCredentials(message));
-      },
-    ));
     const slow = new SlowRequests({
       clock,
       afterMs: opts.slowAfterMs,
@@ -270,7 +270,7 @@ export class Crawler {
       giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
     });
     const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange, renderer }));
-    const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, wake, locallyIdle: () => this.end.locallyIdle(), settled: check, fail }));
+    const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, scheduler, robots, leases, slow, wake, settled: check, fail }));
     this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController, renderer });
     this.progressParts = { records, leases, scheduler, slow, feedback };
   }

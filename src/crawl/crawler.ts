@@ -9,8 +9,9 @@
  * per-host politeness lives in one HostTable shared with the scheduler,
  * server feedback and the robots gate.
  *
- * The parts, each taking the shared CrawlContext (crawl-context.ts) and its
- * own collaborators by name:
+ * The parts, each taking the shared CrawlContext (crawl-context.ts: also the
+ * store calls, which may answer with a promise) and its own collaborators by
+ * name:
  * - frontier-intake.ts: what joins the store (scope, admission.ts, dedupe);
  * - lease-source.ts: the scheduler's source, leases claimed and held;
  * - page-exchange.ts: one page's request and where its URL goes next;
@@ -20,7 +21,6 @@
  * - crawl-records.ts: records written in order, and the counts;
  * - crawl-end.ts: the end as a predicate, skipping what is left, failure;
  *   shared-survey.ts: the whole crawl's state when the store is shared;
- * - store-calls.ts: store calls that may answer with a promise;
  * - progress-snapshot.ts: what the progress line shows;
  * - render/renderer.ts (only when some host renders): pages rendered in a
    browser, each browser request a job of its own host.
@@ -49,8 +49,7 @@ import { settingsFingerprint } from '../config/fingerprint.js';
 import { Admission } from './admission.js';
 import { RedirectChains } from './redirect-chains.js';
 import { SitemapSeeds } from './entries/sitemaps.js';
-import { hostKey, type CrawlContext, type CrawlLog } from './crawl-context.js';
-import { StoreCalls } from './store-calls.js';
+import { hostKey, StoreCalls, type CrawlContext, type CrawlLog } from './crawl-context.js';
 import { CrawlRecords } from './crawl-records.js';
 import { FrontierIntake } from './frontier-intake.js';
 import { RequestSender } from './request-sender.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StoreCalls } from '../../src/crawl/store-calls.js';
+import { StoreCalls } from '../../src/crawl/crawl-context.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { CrawlStore } from '../../src/store/crawl-store.js';
 

@@ -1,7 +1,8 @@
 /**
  * What the parts of one crawl share (crawler.ts builds it once): settings,
  * clock, store, host records and stats, the calls into the store
- * (`StoreCalls`, below), and the two flags every part reads. Each part takes
+ * (`StoreCalls`, below), the signals the parts send each other
+ * (crawl-signals.ts), and the two flags every part reads. Each part takes
  * this and, by name, the few collaborators of its own it needs; none reaches
  * into another's fields.
  *
@@ -18,6 +19,7 @@ import type { CrawlStats } from '../output/summary.js';
 import type { CrawlStore, FrontierEntry, MaybePromise } from '../store/crawl-store.js';
 import type { CrawlSettings } from '../config/settings-types.js';
 import { hostKeyOf } from '../parse/url.js';
+import type { CrawlSignals, SignalTargets } from './crawl-signals.js';
 
 export interface CrawlLog {
   info(msg: string): void;
@@ -32,6 +34,8 @@ export interface CrawlContext {
   readonly stats: CrawlStats;
   readonly log: CrawlLog | undefined;
   readonly calls: StoreCalls;
+  /** The signals the parts send each other: wake a host, the crawl's end re-checked, the crawl failed, … (crawl-signals.ts). */
+  readonly signals: CrawlSignals;
   /** `stop()` was called: nothing new starts, nothing goes back to the queue to be tried again. */
   stopping: boolean;
   /** The crawl has ended (or failed): its end is never decided again. */
@@ -54,10 +58,8 @@ export class StoreCalls {
 
   constructor(
     private readonly store: CrawlStore,
-    /** A call settled: the crawl may have ended. */
-    private readonly settled: () => void,
-    /** A call failed: nothing can be trusted any more. */
-    private readonly fail: (err: unknown) => void,
+    /** `settled`: a call settled, the crawl may have ended; `fail`: a call failed, nothing can be trusted any more. */
+    private readonly signals: Pick<SignalTargets, 'settled' | 'fail'>,
   ) {}
 
   /**
@@ -75,11 +77,11 @@ export class StoreCalls {
       (v) => {
         this.pending--;
         then?.(v);
-        this.settled();
+        this.signals.settled();
       },
       (err: unknown) => {
         this.pending--;
-        this.fail(err);
+        this.signals.fail(err);
       },
     );
   }
@@ -89,7 +91,7 @@ export class StoreCalls {
     try {
       return this.store.add(url, key, entry);
     } catch (err) {
-      this.fail(err);
+      this.signals.fail(err);
       return false;
     }
   }

@@ -116,7 +116,7 @@ export class CrawlEnd {
     });
   }
 
-  /** The host was just given up: skip everything queued or waiting for it. */
+  /** The host was just given up (the `hostGivenUp` signal): skip everything queued or waiting for it. */
   giveUpHost(key: string, policy: HostPolicy): void {
     const { ctx, parts } = this;
     const held = parts.leases.takeHeld(key);

@@ -23,7 +23,16 @@
  *   shared-survey.ts: the whole crawl's state when the store is shared;
  * - progress-snapshot.ts: what the progress line shows;
  * - render/renderer.ts (only when some host renders): pages rendered in a
-   browser, each browser request a job of its own host.
+ *   browser, each browser request a job of its own host.
+ *
+ * How they are wired: the constructor builds each part from parts built
+ * before it, never from a field set later. The links that go back are
+ * signals (crawl-signals.ts): a host has work (`wake`, to the scheduler),
+ * something settled (`settled`, the end re-checks), something failed
+ * (`fail`), and the few sent by one part (the scheduler's `work` from the
+ * lease source, `resolved`, `due`, `hostGivenUp`). The CrawlSignals object
+ * is made first and shared on the context; the constructor's last step
+ * connects every signal to its target, in one place (`signals.connect`).
  */
 import type { Clock } from '../clock.js';
 import type { Fetcher } from '../fetch/fetcher.js';
@@ -50,6 +59,7 @@ import { Admission } from './admission.js';
 import { RedirectChains } from './redirect-chains.js';
 import { SitemapSeeds } from './entries/sitemaps.js';
 import { hostKey, StoreCalls, type CrawlContext, type CrawlLog } from './crawl-context.js';
+import { CrawlSignals } from './crawl-signals.js';
 import { CrawlRecords } from './crawl-records.js';
 import { FrontierIntake } from './frontier-intake.js';
 import { RequestSender } from './request-sender.js';
@@ -127,7 +137,6 @@ export class Crawler {
   private readonly records: CrawlRecords;
   private readonly intake: FrontierIntake;
   private readonly sender: RequestSender;
-  private readonly leases: LeaseSource;
   private readonly survey: SharedSurvey;
   private readonly end: CrawlEnd;
   private readonly progressParts: ProgressParts;
@@ -143,30 +152,22 @@ export class Crawler {
     const stats = createStats(clock);
     this.stats = stats;
     if (settings.checkLinks) stats.linkCheck = { checked: 0, broken: 0, brokenPages: 0 };
-    const calls = new StoreCalls(
-      store,
-      () => this.end.check(),
-      (err) => this.end.fail(err),
-    );
+    // Made first, connected last (below): how a part reaches one built after it.
+    const signals = new CrawlSignals();
+    const calls = new StoreCalls(store, signals);
     const hosts = new HostTable({
       policyFor: (key) => settings.policyFor(key),
       random,
       persist: store.durable ? (key, saved) => calls.settle(store.saveHost(key, saved)) : undefined,
     });
-    const ctx: CrawlContext = { settings, clock, store, hosts, stats, log: opts.log, calls, stopping: false, finished: false };
+    const ctx: CrawlContext = { settings, clock, store, hosts, stats, log: opts.log, calls, signals, stopping: false, finished: false };
     this.ctx = ctx;
-    const wake = (key: string) => this.scheduler.wake(key);
-    const check = () => this.end.check();
-    const fail = (err: unknown) => this.end.fail(err);
     const redirects = new RedirectChains();
-    const records = (this.records = new CrawlRecords(ctx, opts.sink, redirects, fail));
+    const records = (this.records = new CrawlRecords(ctx, opts.sink, redirects));
     // Hosts are resolved before they are scheduled, so a slow lookup holds no slot and per-IP limits know the address.
     // A `domain` host key spans names that may resolve apart: those are resolved inside the connect, as before.
     const resolveHost = opts.fetcher.resolveHost?.bind(opts.fetcher);
-    const addresses =
-      resolveHost && settings.hostKey === 'host'
-        ? new HostAddresses({ clock, lookup: resolveHost, onResolved: (key) => this.scheduler.resolved(key) })
-        : undefined;
+    const addresses = resolveHost && settings.hostKey === 'host' ? new HostAddresses({ clock, lookup: resolveHost, onResolved: signals.resolved }) : undefined;
     const { perIp } = settings;
     if (perIp && !addresses)
       opts.log?.warn(
@@ -176,13 +177,13 @@ export class Crawler {
       clock,
       concurrency: settings.concurrency,
       hosts,
-      source: { hasWork: (key) => this.leases.hasWork(key), take: (key, now) => this.leases.take(key, now) },
-      onSettle: check,
+      source: signals.work,
+      onSettle: signals.settled,
       random,
       addresses,
       ipLimits: perIp && addresses ? new IpLimits(perIp) : undefined,
     }));
-    const intake = (this.intake = new FrontierIntake(ctx, { admission: new Admission(settings, () => store.queued()), records, redirects, wake }, opts.seeds));
+    const intake = (this.intake = new FrontierIntake(ctx, { admission: new Admission(settings, () => store.queued()), records, redirects }, opts.seeds));
     const sitemaps = (this.sitemaps = new SitemapSeeds(
       settings,
       (sitemap) => intake.enqueue(sitemap.url, 0, sitemap.parent, 0, true, { kind: 'sitemap', level: 0 }),
@@ -220,12 +221,12 @@ export class Crawler {
               ...(store.shared && { lockRobots: (o: string, ttlMs: number) => store.shared!.lockRobots(o, ttlMs) }),
             }
           : undefined,
-        onRecordError: fail,
+        onRecordError: signals.fail,
       }),
       clock,
       hosts,
-      wake,
-      settled: check,
+      wake: signals.wake,
+      settled: signals.settled,
       loaded: (origin, state) => sitemaps.robotsLoaded(origin, state),
       note: (key, message) => addNote(stats, message, key),
       // Its messages may quote a robots.txt redirect target, credentials and all.
@@ -236,16 +237,16 @@ export class Crawler {
       afterMs: opts.slowAfterMs,
       max: settings.concurrency,
       onEnd: (key) => {
-        scheduler.wake(key);
-        this.end.check();
+        signals.wake(key);
+        signals.settled();
       },
     });
-    const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
+    const dueTimer = (this.dueTimer = new DueTimer(clock, signals.due));
     const renderer = (this.renderer =
       settings.render?.enabled && opts.render !== undefined
         ? new opts.render.Renderer(
             ctx,
-            { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail },
+            { scheduler, sender, robots, feedback, archive: opts.archive },
             settings.render,
             opts.render.browserPath,
             opts.onSubrequest,
@@ -253,25 +254,21 @@ export class Crawler {
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
-    const exchange = new PageExchange(ctx, {
-      records,
-      sender,
-      feedback,
-      links,
-      redirects,
-      dueTimer,
-      archive: opts.archive,
-      random,
-      wake,
-      fail,
-      renderer,
-      revisits,
-      giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
-    });
-    const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange, renderer }));
-    const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, scheduler, robots, leases, slow, wake, settled: check, fail }));
-    this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController, renderer });
+    const exchange = new PageExchange(ctx, { records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, renderer, revisits });
+    const leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, exchange, renderer });
+    const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, scheduler, robots, leases, slow }));
+    const end = (this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController, renderer }));
     this.progressParts = { records, leases, scheduler, slow, feedback };
+    // Every part exists: each signal reaches its one target from here on.
+    signals.connect({
+      wake: (key) => scheduler.wake(key),
+      settled: () => end.check(),
+      fail: (err) => end.fail(err),
+      work: leases,
+      resolved: (key) => scheduler.resolved(key),
+      due: () => leases.promoteDue(),
+      hostGivenUp: (key, policy) => end.giveUpHost(key, policy),
+    });
   }
 
   /** Crawls until nothing is left (or `stop()`); resolves with the stats. */

@@ -37,11 +37,6 @@ export interface SharedSurveyParts {
   robots: RobotsGate;
   leases: LeaseSource;
   slow: SlowRequests;
-  /** The host has work (perhaps another worker's). */
-  wake(key: string): void;
-  /** The crawl may have ended. */
-  settled(): void;
-  fail(err: unknown): void;
 }
 
 export class SharedSurvey {
@@ -70,7 +65,8 @@ export class SharedSurvey {
     this.surveying = true;
     calls.settle(shared.survey(), (s) => {
       this.surveying = false;
-      for (const [key] of s.hosts) parts.wake(key);
+      // The hosts with work, perhaps another worker's.
+      for (const [key] of s.hosts) ctx.signals.wake(key);
       parts.dueTimer.armAt(store.nextDueAt());
       if (ctx.stopping || capReached(ctx) || s.queued + s.delayed + s.leased > 0 || !this.locallyIdle()) return;
       calls.pending++; // the crawl cannot end under the finish call
@@ -78,11 +74,11 @@ export class SharedSurvey {
         (done) => {
           calls.pending--;
           if (done !== false) this.ended = true;
-          parts.settled();
+          ctx.signals.settled();
         },
         (err: unknown) => {
           calls.pending--;
-          parts.fail(err);
+          ctx.signals.fail(err);
         },
       );
     });

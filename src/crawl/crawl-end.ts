@@ -116,20 +116,7 @@ export class CrawlEnd {
     });
   }
 
-  /** Nothing of this worker's own is running, waiting or held. */
-  locallyIdle(): boolean {
-    const { scheduler, robots, leases, slow } = this.parts;
-    return (
-      scheduler.inFlight === 0 &&
-      scheduler.pendingJobs === 0 &&
-      robots.pending === 0 &&
-      leases.claimingCount === 0 &&
-      slow.count === 0 &&
-      leases.heldCount === 0
-    );
-  }
-
-  /** The host was just given up: skip everything queued or waiting for it. */
+  /** The host was just given up (the `hostGivenUp` signal): skip everything queued or waiting for it. */
   giveUpHost(key: string, policy: HostPolicy): void {
     const { ctx, parts } = this;
     const held = parts.leases.takeHeld(key);

@@ -33,8 +33,6 @@ export class CrawlRecords {
     private readonly ctx: CrawlContext,
     private readonly sink: RecordSink,
     private readonly redirects: RedirectChains,
-    /** The sink refused a record (disk full): the crawl stops now, instead of fetching pages nobody can keep. */
-    private readonly onFail?: (err: unknown) => void,
   ) {}
 
   page(record: PageRecord, key: string): void {
@@ -115,7 +113,8 @@ export class CrawlRecords {
     next.catch((err: unknown) => {
       if (this.failed) return;
       this.failed = true;
-      this.onFail?.(err);
+      // The sink refused a record (disk full): the crawl stops now, instead of fetching pages nobody can keep.
+      this.ctx.signals.fail(err);
     });
   }
 }

@@ -9,8 +9,9 @@
  * per-host politeness lives in one HostTable shared with the scheduler,
  * server feedback and the robots gate.
  *
- * The parts, each taking the shared CrawlContext (crawl-context.ts) and its
- * own collaborators by name:
+ * The parts, each taking the shared CrawlContext (crawl-context.ts: also the
+ * store calls, which may answer with a promise) and its own collaborators by
+ * name:
  * - frontier-intake.ts: what joins the store (scope, admission.ts, dedupe);
  * - lease-source.ts: the scheduler's source, leases claimed and held;
  * - page-exchange.ts: one page's request and where its URL goes next;
@@ -20,10 +21,18 @@
  * - crawl-records.ts: records written in order, and the counts;
  * - crawl-end.ts: the end as a predicate, skipping what is left, failure;
  *   shared-survey.ts: the whole crawl's state when the store is shared;
- * - store-calls.ts: store calls that may answer with a promise;
  * - progress-snapshot.ts: what the progress line shows;
  * - render/renderer.ts (only when some host renders): pages rendered in a
-   browser, each browser request a job of its own host.
+ *   browser, each browser request a job of its own host.
+ *
+ * How they are wired: the constructor builds each part from parts built
+ * before it, never from a field set later. The links that go back are
+ * signals (crawl-signals.ts): a host has work (`wake`, to the scheduler),
+ * something settled (`settled`, the end re-checks), something failed
+ * (`fail`), and the few sent by one part (the scheduler's `work` from the
+ * lease source, `resolved`, `due`, `hostGivenUp`). The CrawlSignals object
+ * is made first and shared on the context; the constructor's last step
+ * connects every signal to its target, in one place (`signals.connect`).
  */
 import type { Clock } from '../clock.js';
 import type { Fetcher } from '../fetch/fetcher.js';
@@ -49,8 +58,8 @@ import { settingsFingerprint } from '../config/fingerprint.js';
 import { Admission } from './admission.js';
 import { RedirectChains } from './redirect-chains.js';
 import { SitemapSeeds } from './entries/sitemaps.js';
-import { hostKey, type CrawlContext, type CrawlLog } from './crawl-context.js';
-import { StoreCalls } from './store-calls.js';
+import { hostKey, StoreCalls, type CrawlContext, type CrawlLog } from './crawl-context.js';
+import { CrawlSignals } from './crawl-signals.js';
 import { CrawlRecords } from './crawl-records.js';
 import { FrontierIntake } from './frontier-intake.js';
 import { RequestSender } from './request-sender.js';
@@ -128,7 +137,6 @@ export class Crawler {
   private readonly records: CrawlRecords;
   private readonly intake: FrontierIntake;
   private readonly sender: RequestSender;
-  private readonly leases: LeaseSource;
   private readonly survey: SharedSurvey;
   private readonly end: CrawlEnd;
   private readonly progressParts: ProgressParts;
@@ -144,30 +152,22 @@ export class Crawler {
     const stats = createStats(clock);
     this.stats = stats;
     if (settings.checkLinks) stats.linkCheck = { checked: 0, broken: 0, brokenPages: 0 };
-    const calls = new StoreCalls(
-      store,
-      () => this.end.check(),
-      (err) => this.end.fail(err),
-    );
+    // Made first, connected last (below): how a part reaches one built after it.
+    const signals = new CrawlSignals();
+    const calls = new StoreCalls(store, signals);
     const hosts = new HostTable({
       policyFor: (key) => settings.policyFor(key),
       random,
       persist: store.durable ? (key, saved) => calls.settle(store.saveHost(key, saved)) : undefined,
     });
-    const ctx: CrawlContext = { settings, clock, store, hosts, stats, log: opts.log, calls, stopping: false, finished: false };
+    const ctx: CrawlContext = { settings, clock, store, hosts, stats, log: opts.log, calls, signals, stopping: false, finished: false };
     this.ctx = ctx;
-    const wake = (key: string) => this.scheduler.wake(key);
-    const check = () => this.end.check();
-    const fail = (err: unknown) => this.end.fail(err);
     const redirects = new RedirectChains();
-    const records = (this.records = new CrawlRecords(ctx, opts.sink, redirects, fail));
+    const records = (this.records = new CrawlRecords(ctx, opts.sink, redirects));
     // Hosts are resolved before they are scheduled, so a slow lookup holds no slot and per-IP limits know the address.
     // A `domain` host key spans names that may resolve apart: those are resolved inside the connect, as before.
     const resolveHost = opts.fetcher.resolveHost?.bind(opts.fetcher);
-    const addresses =
-      resolveHost && settings.hostKey === 'host'
-        ? new HostAddresses({ clock, lookup: resolveHost, onResolved: (key) => this.scheduler.resolved(key) })
-        : undefined;
+    const addresses = resolveHost && settings.hostKey === 'host' ? new HostAddresses({ clock, lookup: resolveHost, onResolved: signals.resolved }) : undefined;
     const { perIp } = settings;
     if (perIp && !addresses)
       opts.log?.warn(
@@ -177,13 +177,21 @@ export class Crawler {
       clock,
       concurrency: settings.concurrency,
       hosts,
-      source: { hasWork: (key) => this.leases.hasWork(key), take: (key, now) => this.leases.take(key, now) },
-      onSettle: check,
+      source: signals.work,
+      onSettle: signals.settled,
       random,
       addresses,
       ipLimits: perIp && addresses ? new IpLimits(perIp) : undefined,
     }));
-    const intake = (this.intake = new FrontierIntake(ctx, { admission: new Admission(settings, () => store.queued()), records, redirects, wake }, opts.seeds));
+    const intake = (this.intake = new FrontierIntake(ctx, { admission: new Admission(settings, () => store.queued()), records, redirects }, opts.seeds));
+    const sitemaps = (this.sitemaps = new SitemapSeeds(
+      settings,
+      (sitemap) => intake.enqueue(sitemap.url, 0, sitemap.parent, 0, true, { kind: 'sitemap', level: 0 }),
+      (message) => {
+        addNote(stats, message);
+        opts.log?.warn(redactCredentials(message));
+      },
+    ));
     const sender = (this.sender = new RequestSender(ctx, opts.fetcher, this.abortController.signal, opts.seeds));
     const feedback = new HostFeedback({
       clock,
@@ -213,40 +221,32 @@ export class Crawler {
               ...(store.shared && { lockRobots: (o: string, ttlMs: number) => store.shared!.lockRobots(o, ttlMs) }),
             }
           : undefined,
-        onRecordError: fail,
+        onRecordError: signals.fail,
       }),
       clock,
       hosts,
-      wake,
-      settled: check,
-      loaded: (origin, state) => this.sitemaps.robotsLoaded(origin, state),
+      wake: signals.wake,
+      settled: signals.settled,
+      loaded: (origin, state) => sitemaps.robotsLoaded(origin, state),
       note: (key, message) => addNote(stats, message, key),
       // Its messages may quote a robots.txt redirect target, credentials and all.
       warn: (message) => opts.log?.warn(redactCredentials(message)),
     }));
-    const sitemaps = (this.sitemaps = new SitemapSeeds(
-      settings,
-      (sitemap) => intake.enqueue(sitemap.url, 0, sitemap.parent, 0, true, { kind: 'sitemap', level: 0 }),
-      (message) => {
-        addNote(stats, message);
-        opts.log?.warn(redactCredentials(message));
-      },
-    ));
     const slow = new SlowRequests({
       clock,
       afterMs: opts.slowAfterMs,
       max: settings.concurrency,
       onEnd: (key) => {
-        scheduler.wake(key);
-        this.end.check();
+        signals.wake(key);
+        signals.settled();
       },
     });
-    const dueTimer = (this.dueTimer = new DueTimer(clock, () => this.leases.promoteDue()));
+    const dueTimer = (this.dueTimer = new DueTimer(clock, signals.due));
     const renderer = (this.renderer =
       settings.render?.enabled && opts.render !== undefined
         ? new opts.render.Renderer(
             ctx,
-            { scheduler, sender, robots, feedback, wake, settled: check, archive: opts.archive, fail },
+            { scheduler, sender, robots, feedback, archive: opts.archive },
             settings.render,
             opts.render.browserPath,
             opts.onSubrequest,
@@ -254,25 +254,21 @@ export class Crawler {
         : undefined);
     const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
     const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
-    const exchange = new PageExchange(ctx, {
-      records,
-      sender,
-      feedback,
-      links,
-      redirects,
-      dueTimer,
-      archive: opts.archive,
-      random,
-      wake,
-      fail,
-      renderer,
-      revisits,
-      giveUpHost: (key, policy) => this.end.giveUpHost(key, policy),
-    });
-    const leases = (this.leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, wake, exchange, renderer }));
-    const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, wake, locallyIdle: () => this.end.locallyIdle(), settled: check, fail }));
-    this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController, renderer });
+    const exchange = new PageExchange(ctx, { records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, renderer, revisits });
+    const leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, exchange, renderer });
+    const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, scheduler, robots, leases, slow }));
+    const end = (this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController, renderer }));
     this.progressParts = { records, leases, scheduler, slow, feedback };
+    // Every part exists: each signal reaches its one target from here on.
+    signals.connect({
+      wake: (key) => scheduler.wake(key),
+      settled: () => end.check(),
+      fail: (err) => end.fail(err),
+      work: leases,
+      resolved: (key) => scheduler.resolved(key),
+      due: () => leases.promoteDue(),
+      hostGivenUp: (key, policy) => end.giveUpHost(key, policy),
+    });
   }
 
   /** Crawls until nothing is left (or `stop()`); resolves with the stats. */

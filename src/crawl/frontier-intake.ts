@@ -19,8 +19,6 @@ export interface FrontierIntakeParts {
   admission: Admission;
   records: CrawlRecords;
   redirects: RedirectChains;
-  /** The host has new work. */
-  wake(key: string): void;
 }
 
 export class FrontierIntake {
@@ -78,7 +76,7 @@ export class FrontierIntake {
       return false;
     }
     ctx.calls.settle(ctx.calls.add(url, key, { url, depth, parent, hops, attempt: 0, ...(extra && { extra }) }), (isNew) => {
-      if (isNew) return parts.wake(key);
+      if (isNew) return ctx.signals.wake(key);
       parts.admission.release(url, key);
       if (hops > 0) parts.redirects.done(url); // a store that answers later found it a repeat after all
     });

@@ -37,8 +37,6 @@ export interface LeaseSourceParts {
   /** Absent: names are resolved inside the connect. */
   addresses: HostAddresses | undefined;
   dueTimer: DueTimer;
-  /** The host has (new) work. */
-  wake(key: string): void;
   /** Makes a started lease's request. */
   exchange: Pick<PageExchange, 'fetchPage'>;
   /** Renders pages (render/renderer.ts): it may hold a host's next page back, and its jobs may end before their page does. @default none */
@@ -192,7 +190,7 @@ export class LeaseSource {
         // A wait is kept until its time: the next take hands it to the scheduler, which sleeps the host until then.
         if (answer && 'entry' in answer) this.held.set(key, answer);
         else if (answer) this.claimWaits.set(key, answer.notBefore);
-        if (answer) this.parts.wake(key);
+        if (answer) ctx.signals.wake(key);
         return;
       }
       // Shared, with a page cap: the lease takes its place in every worker's count before it is held.
@@ -205,7 +203,7 @@ export class LeaseSource {
         }
         this.reserved.add(answer);
         this.held.set(key, answer);
-        this.parts.wake(key);
+        ctx.signals.wake(key);
       });
     });
   }
@@ -215,11 +213,11 @@ export class LeaseSource {
     if (this.reserved.delete(lease)) this.ctx.calls.settle(this.ctx.store.addToCounter('started', -1));
   }
 
-  /** Delayed entries (retries) came due: they are at the head of their hosts' queues now. */
+  /** Delayed entries (retries) came due (the due timer's `due` signal): they are at the head of their hosts' queues now. */
   promoteDue(): void {
     const { ctx, parts } = this;
     ctx.calls.settle(ctx.store.promoteDue(ctx.clock.now()), (keys) => {
-      for (const key of keys) parts.wake(key);
+      for (const key of keys) ctx.signals.wake(key);
       parts.dueTimer.armAt(ctx.store.nextDueAt());
     });
   }

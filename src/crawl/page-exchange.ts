@@ -43,12 +43,6 @@ export interface PageExchangeParts {
   /** Where fetched pages are kept (--save-dir, --warc); pages are captured only when set. */
   archive: PageArchive | undefined;
   random: (() => number) | undefined;
-  /** The host has work again. */
-  wake(key: string): void;
-  /** The host was just given up (crawl-end.ts). */
-  giveUpHost(key: string, policy: HostPolicy): void;
-  /** Something of ours failed (the archive): the crawl stops with it. */
-  fail(err: unknown): void;
   /** Renders pages on hosts that render (render/renderer.ts). @default none */
   renderer?: Pick<Renderer, 'page'>;
   /** Validators, digests, change and history of pages (recrawl.ts). */
@@ -112,7 +106,7 @@ export class PageExchange {
       const throttle = action === 'throttle' ? throttleEvent(res, clock.now(), clock.wallNow(), ctx.hosts.get(key).limiter.pausedUntil) : undefined;
       if (action === 'throttle' && this.requeueThrottled(lease, policy, withAttempt(entry.extra, startedAt, throttle))) return;
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, startedAt))) return;
-      if (action === 'give-up') parts.giveUpHost(key, policy);
+      if (action === 'give-up') ctx.signals.hostGivenUp(key, policy);
       base.startedAt = parts.records.isoTime(Math.round(startedAt));
       const sitemap =
         entryKind(entry) !== 'sitemap'
@@ -151,7 +145,7 @@ export class PageExchange {
       }
       const action = parts.feedback.errored(key, code, !ctx.stopping);
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
-      if (action === 'give-up') parts.giveUpHost(key, policy);
+      if (action === 'give-up') ctx.signals.hostGivenUp(key, policy);
       record = { ...base, elapsedMs: Math.round(clock.now() - t0), error: { code, message: errorMessage(err) } };
     }
     if (captured !== undefined && !(await this.archive(record, captured))) return;
@@ -175,7 +169,8 @@ export class PageExchange {
       Object.assign(record, await this.parts.archive!.keep(record, res));
       return true;
     } catch (err) {
-      this.parts.fail(err);
+      // Something of ours failed: the crawl stops with it.
+      this.ctx.signals.fail(err);
       return false;
     }
   }
@@ -198,7 +193,7 @@ export class PageExchange {
     const { calls, store } = this.ctx;
     if (this.ctx.stopping) return false;
     calls.settle(store.addToCounter('started', -1)); // one link, one count
-    calls.settle(store.release(lease, asGet(lease.entry)), () => this.parts.wake(lease.key));
+    calls.settle(store.release(lease, asGet(lease.entry)), () => this.ctx.signals.wake(lease.key));
     return true;
   }
 
@@ -208,7 +203,7 @@ export class PageExchange {
     const throttles = (lease.entry.throttles ?? 0) + 1;
     if (this.ctx.stopping || throttles > policy.throttleRetries) return false;
     calls.settle(store.addToCounter('started', -1)); // it will be taken again
-    calls.settle(store.release(lease, { ...lease.entry, throttles, extra }), () => this.parts.wake(lease.key));
+    calls.settle(store.release(lease, { ...lease.entry, throttles, extra }), () => this.ctx.signals.wake(lease.key));
     return true;
   }
 

@@ -9,8 +9,13 @@
  * another worker added work meanwhile, and the survey goes on.
  */
 import type { Timer } from '../clock.js';
+import type { HostPolicy } from '../config/settings-types.js';
+import type { RobotsGate } from '../robots/gate.js';
+import type { Scheduler } from '../schedule/scheduler.js';
+import type { SlowRequests } from '../schedule/slow-requests.js';
 import { capReached, type CrawlContext } from './crawl-context.js';
 import type { DueTimer } from '../util/due-timer.js';
+import type { LeaseSource } from './lease-source.js';
 
 /**
  * With a shared store, how often a worker surveys the whole crawl: to take up
@@ -27,13 +32,11 @@ export const SURVEY_IDLE_INTERVAL_MS = 200;
 
 export interface SharedSurveyParts {
   dueTimer: DueTimer;
-  /** The host has work (perhaps another worker's). */
-  wake(key: string): void;
-  /** Nothing of this worker's own is running, waiting or held. */
-  locallyIdle(): boolean;
-  /** The crawl may have ended. */
-  settled(): void;
-  fail(err: unknown): void;
+  /** What this worker has running, waiting or held (`locallyIdle`). */
+  scheduler: Scheduler<HostPolicy>;
+  robots: RobotsGate;
+  leases: LeaseSource;
+  slow: SlowRequests;
 }
 
 export class SharedSurvey {
@@ -62,19 +65,20 @@ export class SharedSurvey {
     this.surveying = true;
     calls.settle(shared.survey(), (s) => {
       this.surveying = false;
-      for (const [key] of s.hosts) parts.wake(key);
+      // The hosts with work, perhaps another worker's.
+      for (const [key] of s.hosts) ctx.signals.wake(key);
       parts.dueTimer.armAt(store.nextDueAt());
-      if (ctx.stopping || capReached(ctx) || s.queued + s.delayed + s.leased > 0 || !parts.locallyIdle()) return;
+      if (ctx.stopping || capReached(ctx) || s.queued + s.delayed + s.leased > 0 || !this.locallyIdle()) return;
       calls.pending++; // the crawl cannot end under the finish call
       Promise.resolve(store.finish()).then(
         (done) => {
           calls.pending--;
           if (done !== false) this.ended = true;
-          parts.settled();
+          ctx.signals.settled();
         },
         (err: unknown) => {
           calls.pending--;
-          parts.fail(err);
+          ctx.signals.fail(err);
         },
       );
     });
@@ -82,12 +86,12 @@ export class SharedSurvey {
 
   /** Surveys every SURVEY_INTERVAL_MS, or every SURVEY_IDLE_INTERVAL_MS while this worker is idle, until the crawl ends. */
   arm(sinceLastMs = 0): void {
-    const { ctx, parts } = this;
+    const { ctx } = this;
     this.timer = ctx.clock.setTimer(() => {
       this.timer = null;
       if (ctx.finished) return;
       const elapsed = sinceLastMs + SURVEY_IDLE_INTERVAL_MS;
-      if (elapsed < SURVEY_INTERVAL_MS && !parts.locallyIdle()) return this.arm(elapsed);
+      if (elapsed < SURVEY_INTERVAL_MS && !this.locallyIdle()) return this.arm(elapsed);
       this.survey();
       this.arm();
     }, SURVEY_IDLE_INTERVAL_MS);
@@ -96,5 +100,18 @@ export class SharedSurvey {
   cancel(): void {
     if (this.timer) this.ctx.clock.clearTimer(this.timer);
     this.timer = null;
+  }
+
+  /** Nothing of this worker's own is running, waiting or held. */
+  private locallyIdle(): boolean {
+    const { scheduler, robots, leases, slow } = this.parts;
+    return (
+      scheduler.inFlight === 0 &&
+      scheduler.pendingJobs === 0 &&
+      robots.pending === 0 &&
+      leases.claimingCount === 0 &&
+      slow.count === 0 &&
+      leases.heldCount === 0
+    );
   }
 }

@@ -58,12 +58,8 @@ export interface RenderOutcome {
   error?: { code: 'RENDER_TIMEOUT' | 'RENDER_FAILED'; message: string };
 }
 
-export interface RendererParts extends Omit<SubresourceFetcherParts, 'cache'> {
-  /** The host may have work again (a held-back host). */
-  wake(key: string): void;
-  /** A handed-off page finished: the crawl may be done. */
-  settled(): void;
-}
+/** What the browser's own requests go through (subresource-fetcher.ts); the renderer keeps their cache itself. */
+export type RendererParts = Omit<SubresourceFetcherParts, 'cache'>;
 
 export class RenderTimeoutError extends Error {
   readonly code = 'RENDER_TIMEOUT';
@@ -87,7 +83,7 @@ export class Renderer {
 
   constructor(
     private readonly ctx: CrawlContext,
-    private readonly parts: RendererParts,
+    parts: RendererParts,
     private readonly settings: RenderSettings,
     executablePath: string,
     private readonly onEvent?: (page: string, event: SubrequestEvent) => void,
@@ -148,7 +144,8 @@ export class Renderer {
         const end = () => {
           if (!handed) return resolve();
           this.pending--;
-          this.parts.settled();
+          // A handed-off page finished: the crawl may be done.
+          this.ctx.signals.settled();
         };
         job(inner).then(end, end);
       });
@@ -291,7 +288,7 @@ export class Renderer {
     if (this.heldBack.size > 0 && this.queue.length < this.settings.concurrency) {
       const keys = [...this.heldBack];
       this.heldBack.clear();
-      for (const key of keys) this.parts.wake(key);
+      for (const key of keys) this.ctx.signals.wake(key);
     }
   }
 

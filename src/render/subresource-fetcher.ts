@@ -37,8 +37,6 @@ export interface SubresourceFetcherParts {
   cache: SubresourceCache;
   /** --warc: what was fetched is kept for replay. @default none */
   archive?: PageArchive;
-  /** The archive failed (the disk is full): the crawl stops with it. */
-  fail?(err: unknown): void;
 }
 
 export class SubresourceFetcher {
@@ -96,7 +94,8 @@ export class SubresourceFetcher {
         if (attempt < policy.throttleRetries && !ctx.stopping && wanted()) continue;
       }
       if (parts.archive?.keepResource && res.capture !== undefined) {
-        await parts.archive.keepResource(res, new Date(ctx.clock.wallNow()).toISOString()).catch((err: unknown) => parts.fail?.(err));
+        // The archive failed (the disk is full): the crawl stops with it.
+        await parts.archive.keepResource(res, new Date(ctx.clock.wallNow()).toISOString()).catch((err: unknown) => ctx.signals.fail(err));
       }
       const response: CachedResponse = { status: res.status, headers: res.headers, body: res.raw ?? Buffer.alloc(0) };
       parts.cache.put(url, response, ctx.clock.now());

@@ -1,15 +1,19 @@
+/**
+ * StoreCalls (crawl/crawl-context.ts): a store's plain answer is used at
+ * once, a promise is counted until it settles and then reported as
+ * `settled`, and a failure, asynchronous or not, fails the crawl.
+ */
 import { describe, expect, it } from 'vitest';
-import { StoreCalls } from '../../src/crawl/store-calls.js';
+import { StoreCalls } from '../../src/crawl/crawl-context.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { CrawlStore } from '../../src/store/crawl-store.js';
 
 function calls(store: CrawlStore = new MemoryStore()) {
   const seen = { settled: 0, failed: [] as unknown[] };
-  const c = new StoreCalls(
-    store,
-    () => seen.settled++,
-    (err) => seen.failed.push(err),
-  );
+  const c = new StoreCalls(store, {
+    settled: () => seen.settled++,
+    fail: (err) => seen.failed.push(err),
+  });
   return { c, seen };
 }
 

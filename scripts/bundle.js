@@ -13,6 +13,7 @@
  * Left outside the bundle: native or heavy packages loaded only when used
  * (better-sqlite3, playwright-core, prom-client), packages the code loads
  * through createRequire (re2js, cheerio) or reads files of (uplot).
+ * `zod` is only the members the code uses (zodUsed, below).
  * dist/version.js is replaced by the version itself: its relative path to
  * package.json does not hold from dist/bundle/. `undici` is its lean entry
  * (undici-lean.cjs): the names the code imports, without fetch, WebSocket
@@ -22,7 +23,7 @@
  * alone after a change), so a stale bundle never runs.
  */
 import { build } from 'esbuild';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -34,6 +35,47 @@ const substitutes = {
   setup(b) {
     b.onLoad({ filter: /[\\/]dist[\\/]version\.js$/ }, () => ({ contents: `export const VERSION = ${JSON.stringify(version)};`, loader: 'js' }));
     b.onResolve({ filter: /^undici$/ }, () => ({ path: fileURLToPath(new URL('./undici-lean.cjs', import.meta.url)) }));
+  },
+};
+
+/**
+ * `zod` → only the members the code uses. The code imports `{ z }`, zod's
+ * whole namespace as one value, which esbuild cannot shake: every locale,
+ * JSON-schema reader and compiler came along (470 KB, ~36 ms to load before
+ * a crawl's first request). The members are read from the compiled files
+ * that import zod (`z.NAME`), and each must exist in zod, or the build fails.
+ */
+const zodUsed = {
+  name: 'zod-used',
+  setup(b) {
+    const importers = [];
+    const walk = (dir) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = `${dir}/${entry.name}`;
+        if (entry.isDirectory() && file !== outdir) walk(file);
+        else if (entry.name.endsWith('.js')) {
+          const text = readFileSync(file, 'utf8');
+          if (/^import \{ z \} from 'zod';$/m.test(text)) importers.push(text);
+        }
+      }
+    };
+    walk(`${root}dist`);
+    // `z.NAME`, also across a line break (`z\n  .record(…)`); a `z` used any other way (passed on whole) fails the build.
+    const names = [...new Set(importers.flatMap((text) => [...text.matchAll(/(?<![\w$.])z\s*\.\s*([A-Za-z_$][\w$]*)/g)].map((m) => m[1])))].sort();
+    const whole = importers.flatMap((text) => [...text.replace(/^import \{ z \} from 'zod';$/m, '').matchAll(/(?<![\w$.-])z(?![\w$])(?!\s*\.)/g)]);
+    if (whole.length > 0) throw new Error(`zod's z is used other than as z.NAME (${whole.length} place(s)): the bundle's zod would lack what it needs`);
+    b.onStart(async () => {
+      const { z } = await import('zod');
+      const missing = names.filter((name) => !(name in z));
+      if (missing.length > 0) throw new Error(`zod has no ${missing.join(', ')} (read as z.NAME from the compiled code)`);
+    });
+    b.onResolve({ filter: /^zod$/ }, (args) => (args.importer.startsWith(`${root}dist`) ? { path: 'zod', namespace: 'zod-used' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-used' }, () => ({
+      // Aliased: some members (enum, null) are reserved words.
+      contents: `import { ${names.map((n) => `${n} as z_${n}`).join(', ')} } from 'zod';\nexport const z = { ${names.map((n) => `${n}: z_${n}`).join(', ')} };\n`,
+      resolveDir: root,
+      loader: 'js',
+    }));
   },
 };
 
@@ -56,7 +98,7 @@ const result = await build({
   // Class and function names stay: errors and their `name` read the same as unbundled.
   keepNames: true,
   legalComments: 'eof',
-  plugins: [substitutes],
+  plugins: [substitutes, zodUsed],
   logLevel: 'warning',
   metafile: true,
 });

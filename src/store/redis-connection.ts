@@ -53,26 +53,36 @@ export class RedisStateLostError extends RedisStoreError {
   override readonly code = 'REDIS_STATE_LOST';
 }
 
-export interface RedisLinkOptions {
+/** How to reach Redis and what to tell about it: the options the Redis store passes on to its link. */
+export interface RedisConnectionOptions {
   /** `redis://host:port/db`; ignored when `client` is given. @default redis://127.0.0.1:6379 */
   url?: string;
-  /** With a `rediss://` URL: the CA certificates to trust (PEM). @default Node's roots */
+  /** With a `rediss://` URL: the CA certificates to trust (PEM), instead of Node's bundled roots. @default Node's roots */
   ca?: string[];
-  /** A client to use instead of connecting to `url`. @default none */
+  /** A client to use instead of connecting to `url` (connected on open if not yet; never closed by this store). */
   client?: RedisConnection;
+  /** Names the crawl: every worker with the same id crawls the same crawl. */
   crawlId: string;
+  /** Told how long each script round trip took, in seconds, by script name (metrics). @default none */
+  timed?: StoreTimer;
+  /** How long to fail trying to reach Redis at open before giving up. @default 5 s */
+  connectTimeoutMs?: number;
+  /** Connection errors and failed timer ticks (the store goes on; node-redis reconnects). @default ignored */
+  onError?: (err: Error) => void;
+  /** Redis stopped answering mid-crawl: calls wait and are retried with backoff. Called once per outage. */
+  onLost?: (err: Error) => void;
+  /** Redis answers again after an outage of `ms`. */
+  onReconnected?: (ms: number) => void;
+  /** The crawl's state is gone from Redis (see "State lost" above): called once; every later call throws the same error. */
+  onStateLost?: (err: RedisStateLostError) => void;
+}
+
+export interface RedisLinkOptions extends RedisConnectionOptions {
   /** `crawl:{ID}:`: every key of the crawl starts with it. */
   prefix: string;
   /** The clock offset to sample at connect. */
   clock: RedisClock;
   now: () => number;
-  timed?: StoreTimer;
-  /** @default 5 s */
-  connectTimeoutMs?: number;
-  onError?: (err: Error) => void;
-  onLost?: (err: Error) => void;
-  onReconnected?: (ms: number) => void;
-  onStateLost?: (err: RedisStateLostError) => void;
 }
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';

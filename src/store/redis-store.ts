@@ -123,7 +123,7 @@ import type {
 import { VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { SeenSet } from '../util/seen-set.js';
 import { RedisClock } from './redis-clock.js';
-import { RedisLink, RedisStateLostError, type RedisConnection } from './redis-connection.js';
+import { RedisLink, RedisStateLostError, type RedisConnection, type RedisConnectionOptions } from './redis-connection.js';
 import { RedisRecordLog } from './redis-record-log.js';
 import { RedisHistory } from './redis-history.js';
 import { decodeEntry, decodeTriples, encodeEntry, parseSaved, RedisStoreError, sharedFields, shiftSaved, type SharedFields } from './redis-codec.js';
@@ -180,17 +180,7 @@ export type SharedPolicy = Pick<LimiterPolicy, 'intervalMs' | 'windows' | 'concu
 /** No limits: the store hands out work as fast as it is claimed (the contract suite's case). */
 const UNLIMITED: SharedPolicy = { intervalMs: 0, windows: [], concurrency: Infinity };
 
-export interface RedisStoreOptions {
-  /** `redis://host:port/db`; ignored when `client` is given. @default redis://127.0.0.1:6379 */
-  url?: string;
-  /** With a `rediss://` URL: the CA certificates to trust (PEM), instead of Node's bundled roots. @default Node's roots */
-  ca?: string[];
-  /** A client to use instead of connecting to `url` (connected on open if not yet; never closed by this store). */
-  client?: RedisConnection;
-  /** Names the crawl: every worker with the same id crawls the same crawl. */
-  crawlId: string;
-  /** Told how long each script round trip took, in seconds, by script name (metrics). @default none */
-  timed?: StoreTimer;
+export interface RedisStoreOptions extends RedisConnectionOptions {
   /** The crawl's clock (clock.now()). @default systemClock's scale: performance.timeOrigin + performance.now() */
   now?: () => number;
   /** Each host's gap, windows and concurrency, enforced across workers. @default no limits */
@@ -201,16 +191,6 @@ export interface RedisStoreOptions {
   leaseMs?: number;
   /** How often this store renews its leases, gives back expired ones and refreshes its views. @default min(leaseMs / 4, 5 s) */
   tickMs?: number;
-  /** How long to fail trying to reach Redis at open before giving up. @default 5 s */
-  connectTimeoutMs?: number;
-  /** Connection errors and failed timer ticks (the store goes on; node-redis reconnects). @default ignored */
-  onError?: (err: Error) => void;
-  /** Redis stopped answering mid-crawl: calls wait and are retried with backoff. Called once per outage. */
-  onLost?: (err: Error) => void;
-  /** Redis answers again after an outage of `ms`. */
-  onReconnected?: (ms: number) => void;
-  /** The crawl's state is gone from Redis (see "A crawl whose state is gone"): called once; every later call throws the same error. */
-  onStateLost?: (err: RedisStateLostError) => void;
 }
 
 export { RedisStoreError };

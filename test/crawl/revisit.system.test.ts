@@ -50,6 +50,22 @@ async function revisitWeb(): Promise<Web> {
   });
 }
 
+/**
+ * What the server saw of a revisiting crawl of revisitWeb: the live page, changing every time, kept at the
+ * 1 s floor; the static ones backing off 1.5× to 3 s; every revisit of a static page with its ETag, a 304.
+ * Answers the server's requests for a path.
+ */
+function expectRevisited(w: Web): (path: string) => ReturnType<Web['requests']> {
+  const asked = (path: string) => w.requests().filter((r) => r.path === path);
+  expect(asked('/live').length).toBeGreaterThanOrEqual(5);
+  expect(asked('/s/0').length).toBeGreaterThanOrEqual(2);
+  expect(asked('/s/0').length).toBeLessThan(asked('/live').length);
+  const again = w.requests().filter((r) => r.path.startsWith('/s/') && r.headers['if-none-match'] !== undefined);
+  expect(again.length).toBeGreaterThanOrEqual(STATIC);
+  expect(again.every((r) => r.status === 304)).toBe(true);
+  return asked;
+}
+
 const revisitArgs = (w: Web, maxTime: string) => [
   '--state',
   'revisit.db',
@@ -73,15 +89,7 @@ describe('crawl --state FILE --revisit', () => {
     web = await revisitWeb();
     const run = await startCrawl(revisitArgs(web, '7s'), tmp.path).done;
     expect(run.code, run.stderr).toBe(0);
-    const asked = (path: string) => web!.requests().filter((r) => r.path === path);
-    // The live page changes every time: its interval stays at the 1 s floor. The static ones back off 1.5× to 3 s.
-    expect(asked('/live').length).toBeGreaterThanOrEqual(5);
-    expect(asked('/s/0').length).toBeGreaterThanOrEqual(2);
-    expect(asked('/s/0').length).toBeLessThan(asked('/live').length);
-    // Every revisit of a static page carried its ETag and cost a 304.
-    const again = web.requests().filter((r) => r.path.startsWith('/s/') && r.headers['if-none-match'] !== undefined);
-    expect(again.length).toBeGreaterThanOrEqual(STATIC);
-    expect(again.every((r) => r.status === 304)).toBe(true);
+    expectRevisited(web);
     const out = jsonLines<Rec>(await readFile(join(tmp.path, 'visits.jsonl.partial'), 'utf8')).filter((r) => r.type === 'page');
     expect(
       out
@@ -166,13 +174,7 @@ describe.skipIf(redisServerMissing)('crawl --redis URL --revisit: two workers', 
       ).done;
     const runs = await Promise.all([worker(0), worker(1)]);
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
-    const asked = (path: string) => web!.requests().filter((r) => r.path === path);
-    expect(asked('/live').length).toBeGreaterThanOrEqual(5);
-    expect(asked('/s/0').length).toBeGreaterThanOrEqual(2);
-    expect(asked('/s/0').length).toBeLessThan(asked('/live').length);
-    const again = web.requests().filter((r) => r.path.startsWith('/s/') && r.headers['if-none-match'] !== undefined);
-    expect(again.length).toBeGreaterThanOrEqual(STATIC);
-    expect(again.every((r) => r.status === 304)).toBe(true);
+    const asked = expectRevisited(web);
     // One schedule for both: no page asked twice within the 1 s revisit floor (two workers each scheduling it would).
     for (const path of new Set(web.requests().map((r) => r.path))) {
       if (path === '/robots.txt') continue;

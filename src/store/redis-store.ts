@@ -117,7 +117,6 @@ import type {
   RecordLog,
   SharedStore,
   StoreCounts,
-  StoreTimer,
   Survey,
 } from './crawl-store.js';
 import { VIEW_LENGTH, type ScriptName } from './redis-scripts.js';

@@ -232,6 +232,8 @@ export class RedisStore implements CrawlStore {
   private seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
+  /** Per host, the saveHost write in flight and the newest save waiting for it (see saveHost). */
+  private readonly saving = new Map<string, { next: HostSaved | undefined; done: Promise<void> }>();
   /** Per host, this worker's latest claim: its reserved start (Redis time) and when its call was sent (this worker's clock). */
   /** Per host with a lease held, the newest such lease (forgotten with it: bounded by the leases held). */
   private readonly lastClaim = new Map<string, RedisLease>();
@@ -463,7 +465,38 @@ export class RedisStore implements CrawlStore {
     return { ...this.totals };
   }
 
-  async saveHost(key: string, saved: HostSaved): Promise<void> {
+  /**
+   * Writes the host's shared record. At most one write per host is in
+   * flight: a save that comes meanwhile (the crawl saves at every start,
+   * dispatch and response) replaces any save still waiting, and the newest
+   * is written as soon as the one in flight is answered. Every field is the
+   * record's current value (the last start and a pause only move later), so
+   * a replaced save loses nothing the newest does not carry. The promise
+   * settles once a write at least as new as `saved` is answered.
+   */
+  saveHost(key: string, saved: HostSaved): Promise<void> {
+    const busy = this.saving.get(key);
+    if (busy) {
+      busy.next = saved;
+      return busy.done;
+    }
+    const slot: { next: HostSaved | undefined; done: Promise<void> } = { next: saved, done: Promise.resolve() };
+    this.saving.set(key, slot);
+    slot.done = (async () => {
+      try {
+        while (slot.next !== undefined) {
+          const newest = slot.next;
+          slot.next = undefined;
+          await this.writeHost(key, newest);
+        }
+      } finally {
+        this.saving.delete(key);
+      }
+    })();
+    return slot.done;
+  }
+
+  private async writeHost(key: string, saved: HostSaved): Promise<void> {
     const shared = sharedFields(saved);
     const before = this.sent.get(key);
     const changed: string[] = [];

@@ -197,6 +197,27 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(a.counts()).toMatchObject({ leased: 0 });
     });
 
+    it('writes a host saved many times at once at most once in flight, ending with the newest save', async () => {
+      const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
+      const scripts: string[] = [];
+      const [a, b] = await workers(2, { policyFor: () => policy, timed: (name) => scripts.push(name) });
+      const table = new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) });
+      const base = now() + 1_000;
+      const saves: Array<Promise<void>> = [];
+      // Twenty saves while the first is in flight, each a later pause: the crawl saves at every start, dispatch and response.
+      for (let i = 1; i <= 20; i++) {
+        table.get('c').limiter.pauseUntil(base + i * 100);
+        saves.push(a.saveHost('c', table.save('c')!));
+      }
+      await Promise.all(saves);
+      expect(scripts.filter((n) => n === 'saveHost').length).toBe(2); // the first, then the newest of the other nineteen
+      const [[, kept]] = (await b.loadHosts()).filter(([k]) => k === 'c');
+      expect(kept.limiter.pausedUntil).toBeCloseTo(base + 2_000, -1);
+      await b.add('http://c.example/1', 'c', entry('http://c.example/1'));
+      const wait = await b.claim('c');
+      expect((wait as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(base + 2_000 - 5);
+    });
+
     it('makes every worker wait out a pause, a slower rate or a given-up host that one worker saved', async () => {
       const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
       const [a, b] = await workers(2, { policyFor: () => policy });

@@ -245,7 +245,11 @@ describe.skipIf(!available)('--render on a client-rendered web, its browser kill
     const { readFile } = await import('node:fs/promises');
     const stats = JSON.parse(await readFile(join(dir, 'stats.json'), 'utf8')) as { hosts: Array<{ host: string; subrequests?: Record<string, number> }> };
     const api = stats.hosts.find((h) => h.host.startsWith('api.localhost'))!;
-    expect(api.subrequests).toMatchObject({ fetched: 1 + ITEMS, disallowed: 1 + 2 * ITEMS });
+    expect(api.subrequests).toMatchObject({ fetched: 1 + ITEMS });
+    // Each page asks the private API and is refused (the server never sees it: the test above). A page whose
+    // render the browser's kill cut short is rendered again and asks again: up to two more per page in flight (4 at once, the default).
+    expect(api.subrequests!.disallowed).toBeGreaterThanOrEqual(1 + 2 * ITEMS);
+    expect(api.subrequests!.disallowed).toBeLessThanOrEqual(1 + 2 * ITEMS + 2 * 4);
   });
 });
 

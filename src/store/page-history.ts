@@ -68,6 +68,17 @@ export interface RevisitSchedule {
   scheduleAll(defaultMs: number, wallToCrawl: number): MaybePromise<number>;
 }
 
+/**
+ * Last-Modified as epoch seconds, when the IMF-fixdate written from them
+ * gives the same text back (so a store may keep the number and still answer
+ * the header as sent); undefined otherwise.
+ */
+export function lastModifiedSeconds(text: string): number | undefined {
+  const ms = Date.parse(text);
+  if (!Number.isFinite(ms) || ms % 1000 !== 0) return undefined;
+  return new Date(ms).toUTCString() === text ? ms / 1000 : undefined;
+}
+
 /** History in this process's memory: a `--since` crawl (loaded from records) or a crawl that keeps none beyond itself. */
 export class MemoryHistory implements PageHistoryStore {
   private readonly pages = new Map<string, { page: PageHistory; outlinks: string[] }>();

@@ -33,7 +33,7 @@
  * `sha256:` prefix.
  */
 import { fingerprint } from '../util/seen-set.js';
-import type { PageHistory, PageHistoryStore, RevisitSchedule } from './page-history.js';
+import { lastModifiedSeconds, type PageHistory, type PageHistoryStore, type RevisitSchedule } from './page-history.js';
 import { decodeEntry, RedisStoreError } from './redis-codec.js';
 import type { ScriptName } from './redis-scripts.js';
 
@@ -64,11 +64,10 @@ export function decodeHistory(value: string): PageHistory | undefined {
   return page;
 }
 
-/** Last-Modified as epoch seconds when its IMF-fixdate form gives the same text back; else `=` and the text. */
+/** Last-Modified as epoch seconds (page-history.ts `lastModifiedSeconds`, not before 1970: the reader takes digits only); else `=` and the text. */
 function compactDate(text: string): string {
-  const ms = Date.parse(text);
-  if (Number.isFinite(ms) && ms % 1000 === 0 && ms >= 0 && new Date(ms).toUTCString() === text) return String(ms / 1000);
-  return `=${text}`;
+  const seconds = lastModifiedSeconds(text);
+  return seconds !== undefined && seconds >= 0 ? String(seconds) : `=${text}`;
 }
 
 export interface RedisHistoryParts {

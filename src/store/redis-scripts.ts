@@ -103,6 +103,11 @@ local function bump(field, by)
   if by ~= 0 then redis.call('HINCRBY', P .. 'n', field, by) end
 end
 local function qkey(host) return P .. 'q:' .. host end
+-- Adds the URL's 64-bit fingerprint to the seen set (layout above): true if it was not there.
+local function mark_seen(url)
+  local fp = redis.sha1hex(url)
+  return redis.call('SADD', P .. 's:' .. string.sub(fp, 1, 4), string.format('%.0f', tonumber(string.sub(fp, 5, 16), 16))) == 1
+end
 local function split(member)
   local nl = string.find(member, '\\n', 1, true)
   return string.sub(member, 1, nl - 1), string.sub(member, nl + 1)
@@ -166,10 +171,15 @@ local function unref(entry)
     redis.call('HDEL', P .. 'par', tag)
   end
 end
+-- The lines of a string, as a table ('' for an empty line).
+local function split_lines(s)
+  local t = {}
+  for line in string.gmatch(s .. '\\n', '([^\\n]*)\\n') do t[#t + 1] = line end
+  return t
+end
 -- A P pages value's lines: host, entry, history (4 lines), links, and 'w' while a revisit waits.
 local function page_fields(value)
-  local f = {}
-  for line in string.gmatch(value .. '\\n', '([^\\n]*)\\n') do f[#f + 1] = line end
+  local f = split_lines(value)
   for i = #f + 1, 8 do f[i] = '' end
   return f
 end
@@ -188,8 +198,7 @@ local function keep_page(key, host, entry, hist, links)
     f[1], f[2], f[8] = host, entry, ''
   end
   if hist ~= '' then
-    local h = {}
-    for line in string.gmatch(hist .. '\\n', '([^\\n]*)\\n') do h[#h + 1] = line end
+    local h = split_lines(hist)
     for i = 1, 4 do f[2 + i] = h[i] or '' end
   end
   if links ~= '-' then f[7] = links end
@@ -304,9 +313,7 @@ return view(out)
  * marked seen).
  */
 const ADD = `
-local fp = redis.sha1hex(ARGV[2])
-local member = string.format('%.0f', tonumber(string.sub(fp, 5, 16), 16))
-if redis.call('SADD', P .. 's:' .. string.sub(fp, 1, 4), member) == 0 then return view({ 0 }) end
+if not mark_seen(ARGV[2]) then return view({ 0 }) end
 bump('seen', 1)
 local host = ARGV[3]
 if ARGV[4] == '' then return view({ 1 }) end
@@ -523,8 +530,7 @@ local function requeue(host, e)
   local url = short
   if string.sub(short, 1, 1) == '/' then url = 'https://' .. host .. short
   elseif string.sub(short, 1, 1) == '*' then url = 'http://' .. host .. string.sub(short, 2) end
-  local fp = redis.sha1hex(url)
-  if redis.call('SADD', P .. 's:' .. string.sub(fp, 1, 4), string.format('%.0f', tonumber(string.sub(fp, 5, 16), 16))) == 0 then return false end
+  if not mark_seen(url) then return false end
   redis.call('RPUSH', qkey(host), stored)
   redis.call('SADD', P .. 'work', host)
   queued = queued + 1

@@ -17,7 +17,7 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { digestBytes, digestText } from '../fetch/body-digest.js';
-import { decodeIds, encodeIds, type PageHistory } from './page-history.js';
+import { decodeIds, encodeIds, lastModifiedSeconds, type PageHistory } from './page-history.js';
 
 /** Added to any state file when it is opened (an older version ignores the table). */
 export const PAGES_TABLE = `CREATE TABLE IF NOT EXISTS pages (
@@ -80,7 +80,7 @@ export class SqliteHistory {
       page.status,
       Math.floor(page.fetchedAt / 1000),
       page.etag ?? null,
-      page.lastModified === undefined ? null : compactDate(page.lastModified),
+      page.lastModified === undefined ? null : (lastModifiedSeconds(page.lastModified) ?? page.lastModified),
       page.digest === undefined ? null : (digestBytes(page.digest) ?? page.digest),
       links,
       page.intervalMs === undefined ? null : Math.round(page.intervalMs / 1000),
@@ -133,10 +133,3 @@ export class SqliteHistory {
 
 /** An entry's `extra` without its attempt history (a new pass, a revisit: attempts start over). */
 const WITHOUT_ATTEMPTS = "CASE WHEN extra IS NULL THEN NULL WHEN json_remove(extra, '$.history') = '{}' THEN NULL ELSE json_remove(extra, '$.history') END";
-
-/** Last-Modified as epoch seconds when its IMF-fixdate form gives the same text back; the text otherwise. */
-function compactDate(text: string): number | string {
-  const ms = Date.parse(text);
-  if (!Number.isFinite(ms) || ms % 1000 !== 0) return text;
-  return new Date(ms).toUTCString() === text ? ms / 1000 : text;
-}

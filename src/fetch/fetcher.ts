@@ -23,7 +23,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { Agent, buildConnector, errors, ProxyAgent } from 'undici';
+import { Agent, buildConnector, Client, errors, ProxyAgent, type Dispatcher, type Pool } from 'undici';
 import { AbortFanout } from './abort-fanout.js';
 import { findRefusal, guardedConnector, type AddressGuard } from './address-guard.js';
 import { decodeBody, parseContentType } from './charset.js';
@@ -41,6 +41,7 @@ import { tlsConnectOptions, type TlsSettings } from './tls.js';
 import { PhaseDeadlines, type DeadlineCode } from './phase-deadlines.js';
 import { timedConnector } from './timed-connector.js';
 import { http2Factory, ProtocolLog, type HttpVersion } from './http2-pool.js';
+import { leanPool } from './lean-pool.js';
 import type { ErrorCode } from '../types.js';
 
 export interface FetcherOptions {
@@ -279,11 +280,14 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       clock,
     );
   const protocols = opts.http2 ? new ProtocolLog() : undefined;
+  // undici's own factory, but with the lean waiting queue (lean-pool.ts): thousands of origins are open at once in a broad crawl.
+  const originPool = (origin: string | URL, options: object): Dispatcher =>
+    (options as Pool.Options).connections === 1 ? new Client(origin, options) : leanPool(origin, options);
   const newAgent = (guard: AddressGuard | undefined) =>
     new Agent({
       ...pool,
       connect: connector(guard, false),
-      ...(opts.http2 && { factory: http2Factory({ streamsFor: opts.http2, connect: connector(guard, true), idleMs, protocols: protocols! }) }),
+      factory: opts.http2 ? http2Factory({ streamsFor: opts.http2, connect: connector(guard, true), idleMs, protocols: protocols! }) : originPool,
     });
   const open = newAgent(undefined);
   // One ProxyAgent per proxy URL. The SSRF guard cannot see the proxy's connection to the target; checkProxiedTarget judges what it can first (proxy.ts).

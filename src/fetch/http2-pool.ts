@@ -23,7 +23,8 @@
  * dropped like any idle origin's (fetcher.ts IDLE_ORIGIN_MS).
  */
 import { EventEmitter } from 'node:events';
-import { Client, Pool, type Dispatcher, type buildConnector } from 'undici';
+import { Client, type Dispatcher, type Pool, type buildConnector } from 'undici';
+import { leanPool } from './lean-pool.js';
 
 /** The HTTP version a response came over, as records say it. */
 export type HttpVersion = '1.1' | '2';
@@ -67,7 +68,7 @@ export function http2Factory(opts: Http2PoolOptions): (origin: string | URL, opt
     const streams = key.startsWith('https:') ? opts.streamsFor(key) : null;
     // An origin that answered h1 last time gets the ordinary pool straight away.
     if (streams === null || opts.protocols.of(key) === '1.1')
-      return new Pool(origin, { ...(options as PoolOptions), ...(streams !== null && { connections: streams }) });
+      return leanPool(origin, { ...(options as PoolOptions), ...(streams !== null && { connections: streams }) });
     return new Http2Origin(origin, options, key, streams, opts) as unknown as Dispatcher;
   };
 }
@@ -108,7 +109,7 @@ class Http2Origin extends EventEmitter {
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     if (this.version !== '1.1' || this.streams === 1) return this.first.dispatch(options, handler);
     if (this.h1 === null) {
-      this.h1 = new Pool(this.origin, { ...this.options, connections: this.streams - 1 });
+      this.h1 = leanPool(this.origin, { ...this.options, connections: this.streams - 1 });
       this.forward(this.h1);
     }
     return this.h1.dispatch(options, handler);

@@ -21,7 +21,7 @@
  *   nobody waiting); a forgotten address comes back fresh and equivalent.
  */
 import type { IpPolicy, WindowLimit } from '../config/settings-types.js';
-import { KeyQueue } from '../util/key-queue.js';
+import { RingQueue } from '../util/ring-queue.js';
 import { HostLimiter, type LimiterPolicy } from './host-limiter.js';
 
 export type { IpPolicy } from '../config/settings-types.js';
@@ -33,7 +33,7 @@ export interface IpState {
   /** Scheduler: the wake time this address is filed under (Infinity: not filed). */
   wakeAt: number;
   /** Hosts ready but for this address, first come first served; null while none. */
-  waiting: { queue: KeyQueue; keys: Set<string> } | null;
+  waiting: { queue: RingQueue<string>; keys: Set<string> } | null;
 }
 
 const NO_WINDOWS: readonly WindowLimit[] = [];
@@ -72,7 +72,7 @@ export class IpLimits {
 
   /** `key` is ready but for `ip`: queue it (once) until the address hands it a turn. */
   wait(state: IpState, key: string): void {
-    if (state.waiting === null) state.waiting = { queue: new KeyQueue(), keys: new Set() };
+    if (state.waiting === null) state.waiting = { queue: new RingQueue<string>(), keys: new Set() };
     if (state.waiting.keys.has(key)) return;
     state.waiting.keys.add(key);
     state.waiting.queue.push(key);

@@ -26,7 +26,7 @@
  * Cost: `state` is one Map lookup, O(1); starting or queueing a lookup O(1).
  */
 import type { Clock } from '../clock.js';
-import { KeyQueue } from '../util/key-queue.js';
+import { RingQueue } from '../util/ring-queue.js';
 
 /** The answer is not known yet: its arrival wakes the host. */
 export const PENDING = Symbol('pending');
@@ -57,7 +57,7 @@ interface Entry {
 
 export class HostAddresses {
   private readonly entries = new Map<string, Entry>();
-  private readonly queued = new KeyQueue();
+  private readonly queued = new RingQueue<string>();
   private running = 0;
   private readonly ttlMs: number;
   private readonly negativeTtlMs: number;

@@ -56,7 +56,7 @@ import { DueTimer } from '../util/due-timer.js';
 import type { HostLimiter, LimiterPolicy, StartTicket } from '../politeness/host-limiter.js';
 import { HostTable, type HostState, type Job, type JobContext } from '../politeness/host-state.js';
 import { TimeHeap } from '../util/time-heap.js';
-import { KeyQueue } from '../util/key-queue.js';
+import { RingQueue } from '../util/ring-queue.js';
 import { PENDING, type HostAddresses } from './host-addresses.js';
 import type { IpLimits, IpState } from '../politeness/ip-limits.js';
 
@@ -115,16 +115,16 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   private readonly heap = new TimeHeap<string>();
   /** Addresses whose gap ends later, with hosts waiting for them. */
   private readonly ipHeap = new TimeHeap<string>();
-  private readonly ready = new KeyQueue();
+  private readonly ready = new RingQueue<string>();
   /** Hosts with an internal job (robots.txt) submitted: visited before `ready`, so a broad start-up's robots.txt requests do not wait behind every other seeded host. */
-  private readonly urgent = new KeyQueue();
+  private readonly urgent = new RingQueue<string>();
   private readonly urgentSet = new Set<string>();
   private immediateQueued = false;
   /** Internal jobs submitted and not started yet, across all hosts. */
   private queuedJobs = 0;
   private readonly readySet = new Set<string>();
   /** Hosts woken without a record, never visited (or swept): taken up after the ready ones, within the opening window. */
-  private readonly fresh = new KeyQueue();
+  private readonly fresh = new RingQueue<string>();
   private readonly freshSet = new Set<string>();
   /** Hosts taken up from `fresh` whose first job has not ended yet (see the header). */
   private readonly opening = new Set<string>();

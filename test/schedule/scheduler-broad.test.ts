@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { KeyQueue } from '../../src/util/key-queue.js';
+import { RingQueue } from '../../src/util/ring-queue.js';
 import { Scheduler, type TakeResult } from '../../src/schedule/scheduler.js';
 import { FakeClock } from '../support/fake-clock.js';
 
-describe('KeyQueue', () => {
+describe('RingQueue', () => {
   it('is a FIFO through growth and wrap-around', () => {
-    const q = new KeyQueue();
+    const q = new RingQueue<string>();
     const expected: string[] = [];
     let n = 0;
     for (let round = 0; round < 50; round++) {

@@ -112,19 +112,24 @@ export class MemoryHistory implements PageHistoryStore {
  * one or two bytes each. Order is not kept (a pass only needs the set).
  */
 export function encodeIds(ids: readonly number[]): Buffer {
-  const sorted = [...new Set(ids)].sort((a, b) => a - b);
-  const out: number[] = [];
+  // A typed array sorts numerically in place, with no comparator calls; repeats are skipped once sorted.
+  const sorted = Float64Array.from(ids).sort();
+  // A delta of an id below 2^53 takes at most 8 varint bytes.
+  const out = Buffer.allocUnsafe(sorted.length * 8);
+  let at = 0;
   let last = 0;
-  for (const id of sorted) {
+  for (let i = 0; i < sorted.length; i++) {
+    const id = sorted[i];
+    if (i > 0 && id === last) continue;
     let delta = id - last;
     last = id;
     while (delta >= 0x80) {
-      out.push((delta % 0x80) | 0x80);
+      out[at++] = (delta % 0x80) | 0x80;
       delta = Math.floor(delta / 0x80);
     }
-    out.push(delta);
+    out[at++] = delta;
   }
-  return Buffer.from(out);
+  return Buffer.from(out.subarray(0, at));
 }
 
 export function decodeIds(bytes: Uint8Array): number[] {

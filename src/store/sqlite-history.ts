@@ -45,7 +45,17 @@ interface PageRow {
 export class SqliteHistory {
   private readonly q: Record<string, Statement>;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
+  /**
+   * `idOf`: a URL's id from memory (the store's seen set): a number; 0 when
+   * the URL is in the file but its id is not known there; undefined when the
+   * URL is not in the file (a link the crawl never took). A fingerprint
+   * collision could name another URL's id, as rarely as it makes the crawl
+   * skip a URL.
+   */
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly idOf: (url: string) => number | undefined,
+  ) {
     const p = (sql: string) => db.prepare(sql);
     this.q = {
       get: p('SELECT p.status, p.fetched, p.etag, p.lm, p.digest, p.every FROM urls u JOIN pages p ON p.id = u.id WHERE u.url = ?'),
@@ -72,9 +82,21 @@ export class SqliteHistory {
 
   /** False when the URL is not in `urls` (nothing to key it by). */
   put(url: string, page: PageHistory, outlinks: readonly string[] | null): boolean {
-    const id = this.q.id.get(url) as number | undefined;
+    const known = this.idOf(url);
+    const id = known === undefined ? undefined : known || (this.q.id.get(url) as number | undefined);
     if (id === undefined) return false;
-    const links = outlinks === null ? null : encodeIds(outlinks.length === 0 ? [] : (this.q.ids.all(JSON.stringify(outlinks)) as number[]));
+    let links: Buffer | null = null;
+    if (outlinks !== null) {
+      const ids: number[] = [];
+      let unknown: string[] | undefined;
+      for (const link of outlinks) {
+        const linkId = this.idOf(link);
+        if (linkId === 0) (unknown ??= []).push(link);
+        else if (linkId !== undefined) ids.push(linkId);
+      }
+      if (unknown !== undefined) ids.push(...(this.q.ids.all(JSON.stringify(unknown)) as number[]));
+      links = encodeIds(ids);
+    }
     this.q.put.run(
       id,
       page.status,

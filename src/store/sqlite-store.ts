@@ -55,7 +55,7 @@ import type {
   StoreCounts,
   StoreTimer,
 } from './crawl-store.js';
-import { SeenSet } from '../util/seen-set.js';
+import { fingerprint, SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
 import {
@@ -197,7 +197,8 @@ export class SqliteStore implements CrawlStore {
   private readonly now: () => number;
   /** The `-o` file followed across commits (trackOutput). */
   private output: { path: string; confirmed: () => number; previous: number } | undefined;
-  private seen = new SeenSet();
+  /** Every URL in the file, with its row id (history names outlinks by id: sqlite-history.ts). */
+  private seen = new SeenSet(1024, { ids: true });
   private readonly queuedPerHost = new Map<string, number>();
   /**
    * Each host record (the store's own copy, `copySaved`), with the fields a
@@ -281,7 +282,7 @@ export class SqliteStore implements CrawlStore {
       }
     }
     this.q = this.prepare();
-    this.history = this.historyOf(new SqliteHistory(this.db));
+    this.history = this.historyOf(new SqliteHistory(this.db, (url) => this.seen.idOf(url)));
   }
 
   /** Per-page history (page-history.ts): in the store's transaction, committed with the completions. */
@@ -332,7 +333,7 @@ export class SqliteStore implements CrawlStore {
     this.counters.started = 0;
     this.dirtyCounters = true;
     this.commit();
-    this.seen = new SeenSet();
+    this.seen = new SeenSet(1024, { ids: true });
     this.queuedPerHost.clear();
     this.totals = { queued: 0, delayed: 0, leased: 0, seen: 0 };
     this.load();
@@ -463,7 +464,8 @@ export class SqliteStore implements CrawlStore {
   private load(): void {
     const db = this.db;
     db.exec(`UPDATE urls SET state = 1, pos = (SELECT coalesce(min(pos), 0) FROM urls) - 1 - id WHERE state = 3`);
-    for (const row of db.prepare('SELECT url FROM urls').pluck().iterate() as Iterable<string>) this.seen.add(row);
+    for (const [id, url] of db.prepare('SELECT id, url FROM urls').raw().iterate() as Iterable<[number, string]>)
+      this.seen.addFingerprint(fingerprint(url), id);
     for (const row of db.prepare('SELECT host, count(*) AS n FROM urls WHERE state = 1 GROUP BY host').all() as Array<{ host: string; n: number }>) {
       this.queuedPerHost.set(row.host, row.n);
       this.totals.queued += row.n;
@@ -557,7 +559,8 @@ export class SqliteStore implements CrawlStore {
 
   add(url: string, key: string, entry: FrontierEntry | null): boolean | Promise<never> {
     return this.guard(() => {
-      if (this.seen.has(url)) return false;
+      const fp = fingerprint(url);
+      if (this.seen.hasFingerprint(fp)) return false;
       const e: Omit<FrontierEntry, 'url'> = entry ?? { depth: 0, parent: null, hops: 0, attempt: 0 };
       const state = entry ? UrlState.Queued : UrlState.Seen;
       const info = this.q.insert.run(
@@ -572,8 +575,11 @@ export class SqliteStore implements CrawlStore {
         e.throttles ?? null,
         e.extra === undefined ? null : JSON.stringify(e.extra),
       );
-      this.seen.add(url);
-      if (info.changes === 0) return false; // a fingerprint the seen set had missed: the table decides
+      if (info.changes === 0) {
+        this.seen.addFingerprint(fp);
+        return false; // a fingerprint the seen set had missed: the table decides
+      }
+      this.seen.addFingerprint(fp, Number(info.lastInsertRowid));
       this.totals.seen++;
       if (entry) this.bump(key, 1);
       this.touch();

@@ -10,6 +10,12 @@
  *
  * A fingerprint collision would make the crawl skip one URL it never saw;
  * with 53 bits that is ~1 in 10^4 at a million URLs, in exchange for bounded memory.
+ *
+ * With `ids` (the SQLite store), each slot also keeps its URL's row id, 4
+ * more bytes a slot (at most 24 bytes per URL in all): a page's history
+ * names its outlinks by id, and finding ten ids here instead of by URL in
+ * the file's index was most of what `--state` cost a page. An id that is
+ * not known (0, or one past 2^32) is looked up in the file instead.
  */
 
 /** cyrb53 (public domain, bryc): a fast, well-mixed 53-bit hash of `s[start, end)`, never 0 (0 marks an empty slot). */
@@ -44,12 +50,15 @@ function home(fp: number, capacity: number): number {
 
 export class SeenSet {
   private table: Float64Array;
+  /** With `ids`: the id of each slot's URL (0: not known), parallel to `table`. */
+  private ids: Uint32Array | null;
   private count = 0;
   /** Entries allowed before the next growth. */
   private limit: number;
 
-  constructor(initialCapacity = 1024) {
+  constructor(initialCapacity = 1024, opts: { ids?: boolean } = {}) {
     this.table = new Float64Array(Math.max(16, Math.ceil(initialCapacity / MAX_LOAD)));
+    this.ids = opts.ids === true ? new Uint32Array(this.table.length) : null;
     this.limit = Math.floor(this.table.length * MAX_LOAD);
   }
 
@@ -59,7 +68,7 @@ export class SeenSet {
 
   /** Bytes held by the table. */
   get byteLength(): number {
-    return this.table.byteLength;
+    return this.table.byteLength + (this.ids?.byteLength ?? 0);
   }
 
   has(key: string): boolean {
@@ -82,18 +91,38 @@ export class SeenSet {
     }
   }
 
-  addFingerprint(fp: number): boolean {
+  /** Adds the fingerprint, with the id of its URL when the set keeps ids (a present one gets the id if it had none); false if it was already present. */
+  addFingerprint(fp: number, id = 0): boolean {
     if (this.count >= this.limit) this.grow();
+    const t = this.table;
+    const capacity = t.length;
+    const ids = this.ids;
+    const kept = id > 0 && id <= 0xffffffff ? id : 0;
+    for (let i = home(fp, capacity); ;) {
+      const v = t[i];
+      if (v === fp) {
+        if (ids !== null && kept !== 0 && ids[i] === 0) ids[i] = kept;
+        return false;
+      }
+      if (v === 0) {
+        t[i] = fp;
+        if (ids !== null) ids[i] = kept;
+        this.count++;
+        return true;
+      }
+      if (++i === capacity) i = 0;
+    }
+  }
+
+  /** The id added with this key: undefined when the key is absent, 0 when present without a known id (or the set keeps none). */
+  idOf(key: string): number | undefined {
+    const fp = fingerprint(key);
     const t = this.table;
     const capacity = t.length;
     for (let i = home(fp, capacity); ;) {
       const v = t[i];
-      if (v === fp) return false;
-      if (v === 0) {
-        t[i] = fp;
-        this.count++;
-        return true;
-      }
+      if (v === 0) return undefined;
+      if (v === fp) return this.ids === null ? 0 : this.ids[i];
       if (++i === capacity) i = 0;
     }
   }
@@ -102,14 +131,18 @@ export class SeenSet {
     const old = this.table;
     const capacity = Math.ceil(old.length * GROWTH);
     const t = new Float64Array(capacity);
+    const oldIds = this.ids;
+    const ids = oldIds === null ? null : new Uint32Array(capacity);
     for (let j = 0; j < old.length; j++) {
       const fp = old[j];
       if (fp === 0) continue;
       let i = home(fp, capacity);
       while (t[i] !== 0) if (++i === capacity) i = 0;
       t[i] = fp;
+      if (ids !== null) ids[i] = oldIds![j];
     }
     this.table = t;
+    this.ids = ids;
     this.limit = Math.floor(capacity * MAX_LOAD);
   }
 }

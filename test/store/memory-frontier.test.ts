@@ -28,6 +28,29 @@ describe('SeenSet', () => {
     expect(worst).toBeGreaterThan(15); // right after a growth it is half full: the bound is tight, not slack
   });
 
+  it('with ids, answers each key its id across growth, 0 for one added without, and stays within 24 bytes per URL', () => {
+    const s = new SeenSet(4, { ids: true });
+    let worst = 0;
+    for (let i = 1; i <= 100_000; i++) {
+      s.addFingerprint(fingerprint(`http://example.test/${i}`), i % 10 === 0 ? 0 : i);
+      if (s.size >= 1024) worst = Math.max(worst, s.byteLength / s.size);
+    }
+    for (let i = 1; i <= 100_000; i += 7) expect(s.idOf(`http://example.test/${i}`)).toBe(i % 10 === 0 ? 0 : i);
+    expect(s.idOf('http://example.test/0')).toBeUndefined();
+    // A present key without an id learns one; one with an id keeps it; an id past 32 bits is not kept.
+    expect(s.addFingerprint(fingerprint('http://example.test/10'), 77)).toBe(false);
+    expect(s.idOf('http://example.test/10')).toBe(77);
+    s.addFingerprint(fingerprint('http://example.test/11'), 78);
+    expect(s.idOf('http://example.test/11')).toBe(11);
+    s.addFingerprint(fingerprint('http://example.test/big'), 2 ** 33);
+    expect(s.idOf('http://example.test/big')).toBe(0);
+    expect(worst).toBeLessThanOrEqual(24);
+    // Without ids, a present key answers 0.
+    const plain = new SeenSet();
+    plain.add('x');
+    expect([plain.idOf('x'), plain.idOf('y')]).toEqual([0, undefined]);
+  });
+
   it('fingerprints are 53-bit, nonzero and spread', () => {
     const seen = new Set<number>();
     for (let i = 0; i < 10_000; i++) {

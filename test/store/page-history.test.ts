@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bodyDigest, digestBytes, digestText } from '../../src/fetch/body-digest.js';
 import { decodeIds, encodeIds, MemoryHistory } from '../../src/store/page-history.js';
@@ -24,6 +25,15 @@ describe('outlink ids', () => {
     expect(decodeIds(encodeIds(ids))).toEqual([3, 4, 5, 1000, 2 ** 40 + 7]);
     expect(encodeIds([100, 101, 102, 103]).length).toBe(1 + 3);
     expect(decodeIds(encodeIds([]))).toEqual([]);
+  });
+
+  it('round-trip any list of ids as its sorted distinct ids', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER })), { maxLength: 40 }), (ids) => {
+        expect(decodeIds(encodeIds(ids))).toEqual([...new Set(ids)].sort((a, b) => a - b));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

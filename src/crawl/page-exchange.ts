@@ -91,7 +91,8 @@ export class PageExchange {
     let history: PendingHistory | undefined;
     let prior: PageHistory | undefined;
     try {
-      prior = await parts.revisits.prior(entry);
+      const asked = parts.revisits.prior(entry);
+      prior = asked instanceof Promise ? await asked : asked;
       const { res, startedAt, sinceLastMs } = await parts.sender.send(
         entry.url,
         key,
@@ -125,7 +126,10 @@ export class PageExchange {
       let next: string[] | undefined;
       record = parts.links.follow(entry, body, base, sitemap, parsed, (urls) => (next = urls));
       if (res.status === 304) await parts.revisits.notModified(entry, record);
-      if (action !== 'throttle') history = await parts.revisits.describe(entry, record, res, prior, next);
+      if (action !== 'throttle') {
+        const described = parts.revisits.describe(entry, record, res, prior, next);
+        history = described instanceof Promise ? await described : described;
+      }
       if (rendered?.error) record.error = rendered.error;
       if (action === 'throttle') {
         record.throttles = historyFields(entry.extra, throttle).throttles;

@@ -133,6 +133,10 @@ function declaredLength(value: string | undefined): number | null {
  * (`http://user:secret@host/`) replaced by `***`. The same object when there
  * are none, which is nearly always (one `includes('@')` per field).
  */
+function hasCredentials(v: string | null | undefined): boolean {
+  return v != null && v.includes('@') && v !== redactCredentials(v);
+}
+
 export function redactRecord<R extends OutputRecord>(record: R): R {
   // The fields either kind may carry, as one loose shape.
   type Fields = {
@@ -145,8 +149,16 @@ export function redactRecord<R extends OutputRecord>(record: R): R {
     linkList?: string[];
   };
   const r = record as unknown as Fields;
-  const hit = (v: string | null | undefined) => v != null && v !== redactCredentials(v);
-  if (!(hit(r.url) || hit(r.parent) || hit(r.location) || hit(r.canonical) || hit(r.detail) || hit(r.error?.message) || r.linkList?.some(hit))) return record;
+  if (!(
+    hasCredentials(r.url) ||
+    hasCredentials(r.parent) ||
+    hasCredentials(r.location) ||
+    hasCredentials(r.canonical) ||
+    hasCredentials(r.detail) ||
+    hasCredentials(r.error?.message) ||
+    r.linkList?.some(hasCredentials)
+  ))
+    return record;
   const out: Fields = { ...r, url: redactCredentials(r.url), parent: r.parent === null ? null : redactCredentials(r.parent) };
   if (r.location !== undefined) out.location = redactCredentials(r.location);
   if (r.canonical !== undefined) out.canonical = redactCredentials(r.canonical);

@@ -111,8 +111,12 @@ export class PageRevisits {
     this.mode = { ...mode };
   }
 
-  /** The page's history to compare with; undefined when not comparing, or for entries that are not pages. */
-  async prior(entry: FrontierEntry): Promise<PageHistory | undefined> {
+  /**
+   * The page's history to compare with; undefined when not comparing, or
+   * for entries that are not pages. A plain value when there is nothing to
+   * ask the store (the first pass: no promise, no await a page).
+   */
+  prior(entry: FrontierEntry): PageHistory | undefined | Promise<PageHistory | undefined> {
     if (!this.mode.compare || this.history === undefined || entryKind(entry) !== 'page') return undefined;
     return this.history.get(entry.url);
   }
@@ -142,15 +146,34 @@ export class PageRevisits {
    * Fills the record's validator, digest, change and duplicate fields, and
    * answers the history to keep once the record is out (undefined: keep none).
    * `links`: the URLs the page led to (its links, or a redirect's target).
+   * Neither comparing nor keeping (a first pass in memory), a 200 costs only
+   * its record's fields, and no promise.
    */
-  async describe(
+  describe(
+    entry: FrontierEntry,
+    record: PageRecord,
+    res: FetchResult,
+    prior: PageHistory | undefined,
+    links: readonly string[] | undefined,
+  ): PendingHistory | undefined | Promise<PendingHistory | undefined> {
+    if (entryKind(entry) !== 'page' || record.status === null) return undefined;
+    if (!this.mode.compare && !this.mode.keep && res.status !== 304) {
+      if (res.headers.etag !== undefined) record.etag = res.headers.etag;
+      if (res.headers['last-modified'] !== undefined) record.lastModified = res.headers['last-modified'];
+      if (res.digest !== undefined) record.digest = res.digest;
+      if (record.status >= 200 && record.status < 300) this.markDuplicate(record);
+      return undefined;
+    }
+    return this.describeAgainst(entry, record, res, prior, links);
+  }
+
+  private async describeAgainst(
     entry: FrontierEntry,
     record: PageRecord,
     res: FetchResult,
     prior: PageHistory | undefined,
     links: readonly string[] | undefined,
   ): Promise<PendingHistory | undefined> {
-    if (entryKind(entry) !== 'page' || record.status === null) return undefined;
     const location = record.location ?? (res.location === null ? undefined : (resolveLink(res.location, entry.url) ?? undefined));
     const answer: Answer = { status: res.status, headers: res.headers, digest: res.digest, location };
     // The record's own time: what the WARC-Date of this capture says, so a later revisit can refer to it.
@@ -171,7 +194,8 @@ export class PageRevisits {
       if (prior !== undefined) record.previousFetchedAt = new Date(prior.fetchedAt).toISOString();
       if (this.mode.revisit !== undefined && page !== undefined) page.intervalMs = revisitInterval(prior?.intervalMs, change, res.headers, this.mode.revisit);
     }
-    if ((record.status >= 200 && record.status < 300) || record.status === 304) this.markDuplicate(record);
+    const status = record.status ?? 0;
+    if ((status >= 200 && status < 300) || status === 304) this.markDuplicate(record);
     if (!this.mode.keep || this.history === undefined || page === undefined) return undefined;
     const outlinks = res.status === 304 ? null : location !== undefined && res.status >= 300 && res.status < 400 ? [location] : [...(links ?? [])];
     return { url: entry.url, page, outlinks };

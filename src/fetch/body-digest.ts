@@ -8,15 +8,18 @@
  * `digestBytes` and `digestText` convert between that text and its 32 raw
  * bytes, which is how a store keeps it compactly.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import { base32 } from './base32.js';
 
 const PREFIX = 'sha256:';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
+/** One-shot hashing (Node 20.12+, 21.7+): no Hash object a page. Older Nodes stream it. */
+const hashOnce = typeof crypto.hash === 'function' ? (bytes: Uint8Array) => crypto.hash('sha256', bytes, 'buffer') : undefined;
+
 /** `sha256:BASE32` of the body bytes. */
 export function bodyDigest(bytes: Uint8Array): string {
-  return PREFIX + base32(createHash('sha256').update(bytes).digest());
+  return PREFIX + base32(hashOnce !== undefined ? hashOnce(bytes) : crypto.createHash('sha256').update(bytes).digest());
 }
 
 /** The 32 bytes a `sha256:BASE32` digest names; undefined for any other text (another algorithm, a typo). */

@@ -24,9 +24,20 @@ export interface ContentTypeInfo {
   charset: string | null;
 }
 
-/** Parses a Content-Type header value; null when absent or not a `type/subtype`. */
-export function parseContentType(header: string | null | undefined): ContentTypeInfo | null {
+/** The last header parsed and its answer: a crawl meets the same few values page after page. */
+let lastHeader: string | undefined;
+let lastInfo: Readonly<ContentTypeInfo> | null = null;
+
+/** Parses a Content-Type header value; null when absent or not a `type/subtype`. The answer is shared: do not modify it. */
+export function parseContentType(header: string | null | undefined): Readonly<ContentTypeInfo> | null {
   if (!header) return null;
+  if (header === lastHeader) return lastInfo;
+  lastInfo = parseFresh(header);
+  lastHeader = header;
+  return lastInfo;
+}
+
+function parseFresh(header: string): Readonly<ContentTypeInfo> | null {
   const [essence = '', ...params] = header.split(';');
   const mime = essence.trim().toLowerCase();
   if (!/^[^\s/]+\/[^\s/]+$/.test(mime)) return null;
@@ -42,7 +53,7 @@ export function parseContentType(header: string | null | undefined): ContentType
         .trim() || null;
     break;
   }
-  return { mime, charset };
+  return Object.freeze({ mime, charset });
 }
 
 /** The canonical WHATWG encoding name for a label ("Latin1" → "windows-1252"), or null if unsupported. */

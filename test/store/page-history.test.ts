@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { base32 } from '../../src/fetch/base32.js';
 import { bodyDigest, digestBytes, digestText } from '../../src/fetch/body-digest.js';
 import { decodeIds, encodeIds, MemoryHistory } from '../../src/store/page-history.js';
 
@@ -16,6 +17,22 @@ describe('body digest', () => {
     expect(digestBytes(`sha256:${digest.slice(7).replace(/=+$/, '').toLowerCase()}`)!.equals(bytes)).toBe(true);
     expect(digestBytes('sha1:ABC')).toBeUndefined();
     expect(digestBytes('sha256:ABC')).toBeUndefined();
+  });
+});
+
+describe('base32', () => {
+  it("writes RFC 4648's test vectors", () => {
+    const vectors = { '': '', f: 'MY======', fo: 'MZXQ====', foo: 'MZXW6===', foob: 'MZXW6YQ=', fooba: 'MZXW6YTB', foobar: 'MZXW6YTBOI======' };
+    for (const [text, expected] of Object.entries(vectors)) expect(base32(Buffer.from(text))).toBe(expected);
+  });
+
+  it('reads back to the same bytes as a digest of any 32 bytes', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (bytes) => {
+        expect(digestBytes(digestText(bytes))!.equals(Buffer.from(bytes))).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

@@ -16,7 +16,7 @@ export function base32(bytes: Uint8Array): string {
   let bits = 0;
   let value = 0;
   for (let i = 0; i < bytes.length; i++) {
-    value = ((value << 8) | bytes[i]!) & 0xfff;
+    value = ((value << 8) | bytes[i]) & 0xfff;
     bits += 8;
     while (bits >= 5) {
       out[at++] = CODES[(value >>> (bits - 5)) & 31]!;

@@ -185,13 +185,16 @@ export class RobotsCache {
   /**
    * With a shared store, robots.txt is fetched once per crawl: the worker
    * that takes the origin's lock fetches, the others read its record when it
-   * appears. A lock left by a worker that died expires, and the next asker fetches.
+   * appears. A lock left by a worker that died expires, and the next asker
+   * fetches. The taker reads the store once more first: a record written
+   * since its first look (the writer lets the lock go with it) is used.
    */
   private async fetchOnce(origin: string, entry: Entry): Promise<Outcome> {
     const { records, clock } = this.opts;
     if (!records?.lockRobots) return this.fetchRobots(origin, entry);
     for (;;) {
-      if (await records.lockRobots(origin, ROBOTS_LOCK_MS)) return this.fetchRobots(origin, entry);
+      // Between our look in the store and our lock, another worker may have written its record and let the lock go: look again.
+      if (await records.lockRobots(origin, ROBOTS_LOCK_MS)) return (await this.stored(origin, entry)) ?? this.fetchRobots(origin, entry);
       await sleep(clock, ROBOTS_POLL_MS);
       const known = await this.stored(origin, entry);
       if (known) return known;

@@ -87,6 +87,27 @@ describe('RobotsCache with a records store', () => {
     expect(third.fetched).toEqual([]);
   });
 
+  it('shared: a worker that takes the lock just after another wrote its record and let the lock go reads the record, fetching nothing', async () => {
+    const shared = new MemoryStore();
+    let looked = false;
+    const records = {
+      getRobots: (origin: string) => {
+        const found = shared.getRobots(origin);
+        if (!looked) {
+          looked = true;
+          // Right after this worker's first look: another worker writes its record, and its lock goes with it.
+          shared.putRobots(origin, { kind: 'allow-all', reason: 'robots.txt answered 404', fetchedAt: 0, expiresAt: 60_000 });
+        }
+        return found;
+      },
+      putRobots: (origin: string, record: RobotsRecord) => shared.putRobots(origin, record),
+      lockRobots: () => Promise.resolve(true),
+    };
+    const { cache, fetched } = setup([], records as unknown as MemoryStore);
+    expect((await cache.load(ORIGIN)).kind).toBe('allow-all');
+    expect(fetched).toEqual([]);
+  });
+
   it('reports a records store that fails to write, and still answers', async () => {
     const failing = new MemoryStore();
     failing.putRobots = (_origin: string, _record: RobotsRecord) => {

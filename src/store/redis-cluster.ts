@@ -43,6 +43,8 @@ export interface ClusterOptions {
   socket: Record<string, unknown>;
   /** A key of the crawl: its slot's master answers every command. */
   routeKey: string;
+  /** Options every command takes (redis-connection.ts: no per-command timeout). */
+  commandOptions?: { timeout: number };
 }
 
 /** A connected-on-demand cluster client seen as one RedisConnection. */
@@ -55,6 +57,7 @@ export function openCluster(redis: RedisModule, opts: ClusterOptions): RedisConn
       ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
       ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
       socket: { ...opts.socket, tls } as never,
+      ...(opts.commandOptions && { commandOptions: opts.commandOptions }),
     },
   });
   const key = opts.routeKey;

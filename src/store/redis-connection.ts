@@ -45,6 +45,17 @@ export interface RedisConnection {
 }
 
 /**
+ * node-redis (6.x) gives every command a 5 s timeout of its own: an
+ * AbortSignal.timeout and its listeners per command, ~30 µs of CPU a page
+ * in a crawl of many small scripts, and a script still running after 5 s
+ * (NEW_PASS over a large crawl) would be given up and sent again while the
+ * first one runs. Here a call waits for its answer; an unanswered one is
+ * noticed by the outage watch (redis-outage.ts SILENT_MS) and a lost
+ * connection fails it at once, so nothing is left waiting unseen.
+ */
+const NO_COMMAND_TIMEOUT = { timeout: 0 };
+
+/**
  * The crawl's keys are gone from Redis (or belong to a crawl created again
  * under its id): nothing this worker holds can be trusted, and nothing may be
  * written. Not a usage error: the run stopped partway (the CLI exits 5).
@@ -159,7 +170,7 @@ export class RedisLink {
       reconnectStrategy: (retries: number, cause: Error) => (ready ? Math.min(50 * 2 ** retries, 2_000) : cause),
     };
     if (!this.client) {
-      const client = redis.createClient({ url, socket });
+      const client = redis.createClient({ url, socket, commandOptions: NO_COMMAND_TIMEOUT });
       client.on('ready', () => (ready = true));
       this.client = client;
     }
@@ -177,7 +188,7 @@ export class RedisLink {
       // A cluster node: the same crawl through a cluster client (redis-cluster.ts).
       if (this.ownsClient && (await isClusterNode(client as unknown as { info(section: string): Promise<unknown> }))) {
         await client.close();
-        client = this.client = openCluster(redis, { url, socket, routeKey: this.metaKey });
+        client = this.client = openCluster(redis, { url, socket, routeKey: this.metaKey, commandOptions: NO_COMMAND_TIMEOUT });
         client.on('error', onError);
         await client.connect();
         ready = true;

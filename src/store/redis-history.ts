@@ -53,27 +53,18 @@ const LOW = 2_176_782_336;
  */
 export function base36(n: number): string {
   const hi = Math.floor(n / LOW);
-  let lo = n - hi * LOW;
-  let out = '';
-  if (hi === 0) {
-    do {
-      const q = Math.floor(lo / 36);
-      out = DIGITS[lo - q * 36] + out;
-      lo = q;
-    } while (lo > 0);
-    return out;
+  const low = digits(n - hi * LOW, '', hi === 0 ? 1 : 6);
+  return hi === 0 ? low : digits(hi, low, 1);
+}
+
+/** `n` (below 2^32) in base 36, at least `width` digits, before `after`. */
+function digits(n: number, after: string, width: number): string {
+  let out = after;
+  for (let i = 0; n > 0 || i < width; i++) {
+    const q = Math.floor(n / 36);
+    out = DIGITS[n - q * 36] + out;
+    n = q;
   }
-  for (let i = 0; i < 6; i++) {
-    const q = Math.floor(lo / 36);
-    out = DIGITS[lo - q * 36] + out;
-    lo = q;
-  }
-  let high = hi;
-  do {
-    const q = Math.floor(high / 36);
-    out = DIGITS[high - q * 36] + out;
-    high = q;
-  } while (high > 0);
   return out;
 }
 

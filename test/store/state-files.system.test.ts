@@ -156,7 +156,12 @@ describe('a full disk under --state', () => {
       expect(resumed.code, resumed.stderr).toBe(0);
       const out = records(await readFile(join(dir, 'pages.jsonl'), 'utf8'));
       const urls = out.filter((r) => r.status === 200).map((r) => r.url);
-      expect(new Set(urls).size).toBe(PAGES + 1);
+      // On a failure, say which pages lack a record and what else the output holds for them.
+      const fetched = new Set(web.requests().map((e) => e.path));
+      const recorded = new Set(urls.map((u) => new URL(u).pathname));
+      const lacking = [...fetched].filter((p) => p !== '/robots.txt' && !recorded.has(p));
+      const why = `pages without a 200 record: ${JSON.stringify(lacking.slice(0, 5))}; other records: ${JSON.stringify(out.filter((r) => r.status !== 200).slice(0, 5))}`;
+      expect(new Set(urls).size, why).toBe(PAGES + 1);
       expect(urls).toHaveLength(PAGES + 1); // no record written twice
       const status = JSON.parse((await run(['status', '--state', 'small/s.db', '--json'])).stdout);
       expect(status).toMatchObject({ finished: true, doneTotal: PAGES + 1 });

@@ -34,7 +34,7 @@ export default defineConfig({
     projects: [
       // Without isolation the unit files share one module graph: 16 s instead of 77 s on 2 cores,
       // almost all of it was importing the same modules again per file. They keep no global state.
-      // One worker: the files then run in one process that imports each module once.
+      // Two workers, one per core: each imports the modules once (10.4 s with one worker, 7.8 s with two).
       {
         extends: true,
         test: {
@@ -42,7 +42,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.system.test.ts'],
           isolate: false,
-          maxWorkers: 1,
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },

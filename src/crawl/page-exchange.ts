@@ -13,7 +13,7 @@ import { AddressRefusedError } from '../fetch/address-guard.js';
 import { FetchError } from '../fetch/fetch-error.js';
 import type { FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { backoffDelay } from '../politeness/backoff.js';
-import type { HostFeedback } from '../politeness/server-feedback.js';
+import { RETRYABLE_CODES, type HostFeedback } from '../politeness/server-feedback.js';
 import type { JobContext } from '../politeness/host-state.js';
 import type { EntryExtra, Lease } from '../store/crawl-store.js';
 import type { PageHistory } from '../store/page-history.js';
@@ -102,6 +102,7 @@ export class PageExchange {
       );
       if (res.capture) captured = res;
       const action = parts.feedback.answered(key, res, startedAt, !ctx.stopping, sinceLastMs);
+      if (action === 'final' && this.leftForResume(lease, policy, policy.retryStatuses.includes(res.status))) return;
       if (wantsGet(entry, res) && this.checkWithGet(lease)) return;
       // The pause HostFeedback just set, for the record (attempt-history.ts).
       const throttle = action === 'throttle' ? throttleEvent(res, clock.now(), clock.wallNow(), ctx.hosts.get(key).limiter.pausedUntil) : undefined;
@@ -141,12 +142,8 @@ export class PageExchange {
       if (wantsGet(entry, { code }) && this.checkWithGet(lease)) return;
       // Our own shortage (EMFILE, …): try again later, without counting it against the host.
       if (code === 'LOCAL_RESOURCE' && !ctx.stopping && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
-      if (code === 'ABORTED' && ctx.stopping && store.durable) {
-        // Cut short by the stop: the resumed crawl fetches it again.
-        ctx.calls.settle(store.addToCounter('started', -1));
-        ctx.calls.settle(store.release(lease, entry));
-        return;
-      }
+      if (code === 'ABORTED' && ctx.stopping && store.durable) return this.handBack(lease); // cut short by the stop
+      if (this.leftForResume(lease, policy, RETRYABLE_CODES.has(code))) return;
       const action = parts.feedback.errored(key, code, !ctx.stopping);
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
       if (action === 'give-up') ctx.signals.hostGivenUp(key, policy);
@@ -160,6 +157,25 @@ export class PageExchange {
     parts.revisits.keep(history);
     ctx.calls.settle(store.complete(lease, record.error?.code ?? String(record.status)));
     parts.revisits.schedule(entry, history, prior);
+  }
+
+  /**
+   * Stopping, with a store that outlives the process: a failure the crawl
+   * would have retried (a reset connection, a 503) is handed back for the
+   * resumed crawl, as an aborted fetch is, instead of being recorded as final
+   * and completed, which would leave the page failed for good.
+   */
+  private leftForResume(lease: Lease, policy: HostPolicy, retryable: boolean): boolean {
+    if (!this.ctx.stopping || !this.ctx.store.durable || !retryable || lease.entry.attempt >= policy.retries) return false;
+    this.handBack(lease);
+    return true;
+  }
+
+  /** The lease goes back to the store as it was (not counted as started): the resumed crawl fetches it. */
+  private handBack(lease: Lease): void {
+    const { calls, store } = this.ctx;
+    calls.settle(store.addToCounter('started', -1));
+    calls.settle(store.release(lease, lease.entry));
   }
 
   /** A page read as usual also hands its bytes to the archive, when there is one (no cost otherwise). */
@@ -205,7 +221,8 @@ export class PageExchange {
   private requeueThrottled(lease: Lease, policy: HostPolicy, extra: EntryExtra): boolean {
     const { calls, store } = this.ctx;
     const throttles = (lease.entry.throttles ?? 0) + 1;
-    if (this.ctx.stopping || throttles > policy.throttleRetries) return false;
+    // Stopping: recorded as throttled, unless a store outlives the process (the resumed crawl asks again, after the pause it keeps).
+    if (throttles > policy.throttleRetries || (this.ctx.stopping && !this.ctx.store.durable)) return false;
     calls.settle(store.addToCounter('started', -1)); // it will be taken again
     calls.settle(store.release(lease, { ...lease.entry, throttles, extra }), () => this.ctx.signals.wake(lease.key));
     return true;

@@ -128,15 +128,16 @@ function declaredLength(value: string | undefined): number | null {
   return Number(value);
 }
 
+/** Whether a field names a URL with credentials (one `includes('@')` when it does not). */
+function hasCredentials(v: string | null | undefined): boolean {
+  return v != null && v.includes('@') && v !== redactCredentials(v);
+}
+
 /**
  * The record as it may be written: credentials in its URLs and messages
  * (`http://user:secret@host/`) replaced by `***`. The same object when there
  * are none, which is nearly always (one `includes('@')` per field).
  */
-function hasCredentials(v: string | null | undefined): boolean {
-  return v != null && v.includes('@') && v !== redactCredentials(v);
-}
-
 export function redactRecord<R extends OutputRecord>(record: R): R {
   // The fields either kind may carry, as one loose shape.
   type Fields = {

@@ -158,9 +158,7 @@ export class PageRevisits {
   ): PendingHistory | undefined | Promise<PendingHistory | undefined> {
     if (entryKind(entry) !== 'page' || record.status === null) return undefined;
     if (!this.mode.compare && !this.mode.keep && res.status !== 304) {
-      if (res.headers.etag !== undefined) record.etag = res.headers.etag;
-      if (res.headers['last-modified'] !== undefined) record.lastModified = res.headers['last-modified'];
-      if (res.digest !== undefined) record.digest = res.digest;
+      showValidators(record, res.headers.etag, res.headers['last-modified'], res.digest);
       if (record.status >= 200 && record.status < 300) this.markDuplicate(record);
       return undefined;
     }
@@ -181,9 +179,7 @@ export class PageRevisits {
     // A 304 names what it confirmed: the kept validators (or the ones it sent) and the kept digest.
     const shown: Partial<PageHistory> =
       res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
-    if (shown.etag !== undefined) record.etag = shown.etag;
-    if (shown.lastModified !== undefined) record.lastModified = shown.lastModified;
-    if (shown.digest !== undefined) record.digest = shown.digest;
+    showValidators(record, shown.etag, shown.lastModified, shown.digest);
     if (this.mode.compare) {
       const priorTarget =
         prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400
@@ -226,4 +222,11 @@ export class PageRevisits {
     const first = this.firstWithDigest.duplicateOf(record.digest, record.url);
     if (first !== undefined) record.duplicateOf = first;
   }
+}
+
+/** The validators and digest a record shows, each when there is one. */
+function showValidators(record: PageRecord, etag: string | undefined, lastModified: string | undefined, digest: string | undefined): void {
+  if (etag !== undefined) record.etag = etag;
+  if (lastModified !== undefined) record.lastModified = lastModified;
+  if (digest !== undefined) record.digest = digest;
 }

@@ -81,14 +81,7 @@ export class SeenSet {
   }
 
   hasFingerprint(fp: number): boolean {
-    const t = this.table;
-    const capacity = t.length;
-    for (let i = home(fp, capacity); ;) {
-      const v = t[i];
-      if (v === 0) return false;
-      if (v === fp) return true;
-      if (++i === capacity) i = 0;
-    }
+    return this.slotOf(fp) !== -1;
   }
 
   /** Adds the fingerprint, with the id of its URL when the set keeps ids (a present one gets the id if it had none); false if it was already present. */
@@ -116,13 +109,19 @@ export class SeenSet {
 
   /** The id added with this key: undefined when the key is absent, 0 when present without a known id (or the set keeps none). */
   idOf(key: string): number | undefined {
-    const fp = fingerprint(key);
+    const i = this.slotOf(fingerprint(key));
+    if (i === -1) return undefined;
+    return this.ids === null ? 0 : this.ids[i];
+  }
+
+  /** The slot holding `fp`, or -1. */
+  private slotOf(fp: number): number {
     const t = this.table;
     const capacity = t.length;
     for (let i = home(fp, capacity); ;) {
       const v = t[i];
-      if (v === 0) return undefined;
-      if (v === fp) return this.ids === null ? 0 : this.ids[i];
+      if (v === 0) return -1;
+      if (v === fp) return i;
       if (++i === capacity) i = 0;
     }
   }

@@ -804,20 +804,28 @@ return view(out)
 `;
 
 /**
- * SAVE_HOST(P, host, saved JSON, saver's offset, last start or '', pause
- * until or '', then field, value pairs) → VIEW. The last start and the
- * pause (Redis time) only ever move later; the other fields (rate factor,
- * Crawl-delay, RateLimit pace, given-up, failures) are the saver's changes.
+ * SAVE_HOST(P, then per host: host, saved JSON, saver's offset, last start
+ * or '', pause until or '', n, then n field, value pairs) → VIEW. Several
+ * hosts in one call: a worker writes every host saved since its last write
+ * at once. The last start and the pause (Redis time) only ever move later;
+ * the other fields (rate factor, Crawl-delay, RateLimit pace, given-up,
+ * failures) are the saver's changes.
  */
 const SAVE_HOST = `
-local h = P .. 'h:' .. ARGV[2]
-redis.call('HSET', h, 'saved', ARGV[3], 'off', ARGV[4])
-for i, field in ipairs({ 'last', 'pause' }) do
-  local v = tonumber(ARGV[4 + i])
-  if v and v > (tonumber(redis.call('HGET', h, field)) or -math.huge) then redis.call('HSET', h, field, ARGV[4 + i]) end
+local i = 2
+while i <= #ARGV do
+  local host = ARGV[i]
+  local h = P .. 'h:' .. host
+  redis.call('HSET', h, 'saved', ARGV[i + 1], 'off', ARGV[i + 2])
+  for j, field in ipairs({ 'last', 'pause' }) do
+    local v = tonumber(ARGV[i + 2 + j])
+    if v and v > (tonumber(redis.call('HGET', h, field)) or -math.huge) then redis.call('HSET', h, field, ARGV[i + 2 + j]) end
+  end
+  local n = tonumber(ARGV[i + 5])
+  for k = i + 6, i + 4 + 2 * n, 2 do redis.call('HSET', h, ARGV[k], ARGV[k + 1]) end
+  redis.call('SADD', P .. 'hosts', host)
+  i = i + 6 + 2 * n
 end
-for i = 7, #ARGV, 2 do redis.call('HSET', h, ARGV[i], ARGV[i + 1]) end
-redis.call('SADD', P .. 'hosts', ARGV[2])
 return view({})
 `;
 

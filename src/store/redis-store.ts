@@ -136,6 +136,25 @@ export const DEFAULT_LEASE_MS = 60_000;
 export const BUSY_RETRY_MS = 50;
 /** Expired leases given back per timer tick. */
 const REAP_BATCH = 200;
+/** Hosts written by one SAVE_HOST call at most (see writeHosts). */
+const SAVES_PER_CALL = 256;
+
+/** A promise and its two ends; a rejection nobody awaits is not reported as unhandled (its callers settle it). */
+interface Settler<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+function settler<T>(): Settler<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
 
 /** What Redis holds about one crawl, read in one script (times on Redis's clock, epoch ms). */
 export interface RedisStatusData {
@@ -232,9 +251,12 @@ export class RedisStore implements CrawlStore {
   private seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
-  /** Per host, the saveHost write in flight and the newest save waiting for it (see saveHost). */
-  private readonly saving = new Map<string, { next: HostSaved | undefined; done: Promise<void> }>();
-  /** Per host, this worker's latest claim: its reserved start (Redis time) and when its call was sent (this worker's clock). */
+  /** Host saves waiting for the next write, the newest per host, and what settles once it is answered (see saveHost). */
+  private waitingSaves = new Map<string, HostSaved>();
+  private savesWritten: Settler<void> | null = null;
+  private writingSaves = false;
+  /** Per counter, the additions waiting for the next write while one is in flight (see addToCounter). */
+  private readonly counterWrites = new Map<CounterName, { writing: boolean; waiting: Array<{ by: number; answer: Settler<number> }> }>();
   /** Per host with a lease held, the newest such lease (forgotten with it: bounded by the leases held). */
   private readonly lastClaim = new Map<string, RedisLease>();
   private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
@@ -466,50 +488,66 @@ export class RedisStore implements CrawlStore {
   }
 
   /**
-   * Writes the host's shared record. At most one write per host is in
-   * flight: a save that comes meanwhile (the crawl saves at every start,
-   * dispatch and response) replaces any save still waiting, and the newest
-   * is written as soon as the one in flight is answered. Every field is the
-   * record's current value (the last start and a pause only move later), so
-   * a replaced save loses nothing the newest does not carry. The promise
+   * Writes the host's shared record. At most one host write is in flight
+   * per worker, and it carries every host saved since the last one (the
+   * crawl saves at every start, dispatch and response, so at full speed that
+   * was a script call a page): a save that comes meanwhile replaces any save
+   * of its host still waiting, and waits for the next write. Every field is
+   * the record's current value (the last start and a pause only move later),
+   * so a replaced save loses nothing the newest does not carry. The promise
    * settles once a write at least as new as `saved` is answered.
    */
   saveHost(key: string, saved: HostSaved): Promise<void> {
-    const busy = this.saving.get(key);
-    if (busy) {
-      busy.next = saved;
-      return busy.done;
-    }
-    const slot: { next: HostSaved | undefined; done: Promise<void> } = { next: saved, done: Promise.resolve() };
-    this.saving.set(key, slot);
-    slot.done = (async () => {
-      try {
-        while (slot.next !== undefined) {
-          const newest = slot.next;
-          slot.next = undefined;
-          await this.writeHost(key, newest);
-        }
-      } finally {
-        this.saving.delete(key);
-      }
-    })();
-    return slot.done;
+    this.waitingSaves.set(key, saved);
+    const settled = (this.savesWritten ??= settler<void>());
+    if (!this.writingSaves) void this.writeSaves();
+    return settled.promise;
   }
 
-  private async writeHost(key: string, saved: HostSaved): Promise<void> {
-    const shared = sharedFields(saved);
-    const before = this.sent.get(key);
-    const changed: string[] = [];
-    for (const field of Object.keys(shared) as Array<keyof SharedFields>) {
-      if (before && before[field] === shared[field]) continue;
-      const value = shared[field];
-      changed.push(field, field === 'suntil' && value !== '' ? String(this.toRedis(Number(value))) : value);
+  private async writeSaves(): Promise<void> {
+    this.writingSaves = true;
+    try {
+      while (this.waitingSaves.size > 0) {
+        const saves = this.waitingSaves;
+        const settled = this.savesWritten!;
+        this.waitingSaves = new Map();
+        this.savesWritten = null;
+        try {
+          await this.writeHosts(saves);
+          settled.resolve();
+        } catch (err) {
+          settled.reject(err);
+        }
+      }
+    } finally {
+      this.writingSaves = false;
     }
-    this.sent.set(key, shared);
-    const { limiter } = saved;
-    const last = limiter.lastStart === null ? '' : String(this.clock.startToRedis(this.lastClaim.get(key), limiter.lastStart));
-    const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
-    this.applyView(await this.run('saveHost', [key, JSON.stringify(saved), String(this.clock.offsetMs), last, pause, ...changed]));
+  }
+
+  private async writeHosts(saves: Map<string, HostSaved>): Promise<void> {
+    const args: string[] = [];
+    let hosts = 0;
+    for (const [key, saved] of saves) {
+      const shared = sharedFields(saved);
+      const before = this.sent.get(key);
+      const changed: string[] = [];
+      for (const field of Object.keys(shared) as Array<keyof SharedFields>) {
+        if (before && before[field] === shared[field]) continue;
+        const value = shared[field];
+        changed.push(field, field === 'suntil' && value !== '' ? String(this.toRedis(Number(value))) : value);
+      }
+      this.sent.set(key, shared);
+      const { limiter } = saved;
+      const last = limiter.lastStart === null ? '' : String(this.clock.startToRedis(this.lastClaim.get(key), limiter.lastStart));
+      const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
+      args.push(key, JSON.stringify(saved), String(this.clock.offsetMs), last, pause, String(changed.length / 2), ...changed);
+      // A broad crawl can have thousands of hosts waiting: a few hundred a script keeps each one short.
+      if (++hosts === SAVES_PER_CALL) {
+        this.applyView(await this.run('saveHost', args.splice(0)));
+        hosts = 0;
+      }
+    }
+    if (hosts > 0) this.applyView(await this.run('saveHost', args));
   }
 
   async loadHosts(): Promise<Array<[string, HostSaved]>> {
@@ -541,9 +579,41 @@ export class RedisStore implements CrawlStore {
     return name === 'started' ? this.started : 0;
   }
 
-  async addToCounter(name: CounterName, by: number): Promise<number> {
-    const rest = this.applyView(await this.run('counter', [name, String(by)]));
-    return Number(rest[0]);
+  /**
+   * Adds to a shared counter. At most one write per counter is in flight;
+   * additions made meanwhile go together in the next (the crawl counts every
+   * start, so at full speed that was a script call a page). Each caller is
+   * answered the value its own addition made, in the order of the calls, as
+   * if each had been sent alone: a `--max-pages` reservation stays exact.
+   */
+  addToCounter(name: CounterName, by: number): Promise<number> {
+    let queue = this.counterWrites.get(name);
+    if (!queue) this.counterWrites.set(name, (queue = { writing: false, waiting: [] }));
+    const answer = settler<number>();
+    queue.waiting.push({ by, answer });
+    if (!queue.writing) void this.writeCounter(name, queue);
+    return answer.promise;
+  }
+
+  private async writeCounter(name: CounterName, queue: { writing: boolean; waiting: Array<{ by: number; answer: Settler<number> }> }): Promise<void> {
+    queue.writing = true;
+    try {
+      while (queue.waiting.length > 0) {
+        const batch = queue.waiting;
+        queue.waiting = [];
+        let total = 0;
+        for (const add of batch) total += add.by;
+        try {
+          const rest = this.applyView(await this.run('counter', [name, String(total)]));
+          let value = Number(rest[0]) - total;
+          for (const add of batch) add.answer.resolve((value += add.by));
+        } catch (err) {
+          for (const add of batch) add.answer.reject(err);
+        }
+      }
+    } finally {
+      queue.writing = false;
+    }
   }
 
   /** Every worker's records of this crawl, for `crawl report --redis` (see "Record log" above; redis-record-log.ts). */

@@ -218,6 +218,45 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect((wait as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(base + 2_000 - 5);
     });
 
+    it('writes every host saved while a write is in flight in one call, each with its newest save', async () => {
+      const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
+      const scripts: string[] = [];
+      const [a, b] = await workers(2, { policyFor: () => policy, timed: (name) => scripts.push(name) });
+      const table = new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) });
+      const base = now() + 1_000;
+      const saves: Array<Promise<void>> = [];
+      // Twenty hosts saved at once (a crawl at full speed saves one host or another at every start, dispatch
+      // and response), then the first again with a later pause while its first save is in flight.
+      for (let i = 0; i < 20; i++) {
+        table.get(`h${i}`).limiter.pauseUntil(base + i * 100);
+        saves.push(a.saveHost(`h${i}`, table.save(`h${i}`)!));
+      }
+      table.get('h0').limiter.pauseUntil(base + 5_000);
+      saves.push(a.saveHost('h0', table.save('h0')!));
+      await Promise.all(saves);
+      expect(scripts.filter((n) => n === 'saveHost').length).toBe(2); // h0 alone, then the other nineteen and h0's newest
+      const loaded = new Map(await b.loadHosts());
+      for (let i = 1; i < 20; i++) expect(loaded.get(`h${i}`)!.limiter.pausedUntil).toBeCloseTo(base + i * 100, -1);
+      expect(loaded.get('h0')!.limiter.pausedUntil).toBeCloseTo(base + 5_000, -1);
+      // Every worker honours each host's own pause.
+      for (const i of [0, 7, 19]) {
+        await b.add(`http://h${i}.example/1`, `h${i}`, entry(`http://h${i}.example/1`));
+        const wait = await b.claim(`h${i}`);
+        expect((wait as { notBefore: number }).notBefore).toBeGreaterThanOrEqual((i === 0 ? base + 5_000 : base + i * 100) - 5);
+      }
+    });
+
+    it('adds to a counter at most once in flight, answering each caller the value its own addition made', async () => {
+      const scripts: string[] = [];
+      const [a, b] = await workers(2, { timed: (name) => scripts.push(name) });
+      expect(await b.addToCounter('started', 5)).toBe(5);
+      // As --max-pages reserves: each answer is what that one addition made, in the order of the calls.
+      const answers = await Promise.all([1, 1, -1, 1, 1, 1, -1, 1].map((by) => a.addToCounter('started', by)));
+      expect(answers).toEqual([6, 7, 6, 7, 8, 9, 8, 9]);
+      expect(scripts.filter((n) => n === 'counter').length).toBe(3); // B's, A's first, then A's other seven together
+      expect(await b.addToCounter('started', 1)).toBe(10);
+    });
+
     it('makes every worker wait out a pause, a slower rate or a given-up host that one worker saved', async () => {
       const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
       const [a, b] = await workers(2, { policyFor: () => policy });

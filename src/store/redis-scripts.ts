@@ -119,7 +119,8 @@ local function requeue_head(host, entry)
 end
 local function end_in_flight(host)
   local h = P .. 'h:' .. host
-  if (tonumber(redis.call('HGET', h, 'inflight')) or 0) > 0 then redis.call('HINCRBY', h, 'inflight', -1) end
+  -- (never below 0: a count restored from an older crawl may already be there)
+  if redis.call('HINCRBY', h, 'inflight', -1) < 0 then redis.call('HSET', h, 'inflight', 0) end
 end
 -- Interns a parent ('' or 'p' .. URL) and counts one more entry naming it:
 -- its tag, the first 48 bits of its SHA-1 (probing on to URL, newline, k if another
@@ -250,8 +251,9 @@ local function fresh_entry(entry)
   return table.concat(h, ',') .. '|' .. string.sub(entry, a + 1, b - 1) .. '|' .. extra .. short, short
 end
 local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
-local function end_lease(id)
-  local host = redis.call('HGET', P .. 'leases', id .. ':k')
+-- (host: the lease's host when the caller has read it already)
+local function end_lease(id, host)
+  host = host or redis.call('HGET', P .. 'leases', id .. ':k')
   if host then redis.call('SREM', P .. 'h:' .. host .. ':pend', id) end
   redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
   redis.call('ZREM', P .. 'lexp', id)
@@ -317,12 +319,16 @@ if not mark_seen(ARGV[2]) then return view({ 0 }) end
 bump('seen', 1)
 local host = ARGV[3]
 if ARGV[4] == '' then return view({ 1 }) end
+local length
 if redis.call('HGET', P .. 'h:' .. host, 'givenup') ~= '1' then
-  redis.call('RPUSH', qkey(host), stored_entry(ARGV[4], ARGV[5], ARGV[6]))
-  redis.call('SADD', P .. 'work', host)
+  length = redis.call('RPUSH', qkey(host), stored_entry(ARGV[4], ARGV[5], ARGV[6]))
+  -- A host with a longer queue is in P work already.
+  if length == 1 then redis.call('SADD', P .. 'work', host) end
   bump('queued', 1)
+else
+  length = redis.call('LLEN', qkey(host))
 end
-return view({ 1, host, redis.call('LLEN', qkey(host)) })
+return view({ 1, host, length })
 `;
 
 /**
@@ -357,7 +363,8 @@ local function window(i) return tonumber(ARGV[14 + 2 * i]), ARGV[15 + 2 * i] end
 
 local q = qkey(host)
 local now = redis_now()
-if redis.call('LLEN', q) == 0 then return view({ 0, fmt(now), 0 }) end
+local queued = redis.call('LLEN', q)
+if queued == 0 then return view({ 0, fmt(now), 0 }) end
 local h = P .. 'h:' .. host
 -- The host's shared state (saveHost writes it; see "P h:HOST" above).
 local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil', 'givenup')
@@ -410,8 +417,7 @@ if at > now then return view({ 1, fmt(now), fmt(at) }) end
 
 -- Ready: reserve the start at once, as HostLimiter.acquire does (last start, one more in flight,
 -- the start in every window's log), and hand out the queue's head as a lease.
-redis.call('HSET', h, 'last', fmt(math.max(lastStart or now, now)))
-redis.call('HINCRBY', h, 'inflight', 1)
+redis.call('HSET', h, 'last', fmt(math.max(lastStart or now, now)), 'inflight', tostring(inFlight + 1))
 for i = 0, windowCount - 1 do
   local count, name = window(i)
   local w = tonumber(name)
@@ -421,7 +427,7 @@ for i = 0, windowCount - 1 do
   redis.call('PEXPIRE', log, math.ceil(w + w * windowRatio + windowMs) + 1000)
 end
 local entry = redis.call('LPOP', q)
-local left = redis.call('LLEN', q)
+local left = queued - 1
 if left == 0 then redis.call('SREM', P .. 'work', host) end
 local id = redis.call('INCR', P .. 'seq')
 redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', entry)
@@ -441,21 +447,22 @@ return view({ 2, fmt(now), id, entry, parent_of(entry), left })
  */
 const COMPLETE = `
 local id = ARGV[2]
-if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
-local host = redis.call('HGET', P .. 'leases', id .. ':k')
-local entry = redis.call('HGET', P .. 'leases', id .. ':e')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
+if lease[1] ~= ARGV[3] then return view({ 0 }) end
+local host, entry = lease[2], lease[3]
 end_in_flight(host)
 if ARGV[5] and ARGV[5] ~= '' then
   keep_page(ARGV[5], host, entry, ARGV[6], ARGV[7])
 else
   unref(entry)
 end
-end_lease(id)
+end_lease(id, host)
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
   local now = redis_now()
   redis.call('ZADD', P .. 'recent', now, id)
-  redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000)
+  -- Trimmed at every 64th lease (STATUS trims before it counts): a minute's completions and a few more.
+  if tonumber(id) % 64 == 0 then redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000) end
 end
 return view({ 1 })
 `;
@@ -979,9 +986,46 @@ export const SCRIPTS = {
 
 export type ScriptName = keyof typeof SCRIPTS;
 
-/** The script as sent to Redis: the shared helpers, then its body. */
+/**
+ * The prelude cut into its head (P and the gen check, which every script
+ * runs) and its helpers in order, each with the comment lines above it.
+ */
+function preludeParts(prelude: string): { head: string; helpers: Array<{ name: string; text: string }> } {
+  const head: string[] = [];
+  const helpers: Array<{ name: string; lines: string[] }> = [];
+  let comments: string[] = [];
+  for (const line of prelude.split('\n')) {
+    const helper = /^local function (\w+)/.exec(line);
+    if (helper) {
+      helpers.push({ name: helper[1], lines: [...comments, line] });
+      comments = [];
+    } else if (helpers.length > 0 && line.startsWith('--')) comments.push(line);
+    else (helpers.length === 0 ? head : helpers[helpers.length - 1].lines).push(line);
+  }
+  return { head: head.join('\n'), helpers: helpers.map((h) => ({ name: h.name, text: h.lines.join('\n') })) };
+}
+
+/**
+ * The script as sent to Redis: the prelude's head, the helpers its body
+ * uses (and the ones those use), then its body. Redis makes a closure of
+ * every helper a script defines, at every call: all of them cost a call
+ * 3 µs, against 1 µs for an empty script.
+ */
 export function scriptSource(name: ScriptName): string {
-  return PRELUDE + SCRIPTS[name];
+  const { head, helpers } = preludeParts(PRELUDE);
+  const body = SCRIPTS[name];
+  const used = new Set<string>();
+  for (let grew = true; grew;) {
+    grew = false;
+    const text = [body, ...helpers.filter((h) => used.has(h.name)).map((h) => h.text)].join('\n');
+    for (const h of helpers) {
+      if (!used.has(h.name) && new RegExp(`\\b${h.name}\\(`).test(text)) {
+        used.add(h.name);
+        grew = true;
+      }
+    }
+  }
+  return [head, ...helpers.filter((h) => used.has(h.name)).map((h) => h.text), body].join('\n');
 }
 
 /** Scripts that run before a worker knows its crawl's gen (or only read): sent without it. */

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+/**
+ * What Redis costs a page, this build against another, side by side: one
+ * worker (`bin/crawl.js --redis`) crawls benchmark 10's web (20 hosts ×
+ * `--pages-per-host`, unlimited rate) with each build in turn, `--rounds`
+ * times, against one throwaway redis-server (FLUSHALL before each crawl).
+ * Per page: the worker's CPU (user + system, from the probe) and
+ * redis-server's (`INFO cpu`), and the script calls (`INFO commandstats`).
+ * Benchmark 10 measures the same against the memory store, but not against
+ * another build; this is its before/after.
+ *
+ *   node bench/redis-cost.js --base DIR [--rounds N] [--pages-per-host N]
+ */
+import { createClient } from 'redis';
+import { startWeb } from '../fixtures/web.js';
+import { startRedisServer } from '../fixtures/redis-server.js';
+import { expectSuccess, runNode, scratchDir } from './lib/child.js';
+import { median, round } from './lib/stats.js';
+
+const HOSTS = Array.from({ length: 20 }, (_, i) => `h${String(i + 1).padStart(2, '0')}.localhost`);
+const PAGE_PATH = /^\/p\/\d+$/;
+
+/** @param {{ base?: string, rounds?: number, pagesPerHost?: number, log?: (s: string) => void }} opts */
+export async function run(opts = {}) {
+  if (opts.base === undefined) throw new Error('--base DIR: the build to compare with (a worktree, built)');
+  const builds = [
+    ['base', `${String(opts.base).replace(/\/$/, '')}/bin/crawl.js`],
+    ['this', 'bin/crawl.js'],
+  ];
+  const rounds = Number(opts.rounds ?? 3);
+  const pagesPerHost = Number(opts.pagesPerHost ?? 1_000);
+  const log = opts.log ?? (() => {});
+  const sites = {};
+  for (const host of HOSTS) sites[host] = { generate: { pages: pagesPerHost, linksPerPage: 10, crossHosts: HOSTS.filter((h) => h !== host).slice(0, 3) } };
+  const web = await startWeb({ sites });
+  const redis = await startRedisServer();
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  const scratch = scratchDir();
+  const usage = async () => {
+    const cpu = await admin.info('cpu');
+    const sec = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)[1]);
+    const calls = Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+    return { cpuUs: (sec('used_cpu_user') + sec('used_cpu_sys')) * 1e6, calls };
+  };
+  const results = { base: [], this: [] };
+  try {
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, bin] of builds) {
+        web.reset();
+        await admin.flushAll();
+        const before = await usage();
+        const args = [bin, '--redis', redis.url, '--crawl-id', `cost-${r}-${name}`, '--rate', 'unlimited', '--host-concurrency', '64', '-c', '64', '-q'];
+        const out = expectSuccess(name, await runNode([...args, ...HOSTS.map((h) => web.url(h, '/p/0'))], { stdoutFile: scratch.file('out.jsonl') }));
+        const after = await usage();
+        const pages = web.requests().filter((e) => PAGE_PATH.test(e.path)).length;
+        if (pages !== HOSTS.length * pagesPerHost) throw new Error(`${name}: ${pages} of ${HOSTS.length * pagesPerHost} pages`);
+        results[name].push({ worker: (out.cpuMs * 1000) / pages, redis: (after.cpuUs - before.cpuUs) / pages, scripts: (after.calls - before.calls) / pages });
+        const last = results[name].at(-1);
+        log(`  round ${r + 1} ${name}: worker ${round(last.worker)} µs, redis-server ${round(last.redis)} µs, ${round(last.scripts, 2)} scripts a page`);
+      }
+    }
+  } finally {
+    scratch.cleanup();
+    await admin.quit().catch(() => {});
+    await redis.stop();
+    await web.close();
+  }
+  const bench = `Redis cost per page, this build against --base (1 worker, ${HOSTS.length} × ${pagesPerHost} pages)`;
+  const med = (name, key) => median(results[name].map((x) => x[key]));
+  return ['worker', 'redis', 'scripts'].map((key) => ({
+    bench,
+    metric: { worker: 'worker CPU per page', redis: 'redis-server CPU per page', scripts: 'script calls per page' }[key],
+    value: `${round(med('base', key), 2)} → ${round(med('this', key), 2)}`,
+    note: `median of ${rounds}, alternating`,
+  }));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { parseArgs, printRows } = await import('./lib/cli.js');
+  printRows(await run({ ...parseArgs(process.argv.slice(2)), log: (s) => process.stderr.write(s + '\n') }));
+}

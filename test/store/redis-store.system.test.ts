@@ -197,12 +197,16 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(a.counts()).toMatchObject({ leased: 0 });
     });
 
-    it('writes a host saved many times at once at most once in flight, ending with the newest save', async () => {
+    /** Two workers whose scripts are named in `scripts` as they run, a host table to save from, and a time 1 s ahead. */
+    async function savingWorkers() {
       const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
       const scripts: string[] = [];
       const [a, b] = await workers(2, { policyFor: () => policy, timed: (name) => scripts.push(name) });
-      const table = new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) });
-      const base = now() + 1_000;
+      return { a, b, scripts, table: new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) }), base: now() + 1_000 };
+    }
+
+    it('writes a host saved many times at once at most once in flight, ending with the newest save', async () => {
+      const { a, b, table, scripts, base } = await savingWorkers();
       const saves: Array<Promise<void>> = [];
       // Twenty saves while the first is in flight, each a later pause: the crawl saves at every start, dispatch and response.
       for (let i = 1; i <= 20; i++) {
@@ -219,11 +223,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
     });
 
     it('writes every host saved while a write is in flight in one call, each with its newest save', async () => {
-      const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
-      const scripts: string[] = [];
-      const [a, b] = await workers(2, { policyFor: () => policy, timed: (name) => scripts.push(name) });
-      const table = new HostTable({ policyFor: () => ({ ...policy, jitterMs: 0 }) });
-      const base = now() + 1_000;
+      const { a, b, table, scripts, base } = await savingWorkers();
       const saves: Array<Promise<void>> = [];
       // Twenty hosts saved at once (a crawl at full speed saves one host or another at every start, dispatch
       // and response), then the first again with a later pause while its first save is in flight.

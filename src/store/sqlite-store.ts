@@ -294,7 +294,8 @@ export class SqliteStore implements CrawlStore {
       get: (url: string) => this.guard(() => pages.get(url)),
       put: (url: string, page: PageHistory, outlinks: readonly string[] | null) =>
         this.guard(() => {
-          if (pages.put(url, page, outlinks)) this.touch();
+          // The completion follows in this turn (recrawl.ts `keep`): both land in one commit.
+          if (pages.put(url, page, outlinks)) this.touchBeforeNext();
         }),
       outlinks: (url: string) => this.guard(() => pages.outlinks(url)),
       pass: () => this.passNumber,
@@ -894,13 +895,30 @@ export class SqliteStore implements CrawlStore {
     if (this.closed) return;
     this.begin();
     if (this.now() - this.lastCommit >= COMMIT_INTERVAL_MS) this.commit();
-    else if (!this.commitTimer) {
-      this.commitTimer = setTimeout(() => {
-        this.commitTimer = null;
-        this.timedCommit();
-      }, COMMIT_INTERVAL_MS);
-      this.commitTimer.unref();
-    }
+    else this.commitSoon();
+  }
+
+  /**
+   * A change that must land with the one its caller makes next, in the same
+   * turn: a page's history, then its lease's completion. Within the
+   * transaction, committed by that next change or the timer, never at once:
+   * a commit between the two would keep the new history of a page whose
+   * completion a crash then lost, and the resumed crawl, fetching it again,
+   * compared it with that history and said "unchanged".
+   */
+  private touchBeforeNext(): void {
+    if (this.closed) return;
+    this.begin();
+    this.commitSoon();
+  }
+
+  private commitSoon(): void {
+    if (this.commitTimer) return;
+    this.commitTimer = setTimeout(() => {
+      this.commitTimer = null;
+      this.timedCommit();
+    }, COMMIT_INTERVAL_MS);
+    this.commitTimer.unref();
   }
 
   /** A commit no call waits for: a failure is kept for the crawl's next store call (`guard`), never thrown into a timer. */

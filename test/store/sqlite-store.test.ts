@@ -179,6 +179,40 @@ describe('revisit schedule (--revisit)', () => {
     }
   });
 
+  // Found by recrawl.system's repeated kill -9: a page's history committed alone, its completion lost with
+  // the process, and the resumed crawl fetched the page again and compared it with its own new history.
+  it("commits a page's history only with its completion, however long since the last commit", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    let now = 1_000_000;
+    const store = new SqliteStore(path, { now: () => now });
+    const committed = () => {
+      const Driver = createRequire(import.meta.url)('better-sqlite3');
+      const db = new Driver(path, { readonly: true });
+      try {
+        return {
+          pages: (db.prepare('SELECT count(*) AS n FROM pages').get() as { n: number }).n,
+          done: (db.prepare('SELECT count(*) AS n FROM urls WHERE state = 4').get() as { n: number }).n,
+        };
+      } finally {
+        db.close();
+      }
+    };
+    try {
+      await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+      await store.add('http://a.example/', 'a', { url: 'http://a.example/', depth: 0, parent: null, hops: 0, attempt: 0 });
+      const lease = store.claim('a', now) as Lease;
+      now += 5_000; // a slow page: the last commit is long past when its history is kept
+      await store.history.put('http://a.example/', { status: 200, fetchedAt: now, etag: '"v2"' }, []);
+      expect(committed()).toEqual({ pages: 0, done: 0 }); // what a kill -9 here leaves: neither
+      await store.complete(lease, '200');
+      expect(committed()).toEqual({ pages: 1, done: 1 }); // both, in the completion's commit
+    } finally {
+      store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('scheduleAll makes every done page with history due at its fetch plus its interval, and unfinishes the crawl', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
     const path = join(dir, 'state.db');

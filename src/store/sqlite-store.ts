@@ -237,6 +237,11 @@ export class SqliteStore implements CrawlStore {
   private readonly readOnly: boolean;
   private readonly q: Record<string, Statement>;
   private putRecord: Statement | null = null;
+  /** The last record-log row appended, and per page URL the first row it appended before its completion (settledRecords). */
+  private lastRecordRow = 0;
+  private readonly unsettledRecords = new Map<string, number>();
+  /** The URLs of the leases held (a page record of one of them waits for its completion). */
+  private readonly leasedUrls = new Set<string>();
   /** Held while the store is open for writing (sqlite-file.ts). */
   private lock: StateLock | undefined;
   /** The first SQLite failure while crawling: every later call answers with it, nothing more is written. */
@@ -330,7 +335,8 @@ export class SqliteStore implements CrawlStore {
     this.passNumber++;
     this.q.putMeta.run('pass', String(this.passNumber));
     this.q.putMeta.run('pass_started_at', String(this.now()));
-    this.db.exec("DELETE FROM meta WHERE key IN ('finished', 'finished_at'); DELETE FROM records");
+    this.db.exec("DELETE FROM meta WHERE key IN ('finished', 'finished_at', 'records_settled'); DELETE FROM records");
+    this.lastRecordRow = 0;
     this.counters.started = 0;
     this.dirtyCounters = true;
     this.commit();
@@ -438,6 +444,7 @@ export class SqliteStore implements CrawlStore {
       this.passNumber = Number(get('pass') ?? 1);
       this.opened = true;
       this.begin();
+      if (result.resumed && running === '1') this.dropUnsettledRecords();
       if (result.resumed) {
         const all = [...new Set([...result.meta.seeds, ...meta.seeds])];
         if (all.length !== result.meta.seeds.length) this.q.putMeta.run('seeds', JSON.stringify(all));
@@ -601,6 +608,7 @@ export class SqliteStore implements CrawlStore {
       this.bump(key, -1);
       this.windows.get(key)!.leased++;
       this.leases.set(row.id, key);
+      this.leasedUrls.add(row.url);
       this.unmarked++;
       this.totals.leased++;
       return { id: row.id, key, entry: toEntry(row) };
@@ -805,11 +813,48 @@ export class SqliteStore implements CrawlStore {
       append: (record) =>
         this.guard(() => {
           this.putRecord ??= this.db.prepare('INSERT INTO records (rec) VALUES (?)');
-          this.putRecord.run(JSON.stringify(record));
+          const row = Number(this.putRecord.run(JSON.stringify(record)).lastInsertRowid);
+          this.lastRecordRow = row;
+          const { type, url } = record as { type?: unknown; url?: unknown };
+          // A leased page's record is settled by its completion (see `settledRecords`); its first row counts.
+          if (type === 'page' && typeof url === 'string' && this.leasedUrls.has(url) && !this.unsettledRecords.has(url)) this.unsettledRecords.set(url, row);
           this.touch();
         }),
       read: () => this.readRecords(),
     };
+  }
+
+  /**
+   * The record-log row up to which every page record belongs to a completion
+   * in this commit or an earlier one. A page's record is appended before its
+   * completion (the crawl first waits for `-o` to confirm it), and a commit
+   * may come in between; after a crash, `dropUnsettledRecords` removes the
+   * rows past this mark whose page the file does not hold as done: the
+   * resumed crawl fetches those pages again and appends their records again.
+   */
+  private settledRecords(): number {
+    // At most one row a lease held: bounded by the requests in flight.
+    let settled = this.lastRecordRow;
+    for (const row of this.unsettledRecords.values()) settled = Math.min(settled, row - 1);
+    return settled;
+  }
+
+  /** After a crash: page records past the settled mark whose page is not done go (their pages are fetched and recorded again). */
+  private dropUnsettledRecords(): void {
+    const mark = Number((this.q.getMeta.get('records_settled') as { value: string } | undefined)?.value ?? NaN);
+    if (!Number.isFinite(mark)) return;
+    const drop = this.db.prepare('DELETE FROM records WHERE id = ?');
+    for (const [id, rec] of this.db.prepare('SELECT id, rec FROM records WHERE id > ?').raw().all(mark) as Array<[number, string]>) {
+      let record: { type?: unknown; url?: unknown; startedAt?: unknown; fetchedAt?: unknown };
+      try {
+        record = JSON.parse(rec) as typeof record;
+      } catch {
+        continue;
+      }
+      if (record.type !== 'page' || typeof record.url !== 'string') continue;
+      const at = typeof record.startedAt === 'string' ? record.startedAt : typeof record.fetchedAt === 'string' ? record.fetchedAt : undefined;
+      if (!this.isDone(record.url, at === undefined ? undefined : Date.parse(at))) drop.run(id);
+    }
   }
 
   private async *readRecords(): AsyncGenerator<unknown> {
@@ -842,6 +887,8 @@ export class SqliteStore implements CrawlStore {
     const key = this.leases.get(lease.id);
     if (key === undefined) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
     this.leases.delete(lease.id);
+    this.leasedUrls.delete(lease.entry.url);
+    this.unsettledRecords.delete(lease.entry.url);
     this.totals.leased--;
     if (key === MARKED) return;
     this.unmarked--;
@@ -989,6 +1036,7 @@ export class SqliteStore implements CrawlStore {
       this.output.previous = this.output.confirmed();
     }
     this.q.putMeta.run('committed_at', String(at));
+    if (this.lastRecordRow > 0) this.q.putMeta.run('records_settled', String(this.settledRecords()));
     this.q.putMeta.run('unmarked_leases', String(this.unmarked));
     this.q.putMeta.run('committed_wall', String(Date.now()));
     this.db.exec('COMMIT');

@@ -1,3 +1,4 @@
+import { copyFileSync, existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,6 +138,50 @@ describe('host records', () => {
       expect(await again.loadHosts()).toEqual([['a', copy]]);
       again.close();
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('record log across a crash', () => {
+  // A page's record is logged before its completion (the crawl waits for -o to confirm it first), and a
+  // commit can come in between: a crash then left the record of a page the resumed crawl fetches again.
+  it('drops, on resume after a crash, the page records whose completion the crash lost', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    let now = 1_000_000;
+    const store = new SqliteStore(path, { now: () => now });
+    const url = (n: number) => `http://a.example/${n}`;
+    const iso = () => new Date(now).toISOString();
+    try {
+      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+      for (const n of [1, 2, 3]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
+      const [one, two] = [store.claim('a', now) as Lease, store.claim('a', now) as Lease];
+      const log = store.recordLog();
+      await log.append({ type: 'page', url: url(1), status: 200, startedAt: iso() });
+      await store.complete(one, '200');
+      await log.append({ type: 'skipped', url: url(9), reason: 'robots' });
+      await log.append({ type: 'page', url: url(2), status: 200, startedAt: iso() }); // its completion never comes
+      now += 1_000;
+      await store.addToCounter('started', 1); // a commit, with page 2's record and without its completion
+      // What kill -9 here leaves: the committed file.
+      const crashed = join(dir, 'crashed.db');
+      copyFileSync(path, crashed);
+      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${crashed}-wal`);
+      const resumed = new SqliteStore(crashed, { now: () => now });
+      try {
+        expect((await resumed.open({ seeds: [url(0)], configFingerprint: 'f' })).uncleanUntil).toBeDefined();
+        const kept: Array<{ url: string }> = [];
+        for await (const r of resumed.recordLog().read()) kept.push(r as { url: string });
+        expect(kept.map((r) => r.url)).toEqual([url(1), url(9)]);
+        // Page 2 is fetched again (its lease went back to the queue) and logged once more: once in all.
+        expect(resumed.counts()).toMatchObject({ queued: 2 });
+      } finally {
+        resumed.close();
+      }
+      await store.complete(two, '200');
+    } finally {
+      store.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

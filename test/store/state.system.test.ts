@@ -5,8 +5,8 @@
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
 import { seededRandom } from '../support/seeded-random.js';
@@ -61,6 +61,13 @@ describe('--state: crash-safe, resumable crawls', () => {
     const pagesOf = (h: string, n: number) => [web!.url(h, '/'), ...Array.from({ length: n }, (_, i) => web!.url(h, `/p/${i}`))];
     const expected = [...hosts.flatMap((h) => pagesOf(h, 40)), ...pagesOf('slow.localhost', 5)];
     expect(new Set(out.filter((r) => r.status === 200).map((r) => r.url))).toEqual(new Set(expected));
+    // Nothing twice: -o, and the record log `crawl report --state` reads, hold each page once.
+    const twice = (urls: string[]) => urls.filter((u, i) => urls.indexOf(u) !== i);
+    expect(twice(out.filter((r) => r.type === 'page').map((r) => r.url))).toEqual([]);
+    const db = new (createRequire(import.meta.url)('better-sqlite3'))(join(dir, 'crawl.db'), { readonly: true });
+    const logged = (db.prepare('SELECT rec FROM records').all() as Array<{ rec: string }>).map((r) => JSON.parse(r.rec) as { type: string; url: string });
+    db.close();
+    expect(twice(logged.filter((r) => r.type === 'page').map((r) => r.url))).toEqual([]);
 
     // Repeats only for requests in flight or finished within the 50 ms commit interval before a
     // kill: at 10/s a host has at most 2 such requests (its concurrency), 3 hosts, per kill.

@@ -139,21 +139,52 @@ const REAP_BATCH = 200;
 /** Hosts written by one SAVE_HOST call at most (see writeHosts). */
 const SAVES_PER_CALL = 256;
 
-/** A promise and its two ends; a rejection nobody awaits is not reported as unhandled (its callers settle it). */
-interface Settler<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(err: unknown): void;
-}
-function settler<T>(): Settler<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
+/**
+ * Writes in turn, one in flight: what is added while a write is in flight
+ * goes into one batch (a container `fill` puts it in), written next. `add`
+ * answers what `fill` returned and the promise of the write that carries
+ * the item; a failed write fails its own batch only.
+ */
+class WriteInTurn<B, R> {
+  private batch: B | null = null;
+  private written: Promise<R> | null = null;
+  private settle: { resolve(value: R): void; reject(err: unknown): void } | null = null;
+  private writing = false;
+
+  constructor(
+    private readonly empty: () => B,
+    private readonly write: (batch: B) => Promise<R>,
+  ) {}
+
+  add<F>(fill: (batch: B) => F): { filled: F; written: Promise<R> } {
+    if (this.batch === null) {
+      this.batch = this.empty();
+      this.written = new Promise<R>((resolve, reject) => (this.settle = { resolve, reject }));
+      this.written.catch(() => undefined); // its callers settle it
+    }
+    const filled = fill(this.batch);
+    const written = this.written!;
+    if (!this.writing) void this.drain();
+    return { filled, written };
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.batch !== null) {
+        const batch = this.batch;
+        const settle = this.settle!;
+        this.batch = this.written = this.settle = null;
+        try {
+          settle.resolve(await this.write(batch));
+        } catch (err) {
+          settle.reject(err);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
 }
 
 /** What Redis holds about one crawl, read in one script (times on Redis's clock, epoch ms). */
@@ -251,12 +282,13 @@ export class RedisStore implements CrawlStore {
   private seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
-  /** Host saves waiting for the next write, the newest per host, and what settles once it is answered (see saveHost). */
-  private waitingSaves = new Map<string, HostSaved>();
-  private savesWritten: Settler<void> | null = null;
-  private writingSaves = false;
-  /** Per counter, the additions waiting for the next write while one is in flight (see addToCounter). */
-  private readonly counterWrites = new Map<CounterName, { writing: boolean; waiting: Array<{ by: number; answer: Settler<number> }> }>();
+  /** Host saves, one write in flight, the newest save per host waiting for the next (see saveHost). */
+  private readonly hostWrites = new WriteInTurn<Map<string, HostSaved>, void>(
+    () => new Map(),
+    (saves) => this.writeHosts(saves),
+  );
+  /** Per counter, additions one write in flight, those made meanwhile waiting for the next (see addToCounter). */
+  private readonly counterWrites = new Map<CounterName, WriteInTurn<number[], number[]>>();
   /** Per host with a lease held, the newest such lease (forgotten with it: bounded by the leases held). */
   private readonly lastClaim = new Map<string, RedisLease>();
   private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
@@ -498,30 +530,7 @@ export class RedisStore implements CrawlStore {
    * settles once a write at least as new as `saved` is answered.
    */
   saveHost(key: string, saved: HostSaved): Promise<void> {
-    this.waitingSaves.set(key, saved);
-    const settled = (this.savesWritten ??= settler<void>());
-    if (!this.writingSaves) void this.writeSaves();
-    return settled.promise;
-  }
-
-  private async writeSaves(): Promise<void> {
-    this.writingSaves = true;
-    try {
-      while (this.waitingSaves.size > 0) {
-        const saves = this.waitingSaves;
-        const settled = this.savesWritten!;
-        this.waitingSaves = new Map();
-        this.savesWritten = null;
-        try {
-          await this.writeHosts(saves);
-          settled.resolve();
-        } catch (err) {
-          settled.reject(err);
-        }
-      }
-    } finally {
-      this.writingSaves = false;
-    }
+    return this.hostWrites.add((saves) => saves.set(key, saved)).written;
   }
 
   private async writeHosts(saves: Map<string, HostSaved>): Promise<void> {
@@ -587,33 +596,26 @@ export class RedisStore implements CrawlStore {
    * if each had been sent alone: a `--max-pages` reservation stays exact.
    */
   addToCounter(name: CounterName, by: number): Promise<number> {
-    let queue = this.counterWrites.get(name);
-    if (!queue) this.counterWrites.set(name, (queue = { writing: false, waiting: [] }));
-    const answer = settler<number>();
-    queue.waiting.push({ by, answer });
-    if (!queue.writing) void this.writeCounter(name, queue);
-    return answer.promise;
+    let writes = this.counterWrites.get(name);
+    if (!writes)
+      this.counterWrites.set(
+        name,
+        (writes = new WriteInTurn<number[], number[]>(
+          () => [],
+          (adds) => this.writeCounter(name, adds),
+        )),
+      );
+    const { filled: index, written } = writes.add((adds) => adds.push(by) - 1);
+    return written.then((values) => values[index]);
   }
 
-  private async writeCounter(name: CounterName, queue: { writing: boolean; waiting: Array<{ by: number; answer: Settler<number> }> }): Promise<void> {
-    queue.writing = true;
-    try {
-      while (queue.waiting.length > 0) {
-        const batch = queue.waiting;
-        queue.waiting = [];
-        let total = 0;
-        for (const add of batch) total += add.by;
-        try {
-          const rest = this.applyView(await this.run('counter', [name, String(total)]));
-          let value = Number(rest[0]) - total;
-          for (const add of batch) add.answer.resolve((value += add.by));
-        } catch (err) {
-          for (const add of batch) add.answer.reject(err);
-        }
-      }
-    } finally {
-      queue.writing = false;
-    }
+  /** One script for the additions `adds`: the value each one made, in order. */
+  private async writeCounter(name: CounterName, adds: number[]): Promise<number[]> {
+    let total = 0;
+    for (const by of adds) total += by;
+    const rest = this.applyView(await this.run('counter', [name, String(total)]));
+    let value = Number(rest[0]) - total;
+    return adds.map((by) => (value += by));
   }
 
   /** Every worker's records of this crawl, for `crawl report --redis` (see "Record log" above; redis-record-log.ts). */

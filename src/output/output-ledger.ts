@@ -34,7 +34,20 @@ export function keepAfterCrash(line: string, isDone: (url: string, claimedAt?: n
     return true;
   }
   if (typeof record.url !== 'string') return true;
-  if (record.type === 'page') return isDone(record.url, typeof record.fetchedAt === 'string' ? Date.parse(record.fetchedAt) : undefined);
+  if (record.type === 'page') return pageRecordDone({ ...record, url: record.url }, isDone);
   if (record.type === 'skip') return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));
   return true;
+}
+
+/**
+ * Whether the state holds a page record's URL as done by the fetch it
+ * records or a later one: claimed at its `fetchedAt`, else its `startedAt`
+ * (a state file's record log keeps only that one).
+ */
+export function pageRecordDone(
+  record: { url: string; fetchedAt?: unknown; startedAt?: unknown },
+  isDone: (url: string, claimedAt?: number) => boolean,
+): boolean {
+  const at = typeof record.fetchedAt === 'string' ? record.fetchedAt : typeof record.startedAt === 'string' ? record.startedAt : undefined;
+  return isDone(record.url, at === undefined ? undefined : Date.parse(at));
 }

@@ -58,6 +58,7 @@ import type {
 import { fingerprint, SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
+import { pageRecordDone } from '../output/output-ledger.js';
 import {
   APP_ID,
   damagedMessage,
@@ -852,8 +853,7 @@ export class SqliteStore implements CrawlStore {
         continue;
       }
       if (record.type !== 'page' || typeof record.url !== 'string') continue;
-      const at = typeof record.startedAt === 'string' ? record.startedAt : typeof record.fetchedAt === 'string' ? record.fetchedAt : undefined;
-      if (!this.isDone(record.url, at === undefined ? undefined : Date.parse(at))) drop.run(id);
+      if (!pageRecordDone({ ...record, url: record.url }, (url, claimedAt) => this.isDone(url, claimedAt))) drop.run(id);
     }
   }
 

@@ -35,7 +35,7 @@ export function keepAfterCrash(line: string, isDone: (url: string, claimedAt?: n
   }
   if (typeof record.url !== 'string') return true;
   if (record.type === 'page') return pageRecordDone({ ...record, url: record.url }, isDone);
-  if (record.type === 'skip') return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));
+  if (record.type === 'skipped') return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));
   return true;
 }
 

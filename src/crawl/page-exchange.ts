@@ -171,11 +171,15 @@ export class PageExchange {
     return true;
   }
 
-  /** The lease goes back to the store as it was (not counted as started): the resumed crawl fetches it. */
-  private handBack(lease: Lease): void {
+  /**
+   * The lease goes back to the store, as `entry` (as it was, by default),
+   * due at `dueAt` if given, no longer counted as started: taken again later,
+   * or by the resumed crawl. `then` runs once the store has it.
+   */
+  private handBack(lease: Lease, entry = lease.entry, dueAt?: number, then?: () => void): void {
     const { calls, store } = this.ctx;
     calls.settle(store.addToCounter('started', -1));
-    calls.settle(store.release(lease, lease.entry));
+    calls.settle(store.release(lease, entry, dueAt), then);
   }
 
   /** A page read as usual also hands its bytes to the archive, when there is one (no cost otherwise). */
@@ -210,34 +214,28 @@ export class PageExchange {
 
   /** A link check's HEAD was refused: back to the head of its host's queue, to be checked with GET (paying the host's gap again). */
   private checkWithGet(lease: Lease): boolean {
-    const { calls, store } = this.ctx;
     if (this.ctx.stopping) return false;
-    calls.settle(store.addToCounter('started', -1)); // one link, one count
-    calls.settle(store.release(lease, asGet(lease.entry)), () => this.ctx.signals.wake(lease.key));
+    this.handBack(lease, asGet(lease.entry), undefined, () => this.ctx.signals.wake(lease.key)); // one link, one count
     return true;
   }
 
   /** Puts a throttled URL back at the head of its host's queue, unless its throttle budget is spent. */
   private requeueThrottled(lease: Lease, policy: HostPolicy, extra: EntryExtra): boolean {
-    const { calls, store } = this.ctx;
     const throttles = (lease.entry.throttles ?? 0) + 1;
     // Stopping: recorded as throttled, unless a store outlives the process (the resumed crawl asks again, after the pause it keeps).
     if (throttles > policy.throttleRetries || (this.ctx.stopping && !this.ctx.store.durable)) return false;
-    calls.settle(store.addToCounter('started', -1)); // it will be taken again
-    calls.settle(store.release(lease, { ...lease.entry, throttles, extra }), () => this.ctx.signals.wake(lease.key));
+    this.handBack(lease, { ...lease.entry, throttles, extra }, undefined, () => this.ctx.signals.wake(lease.key)); // it will be taken again
     return true;
   }
 
   /** A transient failure: the URL goes back to the store (with `extra`, its attempt history), due after a backoff. False when its retries are spent. */
   private retryLater(lease: Lease, policy: HostPolicy, extra: EntryExtra): boolean {
     const { ctx, parts } = this;
-    const { calls, store } = ctx;
     const { entry } = lease;
     if (entry.attempt >= policy.retries) return false;
     const attempt = entry.attempt + 1;
     const dueAt = ctx.clock.now() + backoffDelay(attempt, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: parts.random ?? Math.random });
-    calls.settle(store.addToCounter('started', -1));
-    calls.settle(store.release(lease, { ...entry, attempt, extra }, dueAt), () => parts.dueTimer.armAt(store.nextDueAt()));
+    this.handBack(lease, { ...entry, attempt, extra }, dueAt, () => parts.dueTimer.armAt(ctx.store.nextDueAt()));
     return true;
   }
 }

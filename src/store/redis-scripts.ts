@@ -251,10 +251,9 @@ local function fresh_entry(entry)
   return table.concat(h, ',') .. '|' .. string.sub(entry, a + 1, b - 1) .. '|' .. extra .. short, short
 end
 local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
--- (host: the lease's host when the caller has read it already)
+-- (host: the lease's, which every caller has read already)
 local function end_lease(id, host)
-  host = host or redis.call('HGET', P .. 'leases', id .. ':k')
-  if host then redis.call('SREM', P .. 'h:' .. host .. ':pend', id) end
+  redis.call('SREM', P .. 'h:' .. host .. ':pend', id)
   redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
   redis.call('ZREM', P .. 'lexp', id)
   bump('leased', -1)
@@ -644,12 +643,13 @@ return view(out)
  */
 const RELEASE = `
 local id = ARGV[2]
-if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return view({ 0 }) end
-local host = redis.call('HGET', P .. 'leases', id .. ':k')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
+if lease[1] ~= ARGV[3] then return view({ 0 }) end
+local host = lease[2]
 local entry = stored_entry(ARGV[4], ARGV[5], ARGV[6])
-unref(redis.call('HGET', P .. 'leases', id .. ':e'))
+unref(lease[3])
 end_in_flight(host)
-end_lease(id)
+end_lease(id, host)
 if ARGV[7] == '' then
   requeue_head(host, entry)
 else
@@ -786,7 +786,7 @@ for _, id in ipairs(ids) do
   local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e')
   if f[1] then
     end_in_flight(f[1])
-    end_lease(id)
+    end_lease(id, f[1])
     requeue_head(f[1], f[2])
   else
     redis.call('ZREM', P .. 'lexp', id)

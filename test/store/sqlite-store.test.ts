@@ -14,6 +14,17 @@ describeStoreContract('sqlite', async () => {
   return { store: new SqliteStore(path), reopen: async () => new SqliteStore(path), cleanup: () => rm(dir, { recursive: true, force: true }) };
 });
 
+/** What another connection reads in the state file: what is committed, what a crash would leave. */
+function committedIn<T>(path: string, read: (db: { prepare(sql: string): { get(): unknown; all(): unknown[] } }) => T): T {
+  const Driver = createRequire(import.meta.url)('better-sqlite3');
+  const db = new Driver(path, { readonly: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
 describe('state file format', () => {
   it('resumes a format-1 file (before entries had `extra`): the column is added, the queue kept', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
@@ -44,20 +55,13 @@ describe('state file format', () => {
 
 describe('claims (a window per host, nothing written)', () => {
   const entry = (n: number) => ({ url: `http://a.example/${n}`, depth: 1, parent: null, hops: 0, attempt: 0 });
-  const states = (path: string) => {
-    const Driver = createRequire(import.meta.url)('better-sqlite3');
-    const db = new Driver(path, { readonly: true });
-    try {
-      return {
-        rows: Object.fromEntries(
-          (db.prepare('SELECT state, count(*) AS n FROM urls GROUP BY state').all() as Array<{ state: number; n: number }>).map((r) => [r.state, r.n]),
-        ),
-        unmarked: (db.prepare("SELECT value FROM meta WHERE key = 'unmarked_leases'").get() as { value: string } | undefined)?.value,
-      };
-    } finally {
-      db.close();
-    }
-  };
+  const states = (path: string) =>
+    committedIn(path, (db) => ({
+      rows: Object.fromEntries(
+        (db.prepare('SELECT state, count(*) AS n FROM urls GROUP BY state').all() as Array<{ state: number; n: number }>).map((r) => [r.state, r.n]),
+      ),
+      unmarked: (db.prepare("SELECT value FROM meta WHERE key = 'unmarked_leases'").get() as { value: string } | undefined)?.value,
+    }));
 
   it('a claim leaves its row queued in the file, so a crash hands it out again first; drain marks leases before it empties a queue', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
@@ -231,18 +235,11 @@ describe('revisit schedule (--revisit)', () => {
     const path = join(dir, 'state.db');
     let now = 1_000_000;
     const store = new SqliteStore(path, { now: () => now });
-    const committed = () => {
-      const Driver = createRequire(import.meta.url)('better-sqlite3');
-      const db = new Driver(path, { readonly: true });
-      try {
-        return {
-          pages: (db.prepare('SELECT count(*) AS n FROM pages').get() as { n: number }).n,
-          done: (db.prepare('SELECT count(*) AS n FROM urls WHERE state = 4').get() as { n: number }).n,
-        };
-      } finally {
-        db.close();
-      }
-    };
+    const committed = () =>
+      committedIn(path, (db) => ({
+        pages: (db.prepare('SELECT count(*) AS n FROM pages').get() as { n: number }).n,
+        done: (db.prepare('SELECT count(*) AS n FROM urls WHERE state = 4').get() as { n: number }).n,
+      }));
     try {
       await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
       await store.add('http://a.example/', 'a', { url: 'http://a.example/', depth: 0, parent: null, hops: 0, attempt: 0 });

@@ -16,6 +16,7 @@ import { startWeb } from '../fixtures/web.js';
 import { startRedisServer } from '../fixtures/redis-server.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
 import { median, round } from './lib/stats.js';
+import { redisUsage } from './lib/redis-usage.js';
 
 const HOSTS = Array.from({ length: 20 }, (_, i) => `h${String(i + 1).padStart(2, '0')}.localhost`);
 const PAGE_PATH = /^\/p\/\d+$/;
@@ -37,25 +38,19 @@ export async function run(opts = {}) {
   const admin = createClient({ url: redis.url });
   await admin.connect();
   const scratch = scratchDir();
-  const usage = async () => {
-    const cpu = await admin.info('cpu');
-    const sec = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)[1]);
-    const calls = Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
-    return { cpuUs: (sec('used_cpu_user') + sec('used_cpu_sys')) * 1e6, calls };
-  };
   const results = { base: [], this: [] };
   try {
     for (let r = 0; r < rounds; r++) {
       for (const [name, bin] of builds) {
         web.reset();
         await admin.flushAll();
-        const before = await usage();
+        const before = await redisUsage(admin);
         const args = [bin, '--redis', redis.url, '--crawl-id', `cost-${r}-${name}`, '--rate', 'unlimited', '--host-concurrency', '64', '-c', '64', '-q'];
         const out = expectSuccess(name, await runNode([...args, ...HOSTS.map((h) => web.url(h, '/p/0'))], { stdoutFile: scratch.file('out.jsonl') }));
-        const after = await usage();
+        const after = await redisUsage(admin);
         const pages = web.requests().filter((e) => PAGE_PATH.test(e.path)).length;
         if (pages !== HOSTS.length * pagesPerHost) throw new Error(`${name}: ${pages} of ${HOSTS.length * pagesPerHost} pages`);
-        results[name].push({ worker: (out.cpuMs * 1000) / pages, redis: (after.cpuUs - before.cpuUs) / pages, scripts: (after.calls - before.calls) / pages });
+        results[name].push({ worker: (out.cpuMs * 1000) / pages, redis: (after.cpuUs - before.cpuUs) / pages, scripts: (after.evalsha.calls - before.evalsha.calls) / pages });
         const last = results[name].at(-1);
         log(`  round ${r + 1} ${name}: worker ${round(last.worker)} µs, redis-server ${round(last.redis)} µs, ${round(last.scripts, 2)} scripts a page`);
       }

@@ -25,6 +25,7 @@ import { duplicates, startWeb } from '../fixtures/web.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
 import { serverSpan } from './lib/loop.js';
 import { median, round } from './lib/stats.js';
+import { redisUsage } from './lib/redis-usage.js';
 import { startRedisServer } from '../fixtures/redis-server.js';
 
 const HOSTS = Array.from({ length: 20 }, (_, i) => `h${String(i + 1).padStart(2, '0')}.localhost`);
@@ -106,18 +107,6 @@ export async function run(opts = {}) {
     await admin.quit().catch(() => {});
     await redis.stop();
   }
-}
-
-/** What Redis has spent so far: CPU (µs) and, per command, calls and µs. */
-async function redisUsage(admin) {
-  const cpu = await admin.info('cpu');
-  const sec = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)[1]);
-  const stats = await admin.info('commandstats');
-  const cmd = (name) => {
-    const m = new RegExp(`cmdstat_${name}:calls=(\\d+),usec=(\\d+)`).exec(stats);
-    return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
-  };
-  return { cpuUs: (sec('used_cpu_user') + sec('used_cpu_sys')) * 1e6, rpush: cmd('rpush'), evalsha: cmd('evalsha') };
 }
 
 /**

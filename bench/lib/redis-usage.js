@@ -1,0 +1,17 @@
+/**
+ * What a redis-server has spent so far, for the Redis benchmarks to take
+ * differences of: its CPU (µs, user + system, `INFO cpu`) and, per command
+ * (`INFO commandstats`), calls and µs.
+ */
+
+/** @param {{ info(section: string): Promise<string> }} admin */
+export async function redisUsage(admin) {
+  const cpu = await admin.info('cpu');
+  const sec = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)[1]);
+  const stats = await admin.info('commandstats');
+  const cmd = (name) => {
+    const m = new RegExp(`cmdstat_${name}:calls=(\\d+),usec=(\\d+)`).exec(stats);
+    return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
+  };
+  return { cpuUs: (sec('used_cpu_user') + sec('used_cpu_sys')) * 1e6, rpush: cmd('rpush'), evalsha: cmd('evalsha') };
+}

@@ -121,8 +121,8 @@ export class CrawlEnd {
     const { ctx, parts } = this;
     const held = parts.leases.takeHeld(key);
     if (held) {
-      ctx.calls.settle(ctx.store.complete(held, 'host-failed'));
-      parts.records.skip(held.entry.url, 'host-failed', held.entry.depth, held.entry.parent);
+      const wrote = parts.records.skip(held.entry.url, 'host-failed', held.entry.depth, held.entry.parent);
+      parts.records.completeAfterRecord(held, 'host-failed', wrote);
     }
     this.skipLeft('host-failed', key, (left) => {
       const count = left + (held ? 1 : 0);

@@ -8,7 +8,7 @@
  */
 import type { RecordSink } from '../output/sink.js';
 import { countPage, countSkip, hostStats } from '../output/summary.js';
-import type { Cleared, FrontierEntry } from '../store/crawl-store.js';
+import type { Cleared, FrontierEntry, Lease } from '../store/crawl-store.js';
 import type { ErrorCode, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
 import { decorateRecord } from './entries/entry-kind.js';
@@ -67,15 +67,17 @@ export class CrawlRecords {
     this.page(record, key);
   }
 
-  skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false): void {
+  /** Counts a skip, and writes its record when one is wanted: true if it did. */
+  skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false): boolean {
     this.skipped++;
     if (this.redirects.size > 0) this.redirects.done(url);
     countSkip(this.ctx.stats, reason, hostKey(this.ctx, url));
     // A URL the user named (a seed, or where it redirects) is never dropped silently.
-    if (!this.ctx.settings.emitSkipped && depth > 0 && !named) return;
+    if (!this.ctx.settings.emitSkipped && depth > 0 && !named) return false;
     const record: SkipRecord = { type: 'skipped', url, reason, depth, parent };
     if (detail) record.detail = detail;
     this.write(record);
+    return true;
   }
 
   /** URLs skipped in bulk, per host key, without a record each (crawl-end.ts `skipLeft`). */
@@ -100,6 +102,24 @@ export class CrawlRecords {
   confirmed(): Promise<void> {
     const sink = this.sink;
     return this.writes.then(() => sink.confirmed?.());
+  }
+
+  /**
+   * Completes the lease whose record was just written (`wrote`; a skip may
+   * have none), then runs `then`. A durable store
+   * completes the URL only once that record is confirmed, as a fetched
+   * page's (page-exchange.ts): a crash between the two then asks for the URL
+   * again instead of losing its record, and the output ledger drops the
+   * record the first process wrote.
+   */
+  completeAfterRecord(lease: Lease, outcome: string, wrote: boolean, then?: () => void): void {
+    const { calls, store } = this.ctx;
+    if (wrote && store.durable)
+      calls.settle(
+        this.confirmed().then(() => store.complete(lease, outcome)),
+        then,
+      );
+    else calls.settle(store.complete(lease, outcome), then);
   }
 
   /** Writes in order; the chain is awaited by jobs, which is how a slow reader slows the crawl. */

@@ -140,8 +140,9 @@ export class LeaseSource {
       if (unresolved !== undefined) {
         // Its name does not resolve: a DNS_FAILURE record at once, no request, no slot (host-addresses.ts).
         this.unreserve(lease);
-        calls.settle(store.complete(lease, errorCode(unresolved)));
         parts.records.unreached(entry, key, errorCode(unresolved), `GET ${entry.url} failed: ${unresolved.message.replace(/^\S+ \S+ failed: /, '')}`);
+        const wait = this.endUnstarted(key, lease, errorCode(unresolved), true);
+        if (wait) return wait;
         continue;
       }
       if (ctx.settings.robots.enabled) {
@@ -158,20 +159,36 @@ export class LeaseSource {
         if (verdict.kind === 'fail') {
           // Its host could not be connected to for robots.txt: a page record with that error (a dead link), not a skip.
           this.unreserve(lease);
-          calls.settle(store.complete(lease, verdict.code));
           parts.records.unreached(entry, key, verdict.code as ErrorCode, verdict.message);
+          const wait = this.endUnstarted(key, lease, verdict.code, true);
+          if (wait) return wait;
           continue;
         }
         if (verdict.kind === 'skip') {
           this.unreserve(lease);
-          calls.settle(store.complete(lease, verdict.reason));
-          parts.records.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
+          const wrote = parts.records.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
+          const wait = this.endUnstarted(key, lease, verdict.reason, wrote);
+          if (wait) return wait;
           continue;
         }
       }
       if (!this.reserved.delete(lease)) calls.settle(store.addToCounter('started', 1));
       return this.start(key, lease);
     }
+  }
+
+  /**
+   * Completes a lease that ends without a request, its record just written
+   * (`wrote`), once that record is confirmed (`CrawlRecords.completeAfterRecord`).
+   * A shared store counts the lease among its host's starts until then, so
+   * the host's next claim waits for the completion instead of being told
+   * "busy": the host sleeps (the answer returned) until it is woken then.
+   */
+  private endUnstarted(key: string, lease: Lease, outcome: string, wrote: boolean): TakeResult | undefined {
+    const { ctx, parts } = this;
+    const waits = wrote && ctx.store.durable && ctx.store.shared;
+    parts.records.completeAfterRecord(lease, outcome, wrote, waits ? () => ctx.signals.wake(key) : undefined);
+    return waits ? { notBefore: Infinity } : undefined;
   }
 
   /** The lease's request, as a job that gives its global slot back once slow (slow-requests.ts). */

@@ -208,8 +208,8 @@ export class PageExchange {
     const { entry } = lease;
     const { calls, store } = this.ctx;
     calls.settle(store.addToCounter('started', -1));
-    calls.settle(store.complete(lease, 'private-address'));
-    this.parts.records.skip(entry.url, 'private-address', entry.depth, entry.parent, err.detail, entry.hops > 0);
+    const wrote = this.parts.records.skip(entry.url, 'private-address', entry.depth, entry.parent, err.detail, entry.hops > 0);
+    this.parts.records.completeAfterRecord(lease, 'private-address', wrote);
   }
 
   /** A link check's HEAD was refused: back to the head of its host's queue, to be checked with GET (paying the host's gap again). */

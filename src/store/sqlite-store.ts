@@ -141,6 +141,9 @@ function loadDriver(): typeof BetterSqlite3 {
  * belong to the crawl the file holds.
  */
 const RECORDS_TABLE = 'CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, rec TEXT NOT NULL);';
+/** URL rows read per query when a file is opened (`load`). */
+const LOAD_PAGE_ROWS = 8_192;
+
 /** Rows read per query by `recordLog().read()`. */
 const RECORDS_BATCH = 2_000;
 
@@ -473,8 +476,19 @@ export class SqliteStore implements CrawlStore {
   private load(): void {
     const db = this.db;
     db.exec(`UPDATE urls SET state = 1, pos = (SELECT coalesce(min(pos), 0) FROM urls) - 1 - id WHERE state = 3`);
-    for (const [id, url] of db.prepare('SELECT id, url FROM urls').raw().iterate() as Iterable<[number, string]>)
-      this.seen.addFingerprint(fingerprint(url), id);
+    // Sized once for every URL (rows are never deleted: the highest id is their number, read off
+    // the table's b-tree at once, where count(*) reads it all), not grown a dozen times on the way.
+    const highest = (db.prepare('SELECT max(id) FROM urls').pluck().get() as number | null) ?? 0;
+    this.seen = new SeenSet(Math.max(1024, highest), { ids: true });
+    // Pages of rows by id, each in one call: row by row (`iterate`) cost ~0.6 µs a row in the
+    // crossing alone, most of a million-URL resume's start-up.
+    const page = db.prepare(`SELECT id, url FROM urls WHERE id > ? ORDER BY id LIMIT ${LOAD_PAGE_ROWS}`).raw();
+    for (let after = 0; ;) {
+      const rows = page.all(after) as Array<[number, string]>;
+      for (const [id, url] of rows) this.seen.addFingerprint(fingerprint(url), id);
+      if (rows.length < LOAD_PAGE_ROWS) break;
+      after = rows[rows.length - 1][0];
+    }
     for (const row of db.prepare('SELECT host, count(*) AS n FROM urls WHERE state = 1 GROUP BY host').all() as Array<{ host: string; n: number }>) {
       this.queuedPerHost.set(row.host, row.n);
       this.totals.queued += row.n;

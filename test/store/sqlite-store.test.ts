@@ -53,6 +53,34 @@ describe('state file format', () => {
   });
 });
 
+describe('resume', () => {
+  it('knows every URL of the file again, however many pages of rows it reads them in, and only those', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    const url = (n: number) => `http://a.example/${n}`;
+    const entry = (n: number) => ({ url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
+    // More than two pages of rows, the last one partial.
+    const N = 20_000;
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+      for (let n = 0; n < N; n++) await store.add(url(n), 'a', entry(n));
+      store.close();
+      const again = new SqliteStore(path);
+      await again.open({ seeds: [url(0)], configFingerprint: 'f' });
+      expect(again.counts()).toMatchObject({ seen: N, queued: N });
+      const known: number[] = [];
+      for (let n = 0; n < N; n++) if (!(await again.add(url(n), 'a', entry(n)))) known.push(n);
+      expect(known).toHaveLength(N);
+      expect(await again.add(url(N), 'a', entry(N))).toBe(true);
+      expect(again.counts()).toMatchObject({ seen: N + 1, queued: N + 1 });
+      again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('claims (a window per host, nothing written)', () => {
   const entry = (n: number) => ({ url: `http://a.example/${n}`, depth: 1, parent: null, hops: 0, attempt: 0 });
   const states = (path: string) =>

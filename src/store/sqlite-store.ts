@@ -147,6 +147,13 @@ const LOAD_PAGE_ROWS = 8_192;
 /** Rows read per query by `recordLog().read()`. */
 const RECORDS_BATCH = 2_000;
 
+/**
+ * The rows marked leased (state 3: only a drain or clear with requests in
+ * flight marks them). Almost always empty, so it costs the hot path nothing,
+ * and a resume finds them without reading the whole table.
+ */
+const MARKED_INDEX = 'CREATE INDEX IF NOT EXISTS urls_marked ON urls (id) WHERE state = 3;';
+
 const SCHEMA = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE urls (
@@ -167,6 +174,7 @@ CREATE TABLE urls (
 );
 CREATE INDEX urls_queue ON urls (host, pos) WHERE state = 1;
 CREATE INDEX urls_due ON urls (due) WHERE state = 2;
+${MARKED_INDEX}
 CREATE TABLE hosts (key TEXT PRIMARY KEY, saved TEXT NOT NULL);
 CREATE TABLE robots (origin TEXT PRIMARY KEY, record TEXT NOT NULL);
 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -368,6 +376,8 @@ export class SqliteStore implements CrawlStore {
     }
     this.db.exec(RECORDS_TABLE);
     this.db.exec(PAGES_TABLE);
+    // A file from before the index gets it (one read of the table, once).
+    this.db.exec(MARKED_INDEX);
   }
 
   private prepare(): Record<string, Statement> {
@@ -475,7 +485,7 @@ export class SqliteStore implements CrawlStore {
   /** Reads what a resumed crawl needs in memory; leases of a dead process go back to their queues' heads. */
   private load(): void {
     const db = this.db;
-    db.exec(`UPDATE urls SET state = 1, pos = (SELECT coalesce(min(pos), 0) FROM urls) - 1 - id WHERE state = 3`);
+    const unmarked = db.prepare(`UPDATE urls SET state = 1, pos = (SELECT coalesce(min(pos), 0) FROM urls) - 1 - id WHERE state = 3`).run().changes;
     // Sized once for every URL (rows are never deleted: the highest id is their number, read off
     // the table's b-tree at once, where count(*) reads it all), not grown a dozen times on the way.
     const highest = (db.prepare('SELECT max(id) FROM urls').pluck().get() as number | null) ?? 0;
@@ -495,7 +505,8 @@ export class SqliteStore implements CrawlStore {
     }
     this.countDelayed();
     this.totals.seen = this.seen.size;
-    const range = db.prepare('SELECT min(pos) AS lo, max(pos) AS hi FROM urls').get() as { lo: number | null; hi: number | null };
+    const ends = unmarked === 0 ? this.committedQueueEnds() : undefined;
+    const range = ends ?? (db.prepare('SELECT min(pos) AS lo, max(pos) AS hi FROM urls').get() as { lo: number | null; hi: number | null });
     this.headPos = Math.min(0, range.lo ?? 0);
     this.tailPos = Math.max(0, range.hi ?? 0);
     for (const row of db.prepare('SELECT key, saved FROM hosts').all() as Array<{ key: string; saved: string }>) {
@@ -504,6 +515,20 @@ export class SqliteStore implements CrawlStore {
     }
     for (const row of db.prepare('SELECT name, value FROM counters').all() as Array<{ name: CounterName; value: number }>) this.counters[row.name] = row.value;
     this.refreshNextDue();
+  }
+
+  /**
+   * The queue's ends as the last commit wrote them (`queue_ends`), which
+   * spares a resume the read of every row's position; none when that
+   * commit did not write them (a file from an older version, or last
+   * committed by one).
+   */
+  private committedQueueEnds(): { lo: number; hi: number } | undefined {
+    const meta = this.db.prepare("SELECT key, value FROM meta WHERE key IN ('queue_ends', 'committed_at')").raw().all() as Array<[string, string]>;
+    const values = new Map(meta);
+    const [lo, hi, at] = (values.get('queue_ends') ?? '').split(' ');
+    if (at === undefined || at !== values.get('committed_at')) return undefined;
+    return { lo: Number(lo), hi: Number(hi) };
   }
 
   finish(): void | Promise<never> {
@@ -1050,6 +1075,8 @@ export class SqliteStore implements CrawlStore {
       this.output.previous = this.output.confirmed();
     }
     this.q.putMeta.run('committed_at', String(at));
+    // Beside the time they were committed with: a commit by an older version (which moves the ends without saying) voids them.
+    this.q.putMeta.run('queue_ends', `${this.headPos} ${this.tailPos} ${at}`);
     if (this.lastRecordRow > 0) this.q.putMeta.run('records_settled', String(this.settledRecords()));
     this.q.putMeta.run('unmarked_leases', String(this.unmarked));
     this.q.putMeta.run('committed_wall', String(Date.now()));

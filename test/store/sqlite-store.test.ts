@@ -81,6 +81,46 @@ describe('resume', () => {
   });
 });
 
+describe('queue order across a resume', () => {
+  // Given back goes first, added goes last: both need the queue's ends, which a resume reads from
+  // the last commit (or, when that commit did not write them, from every row).
+  for (const voided of [false, true]) {
+    it(`keeps it${voided ? ', when the last commit did not say where the queue ends (an older version)' : ''}`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+      const path = join(dir, 'state.db');
+      const entry = (n: number) => ({ url: `http://a.example/${n}`, depth: 1, parent: null, hops: 0, attempt: 0 });
+      try {
+        const store = new SqliteStore(path);
+        await store.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+        for (const n of [1, 2, 3]) await store.add(entry(n).url, 'a', entry(n));
+        const first = store.claim('a', 0) as Lease;
+        await store.release(first, first.entry);
+        store.close();
+        if (voided) {
+          const Driver = createRequire(import.meta.url)('better-sqlite3');
+          const db = new Driver(path);
+          // Its commit moved the ends without saying: what the file says of them is stale (here: wrong).
+          db.exec("UPDATE meta SET value = '0 0 ' || (SELECT value FROM meta WHERE key = 'committed_at') WHERE key = 'queue_ends'");
+          db.exec("UPDATE meta SET value = value + 1 WHERE key = 'committed_at'");
+          db.close();
+        }
+        const again = new SqliteStore(path);
+        await again.open({ seeds: ['http://a.example/'], configFingerprint: 'f' });
+        await again.add(entry(4).url, 'a', entry(4));
+        const leases = [1, 2].map(() => again.claim('a', 0) as Lease);
+        // The second one given back goes before the first.
+        await again.release(leases[1], leases[1].entry);
+        await again.release(leases[0], leases[0].entry);
+        const order = [1, 2, 3, 4].map(() => (again.claim('a', 0) as Lease).entry.url.replace('http://a.example/', ''));
+        expect(order).toEqual(['1', '2', '3', '4']);
+        again.close();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
 describe('claims (a window per host, nothing written)', () => {
   const entry = (n: number) => ({ url: `http://a.example/${n}`, depth: 1, parent: null, hops: 0, attempt: 0 });
   const states = (path: string) =>

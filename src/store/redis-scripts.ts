@@ -252,8 +252,13 @@ local function fresh_entry(entry)
 end
 local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
 -- (host: the lease's, which every caller has read already)
-local function end_lease(id, host)
-  redis.call('SREM', P .. 'h:' .. host .. ':pend', id)
+local function end_lease(id, host, start)
+  local h = P .. 'h:' .. host
+  redis.call('SREM', h .. ':pend', id)
+  -- A start its worker had not yet seen written comes with the end (its STARTED may land after this):
+  -- the hold goes only with the last start where the request really was.
+  local s = tonumber(start)
+  if s and s > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', start) end
   redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
   redis.call('ZREM', P .. 'lexp', id)
   bump('leased', -1)
@@ -438,8 +443,10 @@ return view({ 2, fmt(now), id, entry, parent_of(entry), left })
 `;
 
 /**
- * COMPLETE(P, id, owner, outcome, page key, history, links) → VIEW, held 1 |
- * lost 0 (expired and given back, maybe claimed by another worker). With a
+ * COMPLETE(P, id, owner, outcome, start or '', page key, history, links) →
+ * VIEW, held 1 | lost 0 (expired and given back, maybe claimed by another
+ * worker). `start`: the request's start, when its STARTED may not have
+ * landed yet (end_lease). With a
  * page key, the URL is kept in P pages with the entry it was completed as
  * (for a new pass), and its history: 4 lines ('' keeps the page's earlier
  * history) and its links ('-' keeps the earlier ones).
@@ -450,12 +457,12 @@ local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. '
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
 local host, entry = lease[2], lease[3]
 end_in_flight(host)
-if ARGV[5] and ARGV[5] ~= '' then
-  keep_page(ARGV[5], host, entry, ARGV[6], ARGV[7])
+if ARGV[6] and ARGV[6] ~= '' then
+  keep_page(ARGV[6], host, entry, ARGV[7], ARGV[8])
 else
   unref(entry)
 end
-end_lease(id, host)
+end_lease(id, host, ARGV[5])
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
   local now = redis_now()
@@ -638,8 +645,9 @@ return view(out)
 `;
 
 /**
- * RELEASE(P, id, owner, HEAD, PARENT, TAIL, due or '') → VIEW, held 1 | lost 0,
- * host, its queue length. Back to the head of the host's queue, or delayed.
+ * RELEASE(P, id, owner, HEAD, PARENT, TAIL, due or '', start or '') → VIEW,
+ * held 1 | lost 0, host, its queue length. Back to the head of the host's
+ * queue, or delayed. `start` as for COMPLETE.
  */
 const RELEASE = `
 local id = ARGV[2]
@@ -649,7 +657,7 @@ local host = lease[2]
 local entry = stored_entry(ARGV[4], ARGV[5], ARGV[6])
 unref(lease[3])
 end_in_flight(host)
-end_lease(id, host)
+end_lease(id, host, ARGV[8])
 if ARGV[7] == '' then
   requeue_head(host, entry)
 else
@@ -851,15 +859,19 @@ return out
 `;
 
 /**
- * STARTED(P, lease id, host, start) → VIEW. The lease's request was written
- * to its socket no later than `start` (Redis time): the host's last start
- * moves there if later, and the host's next claim is no longer held back.
+ * STARTED(P, lease id, host, start, [lease id, host, start]...) → VIEW. Each
+ * lease's request was written to its socket no later than its `start`
+ * (Redis time): its host's last start moves there if later, and the host's
+ * next claim is no longer held back. One call carries every start a worker
+ * made while its previous call was on its way.
  */
 const STARTED = `
-local h = P .. 'h:' .. ARGV[3]
-redis.call('SREM', h .. ':pend', ARGV[2])
-local start = tonumber(ARGV[4])
-if start and start > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', ARGV[4]) end
+for i = 2, #ARGV - 2, 3 do
+  local h = P .. 'h:' .. ARGV[i + 1]
+  redis.call('SREM', h .. ':pend', ARGV[i])
+  local start = tonumber(ARGV[i + 2])
+  if start and start > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', ARGV[i + 2]) end
+end
 return view({})
 `;
 

@@ -287,6 +287,13 @@ export class RedisStore implements CrawlStore {
     () => new Map(),
     (saves) => this.writeHosts(saves),
   );
+  /** Request starts, one write in flight, those made meanwhile waiting for the next (see dispatched). */
+  private readonly startWrites = new WriteInTurn<string[], void>(
+    () => [],
+    async (starts) => void this.applyView(await this.run('started', starts)),
+  );
+  /** Per lease whose start Redis has not acknowledged yet, that start (Redis time): the lease's end carries it. */
+  private readonly startsOnTheirWay = new Map<number, string>();
   /** Per counter, additions one write in flight, those made meanwhile waiting for the next (see addToCounter). */
   private readonly counterWrites = new Map<CounterName, WriteInTurn<number[], number[]>>();
   /** Per host with a lease held, the newest such lease (forgotten with it: bounded by the leases held). */
@@ -446,15 +453,17 @@ export class RedisStore implements CrawlStore {
   async complete(lease: Lease, outcome?: string): Promise<void> {
     this.take(lease);
     this.records.send(); // its record first: commands on one connection run in order
-    const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '', ...this.history.completion(lease.entry.url)]));
+    const start = this.startOnItsWay(lease);
+    const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '', start, ...this.history.completion(lease.entry.url)]));
     if (Number(rest[0]) === 0) this.lostLeases++;
   }
 
   async release(lease: Lease, entry: FrontierEntry, dueAt?: number): Promise<void> {
     this.take(lease);
     this.history.drop(lease.entry.url);
+    const start = this.startOnItsWay(lease);
     const rest = this.applyView(
-      await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt)]),
+      await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt), start]),
     );
     if (Number(rest[0]) === 0) this.lostLeases++;
     else this.setQueued(String(rest[1]), Number(rest[2]));
@@ -468,8 +477,25 @@ export class RedisStore implements CrawlStore {
   async dispatched(lease: Lease, at: number): Promise<void> {
     const own = this.held.get(lease.id) as RedisLease | undefined;
     if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
-    const start = this.clock.startToRedis(own, at);
-    this.applyView(await this.run('started', [String(lease.id), lease.key, String(start)]));
+    const start = String(this.clock.startToRedis(own, at));
+    // One STARTED in flight: the starts made meanwhile go together in the next (one a page at full speed).
+    const { written } = this.startWrites.add((starts) => starts.push(String(lease.id), lease.key, start));
+    this.startsOnTheirWay.set(lease.id, start);
+    try {
+      await written;
+    } finally {
+      this.startsOnTheirWay.delete(lease.id);
+    }
+  }
+
+  /**
+   * The lease's start if Redis may not have it yet ('' otherwise), for its
+   * end to carry: the end lifts the host's hold, and a STARTED landing after
+   * it would leave the host's last start at the reservation, earlier than
+   * the request really was, for another worker's claim in between.
+   */
+  private startOnItsWay(lease: Lease): string {
+    return this.startsOnTheirWay.get(lease.id) ?? '';
   }
 
   /** Extends one lease by `leaseMs` from now (the timer does this for every held lease anyway). */

@@ -257,6 +257,46 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(await b.addToCounter('started', 1)).toBe(10);
     });
 
+    it('writes the starts made while one is on its way in one call', async () => {
+      const scripts: string[] = [];
+      const [a] = await workers(1, { timed: (name) => scripts.push(name) });
+      const leases: RedisLease[] = [];
+      for (const h of ['s0', 's1', 's2']) {
+        await a.add(`http://${h}.example/1`, h, entry(`http://${h}.example/1`));
+        leases.push((await a.claim(h)) as RedisLease);
+      }
+      await Promise.all(leases.map((l) => a.dispatched(l, now())));
+      expect(scripts.filter((n) => n === 'started').length).toBe(2); // the first, then the other two together
+      await Promise.all(leases.map((l) => a.complete(l)));
+    });
+
+    it("carries a start not landed yet with its lease's end: another worker's gap counts from it", async () => {
+      const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 2 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const [first, slow] = [`f${attempt}`, `s${attempt}`];
+        for (const h of [first, slow]) for (const n of [1, 2]) await a.add(`http://${h}.example/${n}`, h, entry(`http://${h}.example/${n}`));
+        const l0 = (await a.claim(first)) as RedisLease;
+        const l1 = (await a.claim(slow)) as RedisLease;
+        // In one turn: the first start goes out, the slow host's waits behind it (written 300 ms after its
+        // claim: a slow connect), its page ends, and worker B asks for that host. B's claim reaches Redis
+        // before A's second STARTED can (that waits for the first one's answer).
+        const sentAt = now();
+        const late = sentAt + 300;
+        const started = [a.dispatched(l0, sentAt), a.dispatched(l1, late)];
+        const ended = a.complete(l1);
+        const answer = await b.claim(slow);
+        await Promise.all([ended, ...started, a.complete(l0)]);
+        expect(isLease(answer)).toBe(false);
+        const { notBefore } = answer as { notBefore: number };
+        // B's claim ran before A's end, while the host was still held ("busy", 50 ms): try again.
+        if (notBefore < sentAt + 75) continue;
+        expect(notBefore).toBeGreaterThanOrEqual(late + gapWithMargin(100) - 5);
+        return;
+      }
+      throw new Error("worker B's claim never ran after worker A's end");
+    });
+
     it('makes every worker wait out a pause, a slower rate or a given-up host that one worker saved', async () => {
       const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };
       const [a, b] = await workers(2, { policyFor: () => policy });

@@ -312,27 +312,45 @@ return view(out)
 `;
 
 /**
- * ADD(P, url, host, HEAD or '', PARENT, TAIL) → VIEW, new 0|1, host, its queue
- * length. A URL whose fingerprint is in the seen set is not new (two URLs
- * share a 64-bit fingerprint with odds of about n²/2⁶⁵: 3 in a million at
- * ten million URLs); a host given up takes nothing more (the URL is only
- * marked seen).
+ * ADD(P, then per URL: url, host, HEAD or '', PARENT, TAIL) → VIEW, then new
+ * 0|1 per URL in order, then host and queue length per host queued to. A
+ * URL whose fingerprint is in the seen set is not new (two URLs share a
+ * 64-bit fingerprint with odds of about n²/2⁶⁵: 3 in a million at ten
+ * million URLs); a host given up takes nothing more (the URL is only
+ * marked seen); HEAD '' only marks it seen. One call carries the URLs a
+ * worker added in one turn (a page's links).
  */
 const ADD = `
-if not mark_seen(ARGV[2]) then return view({ 0 }) end
-bump('seen', 1)
-local host = ARGV[3]
-if ARGV[4] == '' then return view({ 1 }) end
-local length
-if redis.call('HGET', P .. 'h:' .. host, 'givenup') ~= '1' then
-  length = redis.call('RPUSH', qkey(host), stored_entry(ARGV[4], ARGV[5], ARGV[6]))
-  -- A host with a longer queue is in P work already.
-  if length == 1 then redis.call('SADD', P .. 'work', host) end
-  bump('queued', 1)
-else
-  length = redis.call('LLEN', qkey(host))
+local out, lengths, hosts = {}, {}, {}
+local seen, queued = 0, 0
+for i = 2, #ARGV - 4, 5 do
+  local new = mark_seen(ARGV[i])
+  out[#out + 1] = new and 1 or 0
+  if new then
+    seen = seen + 1
+    local host = ARGV[i + 1]
+    if ARGV[i + 2] ~= '' then
+      local length
+      if redis.call('HGET', P .. 'h:' .. host, 'givenup') ~= '1' then
+        length = redis.call('RPUSH', qkey(host), stored_entry(ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]))
+        -- A host with a longer queue is in P work already.
+        if length == 1 then redis.call('SADD', P .. 'work', host) end
+        queued = queued + 1
+      else
+        length = redis.call('LLEN', qkey(host))
+      end
+      if lengths[host] == nil then hosts[#hosts + 1] = host end
+      lengths[host] = length
+    end
+  end
 end
-return view({ 1, host, length })
+bump('seen', seen)
+bump('queued', queued)
+for _, host in ipairs(hosts) do
+  out[#out + 1] = host
+  out[#out + 1] = lengths[host]
+end
+return view(out)
 `;
 
 /**

@@ -139,6 +139,15 @@ const REAP_BATCH = 200;
 /** Hosts written by one SAVE_HOST call at most (see writeHosts). */
 const SAVES_PER_CALL = 256;
 
+/** URLs added in one turn, sent as one ADD: its arguments, and each caller's answer. */
+interface AddBatch {
+  args: string[];
+  answers: Array<{ resolve(isNew: boolean): void; reject(err: unknown): void }>;
+}
+
+/** URLs per ADD script, at most. */
+const ADD_BATCH = 500;
+
 /**
  * Writes in turn, one in flight: what is added while a write is in flight
  * goes into one batch (a container `fill` puts it in), written next. `add`
@@ -294,6 +303,8 @@ export class RedisStore implements CrawlStore {
   );
   /** Per lease whose start Redis has not acknowledged yet, that start (Redis time): the lease's end carries it. */
   private readonly startsOnTheirWay = new Map<number, string>();
+  /** URLs added this turn, not sent yet (see add). */
+  private adds: AddBatch | null = null;
   /** Per counter, additions one write in flight, those made meanwhile waiting for the next (see addToCounter). */
   private readonly counterWrites = new Map<CounterName, WriteInTurn<number[], number[]>>();
   /** Per host with a lease held, the newest such lease (forgotten with it: bounded by the leases held). */
@@ -399,11 +410,39 @@ export class RedisStore implements CrawlStore {
     await this.link.close();
   }
 
-  async add(url: string, key: string, entry: FrontierEntry | null): Promise<boolean> {
+  /**
+   * The URLs added in one turn (a page's links) go in one ADD, sent at the
+   * turn's end: before anything the crawl does after an await, such as the
+   * page's completion, so its links are in Redis first.
+   */
+  add(url: string, key: string, entry: FrontierEntry | null): Promise<boolean> {
     this.seen.add(url); // either way it is seen once this answers
-    const rest = this.applyView(await this.run('add', [url, key, ...(entry ? encodeEntry(entry, key) : ['', '', ''])]));
-    if (rest.length > 1) this.setQueued(String(rest[1]), Number(rest[2]));
-    return Number(rest[0]) === 1;
+    let batch = this.adds;
+    if (batch === null) {
+      batch = this.adds = { args: [], answers: [] };
+      queueMicrotask(() => this.sendAdds(batch!));
+    }
+    batch.args.push(url, key, ...(entry ? encodeEntry(entry, key) : ['', '', '']));
+    const answer = new Promise<boolean>((resolve, reject) => batch.answers.push({ resolve, reject }));
+    // Bounded: one script never runs long inside Redis.
+    if (batch.answers.length >= ADD_BATCH) this.sendAdds(batch);
+    return answer;
+  }
+
+  private sendAdds(batch: AddBatch): void {
+    if (this.adds !== batch) return; // sent already (full)
+    this.adds = null;
+    const { answers } = batch;
+    this.run('add', batch.args).then(
+      (reply) => {
+        const rest = this.applyView(reply);
+        for (let i = answers.length; i + 1 < rest.length; i += 2) this.setQueued(String(rest[i]), Number(rest[i + 1]));
+        for (let i = 0; i < answers.length; i++) answers[i].resolve(Number(rest[i]) === 1);
+      },
+      (err: unknown) => {
+        for (const a of answers) a.reject(err);
+      },
+    );
   }
 
   isSeen(url: string): boolean {

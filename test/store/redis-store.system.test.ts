@@ -257,6 +257,29 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(await b.addToCounter('started', 1)).toBe(10);
     });
 
+    it('adds the URLs of one turn in one call, answering each whether it was new', async () => {
+      const scripts: string[] = [];
+      const [a, b] = await workers(2, { timed: (name) => scripts.push(name) });
+      const add = (u: string, host: string) => a.add(u, host, entry(u));
+      await add('http://x.example/0', 'x');
+      scripts.length = 0;
+      // A page's links: one known, one found twice, one on another host, one only marked seen.
+      const answers = await Promise.all([
+        add('http://x.example/0', 'x'),
+        add('http://x.example/1', 'x'),
+        add('http://x.example/1', 'x'),
+        add('http://y.example/1', 'y'),
+        a.add('http://z.example/1', '', null),
+      ]);
+      expect(answers).toEqual([false, true, false, true, true]);
+      expect(scripts).toEqual(['add']);
+      expect([a.queued('x'), a.queued('y'), a.queued('z')]).toEqual([2, 1, 0]);
+      expect(await b.add('http://z.example/1', '', null)).toBe(false);
+      const claimed = [];
+      for (let l = await b.claim('x'); isLease(l); l = await b.claim('x')) claimed.push(l.entry.url);
+      expect(claimed).toEqual(['http://x.example/0', 'http://x.example/1']);
+    });
+
     it('writes the starts made while one is on its way in one call', async () => {
       const scripts: string[] = [];
       const [a] = await workers(1, { timed: (name) => scripts.push(name) });

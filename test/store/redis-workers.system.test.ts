@@ -13,6 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
 import { newCrawlId, redisServerMissing, useRedisServer, useTempDir } from '../support/system-fixtures.js';
 import { jsonLines, outputOf, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { parseScrape } from '../support/scrape.js';
 
 let web: Web | undefined;
 
@@ -37,6 +38,35 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
   });
 
   const shared = (crawlId: string) => ['--redis', redis.url, '--crawl-id', crawlId, '-q'];
+
+  it("a worker waiting out its hosts' gaps does not poll the whole crawl: fewer surveys than pages", async () => {
+    const hosts = ['a.localhost', 'b.localhost'];
+    web = await startWeb({ sites: Object.fromEntries(hosts.map((h) => [h, { generate: { pages: 15, linksPerPage: 3 } }])) });
+    const run = start([
+      '--redis',
+      redis.url,
+      '--crawl-id',
+      newCrawlId('idle'),
+      '--rate',
+      '10/s',
+      '--metrics',
+      '127.0.0.1:0',
+      ...hosts.map((h) => web!.url(h, '/')),
+    ]);
+    let stderr = '';
+    run.child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    let url: string | undefined;
+    for (let i = 0; i < 400 && !url; i++, await sleep(25)) url = /metrics at (http:\/\/\S+)/.exec(stderr)?.[1];
+    expect(url, stderr).toBeDefined();
+    // Near the end (the crawl takes ~1.6 s at 10/s a host): most of it spent between requests.
+    let scrape = parseScrape(await (await fetch(url!)).text());
+    for (let i = 0; i < 100 && scrape.sum('crawl_pages_total') < 25; i++, await sleep(50)) scrape = parseScrape(await (await fetch(url!)).text());
+    const pages = scrape.sum('crawl_pages_total');
+    expect(pages).toBeGreaterThanOrEqual(25);
+    // Surveys run on the survey's timer (every 200 ms while idle), not at every idle moment (it was ~75 a page).
+    expect(scrape.get('crawl_store_call_duration_seconds_count', { store: 'redis', op: 'queues' })).toBeLessThan(pages / 2);
+    expect((await run.done).code).toBe(0);
+  });
 
   it("3 workers: every page fetched exactly once, each host's gap and concurrency held across the processes, all end together", async () => {
     const hosts = ['a.localhost', 'b.localhost', 'c.localhost', 'd.localhost'];

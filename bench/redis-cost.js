@@ -2,14 +2,16 @@
 /**
  * What Redis costs a page, this build against another, side by side: one
  * worker (`bin/crawl.js --redis`) crawls benchmark 10's web (20 hosts ×
- * `--pages-per-host`, unlimited rate) with each build in turn, `--rounds`
+ * `--pages-per-host`, at `--rate`: unlimited by default, where the per-page
+ * work shows; a polite rate such as 20/s shows what a worker costs Redis
+ * while it waits out its hosts' gaps) with each build in turn, `--rounds`
  * times, against one throwaway redis-server (FLUSHALL before each crawl).
  * Per page: the worker's CPU (user + system, from the probe) and
  * redis-server's (`INFO cpu`), and the script calls (`INFO commandstats`).
  * Benchmark 10 measures the same against the memory store, but not against
  * another build; this is its before/after.
  *
- *   node bench/redis-cost.js --base DIR [--rounds N] [--pages-per-host N]
+ *   node bench/redis-cost.js --base DIR [--rounds N] [--pages-per-host N] [--rate R]
  */
 import { createClient } from 'redis';
 import { startWeb } from '../fixtures/web.js';
@@ -21,7 +23,7 @@ import { redisUsage } from './lib/redis-usage.js';
 const HOSTS = Array.from({ length: 20 }, (_, i) => `h${String(i + 1).padStart(2, '0')}.localhost`);
 const PAGE_PATH = /^\/p\/\d+$/;
 
-/** @param {{ base?: string, rounds?: number, pagesPerHost?: number, log?: (s: string) => void }} opts */
+/** @param {{ base?: string, rounds?: number, pagesPerHost?: number, rate?: string, log?: (s: string) => void }} opts */
 export async function run(opts = {}) {
   if (opts.base === undefined) throw new Error('--base DIR: the build to compare with (a worktree, built)');
   const builds = [
@@ -30,6 +32,7 @@ export async function run(opts = {}) {
   ];
   const rounds = Number(opts.rounds ?? 3);
   const pagesPerHost = Number(opts.pagesPerHost ?? 1_000);
+  const rate = String(opts.rate ?? 'unlimited');
   const log = opts.log ?? (() => {});
   const sites = {};
   for (const host of HOSTS) sites[host] = { generate: { pages: pagesPerHost, linksPerPage: 10, crossHosts: HOSTS.filter((h) => h !== host).slice(0, 3) } };
@@ -45,7 +48,7 @@ export async function run(opts = {}) {
         web.reset();
         await admin.flushAll();
         const before = await redisUsage(admin);
-        const args = [bin, '--redis', redis.url, '--crawl-id', `cost-${r}-${name}`, '--rate', 'unlimited', '--host-concurrency', '64', '-c', '64', '-q'];
+        const args = [bin, '--redis', redis.url, '--crawl-id', `cost-${r}-${name}`, '--rate', rate, '--host-concurrency', '64', '-c', '64', '-q'];
         const out = expectSuccess(name, await runNode([...args, ...HOSTS.map((h) => web.url(h, '/p/0'))], { stdoutFile: scratch.file('out.jsonl') }));
         const after = await redisUsage(admin);
         const pages = web.requests().filter((e) => PAGE_PATH.test(e.path)).length;
@@ -61,7 +64,7 @@ export async function run(opts = {}) {
     await redis.stop();
     await web.close();
   }
-  const bench = `Redis cost per page, this build against --base (1 worker, ${HOSTS.length} × ${pagesPerHost} pages)`;
+  const bench = `Redis cost per page, this build against --base (1 worker, ${HOSTS.length} × ${pagesPerHost} pages, rate ${rate})`;
   const med = (name, key) => median(results[name].map((x) => x[key]));
   return ['worker', 'redis', 'scripts'].map((key) => ({
     bench,

@@ -188,10 +188,7 @@ async function crawlInto(
     stdout: io.stdout,
     // A resumed crawl adds to what its earlier runs wrote; the file is complete only when the crawl is.
     append: held !== undefined,
-    reconcile:
-      ledger && mark && mark.path === outputPath
-        ? { from: mark.offset, keep: (line) => keepAfterCrash(line, (url, claimedAt) => ledger.isDone(url, claimedAt)) }
-        : undefined,
+    reconcile: ledger && mark && mark.path === outputPath ? { from: mark.offset, keep: (line) => keepAfterCrash(line, ledger) } : undefined,
     onRepair: (message) => log.warn(message),
     // An interrupted crawl's output is incomplete, and says so by its name.
     keepPartial: () => signalled > 0 || timedOut || stoppedBy !== undefined,

@@ -118,6 +118,7 @@ export async function openStateTarget(
         mark: () => store.outputMark(),
         track: (path, confirmed) => store.trackOutput(path, confirmed),
         isDone: (url, claimedAt) => store.isDone(url, claimedAt),
+        willHandOut: (url) => store.willHandOut(url),
       },
       close: async () => store.close(),
     };

@@ -16,17 +16,22 @@ export interface OutputLedger {
   track(path: string, confirmed: () => number): void;
   /** The state holds this URL as done; `claimedAt` (a page record's fetchedAt, ms): done by that fetch or a later one. */
   isDone(url: string, claimedAt?: number): boolean;
+  /** The state will hand this URL out again, never having completed it (queued, delayed or claimed): its record is written again. */
+  willHandOut(url: string): boolean;
 }
 
 /**
  * Whether a record line found after the mark stays: a page record if its
  * URL is done; a skip record if its URL is done or the page it was found on
- * is (its page is not fetched again, so neither is it written again). Other
- * records, and lines that do not parse, stay. A page waiting for its
- * revisit (`--revisit`) is no longer done: its record stays when the state
- * completed it after the record's claim.
+ * is (its page is not fetched again, so neither is it written again),
+ * unless the state will hand its URL out again (`willHandOut`: a URL
+ * skipped when claimed, robots.txt forbidding it, whose completion the
+ * crash lost), which writes it again. Other records, and lines that do not
+ * parse, stay. A page waiting for its revisit (`--revisit`) is no longer
+ * done: its record stays when the state completed it after the record's
+ * claim.
  */
-export function keepAfterCrash(line: string, isDone: (url: string, claimedAt?: number) => boolean): boolean {
+export function keepAfterCrash(line: string, state: Pick<OutputLedger, 'isDone' | 'willHandOut'>): boolean {
   let record: { type?: unknown; url?: unknown; parent?: unknown; fetchedAt?: unknown };
   try {
     record = JSON.parse(line) as typeof record;
@@ -34,8 +39,12 @@ export function keepAfterCrash(line: string, isDone: (url: string, claimedAt?: n
     return true;
   }
   if (typeof record.url !== 'string') return true;
+  const isDone = (url: string, claimedAt?: number) => state.isDone(url, claimedAt);
   if (record.type === 'page') return pageRecordDone({ ...record, url: record.url }, isDone);
-  if (record.type === 'skipped') return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));
+  if (record.type === 'skipped') {
+    if (state.willHandOut(record.url)) return false;
+    return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));
+  }
   return true;
 }
 

@@ -860,8 +860,10 @@ export class SqliteStore implements CrawlStore {
           const row = Number(this.putRecord.run(JSON.stringify(record)).lastInsertRowid);
           this.lastRecordRow = row;
           const { type, url } = record as { type?: unknown; url?: unknown };
-          // A leased page's record is settled by its completion (see `settledRecords`); its first row counts.
-          if (type === 'page' && typeof url === 'string' && this.leasedUrls.has(url) && !this.unsettledRecords.has(url)) this.unsettledRecords.set(url, row);
+          // A leased URL's record (a page, or a skip when claimed) is settled by its completion (see `settledRecords`); its first row counts.
+          if ((type === 'page' || type === 'skipped') && typeof url === 'string' && this.leasedUrls.has(url) && !this.unsettledRecords.has(url)) {
+            this.unsettledRecords.set(url, row);
+          }
           this.touch();
         }),
       read: () => this.readRecords(),
@@ -883,7 +885,12 @@ export class SqliteStore implements CrawlStore {
     return settled;
   }
 
-  /** After a crash: page records past the settled mark whose page is not done go (their pages are fetched and recorded again). */
+  /**
+   * After a crash: the records past the settled mark that the resumed crawl
+   * writes again go: a page's whose page is not done (fetched again), a
+   * skip's whose URL it hands out again (skipped when claimed again). The
+   * log keeps no parent for a skip found on a page, so those stay.
+   */
   private dropUnsettledRecords(): void {
     const mark = Number((this.q.getMeta.get('records_settled') as { value: string } | undefined)?.value ?? NaN);
     if (!Number.isFinite(mark)) return;
@@ -895,8 +902,14 @@ export class SqliteStore implements CrawlStore {
       } catch {
         continue;
       }
-      if (record.type !== 'page' || typeof record.url !== 'string') continue;
-      if (!pageRecordDone({ ...record, url: record.url }, (url, claimedAt) => this.isDone(url, claimedAt))) drop.run(id);
+      if (typeof record.url !== 'string') continue;
+      if (
+        record.type === 'skipped'
+          ? this.willHandOut(record.url)
+          : record.type === 'page' && !pageRecordDone({ ...record, url: record.url }, (url, claimedAt) => this.isDone(url, claimedAt))
+      ) {
+        drop.run(id);
+      }
     }
   }
 
@@ -1063,6 +1076,12 @@ export class SqliteStore implements CrawlStore {
     if (row.state === UrlState.Done) return true;
     // Slack for the crawl clock (done_at) drifting from the wall clock (fetchedAt); revisits are at least 1 s apart.
     return claimedAt !== undefined && row.done_at !== null && row.done_at >= claimedAt - CLOCK_SLACK_MS;
+  }
+
+  /** The file holds this URL queued, delayed or claimed and never completed: a resumed crawl hands it out again. */
+  willHandOut(url: string): boolean {
+    const row = this.q.urlState.get(url) as { state: number; done_at: number | null } | undefined;
+    return row !== undefined && row.done_at === null && row.state !== UrlState.Seen && row.state !== UrlState.Done;
   }
 
   private commit(reopen = true): void {

@@ -259,6 +259,46 @@ describe('record log across a crash', () => {
   });
 });
 
+describe('record log across a crash: skips', () => {
+  it('drops the skip record of a URL skipped when claimed whose completion the crash lost: it is skipped again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    const url = (n: number) => `http://a.example/${n}`;
+    let now = 1_000_000;
+    const store = new SqliteStore(path, { now: () => now });
+    try {
+      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+      for (const n of [1, 2]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
+      const [one, two] = [store.claim('a', 0) as Lease, store.claim('a', 0) as Lease];
+      const log = store.recordLog();
+      await log.append({ type: 'skipped', url: url(1), reason: 'robots' });
+      await store.complete(one, 'robots');
+      await log.append({ type: 'skipped', url: url(2), reason: 'robots' }); // its completion never comes
+      await log.append({ type: 'skipped', url: url(9), reason: 'scope' }); // a link's: never claimed
+      now += 1_000;
+      await store.addToCounter('started', 1); // a commit, without page 2's completion
+      const crashed = join(dir, 'crashed.db');
+      copyFileSync(path, crashed);
+      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${crashed}-wal`);
+      const resumed = new SqliteStore(crashed, { now: () => now });
+      try {
+        await resumed.open({ seeds: [url(0)], configFingerprint: 'f' });
+        const kept: Array<{ url: string }> = [];
+        for await (const r of resumed.recordLog().read()) kept.push(r as { url: string });
+        expect(kept.map((r) => r.url)).toEqual([url(1), url(9)]);
+        expect(resumed.willHandOut(url(2))).toBe(true);
+        expect([url(1), url(9)].map((u) => resumed.willHandOut(u))).toEqual([false, false]);
+      } finally {
+        resumed.close();
+      }
+      await store.complete(two, 'robots');
+    } finally {
+      store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('revisit schedule (--revisit)', () => {
   // The output ledger asks isDone(url, claimedAt) of records found after the last commit's mark: a page
   // waiting for its revisit is no longer in state done, but the fetch it completed must still count as

@@ -31,7 +31,7 @@ import { startRedisServer } from '../fixtures/redis-server.js';
 const HOSTS = Array.from({ length: 20 }, (_, i) => `h${String(i + 1).padStart(2, '0')}.localhost`);
 const CONCURRENCY = 64;
 const PAGE_PATH = /^\/p\/\d+$/;
-const SEND_LOG = fileURLToPath(new URL('./lib/send-log.js', import.meta.url));
+const SEND_LOG = fileURLToPath(new URL('../fixtures/send-log.js', import.meta.url));
 const SLOW = { host: 'slow.localhost', pages: 40, perSecond: 4 };
 const FAST = { count: 30, pages: 15, perSecond: 30 };
 

@@ -19,7 +19,7 @@ import { startWeb } from '../fixtures/web.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
 import { round } from './lib/stats.js';
 
-const SEND_LOG = fileURLToPath(new URL('./lib/send-log.js', import.meta.url));
+const SEND_LOG = fileURLToPath(new URL('../fixtures/send-log.js', import.meta.url));
 
 const SLOW = { host: 'slow.localhost', pages: 40, perSecond: 4 };
 const FAST = { count: 30, pages: 15, perSecond: 30 };

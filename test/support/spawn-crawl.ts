@@ -18,9 +18,19 @@ export interface CrawlRun {
   stderr: string;
 }
 
+/** How to start it beyond its arguments: Node's own flags (`--import` a preload) and environment additions. */
+export interface StartOptions {
+  nodeArgs?: readonly string[];
+  env?: Record<string, string>;
+}
+
 /** Starts `crawl ...args` in `cwd`; `done` resolves when it has exited and its streams closed. */
-export function startCrawl(args: readonly string[], cwd: string): { child: ChildProcess; done: Promise<CrawlRun> } {
-  const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startCrawl(args: readonly string[], cwd: string, opts: StartOptions = {}): { child: ChildProcess; done: Promise<CrawlRun> } {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), bin, ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.env && { env: { ...process.env, ...opts.env } }),
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -51,4 +61,19 @@ export function jsonLines<T = Record<string, unknown>>(text: string): T[] {
  */
 export async function outputOf(path: string): Promise<string> {
   return readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)));
+}
+
+const sendLogPreload = join(root, 'fixtures', 'send-log.js');
+
+/**
+ * When each crawl started with `opts` wrote each request to its socket
+ * (fixtures/send-log.js, appended as written, so a process killed with
+ * kill -9 keeps its log), on this machine's clock: the politeness itself,
+ * where a server's arrival log can also show its own late reads.
+ */
+export function sendLog(path: string): { opts: StartOptions; written: () => Promise<Array<{ at: number; origin: string; path: string }>> } {
+  return {
+    opts: { nodeArgs: ['--import', sendLogPreload], env: { CRAWL_SEND_LOG_LINES: path } },
+    written: async () => jsonLines<{ at: number; origin: string; path: string }>(await readFile(path, 'utf8').catch(() => '')),
+  };
 }

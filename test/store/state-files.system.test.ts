@@ -142,6 +142,7 @@ describe('a full disk under --state', () => {
       const seed = web.url('a.localhost', '/');
       const args = ['--state', 'small/s.db', '-o', 'pages.jsonl', '--rate', 'unlimited', '--host-concurrency', '4', '-q', seed];
       const full = await run(args);
+      const firstRunEnded = performance.timeOrigin + performance.now();
       expect(full.code, full.stderr).toBe(4);
       expect(oneLine(full.stderr)).toEqual([
         expect.stringMatching(
@@ -160,7 +161,23 @@ describe('a full disk under --state', () => {
       const fetched = new Set(web.requests().map((e) => e.path));
       const recorded = new Set(urls.map((u) => new URL(u).pathname));
       const lacking = [...fetched].filter((p) => p !== '/robots.txt' && !recorded.has(p));
-      const why = `pages without a 200 record: ${JSON.stringify(lacking.slice(0, 5))}; other records: ${JSON.stringify(out.filter((r) => r.status !== 200).slice(0, 5))}`;
+      // For each, when the server saw it asked (which run) and what the state file says of it.
+      const inState = (path: string) => {
+        const Driver = createRequire(import.meta.url)('better-sqlite3');
+        const db = new Driver(join(small, 's.db'), { readonly: true });
+        try {
+          return db.prepare('SELECT state, outcome, done_at FROM urls WHERE url = ?').get(web!.url('a.localhost', path)) as unknown;
+        } finally {
+          db.close();
+        }
+      };
+      const asked = (path: string) =>
+        web!
+          .requests('a.localhost')
+          .filter((e) => e.path === path)
+          .map((e) => (e.at < firstRunEnded ? 'run 1' : 'run 2'));
+      const lost = lacking.slice(0, 5).map((p) => ({ path: p, asked: asked(p), state: inState(p) }));
+      const why = `pages without a 200 record: ${JSON.stringify(lost)}; other records: ${JSON.stringify(out.filter((r) => r.status !== 200).slice(0, 5))}`;
       expect(new Set(urls).size, why).toBe(PAGES + 1);
       expect(urls).toHaveLength(PAGES + 1); // no record written twice
       const status = JSON.parse((await run(['status', '--state', 'small/s.db', '--json'])).stdout);

@@ -177,7 +177,10 @@ describe('a full disk under --state', () => {
           .filter((e) => e.path === path)
           .map((e) => (e.at < firstRunEnded ? 'run 1' : 'run 2'));
       const lost = lacking.slice(0, 5).map((p) => ({ path: p, asked: asked(p), state: inState(p) }));
-      const why = `pages without a 200 record: ${JSON.stringify(lost)}; other records: ${JSON.stringify(out.filter((r) => r.status !== 200).slice(0, 5))}`;
+      const files = (await readdir(dir)).filter((f) => f.startsWith('pages.jsonl'));
+      const why =
+        `pages without a 200 record: ${JSON.stringify(lost)}; other records: ${JSON.stringify(out.filter((r) => r.status !== 200).slice(0, 5))}; ` +
+        `output files: ${JSON.stringify(files)}; first run said: ${JSON.stringify(full.stderr)}; the resumed run said: ${JSON.stringify(resumed.stderr)}`;
       expect(new Set(urls).size, why).toBe(PAGES + 1);
       expect(urls).toHaveLength(PAGES + 1); // no record written twice
       const status = JSON.parse((await run(['status', '--state', 'small/s.db', '--json'])).stdout);

@@ -25,6 +25,21 @@ function committedIn<T>(path: string, read: (db: { prepare(sql: string): { get()
   }
 }
 
+/** What kill -9 leaves of the crawl in `path` now: its committed file (and log), copied beside it. */
+function crashCopy(path: string): string {
+  const crashed = `${path}.crashed.db`;
+  copyFileSync(path, crashed);
+  if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${crashed}-wal`);
+  return crashed;
+}
+
+/** The store's record log, as `crawl report --state` reads it. */
+async function loggedRecords(store: SqliteStore): Promise<Array<{ url: string }>> {
+  const kept: Array<{ url: string }> = [];
+  for await (const r of store.recordLog().read()) kept.push(r as { url: string });
+  return kept;
+}
+
 describe('state file format', () => {
   it('resumes a format-1 file (before entries had `extra`): the column is added, the queue kept', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
@@ -237,14 +252,11 @@ describe('record log across a crash', () => {
       now += 1_000;
       await store.addToCounter('started', 1); // a commit, with page 2's record and without its completion
       // What kill -9 here leaves: the committed file.
-      const crashed = join(dir, 'crashed.db');
-      copyFileSync(path, crashed);
-      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${crashed}-wal`);
+      const crashed = crashCopy(path);
       const resumed = new SqliteStore(crashed, { now: () => now });
       try {
         expect((await resumed.open({ seeds: [url(0)], configFingerprint: 'f' })).uncleanUntil).toBeDefined();
-        const kept: Array<{ url: string }> = [];
-        for await (const r of resumed.recordLog().read()) kept.push(r as { url: string });
+        const kept = await loggedRecords(resumed);
         expect(kept.map((r) => r.url)).toEqual([url(1), url(9)]);
         // Page 2 is fetched again (its lease went back to the queue) and logged once more: once in all.
         expect(resumed.counts()).toMatchObject({ queued: 2 });
@@ -277,14 +289,11 @@ describe('record log across a crash: skips', () => {
       await log.append({ type: 'skipped', url: url(9), reason: 'scope' }); // a link's: never claimed
       now += 1_000;
       await store.addToCounter('started', 1); // a commit, without page 2's completion
-      const crashed = join(dir, 'crashed.db');
-      copyFileSync(path, crashed);
-      if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${crashed}-wal`);
+      const crashed = crashCopy(path);
       const resumed = new SqliteStore(crashed, { now: () => now });
       try {
         await resumed.open({ seeds: [url(0)], configFingerprint: 'f' });
-        const kept: Array<{ url: string }> = [];
-        for await (const r of resumed.recordLog().read()) kept.push(r as { url: string });
+        const kept = await loggedRecords(resumed);
         expect(kept.map((r) => r.url)).toEqual([url(1), url(9)]);
         expect(resumed.willHandOut(url(2))).toBe(true);
         expect([url(1), url(9)].map((u) => resumed.willHandOut(u))).toEqual([false, false]);

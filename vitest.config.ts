@@ -25,7 +25,7 @@ const systemWorkers = Number(process.env.CRAWL_TEST_WORKERS ?? 3);
  * file shortens a measured gap without any request being early. They run
  * last, one at a time, on a quiet machine: their assertions stay exact.
  */
-const serialFiles = ['test/crawl/crawl.system.test.ts', 'test/web.system.test.ts'];
+const serialFiles = ['test/crawl/crawl.system.test.ts', 'test/web.system.test.ts', 'test/fetch/http2.system.test.ts'];
 
 export default defineConfig({
   test: {

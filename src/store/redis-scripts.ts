@@ -251,14 +251,19 @@ local function fresh_entry(entry)
   return table.concat(h, ',') .. '|' .. string.sub(entry, a + 1, b - 1) .. '|' .. extra .. short, short
 end
 local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
--- (host: the lease's, which every caller has read already)
-local function end_lease(id, host, start)
+-- The lease's request was written no later than start (Redis time, or none): the host's last start
+-- moves there if later, and its next claim is no longer held back by this lease.
+local function started(id, host, start)
   local h = P .. 'h:' .. host
   redis.call('SREM', h .. ':pend', id)
-  -- A start its worker had not yet seen written comes with the end (its STARTED may land after this):
-  -- the hold goes only with the last start where the request really was.
   local s = tonumber(start)
   if s and s > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', start) end
+end
+-- (host: the lease's, which every caller has read already)
+local function end_lease(id, host, start)
+  -- A start its worker had not yet seen written comes with the end (its STARTED may land after this):
+  -- the hold goes only with the last start where the request really was.
+  started(id, host, start)
   redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
   redis.call('ZREM', P .. 'lexp', id)
   bump('leased', -1)
@@ -884,12 +889,7 @@ return out
  * made while its previous call was on its way.
  */
 const STARTED = `
-for i = 2, #ARGV - 2, 3 do
-  local h = P .. 'h:' .. ARGV[i + 1]
-  redis.call('SREM', h .. ':pend', ARGV[i])
-  local start = tonumber(ARGV[i + 2])
-  if start and start > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', ARGV[i + 2]) end
-end
+for i = 2, #ARGV - 2, 3 do started(ARGV[i], ARGV[i + 1], ARGV[i + 2]) end
 return view({})
 `;
 

@@ -310,8 +310,15 @@ export interface OpenOutputOptions {
  * Keeps, of the lines after byte `from` of `path`, those `keep` accepts;
  * returns how many were dropped. The file ends with whole lines here (its
  * torn tail was already moved aside).
+ *
+ * Crash-safe: cutting the file and writing the kept lines back are two
+ * steps, and a `kill -9` between them lost every kept record (the records
+ * of pages the state holds as done, never fetched again). So the kept lines
+ * are first written to `journal` (whole: written aside, then renamed), and
+ * the journal is removed only once the file holds them; the next open
+ * finishes the job from it (`replayReconcile`) before anything else.
  */
-async function reconcileTail(path: string, from: number, keep: (line: string) => boolean): Promise<number> {
+async function reconcileTail(path: string, journal: string, from: number, keep: (line: string) => boolean): Promise<number> {
   const handle = await fsp.open(path, 'r+');
   try {
     const size = (await handle.stat()).size;
@@ -322,13 +329,65 @@ async function reconcileTail(path: string, from: number, keep: (line: string) =>
     lines.pop(); // after the last newline
     const kept = lines.filter((line) => keep(line));
     if (kept.length === lines.length) return 0;
-    await handle.truncate(from);
-    if (kept.length > 0) await handle.write(kept.join('\n') + '\n', from);
-    await handle.sync();
+    const text = Buffer.from(kept.length > 0 ? kept.join('\n') + '\n' : '');
+    await writeWhole(journal, Buffer.concat([Buffer.from(`${JSON.stringify({ from, bytes: text.length })}\n`), text]));
+    await cutAndWrite(handle, from, text);
+    await fsp.rm(journal, { force: true });
     return lines.length - kept.length;
   } finally {
     await handle.close();
   }
+}
+
+/** Cuts the file at `from` and writes `text` there, on disk before it returns. */
+async function cutAndWrite(handle: fsp.FileHandle, from: number, text: Buffer): Promise<void> {
+  await handle.truncate(from);
+  if (text.length > 0) await handle.write(text, 0, text.length, from);
+  await handle.sync();
+}
+
+/** Writes `data` to `path` as a whole or not at all: aside first, synced, then renamed into place. */
+async function writeWhole(path: string, data: Buffer): Promise<void> {
+  const aside = `${path}.tmp`;
+  const handle = await fsp.open(aside, 'w');
+  try {
+    await handle.write(data, 0, data.length, 0);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fsp.rename(aside, path);
+}
+
+/**
+ * A reconcile a crash interrupted (its journal is still there): cuts `path`
+ * where it did and writes the kept lines again. True if there was one. A
+ * journal is renamed into place whole, so one that does not read is not
+ * ours: it is removed, the file left alone.
+ */
+async function replayReconcile(path: string, journal: string): Promise<boolean> {
+  await fsp.rm(`${journal}.tmp`, { force: true }); // a journal a crash cut short: the file was not touched yet
+  const data = await fsp.readFile(journal).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? undefined : Promise.reject(err)));
+  if (data === undefined) return false;
+  const nl = data.indexOf(0x0a);
+  const text = data.subarray(nl + 1);
+  let from: number | undefined;
+  try {
+    const head = JSON.parse(data.subarray(0, Math.max(nl, 0)).toString('utf8')) as { from?: unknown; bytes?: unknown };
+    if (typeof head.from === 'number' && head.bytes === text.length) from = head.from;
+  } catch {
+    // Not one of ours: written whole, a journal always reads.
+  }
+  if (from !== undefined) {
+    const handle = await fsp.open(path, 'r+');
+    try {
+      await cutAndWrite(handle, from, text);
+    } finally {
+      await handle.close();
+    }
+  }
+  await fsp.rm(journal, { force: true });
+  return from !== undefined;
 }
 
 /** Writes straight into a target that is not a plain file (a symlink, FIFO, device), with no .partial and no rename. */
@@ -445,14 +504,21 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
   if (link?.isSymbolicLink() || (existing !== undefined && !existing.isFile())) return openThrough(target, opts, unwritable);
 
   const partial = `${target}.partial`;
+  // The lines a reconcile keeps, until they are back in the file (reconcileTail).
+  const journal = `${target}.reconcile`;
   let handle: fsp.FileHandle;
   try {
+    // A fresh run starts the file over: a journal left from an earlier crawl's crash is void.
+    if (!opts.append) await fsp.rm(journal, { force: true });
     if (opts.append) {
       const hasPartial = await fsp.stat(partial).then(
         () => true,
         () => false,
       );
       if (!hasPartial && existing?.isFile()) await fsp.rename(target, partial);
+      // First a reconcile a crash cut short: the file may end mid-way through the lines it was writing back.
+      if (await replayReconcile(partial, journal))
+        opts.onRepair?.(`${partial}: finished removing the records a crash left after the state's last commit (interrupted by a crash itself)`);
       const tornBytes = await repairTornTail(partial, `${target}.torn`).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
       if (tornBytes > 0)
         opts.onRepair?.(
@@ -462,7 +528,7 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
       const dropped =
         check === undefined
           ? 0
-          : await reconcileTail(partial, check.from, check.keep).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
+          : await reconcileTail(partial, journal, check.from, check.keep).catch((err: unknown) => (errorCode(err) === 'ENOENT' ? 0 : Promise.reject(err)));
       if (dropped > 0)
         opts.onRepair?.(
           `${partial}: ${dropped} record(s) written just before a crash belong to pages the state file had not yet recorded as done; removed, as those pages are fetched and written again`,

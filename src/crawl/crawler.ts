@@ -342,13 +342,21 @@ export class Crawler {
     return this.stats;
   }
 
-  /** Graceful stop: start nothing new; running requests finish (or are aborted by `abort()`). */
+  /**
+   * Graceful stop: start nothing new; running requests finish (or are aborted
+   * by `abort()`). May be called from anywhere, a store call included (the
+   * state file's low-space warning comes from inside a commit): whether the
+   * crawl has ended is asked once the current turn is over, when a page
+   * claimed in it counts as running. Asked at once, inside that claim, it
+   * ended the crawl before the page's job started; the job ran anyway, after
+   * the sink had closed, and completed a URL whose record was dropped.
+   */
   stop(): void {
     if (this.ctx.stopping) return;
     this.ctx.stopping = true;
     this.stats.interrupted = true;
     this.scheduler.stop();
-    this.end.check();
+    queueMicrotask(() => this.end.check());
   }
 
   /** Aborts requests still running after a stop. */

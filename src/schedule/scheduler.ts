@@ -277,7 +277,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
         this.passTurn(state, now);
       }
     }
-    while (this.urgent.length > 0 && this.running < this.opts.concurrency) {
+    while (this.urgent.length > 0 && this.running < this.opts.concurrency && !this.stopped) {
       const key = this.urgent.shift();
       this.urgentSet.delete(key);
       this.visit(key, now);
@@ -288,7 +288,8 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     const capped = this.ready.length > MAX_VISITS_PER_PASS;
     let budget = capped ? MAX_VISITS_PER_PASS : this.ready.length;
     let visits = 0;
-    while (budget-- > 0 && this.running < this.opts.concurrency && this.ready.length > 0) {
+    // A stop met inside a visit (a store call can stop the crawl) starts nothing more in this pass.
+    while (budget-- > 0 && this.running < this.opts.concurrency && this.ready.length > 0 && !this.stopped) {
       const key = this.ready.shift();
       this.readySet.delete(key);
       visits++;
@@ -296,7 +297,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     }
     // Then hosts never visited, while a slot is free and the opening window has room (see the header).
     let freshBudget = MAX_VISITS_PER_PASS - visits;
-    while (freshBudget-- > 0 && this.running < this.opts.concurrency && this.fresh.length > 0 && this.opening.size < this.maxOpening) {
+    while (freshBudget-- > 0 && this.running < this.opts.concurrency && this.fresh.length > 0 && this.opening.size < this.maxOpening && !this.stopped) {
       const key = this.fresh.shift();
       this.freshSet.delete(key);
       if (this.readySet.has(key)) continue; // it got a record meanwhile and waits in `ready`

@@ -78,3 +78,60 @@ describe('a URL ended without a request, with a durable store', () => {
     }
   });
 });
+
+// Regression (the full-disk test lost one record in ~10 runs): the state file's low-space warning comes from
+// inside a commit, and so from inside whatever store call committed. Met inside the claim of a page, the stop
+// ended the crawl before that page's job started; the job then ran anyway, its record was dropped by the
+// closed sink, and its URL was completed: done in the state file, never in -o, never fetched again.
+describe('a stop called from inside a store call', () => {
+  it('ends the crawl only once the page being claimed has run: no record after the end, no URL completed after it', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 28), Date.UTC(2026, 10, 28));
+    const settings = buildSettings(validateConfig({ defaults: { rate: 'unlimited', concurrency: 1 } }, 'test config'), {});
+    const pages = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`/p/${i}`, `<title>${i}</title><a href="/p/${i + 1}">next</a>`]));
+    const fetcher = createScriptedFetcher({
+      clock,
+      sites: { 'a.test': { robots: null, pages: { '/': '<a href="/p/0">first</a>', ...pages } } },
+      timeouts: settings.timeouts,
+      maxBodyBytes: settings.maxBodyBytes,
+    });
+    let ended = false;
+    const late: string[] = [];
+    const recorded = new Set<string>();
+    const sink: RecordSink = {
+      write: (r) => {
+        if (ended) late.push(`record ${r.url}`);
+        else recorded.add(r.url);
+        return Promise.resolve();
+      },
+      confirmed: () => Promise.resolve(),
+      close: () => Promise.resolve(),
+      broken: false,
+      written: 0,
+    };
+    const store = new SqliteStore(join(dir, 'state.db'), { now: () => clock.now() });
+    const seeds = ['http://a.test/'];
+    const crawler = new Crawler({ settings, seeds, clock, fetcher, sink, store });
+    // The fourth page's start is counted inside its claim: the store says "stop" right there, as a commit does.
+    let starts = 0;
+    const addToCounter = store.addToCounter.bind(store);
+    store.addToCounter = (name, by) => {
+      const n = addToCounter(name, by);
+      if (by > 0 && ++starts === 4) crawler.stop();
+      return n;
+    };
+    const complete = store.complete.bind(store);
+    const completed: string[] = [];
+    store.complete = (lease, outcome) => {
+      if (ended) late.push(`completed ${lease.entry.url}`);
+      else completed.push(lease.entry.url);
+      return complete(lease, outcome);
+    };
+    await clock.runUntilDone(crawler.run(), { maxMs: 60_000, maxSteps: 100_000 });
+    ended = true;
+    await clock.advanceAsync(5_000);
+    store.close();
+    expect(starts).toBe(4);
+    expect(late).toEqual([]);
+    for (const url of completed) expect(recorded.has(url), url).toBe(true);
+  });
+});

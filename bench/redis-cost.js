@@ -11,14 +11,19 @@
  * Benchmark 10 measures the same against the memory store, but not against
  * another build; this is its before/after.
  *
- *   node bench/redis-cost.js --base DIR [--rounds N] [--pages-per-host N] [--rate R]
+ *   node bench/redis-cost.js --base DIR [--rounds N] [--pages-per-host N] [--rate R] [--by-script]
+ *
+ * --by-script: also where redis-server's time goes, per script (calls and
+ * µs a page, from SLOWLOG with its threshold at 0, which logs every command
+ * with its own duration; the logging itself adds to the times, so read them
+ * as shares, not as the CPU figure above).
  */
 import { createClient } from 'redis';
 import { startWeb } from '../fixtures/web.js';
 import { startRedisServer } from '../fixtures/redis-server.js';
 import { expectSuccess, runNode, scratchDir } from './lib/child.js';
 import { median, round } from './lib/stats.js';
-import { redisUsage } from './lib/redis-usage.js';
+import { redisUsage, scriptNames } from './lib/redis-usage.js';
 
 const HOSTS = Array.from({ length: 20 }, (_, i) => `h${String(i + 1).padStart(2, '0')}.localhost`);
 const PAGE_PATH = /^\/p\/\d+$/;
@@ -42,16 +47,36 @@ export async function run(opts = {}) {
   await admin.connect();
   const scratch = scratchDir();
   const results = { base: [], this: [] };
+  const byScript = { base: new Map(), this: new Map() };
+  const bySha = opts.byScript ? await scriptNames(['base', String(opts.base)], ['this', '.']) : undefined;
   try {
     for (let r = 0; r < rounds; r++) {
       for (const [name, bin] of builds) {
         web.reset();
         await admin.flushAll();
+        if (bySha) {
+          await admin.sendCommand(['CONFIG', 'SET', 'slowlog-log-slower-than', '0']);
+          await admin.sendCommand(['CONFIG', 'SET', 'slowlog-max-len', '10000000']);
+          await admin.sendCommand(['SLOWLOG', 'RESET']);
+        }
         const before = await redisUsage(admin);
         const args = [bin, '--redis', redis.url, '--crawl-id', `cost-${r}-${name}`, '--rate', rate, '--host-concurrency', '64', '-c', '64', '-q'];
         const out = expectSuccess(name, await runNode([...args, ...HOSTS.map((h) => web.url(h, '/p/0'))], { stdoutFile: scratch.file('out.jsonl') }));
         const after = await redisUsage(admin);
         const pages = web.requests().filter((e) => PAGE_PATH.test(e.path)).length;
+        if (bySha) {
+          // Each entry: id, time, µs, [command, args…]; a script is named by its SHA-1 (EVALSHA's first argument).
+          for (const [, , us, [command, sha]] of await admin.sendCommand(['SLOWLOG', 'GET', '-1'])) {
+            const lower = String(command).toLowerCase();
+            if (lower !== 'evalsha') continue;
+            const script = bySha.get(String(sha)) ?? 'other';
+            const sum = byScript[name].get(script) ?? { calls: 0, us: 0 };
+            sum.calls += 1 / pages;
+            sum.us += Number(us) / pages;
+            byScript[name].set(script, sum);
+          }
+          await admin.sendCommand(['CONFIG', 'SET', 'slowlog-log-slower-than', '10000']);
+        }
         if (pages !== HOSTS.length * pagesPerHost) throw new Error(`${name}: ${pages} of ${HOSTS.length * pagesPerHost} pages`);
         results[name].push({ worker: (out.cpuMs * 1000) / pages, redis: (after.cpuUs - before.cpuUs) / pages, scripts: (after.evalsha.calls - before.evalsha.calls) / pages });
         const last = results[name].at(-1);
@@ -66,12 +91,27 @@ export async function run(opts = {}) {
   }
   const bench = `Redis cost per page, this build against --base (1 worker, ${HOSTS.length} × ${pagesPerHost} pages, rate ${rate})`;
   const med = (name, key) => median(results[name].map((x) => x[key]));
-  return ['worker', 'redis', 'scripts'].map((key) => ({
+  const rows = ['worker', 'redis', 'scripts'].map((key) => ({
     bench,
     metric: { worker: 'worker CPU per page', redis: 'redis-server CPU per page', scripts: 'script calls per page' }[key],
     value: `${round(med('base', key), 2)} → ${round(med('this', key), 2)}`,
     note: `median of ${rounds}, alternating`,
   }));
+  if (bySha) {
+    // Summed over the rounds, shown per round.
+    const each = (name, script) => byScript[name].get(script) ?? { calls: 0, us: 0 };
+    const scripts = [...new Set([...byScript.base.keys(), ...byScript.this.keys()])].sort((a, b) => each('this', b).us - each('this', a).us);
+    for (const script of scripts) {
+      const [b, t] = [each('base', script), each('this', script)];
+      rows.push({
+        bench,
+        metric: `SLOWLOG: ${script}, µs a page (calls a page)`,
+        value: `${round(b.us / rounds, 1)} (${round(b.calls / rounds, 2)}) → ${round(t.us / rounds, 1)} (${round(t.calls / rounds, 2)})`,
+        note: 'inside redis-server, logging included',
+      });
+    }
+  }
+  return rows;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

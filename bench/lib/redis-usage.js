@@ -15,3 +15,24 @@ export async function redisUsage(admin) {
   };
   return { cpuUs: (sec('used_cpu_user') + sec('used_cpu_sys')) * 1e6, rpush: cmd('rpush'), evalsha: cmd('evalsha') };
 }
+
+/**
+ * Script names by SHA-1 for each build given as [label, root]: the names of
+ * its dist/store/redis-scripts.js (`SCRIPTS`, `scriptSource`). Two builds
+ * with different scripts each name their own.
+ */
+export async function scriptNames(...builds) {
+  const { createHash } = await import('node:crypto');
+  const { resolve } = await import('node:path');
+  const { pathToFileURL } = await import('node:url');
+  const names = new Map();
+  for (const [label, root] of builds) {
+    const { SCRIPTS, scriptSource } = await import(pathToFileURL(resolve(root, 'dist/store/redis-scripts.js')).href);
+    for (const name of Object.keys(SCRIPTS)) {
+      const sha = createHash('sha1').update(scriptSource(name)).digest('hex');
+      if (!names.has(sha)) names.set(sha, name);
+      else if (names.get(sha) !== name) names.set(sha, `${names.get(sha)}/${name} (${label})`);
+    }
+  }
+  return names;
+}

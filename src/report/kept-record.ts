@@ -3,7 +3,8 @@
  * fields the report reads (record-view.ts), about half a records file's line
  * (~150 bytes for a typical page). A page's `parent` is kept only on a
  * failure (the failures table names it), its `fetchedAt` only when it has no
- * `startedAt` (the report then falls back to it); depths, titles, content
+ * `startedAt` (the report then falls back to it); a skip keeps its parent
+ * (the page it was found on); depths, titles, content
  * types and link lists are dropped. The result is still a record: the report
  * reads it exactly as it reads a line of the records file.
  */
@@ -24,7 +25,8 @@ const PAGE_FIELDS = [
   'error',
   'change',
 ] as const;
-const SKIP_FIELDS = ['type', 'url', 'reason', 'detail'] as const;
+// A skip's parent lets a resume after a crash drop the skip records of a page fetched again (SqliteStore).
+const SKIP_FIELDS = ['type', 'url', 'reason', 'detail', 'parent'] as const;
 const ROBOTS_FIELDS = ['type', 'url', 'host', 'status', 'startedAt', 'elapsedMs', 'bytes', 'pausedUntil', 'retryAfterMs', 'error'] as const;
 
 export function keptRecord(record: OutputRecord): Record<string, unknown> {

@@ -58,7 +58,7 @@ import type {
 import { fingerprint, SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
-import { pageRecordDone } from '../output/output-ledger.js';
+import { keepAfterCrash } from '../output/output-ledger.js';
 import {
   APP_ID,
   damagedMessage,
@@ -859,10 +859,12 @@ export class SqliteStore implements CrawlStore {
           this.putRecord ??= this.db.prepare('INSERT INTO records (rec) VALUES (?)');
           const row = Number(this.putRecord.run(JSON.stringify(record)).lastInsertRowid);
           this.lastRecordRow = row;
-          const { type, url } = record as { type?: unknown; url?: unknown };
-          // A leased URL's record (a page, or a skip when claimed) is settled by its completion (see `settledRecords`); its first row counts.
-          if ((type === 'page' || type === 'skipped') && typeof url === 'string' && this.leasedUrls.has(url) && !this.unsettledRecords.has(url)) {
-            this.unsettledRecords.set(url, row);
+          const { type, url, parent } = record as { type?: unknown; url?: unknown; parent?: unknown };
+          // A leased URL's record (a page, or a skip when claimed) is settled by its completion (see `settledRecords`); its
+          // first row counts. So are the skips of links found on a leased page: they come before the page's own record.
+          const holder = type === 'skipped' && typeof parent === 'string' && this.leasedUrls.has(parent) ? parent : url;
+          if ((type === 'page' || type === 'skipped') && typeof holder === 'string' && this.leasedUrls.has(holder) && !this.unsettledRecords.has(holder)) {
+            this.unsettledRecords.set(holder, row);
           }
           this.touch();
         }),
@@ -887,29 +889,26 @@ export class SqliteStore implements CrawlStore {
 
   /**
    * After a crash: the records past the settled mark that the resumed crawl
-   * writes again go: a page's whose page is not done (fetched again), a
-   * skip's whose URL it hands out again (skipped when claimed again). The
-   * log keeps no parent for a skip found on a page, so those stay.
+   * writes again go, as `-o`'s do (`keepAfterCrash`): a page's whose page is
+   * not done (fetched again), a skip's whose URL it hands out again (skipped
+   * when claimed again) or whose URL and page are not done (that page,
+   * fetched again, finds the link again). A skip logged by an older version
+   * has no parent: it stays unless its URL is handed out again.
    */
   private dropUnsettledRecords(): void {
     const mark = Number((this.q.getMeta.get('records_settled') as { value: string } | undefined)?.value ?? NaN);
     if (!Number.isFinite(mark)) return;
     const drop = this.db.prepare('DELETE FROM records WHERE id = ?');
     for (const [id, rec] of this.db.prepare('SELECT id, rec FROM records WHERE id > ?').raw().all(mark) as Array<[number, string]>) {
-      let record: { type?: unknown; url?: unknown; startedAt?: unknown; fetchedAt?: unknown };
+      let record: { type?: unknown; url?: unknown };
       try {
         record = JSON.parse(rec) as typeof record;
       } catch {
         continue;
       }
       if (typeof record.url !== 'string') continue;
-      if (
-        record.type === 'skipped'
-          ? this.willHandOut(record.url)
-          : record.type === 'page' && !pageRecordDone({ ...record, url: record.url }, (url, claimedAt) => this.isDone(url, claimedAt))
-      ) {
-        drop.run(id);
-      }
+      const older = record.type === 'skipped' && !('parent' in record);
+      if (older ? this.willHandOut(record.url) : !keepAfterCrash(rec, this)) drop.run(id);
     }
   }
 

@@ -125,10 +125,12 @@ describe('the record log', () => {
     expect(keptRecord(untimed)).toMatchObject({ fetchedAt: '2026-01-01T00:00:00.000Z' });
     // A failure keeps the page it was found on, for the failures table.
     expect(keptRecord({ ...page, status: 404, parent: 'http://a.test/from' })).toMatchObject({ status: 404, parent: 'http://a.test/from' });
+    // A skip keeps the page it was found on: a resume after a crash drops the skips of a page fetched again.
     expect(keptRecord({ type: 'skipped', url: 'http://a.test/p', reason: 'robots', depth: 1, parent: 'http://a.test/' })).toEqual({
       type: 'skipped',
       url: 'http://a.test/p',
       reason: 'robots',
+      parent: 'http://a.test/',
     });
   });
 });

@@ -272,6 +272,41 @@ describe('record log across a crash', () => {
 });
 
 describe('record log across a crash: skips', () => {
+  // Regression: a skip found on a page (--emit-skipped) was logged before the page's own record, so the
+  // settled mark could pass it while the page was still leased; after a crash the page was fetched again
+  // and its links' skips logged twice.
+  it("drops the skips of a link found on a page whose completion the crash lost; keeps a completed page's", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    const url = (n: number) => `http://a.example/${n}`;
+    let now = 1_000_000;
+    const store = new SqliteStore(path, { now: () => now });
+    try {
+      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+      for (const n of [1, 2]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
+      const [one, two] = [store.claim('a', 0) as Lease, store.claim('a', 0) as Lease];
+      const log = store.recordLog();
+      await log.append({ type: 'skipped', url: url(7), reason: 'scope', parent: url(1) });
+      await log.append({ type: 'page', url: url(1), status: 200, startedAt: new Date(now).toISOString() });
+      await store.complete(one, '200');
+      await log.append({ type: 'skipped', url: url(8), reason: 'scope', parent: url(2) }); // page 2's completion never comes
+      now += 1_000;
+      await store.addToCounter('started', 1); // a commit, with the skip and without page 2's record or completion
+      const crashed = crashCopy(path);
+      const resumed = new SqliteStore(crashed, { now: () => now });
+      try {
+        await resumed.open({ seeds: [url(0)], configFingerprint: 'f' });
+        expect((await loggedRecords(resumed)).map((r) => r.url)).toEqual([url(7), url(1)]);
+      } finally {
+        resumed.close();
+      }
+      await store.complete(two, '200');
+    } finally {
+      store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('drops the skip record of a URL skipped when claimed whose completion the crash lost: it is skipped again', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
     const path = join(dir, 'state.db');

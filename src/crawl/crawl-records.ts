@@ -116,10 +116,20 @@ export class CrawlRecords {
     const { calls, store } = this.ctx;
     if (wrote && store.durable)
       calls.settle(
-        this.confirmed().then(() => store.complete(lease, outcome)),
+        this.confirmed().then(() => (this.readerGone ? store.release(lease, lease.entry) : store.complete(lease, outcome))),
         then,
       );
     else calls.settle(store.complete(lease, outcome), then);
+  }
+
+  /**
+   * The reader went away (`crawl --state … | head`): a record written since
+   * may have reached nobody, so a durable store gets its URL back instead
+   * of completing it, and the resumed crawl writes it again. Completed, it
+   * was done in the state file and in no output.
+   */
+  get readerGone(): boolean {
+    return this.sink.broken;
   }
 
   /** Writes in order; the chain is awaited by jobs, which is how a slow reader slows the crawl. */

@@ -154,6 +154,7 @@ export class PageExchange {
     if (entry.hops > 0) parts.redirects.done(entry.url);
     // A durable store completes the URL only once its record is confirmed: a record lost to a full disk is fetched again on resume.
     await (store.durable ? parts.records.confirmed() : parts.records.writes);
+    if (store.durable && parts.records.readerGone) return this.handBack(lease); // its record may have reached nobody
     parts.revisits.keep(history);
     ctx.calls.settle(store.complete(lease, record.error?.code ?? String(record.status)));
     parts.revisits.schedule(entry, history, prior);

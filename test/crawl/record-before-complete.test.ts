@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildSettings, validateConfig } from '../../src/config/settings.js';
+import { settingsFingerprint } from '../../src/config/fingerprint.js';
 import { Crawler } from '../../src/crawl/crawler.js';
 import type { RecordSink } from '../../src/output/sink.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
@@ -133,5 +134,59 @@ describe('a stop called from inside a store call', () => {
     expect(starts).toBe(4);
     expect(late).toEqual([]);
     for (const url of completed) expect(recorded.has(url), url).toBe(true);
+  });
+});
+
+// `crawl --state s.db URL | head -3`: the reader goes away while pages are in flight. Their records then
+// reach nobody; completed anyway, they were done in the state file and in no output, never asked again.
+describe('a reader that goes away, with a durable store', () => {
+  it('completes only the URLs whose records it took; the others are asked again on resume', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 28), Date.UTC(2026, 10, 28));
+    const settings = buildSettings(validateConfig({ defaults: { rate: 'unlimited', concurrency: 4 } }, 'test config'), {});
+    const links = Array.from({ length: 12 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join(' ');
+    const pages = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`/p/${i}`, `<title>${i}</title>`]));
+    const fetcher = createScriptedFetcher({
+      clock,
+      sites: { 'a.test': { robots: null, pages: { '/': links, ...pages } } },
+      timeouts: settings.timeouts,
+      maxBodyBytes: settings.maxBodyBytes,
+    });
+    let broken = false;
+    const taken = new Set<string>();
+    const sink: RecordSink = {
+      // The fourth record meets a closed pipe: it and every later one reach nobody, as a real sink's batch does.
+      write: (r) => {
+        if (!broken && taken.size === 3) {
+          broken = true;
+          crawler.stop(); // as the CLI's onBrokenPipe does
+        }
+        if (!broken) taken.add(r.url);
+        return Promise.resolve();
+      },
+      confirmed: () => Promise.resolve(),
+      close: () => Promise.resolve(),
+      get broken() {
+        return broken;
+      },
+      written: 0,
+    };
+    const store = new SqliteStore(join(dir, 'state.db'), { now: () => clock.now() });
+    const completed: string[] = [];
+    const complete = store.complete.bind(store);
+    store.complete = (lease, outcome) => {
+      completed.push(lease.entry.url);
+      return complete(lease, outcome);
+    };
+    const crawler = new Crawler({ settings, seeds: ['http://a.test/'], clock, fetcher, sink, store });
+    await clock.runUntilDone(crawler.run(), { maxMs: 60_000, maxSteps: 100_000 });
+    store.close();
+    expect(broken).toBe(true);
+    expect(completed.length).toBeGreaterThan(0);
+    for (const url of completed) expect(taken.has(url), url).toBe(true);
+    // Every page the crawl knows and did not complete is still there for the resumed crawl.
+    const resumed = new SqliteStore(join(dir, 'state.db'), { now: () => clock.now() });
+    await resumed.open({ seeds: ['http://a.test/'], configFingerprint: settingsFingerprint(settings) });
+    expect(resumed.counts().queued).toBe(13 - completed.length);
+    resumed.close();
   });
 });

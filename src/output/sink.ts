@@ -378,16 +378,18 @@ async function replayReconcile(path: string, journal: string): Promise<boolean> 
   } catch {
     // Not one of ours: written whole, a journal always reads.
   }
-  if (from !== undefined) {
-    const handle = await fsp.open(path, 'r+');
+  // The file itself gone (removed by hand since): nothing to finish.
+  const handle =
+    from === undefined ? undefined : await fsp.open(path, 'r+').catch((err: unknown) => (errorCode(err) === 'ENOENT' ? undefined : Promise.reject(err)));
+  if (handle !== undefined) {
     try {
-      await cutAndWrite(handle, from, text);
+      await cutAndWrite(handle, from!, text);
     } finally {
       await handle.close();
     }
   }
   await fsp.rm(journal, { force: true });
-  return from !== undefined;
+  return handle !== undefined;
 }
 
 /** Writes straight into a target that is not a plain file (a symlink, FIFO, device), with no .partial and no rename. */

@@ -388,6 +388,14 @@ describe('openOutput', () => {
     expect(existsSync(`${path}.reconcile`)).toBe(false);
     expect(existsSync(`${path}.torn`)).toBe(false);
     expect(repairs).toEqual([expect.stringMatching(/interrupted by a crash itself/)]);
+    // A journal whose file was removed by hand since: nothing to finish, and the crawl starts a new file.
+    const gone = join(dir, 'gone.jsonl');
+    writeFileSync(`${gone}.reconcile`, `${JSON.stringify({ from: 0, bytes: 0 })}\n`);
+    const fresh = await openOutput(gone, { append: true, keepPartial: () => true });
+    await fresh.write(page(6));
+    await fresh.close();
+    expect(readFileSync(`${gone}.partial`, 'utf8')).toBe(JSON.stringify(page(6)) + '\n');
+    expect(existsSync(`${gone}.reconcile`)).toBe(false);
   });
 
   it('a reconcile killed after any one of its file-system steps, then run again, keeps exactly the lines it keeps', async () => {

@@ -234,112 +234,89 @@ describe('record log across a crash', () => {
   // A page's record is logged before its completion (the crawl waits for -o to confirm it first), and a
   // commit can come in between: a crash then left the record of a page the resumed crawl fetches again.
   it('drops, on resume after a crash, the page records whose completion the crash lost', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
-    const path = join(dir, 'state.db');
-    let now = 1_000_000;
-    const store = new SqliteStore(path, { now: () => now });
-    const url = (n: number) => `http://a.example/${n}`;
-    const iso = () => new Date(now).toISOString();
-    try {
-      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
-      for (const n of [1, 2, 3]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
-      const [one, two] = [store.claim('a', now) as Lease, store.claim('a', now) as Lease];
-      const log = store.recordLog();
-      await log.append({ type: 'page', url: url(1), status: 200, startedAt: iso() });
-      await store.complete(one, '200');
-      await log.append({ type: 'skipped', url: url(9), reason: 'robots' });
-      await log.append({ type: 'page', url: url(2), status: 200, startedAt: iso() }); // its completion never comes
-      now += 1_000;
-      await store.addToCounter('started', 1); // a commit, with page 2's record and without its completion
-      // What kill -9 here leaves: the committed file.
-      const crashed = crashCopy(path);
-      const resumed = new SqliteStore(crashed, { now: () => now });
-      try {
-        expect((await resumed.open({ seeds: [url(0)], configFingerprint: 'f' })).uncleanUntil).toBeDefined();
-        const kept = await loggedRecords(resumed);
-        expect(kept.map((r) => r.url)).toEqual([url(1), url(9)]);
+    await crashWithTwoLeases(
+      async ({ store, log, one, url }) => {
+        await log.append({ type: 'page', url: url(1), status: 200, startedAt: new Date().toISOString() });
+        await store.complete(one, '200');
+        await log.append({ type: 'skipped', url: url(9), reason: 'robots' });
+        await log.append({ type: 'page', url: url(2), status: 200, startedAt: new Date().toISOString() }); // its completion never comes
+      },
+      async (resumed, url, opened) => {
+        expect(opened.uncleanUntil).toBeDefined();
+        expect((await loggedRecords(resumed)).map((r) => r.url)).toEqual([url(1), url(9)]);
         // Page 2 is fetched again (its lease went back to the queue) and logged once more: once in all.
-        expect(resumed.counts()).toMatchObject({ queued: 2 });
-      } finally {
-        resumed.close();
-      }
-      await store.complete(two, '200');
-    } finally {
-      store.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+        expect(resumed.counts()).toMatchObject({ queued: 1 });
+      },
+    );
   });
 });
+
+/**
+ * A state file with pages 1 and 2 of a.example queued and both claimed: `before` logs and completes
+ * what it likes (page 2's lease is never completed), a commit follows, and `after` opens a copy of
+ * the file as kill -9 would leave it then.
+ */
+async function crashWithTwoLeases(
+  before: (s: { store: SqliteStore; log: ReturnType<SqliteStore['recordLog']>; one: Lease; url: (n: number) => string }) => Promise<void>,
+  after: (resumed: SqliteStore, url: (n: number) => string, opened: Awaited<ReturnType<SqliteStore['open']>>) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+  const path = join(dir, 'state.db');
+  const url = (n: number) => `http://a.example/${n}`;
+  let now = 1_000_000;
+  const store = new SqliteStore(path, { now: () => now });
+  try {
+    await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+    for (const n of [1, 2]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
+    const [one, two] = [store.claim('a', 0) as Lease, store.claim('a', 0) as Lease];
+    await before({ store, log: store.recordLog(), one, url });
+    now += 1_000;
+    await store.addToCounter('started', 1); // a commit, without page 2's completion
+    const resumed = new SqliteStore(crashCopy(path), { now: () => now });
+    try {
+      await after(resumed, url, await resumed.open({ seeds: [url(0)], configFingerprint: 'f' }));
+    } finally {
+      resumed.close();
+    }
+    await store.complete(two, '200');
+  } finally {
+    store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 describe('record log across a crash: skips', () => {
   // Regression: a skip found on a page (--emit-skipped) was logged before the page's own record, so the
   // settled mark could pass it while the page was still leased; after a crash the page was fetched again
   // and its links' skips logged twice.
   it("drops the skips of a link found on a page whose completion the crash lost; keeps a completed page's", async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
-    const path = join(dir, 'state.db');
-    const url = (n: number) => `http://a.example/${n}`;
-    let now = 1_000_000;
-    const store = new SqliteStore(path, { now: () => now });
-    try {
-      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
-      for (const n of [1, 2]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
-      const [one, two] = [store.claim('a', 0) as Lease, store.claim('a', 0) as Lease];
-      const log = store.recordLog();
-      await log.append({ type: 'skipped', url: url(7), reason: 'scope', parent: url(1) });
-      await log.append({ type: 'page', url: url(1), status: 200, startedAt: new Date(now).toISOString() });
-      await store.complete(one, '200');
-      await log.append({ type: 'skipped', url: url(8), reason: 'scope', parent: url(2) }); // page 2's completion never comes
-      now += 1_000;
-      await store.addToCounter('started', 1); // a commit, with the skip and without page 2's record or completion
-      const crashed = crashCopy(path);
-      const resumed = new SqliteStore(crashed, { now: () => now });
-      try {
-        await resumed.open({ seeds: [url(0)], configFingerprint: 'f' });
+    await crashWithTwoLeases(
+      async ({ store, log, one, url }) => {
+        await log.append({ type: 'skipped', url: url(7), reason: 'scope', parent: url(1) });
+        await log.append({ type: 'page', url: url(1), status: 200, startedAt: new Date().toISOString() });
+        await store.complete(one, '200');
+        await log.append({ type: 'skipped', url: url(8), reason: 'scope', parent: url(2) }); // page 2's record never comes
+      },
+      async (resumed, url) => {
         expect((await loggedRecords(resumed)).map((r) => r.url)).toEqual([url(7), url(1)]);
-      } finally {
-        resumed.close();
-      }
-      await store.complete(two, '200');
-    } finally {
-      store.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 
   it('drops the skip record of a URL skipped when claimed whose completion the crash lost: it is skipped again', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
-    const path = join(dir, 'state.db');
-    const url = (n: number) => `http://a.example/${n}`;
-    let now = 1_000_000;
-    const store = new SqliteStore(path, { now: () => now });
-    try {
-      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
-      for (const n of [1, 2]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
-      const [one, two] = [store.claim('a', 0) as Lease, store.claim('a', 0) as Lease];
-      const log = store.recordLog();
-      await log.append({ type: 'skipped', url: url(1), reason: 'robots' });
-      await store.complete(one, 'robots');
-      await log.append({ type: 'skipped', url: url(2), reason: 'robots' }); // its completion never comes
-      await log.append({ type: 'skipped', url: url(9), reason: 'scope' }); // a link's: never claimed
-      now += 1_000;
-      await store.addToCounter('started', 1); // a commit, without page 2's completion
-      const crashed = crashCopy(path);
-      const resumed = new SqliteStore(crashed, { now: () => now });
-      try {
-        await resumed.open({ seeds: [url(0)], configFingerprint: 'f' });
-        const kept = await loggedRecords(resumed);
-        expect(kept.map((r) => r.url)).toEqual([url(1), url(9)]);
+    await crashWithTwoLeases(
+      async ({ store, log, one, url }) => {
+        await log.append({ type: 'skipped', url: url(1), reason: 'robots' });
+        await store.complete(one, 'robots');
+        await log.append({ type: 'skipped', url: url(2), reason: 'robots' }); // its completion never comes
+        await log.append({ type: 'skipped', url: url(9), reason: 'scope' }); // a link's: never claimed
+      },
+      async (resumed, url) => {
+        expect((await loggedRecords(resumed)).map((r) => r.url)).toEqual([url(1), url(9)]);
         expect(resumed.willHandOut(url(2))).toBe(true);
         expect([url(1), url(9)].map((u) => resumed.willHandOut(u))).toEqual([false, false]);
-      } finally {
-        resumed.close();
-      }
-      await store.complete(two, 'robots');
-    } finally {
-      store.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 });
 

@@ -46,7 +46,9 @@ export class OutputError extends Error {
 export interface RecordSink {
   /**
    * Queues one record; resolves when the stream can take more (see module
-   * contract). Dropped silently once the sink is broken or closing.
+   * contract). Dropped silently once the sink is broken (the reader left);
+   * rejected once it is closing: a record after close is a bug, never
+   * confirmed, so the URL it belongs to is not completed.
    */
   write(record: OutputRecord): Promise<void>;
   /** Resolves once everything written is flushed (and, for a file, renamed into place). */
@@ -243,7 +245,9 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
 
     write(record) {
       if (failure) return Promise.reject(failure);
-      if (broken || closing) return Promise.resolve();
+      if (broken) return Promise.resolve();
+      // Never dropped silently: a caller completing a URL once its record is confirmed must not complete this one.
+      if (closing) return Promise.reject(new OutputError('OUTPUT_WRITE_FAILED', `cannot write ${label}: a record came after it was closed`));
       if (isDestroyed()) {
         onError(Object.assign(new Error('stream destroyed'), { code: 'ERR_STREAM_DESTROYED' }));
         return Promise.resolve();

@@ -338,6 +338,17 @@ describe('openOutput', () => {
     expect(readFileSync(path, 'utf8')).toBe('');
   });
 
+  // A record after close was dropped silently, and its confirmation resolved: a --state crawl then completed
+  // its URL with the record in no file (a stop met inside a store call did exactly that).
+  it('refuses a record written after close, so that nobody takes it as written', async () => {
+    const path = join(dir, 'late.jsonl');
+    const sink = await openOutput(path);
+    await sink.write(page(1));
+    await sink.close();
+    await expect(sink.write(page(2))).rejects.toMatchObject({ code: 'OUTPUT_WRITE_FAILED', message: expect.stringMatching(/came after it was closed/) });
+    expect(readFileSync(path, 'utf8')).toBe(JSON.stringify(page(1)) + '\n');
+  });
+
   it('keeps <path>.partial when the caller says the output is not complete', async () => {
     const path = join(dir, 'out.jsonl');
     const sink = await openOutput(path, { keepPartial: () => true });

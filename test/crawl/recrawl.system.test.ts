@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
+import { duplicates, minGap, startWeb, type RouteSpec, type Web } from '../../fixtures/web.js';
 import { expectedChanges, generatedSite, twoGenerationSite } from '../../fixtures/generations.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { jsonLines, requireBuilt, sendLog, startCrawl } from '../support/spawn-crawl.js';
@@ -148,19 +148,44 @@ describe.skipIf(redisServerMissing)('--recrawl with --redis: two workers, one re
   });
 
   it('asks every page once across the workers with its validators, and reports the same changes as one process', async () => {
-    web = await startWeb({ sites: { [HOST]: { robots: null, pages: twoGenerationSite(1) } } });
+    // In pass 2, '/' is answered only once both workers are in it (below): the whole pass takes ~1 s, and a
+    // worker that comes with --recrawl after a pass has ended begins the next one, as the docs say (a
+    // loaded CI machine once started w1 that late, and every page was asked twice). The handler serves
+    // '/' in pass 2 only: a route in `pages` never reaches it.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const { '/': root, ...rest } = twoGenerationSite(2);
+    const handler = async (_req: unknown, _res: unknown, ctx: { path: string; send: (r: RouteSpec) => Promise<void> }) => {
+      if (ctx.path !== '/') return false;
+      await gate;
+      await ctx.send(typeof root === 'string' ? { body: root } : root);
+    };
+    web = await startWeb({ sites: { [HOST]: { robots: null, pages: twoGenerationSite(1), handler } } });
     const seed = web.url(HOST, '/');
-    const worker = (i: number, out: string, extra: string[] = []) =>
-      startCrawl(['--redis', redis!.url, '--crawl-id', 'again', '--worker', `w${i}`, '-o', out, ...RATE, ...extra, seed], dir).done;
+    const start = (i: number, out: string, extra: string[] = []) =>
+      startCrawl(['--redis', redis!.url, '--crawl-id', 'again', '--worker', `w${i}`, '-o', out, ...RATE, ...extra, seed], dir);
+    const worker = (i: number, out: string, extra: string[] = []) => start(i, out, extra).done;
     const firstRuns = await Promise.all([worker(0, 'a1.jsonl'), worker(1, 'b1.jsonl')]);
     for (const r of firstRuns) expect(r.code, r.stderr).toBe(0);
     const pass1 = [...(await read('a1.jsonl')), ...(await read('b1.jsonl'))];
     const byPath1 = new Map(pass1.map((r) => [pathOf(r.url), r]));
     const firstLog = web.requests(HOST);
 
-    web.setPages(HOST, twoGenerationSite(2));
+    web.setPages(HOST, rest);
     web.reset();
-    const second = await Promise.all([worker(0, 'a2.jsonl', ['--recrawl']), worker(1, 'b2.jsonl', ['--recrawl'])]);
+    // Open once both workers say they are joining (each opens the crawl right after): the pass cannot end
+    // before both are in it, whichever of them begins it.
+    const workers = [start(0, 'a2.jsonl', ['--recrawl']), start(1, 'b2.jsonl', ['--recrawl'])];
+    let joined = 0;
+    for (const { child } of workers) {
+      let said = '';
+      child.stderr!.on('data', (c: Buffer) => {
+        if (said.includes('joining the crawl')) return;
+        said += c.toString();
+        if (said.includes('joining the crawl') && ++joined === workers.length) setTimeout(open, 200);
+      });
+    }
+    const second = await Promise.all(workers.map((w) => w.done));
     for (const r of second) expect(r.code, r.stderr).toBe(0);
     const pass2 = [...(await read('a2.jsonl')), ...(await read('b2.jsonl'))];
     // Each page once across both workers, each saying what happened to it since pass 1.
@@ -182,6 +207,7 @@ describe.skipIf(redisServerMissing)('--recrawl with --redis: two workers, one re
     expect(status.stdout).toMatch(/pass:\s+2, begun \S+; 18 page\(s\) with history; crawl --redis URL --crawl-id ID --recrawl begins the next/);
 
     // A third pass, one worker: nothing changed since pass 2.
+    web.setPages(HOST, twoGenerationSite(2));
     web.reset();
     const third = await worker(0, 'a3.jsonl', ['--recrawl']);
     expect(third.code, third.stderr).toBe(0);

@@ -32,12 +32,20 @@ export interface OutputLedger {
  * claim.
  */
 export function keepAfterCrash(line: string, state: Pick<OutputLedger, 'isDone' | 'willHandOut'>): boolean {
-  let record: { type?: unknown; url?: unknown; parent?: unknown; fetchedAt?: unknown };
+  let record: CrashRecord;
   try {
-    record = JSON.parse(line) as typeof record;
+    record = JSON.parse(line) as CrashRecord;
   } catch {
     return true;
   }
+  return keepRecordAfterCrash(record, state);
+}
+
+/** The fields of a record `keepAfterCrash` looks at. */
+export type CrashRecord = { type?: unknown; url?: unknown; parent?: unknown; fetchedAt?: unknown; startedAt?: unknown };
+
+/** `keepAfterCrash` of a record already parsed (the state file's record log parses its rows itself). */
+export function keepRecordAfterCrash(record: CrashRecord, state: Pick<OutputLedger, 'isDone' | 'willHandOut'>): boolean {
   if (typeof record.url !== 'string') return true;
   const isDone = (url: string, claimedAt?: number) => state.isDone(url, claimedAt);
   if (record.type === 'page') return pageRecordDone({ ...record, url: record.url }, isDone);

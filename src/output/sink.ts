@@ -382,18 +382,21 @@ async function replayReconcile(path: string, journal: string): Promise<boolean> 
   } catch {
     // Not one of ours: written whole, a journal always reads.
   }
-  // The file itself gone (removed by hand since): nothing to finish.
-  const handle =
-    from === undefined ? undefined : await fsp.open(path, 'r+').catch((err: unknown) => (errorCode(err) === 'ENOENT' ? undefined : Promise.reject(err)));
-  if (handle !== undefined) {
-    try {
-      await cutAndWrite(handle, from!, text);
-    } finally {
-      await handle.close();
+  let replayed = false;
+  if (from !== undefined) {
+    // The file itself gone (removed by hand since): nothing to finish.
+    const handle = await fsp.open(path, 'r+').catch((err: unknown) => (errorCode(err) === 'ENOENT' ? undefined : Promise.reject(err)));
+    if (handle !== undefined) {
+      try {
+        await cutAndWrite(handle, from, text);
+        replayed = true;
+      } finally {
+        await handle.close();
+      }
     }
   }
   await fsp.rm(journal, { force: true });
-  return handle !== undefined;
+  return replayed;
 }
 
 /** Writes straight into a target that is not a plain file (a symlink, FIFO, device), with no .partial and no rename. */

@@ -58,7 +58,7 @@ import type {
 import { fingerprint, SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
-import { keepAfterCrash } from '../output/output-ledger.js';
+import { keepRecordAfterCrash, type CrashRecord } from '../output/output-ledger.js';
 import {
   APP_ID,
   damagedMessage,
@@ -900,15 +900,14 @@ export class SqliteStore implements CrawlStore {
     if (!Number.isFinite(mark)) return;
     const drop = this.db.prepare('DELETE FROM records WHERE id = ?');
     for (const [id, rec] of this.db.prepare('SELECT id, rec FROM records WHERE id > ?').raw().all(mark) as Array<[number, string]>) {
-      let record: { type?: unknown; url?: unknown };
+      let record: CrashRecord;
       try {
-        record = JSON.parse(rec) as typeof record;
+        record = JSON.parse(rec) as CrashRecord;
       } catch {
         continue;
       }
-      if (typeof record.url !== 'string') continue;
       const older = record.type === 'skipped' && !('parent' in record);
-      if (older ? this.willHandOut(record.url) : !keepAfterCrash(rec, this)) drop.run(id);
+      if (older ? typeof record.url === 'string' && this.willHandOut(record.url) : !keepRecordAfterCrash(record, this)) drop.run(id);
     }
   }
 

@@ -15,10 +15,9 @@
  * for ever under /proc.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
-import { makeDirs, probeDir } from '../output/output-targets.js';
+import { makeDirs, probeDir, writeFileWhole } from '../output/output-targets.js';
 import { extensionOf, PathAllocator, shortHash } from './url-path.js';
 
 /** Errors meaning "the other kind of thing holds that name". */
@@ -73,14 +72,7 @@ export class SaveDir {
     const target = join(this.root, ...path.split('/'));
     const dir = dirname(target);
     await makeDirs(dir);
-    const temp = join(dir, `.crawl-${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      await fsp.writeFile(temp, body);
-      await fsp.rename(temp, target);
-    } catch (err) {
-      await fsp.rm(temp, { force: true }).catch(() => {});
-      throw err;
-    }
+    await writeFileWhole(target, body, { aside: join(dir, `.crawl-${randomBytes(6).toString('hex')}.tmp`) });
   }
 
   private failed(err: unknown): OutputError {

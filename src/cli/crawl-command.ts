@@ -11,7 +11,7 @@
  * plain crawl's first request waits for none of it.
  */
 import { interruptibleWait } from './interruptible-wait.js';
-import { rename, rm, stat, writeFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { durationFlag, EXIT, type CrawlFlags, type Io } from './flags.js';
 import { crawlExitCode } from './exit-code.js';
@@ -37,7 +37,7 @@ import type { Logger } from '../output/logger.js';
 import { formatBytes, formatSummary, statsToJson } from '../output/summary.js';
 import { routeRecords } from '../report/record-routes.js';
 import { describeFsError, OutputError, writeFailure } from '../output/sink.js';
-import { checkTargets, probeDir, type NamedTarget } from '../output/output-targets.js';
+import { checkTargets, probeDir, writeFileWhole, type NamedTarget } from '../output/output-targets.js';
 import { integerProblem } from '../config/fields.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import type { MetricsEndpoint } from '../output/metrics-endpoint.js';
@@ -464,10 +464,8 @@ async function writablePath(file: string, cwd: string, flag: string): Promise<st
 /** Writes a whole file or nothing: a reader never sees half of it. */
 async function writeWhole(path: string, text: string, name: string, hint?: string): Promise<void> {
   try {
-    await writeFile(`${path}.partial`, text);
-    await rename(`${path}.partial`, path);
+    await writeFileWhole(path, text);
   } catch (err) {
-    await rm(`${path}.partial`, { force: true }).catch(() => {});
     const failure = writeFailure(name, err);
     if (hint) failure.message += ` (${hint})`;
     throw failure;

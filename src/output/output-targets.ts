@@ -15,6 +15,8 @@
  *   (/proc), which spun the crawler at 100% CPU with no output.
  * - `probeDir` proves a directory takes new files by creating and removing
  *   one; `access(W_OK)` says yes to root on read-only places such as /proc.
+ * - `writeFileWhole` writes a file whole or not at all: aside first, then
+ *   renamed over the target, so a reader (or a crash) never sees half of it.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp, type Stats } from 'node:fs';
@@ -122,4 +124,39 @@ export async function probeDir(dir: string): Promise<void> {
   const probe = join(dir, `.crawl-${randomBytes(6).toString('hex')}.tmp`);
   await (await fsp.open(probe, 'wx')).close();
   await fsp.rm(probe, { force: true });
+}
+
+/**
+ * Writes `data` to `path` whole or not at all: to `aside` (default
+ * `<path>.partial`, in the same directory), synced to disk first with
+ * `sync`, then renamed over `path`. A failed write removes `aside` and
+ * throws the file system's own error, for the caller to name.
+ */
+export async function writeFileWhole(path: string, data: string | Buffer, opts: { aside?: string; sync?: boolean } = {}): Promise<void> {
+  const aside = opts.aside ?? `${path}.partial`;
+  try {
+    const handle = await fsp.open(aside, 'w');
+    try {
+      await writeAll(handle, typeof data === 'string' ? Buffer.from(data) : data, 0);
+      if (opts.sync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsp.rename(aside, path);
+  } catch (err) {
+    await fsp.rm(aside, { force: true }).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Writes all of `bytes` at `position`: one write call may write only part
+ * of them (a nearly full disk takes what fits), and only the next one then
+ * fails with ENOSPC.
+ */
+export async function writeAll(handle: fsp.FileHandle, bytes: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < bytes.length;) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
+  }
 }

@@ -22,6 +22,7 @@ import { constants as fsConstants, promises as fsp, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { OutputRecord } from '../types.js';
+import { writeAll, writeFileWhole } from './output-targets.js';
 
 /**
  * OUTPUT_UNWRITABLE: a target refused before the crawl (exit 2);
@@ -334,7 +335,10 @@ async function reconcileTail(path: string, journal: string, from: number, keep: 
     const kept = lines.filter((line) => keep(line));
     if (kept.length === lines.length) return 0;
     const text = Buffer.from(kept.length > 0 ? kept.join('\n') + '\n' : '');
-    await writeWhole(journal, Buffer.concat([Buffer.from(`${JSON.stringify({ from, bytes: text.length })}\n`), text]));
+    await writeFileWhole(journal, Buffer.concat([Buffer.from(`${JSON.stringify({ from, bytes: text.length })}\n`), text]), {
+      aside: `${journal}.tmp`,
+      sync: true,
+    });
     await cutAndWrite(handle, from, text);
     await fsp.rm(journal, { force: true });
     return lines.length - kept.length;
@@ -346,21 +350,8 @@ async function reconcileTail(path: string, journal: string, from: number, keep: 
 /** Cuts the file at `from` and writes `text` there, on disk before it returns. */
 async function cutAndWrite(handle: fsp.FileHandle, from: number, text: Buffer): Promise<void> {
   await handle.truncate(from);
-  if (text.length > 0) await handle.write(text, 0, text.length, from);
+  await writeAll(handle, text, from);
   await handle.sync();
-}
-
-/** Writes `data` to `path` as a whole or not at all: aside first, synced, then renamed into place. */
-async function writeWhole(path: string, data: Buffer): Promise<void> {
-  const aside = `${path}.tmp`;
-  const handle = await fsp.open(aside, 'w');
-  try {
-    await handle.write(data, 0, data.length, 0);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fsp.rename(aside, path);
 }
 
 /**

@@ -22,8 +22,15 @@ function hostile(unit: string, bytes: number): string {
   return `<html><head><title>deep</title></head><body><a href="/before">before</a>${unit.repeat(Math.ceil(bytes / unit.length))}<a href="/after">after</a> text</body></html>`;
 }
 
+/**
+ * Ten times the input takes about ten times as long when linear, a hundred
+ * when quadratic. The bound sits between, away from 10: a garbage
+ * collection inside a 1 MB parse, on a busy machine, measured 35.
+ */
+const LINEAR_BOUND = 50;
+
 /** The fastest of `runs` timings of `fn`, in ms: the least disturbed by other work on the machine. */
-function fastest(fn: () => void, runs = 2): number {
+function fastest(fn: () => void, runs = 3): number {
   let best = Infinity;
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
@@ -44,9 +51,8 @@ describe.each(Object.entries(UNITS))('1 MB of unclosed %s', (_name, unit) => {
     const page = extract(large);
     expect(page.links).toEqual(['http://a.test/before', 'http://a.test/after']);
     expect(page.title).toBe('deep');
-    // Ten times the input: about ten times the time when linear, a hundred when quadratic.
     const ratio = fastest(() => extract(large)) / fastest(() => extract(small));
-    expect(ratio).toBeLessThan(30);
+    expect(ratio).toBeLessThan(LINEAR_BOUND);
   }, 60_000);
 
   it('builds the content DOM and its Markdown in time linear in its size', () => {
@@ -55,7 +61,7 @@ describe.each(Object.entries(UNITS))('1 MB of unclosed %s', (_name, unit) => {
     expect(content).toContain('[before](http://a.test/before)');
     expect(content).toContain('after');
     const ratio = fastest(() => pageContent(large, PAGE, settings)) / fastest(() => pageContent(small, PAGE, settings));
-    expect(ratio).toBeLessThan(30);
+    expect(ratio).toBeLessThan(LINEAR_BOUND);
     // The DOM keeps the text after the deep part.
     expect(JSON.stringify(parseDom(large).children.map((n) => n.type))).toBe('["tag"]');
   }, 60_000);
@@ -94,14 +100,14 @@ describe('a sitemap of 1 MB of nested elements', () => {
     expect(parsed.urls.map((u) => u.loc)).toContain('https://a.test/1');
     const time = async (data: Uint8Array) => {
       let best = Infinity;
-      for (let i = 0; i < 2; i++) {
+      for (let i = 0; i < 3; i++) {
         const t0 = performance.now();
         await parseSitemap(data);
         best = Math.min(best, performance.now() - t0);
       }
       return best;
     };
-    expect((await time(large)) / (await time(small))).toBeLessThan(30);
+    expect((await time(large)) / (await time(small))).toBeLessThan(LINEAR_BOUND);
   }, 60_000);
 });
 

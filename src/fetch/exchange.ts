@@ -67,8 +67,9 @@ export class Exchange implements Dispatcher.DispatchHandler {
 
   /**
    * @param cap decoded body bytes readBody keeps; the rest is not read.
-   * @param hooks `dispatched` and `responded` called at most once: `dispatched` when the request is
-   *   written to a socket, `responded` when the final (non-1xx) head arrives;
+   * @param hooks `dispatched` and `responded` called at most once: `dispatched` once the request is
+   *   written to a socket (a microtask after undici's start, so after its write), `responded` when
+   *   the final (non-1xx) head arrives;
    *   `data` on every body chunk (the body's idle deadline).
    */
   constructor(
@@ -95,7 +96,12 @@ export class Exchange implements Dispatcher.DispatchHandler {
     }
     if (this.dispatched) return; // undici may restart a request; dispatch is reported once
     this.dispatched = true;
-    this.hooks.dispatched?.();
+    // Reported once undici has written the request, which it does right after this returns, in the
+    // same turn: the time the hook takes is then after the write, never before it. (Taken here, a
+    // start was reported before the write by however long the hook's own work took — a limiter, a
+    // host save, a shared store's call — and on a loaded machine the next worker's request, a gap
+    // after the reported start, was written a few ms less than a gap after the real one.)
+    queueMicrotask(() => this.hooks.dispatched?.());
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, statusText?: string): void {

@@ -105,12 +105,12 @@ export class LeaseSource {
     const { store, calls } = ctx;
     if (ctx.stopping) return null;
     // Enough fetched pages wait for the browser: this host's next one waits too (woken when one starts rendering).
-    if (parts.renderer?.holdBack(key)) return { notBefore: Infinity };
+    if (parts.renderer?.holdBack(key)) return this.waitWithout(key);
     // Slow requests gave their global slot back, not their host's: woken when one ends.
     const slow = parts.slow.holds(key);
     if (slow > 0) {
       const { limiter, policy } = ctx.hosts.get(key);
-      if (limiter.inFlight + slow >= policy.concurrency) return { notBefore: Infinity };
+      if (limiter.inFlight + slow >= policy.concurrency) return this.waitWithout(key);
     }
     for (;;) {
       let lease = this.held.get(key);
@@ -175,6 +175,24 @@ export class LeaseSource {
       if (!this.reserved.delete(lease)) calls.settle(store.addToCounter('started', 1));
       return this.start(key, lease);
     }
+  }
+
+  /**
+   * The host waits until woken; a shared store's lease claimed for it meanwhile
+   * goes back rather than wait too. A claimed lease holds every worker's next
+   * start to its host until it is written, and what this wait is for — the
+   * browser rendering pages, which needs requests to that host — may need one
+   * of those starts.
+   */
+  private waitWithout(key: string): TakeResult {
+    const { ctx } = this;
+    const lease = ctx.store.shared ? this.held.get(key) : undefined;
+    if (lease) {
+      this.held.delete(key);
+      this.unreserve(lease);
+      ctx.calls.settle(ctx.store.release(lease, lease.entry));
+    }
+    return { notBefore: Infinity };
   }
 
   /**

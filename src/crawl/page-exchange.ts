@@ -119,7 +119,8 @@ export class PageExchange {
               chain: parts.redirects.before(entry),
             }).catch(asError);
       // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
-      const rendered = parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, job) : null;
+      const rendered =
+        parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, this.handingOffShared(job, lease)) : null;
       if (rendered) Object.assign(base, rendered.fields);
       const body = rendered?.res ?? res;
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
@@ -166,6 +167,23 @@ export class PageExchange {
    * resumed crawl, as an aborted fetch is, instead of being recorded as final
    * and completed, which would leave the page failed for good.
    */
+  /**
+   * The job as the renderer gets it: with a shared store, handing the job's
+   * slot back also gives the lease's in-flight count back to every worker,
+   * since the browser's requests to that host take starts of their own.
+   */
+  private handingOffShared(job: JobContext, lease: Lease): JobContext {
+    const { shared } = this.ctx.store;
+    if (!shared || !job.handOff) return job;
+    return {
+      ...job,
+      handOff: () => {
+        job.handOff!();
+        this.ctx.calls.settle(shared.handOff(lease));
+      },
+    };
+  }
+
   private leftForResume(lease: Lease, policy: HostPolicy, retryable: boolean): boolean {
     if (!this.ctx.stopping || !this.ctx.store.durable || !retryable || lease.entry.attempt >= policy.retries) return false;
     this.handBack(lease);

@@ -9,7 +9,9 @@ import type { Fetcher, FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { createAddressGuard, type AddressGuard } from '../fetch/address-guard.js';
 import type { JobContext } from '../politeness/host-state.js';
 import type { HostState } from '../politeness/host-state.js';
-import type { Lease } from '../store/crawl-store.js';
+import type { SharedStart, SharedStore } from '../store/crawl-store.js';
+import type { Scheduler } from '../schedule/scheduler.js';
+import type { HostPolicy } from '../config/settings-types.js';
 import type { CrawlContext } from './crawl-context.js';
 import { countRequest } from '../output/summary.js';
 
@@ -45,15 +47,38 @@ export class RequestSender {
   }
 
   /**
+   * Runs `run` as the next job of `key`'s host, for a request that is no
+   * lease's (robots.txt, a browser's request): with a shared store, a start
+   * is reserved there first (`sharedStart`) and ended once `run` settles.
+   * Shared first, then local, as a page's claim comes before its job: a job
+   * that held its host's local slot while it waited for a shared start could
+   * wait forever on a claim of this worker's own that waits for that slot.
+   */
+  async submit<T>(
+    scheduler: Pick<Scheduler<HostPolicy>, 'submit'>,
+    key: string,
+    run: (job: JobContext, slot: SharedStart | undefined) => Promise<T>,
+  ): Promise<T> {
+    const { shared } = this.ctx.store;
+    const slot = shared ? await this.sharedStart(shared, key) : undefined;
+    try {
+      return await new Promise<T>((resolve, reject) => scheduler.submit(key, (job) => run(job, slot).then(resolve, reject)));
+    } finally {
+      if (slot && shared) this.ctx.calls.settle(shared.endStart(slot));
+    }
+  }
+
+  /**
    * Performs the job's one request, reporting its real send and response times
    * to the limiter; `startedAt` is when it left, which tells a throttling
    * answer from one to a request already in flight, and `sinceLastMs` how
    * long after the host's previous request (Infinity: none), which tells a
-   * refusal of our pace from one that comes whatever the pace. With `lease`,
-   * a shared store hears of the write.
+   * refusal of our pace from one that comes whatever the pace. With `start`
+   * (a lease, or a slot from `submit`), a shared store hears of the write.
    */
-  async send(url: string, key: string, job: JobContext, req: SendRequest, lease?: Lease): Promise<Sent> {
+  async send(url: string, key: string, job: JobContext, req: SendRequest, start?: SharedStart): Promise<Sent> {
     const { ctx } = this;
+    const { shared } = ctx.store;
     countRequest(ctx.stats, key);
     let startedAt = ctx.clock.now();
     let sinceLastMs = Infinity;
@@ -70,10 +95,38 @@ export class RequestSender {
         if (last === undefined || at > last) this.lastSent.set(host, at);
         job.onDispatched(at);
         // A shared store holds other workers' next start to this host until it hears of this write.
-        if (lease && ctx.store.shared) ctx.calls.settle(ctx.store.shared.dispatched(lease, at));
+        if (start && shared) ctx.calls.settle(shared.dispatched(start, at));
       },
       onResponse: (at) => job.onResponse(at),
     });
     return { res, startedAt, sinceLastMs };
+  }
+
+  /**
+   * A start at `key` from the shared store, waiting as long as it says (its
+   * gap, windows and concurrency count every worker's requests); undefined
+   * once the crawl is aborted (the fetch then fails as ABORTED, sending nothing).
+   */
+  private async sharedStart(shared: SharedStore, key: string): Promise<SharedStart | undefined> {
+    const { clock } = this.ctx;
+    const { signal } = this;
+    for (;;) {
+      if (signal.aborted) return undefined;
+      const answer = await shared.reserve(key);
+      if (!('notBefore' in answer)) {
+        if (!signal.aborted) return answer;
+        await shared.endStart(answer);
+        return undefined;
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clock.clearTimer(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = clock.setTimer(done, Math.max(0, answer.notBefore - clock.now()));
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
   }
 }

@@ -44,31 +44,35 @@ export interface RobotsHopParts {
 export function fetchRobotsHop(ctx: CrawlContext, parts: RobotsHopParts, url: string): Promise<FetchResult> {
   const { clock, settings, hosts, stats } = ctx;
   const key = hostKey(ctx, url);
-  return new Promise((resolve, reject) => {
-    parts.scheduler.submit(key, async (job) => {
-      countRobotsRequest(stats, key);
-      const beganAt = clock.now();
-      const { recorded } = parts;
-      try {
-        const { res, startedAt, sinceLastMs } = await parts.sender.send(url, key, job, {
+  return parts.sender.submit(parts.scheduler, key, async (job, slot) => {
+    countRobotsRequest(stats, key);
+    const beganAt = clock.now();
+    const { recorded } = parts;
+    try {
+      const { res, startedAt, sinceLastMs } = await parts.sender.send(
+        url,
+        key,
+        job,
+        {
           read: 'text',
           maxBodyBytes: settings.robots.maxBytes,
           timeoutMs: Math.min(ROBOTS_TIMEOUT_MS, settings.timeouts.headersMs),
           totalMs: Math.min(ROBOTS_TIMEOUT_MS, settings.timeouts.totalMs),
-        });
-        // A 429/503 on robots.txt pauses the host like any other (RobotsCache
-        // treats it as unavailable and retries after its own delay too).
-        const throttled = hosts.get(key).policy.throttleStatuses.includes(res.status);
-        if (throttled) parts.feedback.throttled(key, res, startedAt, sinceLastMs);
-        const now = clock.now();
-        const throttle = throttled && recorded ? throttleEvent(res, now, clock.wallNow(), hosts.get(key).limiter.pausedUntil) : undefined;
-        if (recorded) parts.records.write(robotsFetchRecord({ url, host: key, beganAt, endedAt: now, res, startedAt, throttle }));
-        resolve(res);
-      } catch (err) {
-        if (recorded) parts.records.write(robotsFetchRecord({ url, host: key, beganAt, endedAt: clock.now(), err }));
-        reject(err);
-      }
-    });
+        },
+        slot,
+      );
+      // A 429/503 on robots.txt pauses the host like any other (RobotsCache
+      // treats it as unavailable and retries after its own delay too).
+      const throttled = hosts.get(key).policy.throttleStatuses.includes(res.status);
+      if (throttled) parts.feedback.throttled(key, res, startedAt, sinceLastMs);
+      const now = clock.now();
+      const throttle = throttled && recorded ? throttleEvent(res, now, clock.wallNow(), hosts.get(key).limiter.pausedUntil) : undefined;
+      if (recorded) parts.records.write(robotsFetchRecord({ url, host: key, beganAt, endedAt: now, res, startedAt, throttle }));
+      return res;
+    } catch (err) {
+      if (recorded) parts.records.write(robotsFetchRecord({ url, host: key, beganAt, endedAt: clock.now(), err }));
+      throw err;
+    }
   });
 }
 

@@ -107,15 +107,13 @@ export class SubresourceFetcher {
   private once(url: string, key: string, wanted: () => boolean) {
     const { ctx, parts } = this;
     type Sent = Awaited<ReturnType<RequestSender['send']>>;
-    return new Promise<Sent | { err: unknown } | null>((resolve) => {
-      parts.scheduler.submit(key, async (job) => {
-        if (!wanted() || ctx.stopping) return resolve(null);
-        try {
-          resolve(await parts.sender.send(url, key, job, { read: 'raw', capture: parts.archive?.keepResource !== undefined }));
-        } catch (err) {
-          resolve({ err });
-        }
-      });
+    return parts.sender.submit(parts.scheduler, key, async (job, slot): Promise<Sent | { err: unknown } | null> => {
+      if (!wanted() || ctx.stopping) return null;
+      try {
+        return await parts.sender.send(url, key, job, { read: 'raw', capture: parts.archive?.keepResource !== undefined }, slot);
+      } catch (err) {
+        return { err };
+      }
     });
   }
 }

@@ -80,10 +80,14 @@ export interface RecordLog {
   read(): AsyncIterable<unknown>;
 }
 
-/** One claimed URL. Opaque to the caller but for `key` and `entry`. */
-export interface Lease {
+/** A start a shared store reserved for one request to host `key` (SharedStore). */
+export interface SharedStart {
   readonly id: number;
   readonly key: string;
+}
+
+/** One claimed URL. Opaque to the caller but for `key` and `entry`. */
+export interface Lease extends SharedStart {
   readonly entry: FrontierEntry;
 }
 
@@ -253,12 +257,31 @@ export interface SharedStore {
    */
   lockRobots(origin: string, ttlMs: number): Promise<boolean>;
   /**
-   * The lease's request was written to its socket at `at` (this worker's
-   * clock). The store holds every worker's next start to the host back until
-   * then, so the gap counts from the real write (a claim only reserves a
-   * start; connecting takes its time).
+   * The lease's (or slot's) request was written to its socket at `at` (this
+   * worker's clock). The store holds every worker's next start to the host
+   * back until then, so the gap counts from the real write (a claim only
+   * reserves a start; connecting takes its time).
    */
-  dispatched(lease: Lease, at: number): MaybePromise<void>;
+  dispatched(lease: SharedStart, at: number): MaybePromise<void>;
+  /**
+   * A start for a request that is no queued URL's — a robots.txt request, a
+   * browser's request while it renders — under the host's shared gap,
+   * windows and concurrency exactly as a claim's: a slot, or `{ notBefore }`
+   * (this clock; ask again then). Without it such requests would pass only
+   * this worker's own limiter, and another worker's claim could start a
+   * page inside their gap. The caller reports the slot's write
+   * (`dispatched`) and ends it (`endStart`) once its request is over; a
+   * slot nobody ends expires like a lease.
+   */
+  reserve(key: string): Promise<SharedStart | ClaimWait>;
+  endStart(slot: SharedStart): MaybePromise<void>;
+  /**
+   * The lease's request is over while its page is not (it renders): the
+   * host's in-flight count goes back now, as the worker's own limiter's
+   * does, because the browser's requests to that host need it. The lease
+   * stays the caller's until it completes or releases it.
+   */
+  handOff(lease: Lease): MaybePromise<void>;
   /**
    * Keeps a lease from expiring (a shared store hands the URL of a lease
    * nobody renews to another worker). The store renews its own live leases

@@ -25,7 +25,9 @@
  *   P pref       hash   tag → how many stored entries name it; at 0 both go
  *   P work       set    hosts whose queue is not empty
  *   P delayed    zset   "HOST\nENTRY" by due time (the releasing worker's clock)
- *   P leases     hash   ID:o owner, ID:k host, ID:e entry, per lease
+ *   P leases     hash   ID:o owner, ID:k host, ID:e entry, per lease; ID:f once the
+ *                       lease's request is over while its page renders (HAND_OFF);
+ *                       a slot (SLOT: a start for no queued URL) has the entry ''
  *   P lexp       zset   lease ids by expiry (Redis time, ms)
  *   P seq        string last lease id
  *   P n          hash   queued, delayed, leased, seen: the totals every answer carries
@@ -259,13 +261,18 @@ local function started(id, host, start)
   local s = tonumber(start)
   if s and s > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', start) end
 end
--- (host: the lease's, which every caller has read already)
-local function end_lease(id, host, start)
+local function drop_lease(id)
+  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
+  redis.call('ZREM', P .. 'lexp', id)
+end
+-- (host: the lease's, which every caller has read already; handed: its in-flight count went back
+-- at HAND_OFF, so the end leaves it alone)
+local function end_lease(id, host, start, handed)
+  if not handed then end_in_flight(host) end
   -- A start its worker had not yet seen written comes with the end (its STARTED may land after this):
   -- the hold goes only with the last start where the request really was.
   started(id, host, start)
-  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
-  redis.call('ZREM', P .. 'lexp', id)
+  drop_lease(id)
   bump('leased', -1)
 end
 `;
@@ -375,8 +382,11 @@ return view(out)
  * window log, one more in flight, until the lease is completed, released or
  * expires.
  */
-const CLAIM = `
--- Arguments by name (RedisStore.claim sends them in this order; ARGV[1] is P).
+/**
+ * The policy arguments CLAIM and SLOT share, after P (RedisStore's
+ * `policyArgs` sends them in this order).
+ */
+const POLICY_ARGS = `
 local host, owner = ARGV[2], ARGV[3]
 local leaseMs = tonumber(ARGV[4])
 local intervalMs = tonumber(ARGV[5])          -- policy.intervalMs (1000 / rate)
@@ -387,30 +397,18 @@ local windowRatio, windowMs = tonumber(ARGV[11]), tonumber(ARGV[12])            
 local windowCount = tonumber(ARGV[13])
 -- Window i (0-based): its count and length, ARGV[14 + 2i] and ARGV[15 + 2i].
 local function window(i) return tonumber(ARGV[14 + 2 * i]), ARGV[15 + 2 * i] end
+`;
 
-local q = qkey(host)
-local now = redis_now()
-local queued = redis.call('LLEN', q)
-if queued == 0 then return view({ 0, fmt(now), 0 }) end
-local h = P .. 'h:' .. host
--- The host's shared state (saveHost writes it; see "P h:HOST" above).
-local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil', 'givenup')
+/**
+ * The host's readiness and its reservation, shared by CLAIM and SLOT: with
+ * `h`, `now` and `f` (the host hash's fields below) read, answers
+ * `{ 1, now, at }` when a start must wait, else reserves it as
+ * HostLimiter.acquire does (last start, one more in flight, the start in
+ * every window's log).
+ */
+const RESERVE_START = `
 local lastStart, inFlight, pausedUntil = tonumber(f[1]), tonumber(f[2]) or 0, tonumber(f[3])
 local rateFactor, crawlDelay, serverGap, serverGapUntil = tonumber(f[4]) or 1, tonumber(f[5]) or 0, tonumber(f[6]) or 0, tonumber(f[7])
-if f[8] == '1' then
-  -- Given up: what is still queued is dropped (no skip record), and nothing is claimed.
-  local left = redis.call('LRANGE', q, 0, -1)
-  for i = 1, #left do
-    -- Kept whole: the parent's URL goes with it.
-    redis.call('RPUSH', P .. 'dropped', parent_of(left[i]) .. '\\n' .. left[i])
-    unref(left[i])
-  end
-  redis.call('DEL', q)
-  redis.call('SREM', P .. 'work', host)
-  bump('queued', -#left)
-  return view({ 0, fmt(now), 0 })
-end
-
 -- readyAt, step by step as HostLimiter.readyAt (politeness/host-limiter.ts) takes them:
 -- 1. the pause (Retry-After) is the earliest start, "at = pausedUntilAt".
 local at = pausedUntil or -math.huge
@@ -442,8 +440,7 @@ for i = 0, windowCount - 1 do
 end
 if at > now then return view({ 1, fmt(now), fmt(at) }) end
 
--- Ready: reserve the start at once, as HostLimiter.acquire does (last start, one more in flight,
--- the start in every window's log), and hand out the queue's head as a lease.
+-- Ready: reserve the start at once.
 redis.call('HSET', h, 'last', fmt(math.max(lastStart or now, now)), 'inflight', tostring(inFlight + 1))
 for i = 0, windowCount - 1 do
   local count, name = window(i)
@@ -453,6 +450,38 @@ for i = 0, windowCount - 1 do
   redis.call('LTRIM', log, 0, count - 1)
   redis.call('PEXPIRE', log, math.ceil(w + w * windowRatio + windowMs) + 1000)
 end
+`;
+
+/**
+ * CLAIM(P, POLICY_ARGS) → VIEW, then 0, now, queue length (nothing queued,
+ * or the host given up) | 1, now, not before (Redis times) | 2, now, lease
+ * id, entry, PARENT, queue length left. The host's shared politeness
+ * decides (RESERVE_START); a lease's start waits in `P h:HOST:pend` until
+ * its write is known (STARTED, or the lease's end).
+ */
+const CLAIM = `${POLICY_ARGS}
+local q = qkey(host)
+local now = redis_now()
+local queued = redis.call('LLEN', q)
+if queued == 0 then return view({ 0, fmt(now), 0 }) end
+local h = P .. 'h:' .. host
+-- The host's shared state (saveHost writes it; see "P h:HOST" above).
+local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil', 'givenup')
+if f[8] == '1' then
+  -- Given up: what is still queued is dropped (no skip record), and nothing is claimed.
+  local left = redis.call('LRANGE', q, 0, -1)
+  for i = 1, #left do
+    -- Kept whole: the parent's URL goes with it.
+    redis.call('RPUSH', P .. 'dropped', parent_of(left[i]) .. '\\n' .. left[i])
+    unref(left[i])
+  end
+  redis.call('DEL', q)
+  redis.call('SREM', P .. 'work', host)
+  bump('queued', -#left)
+  return view({ 0, fmt(now), 0 })
+end
+${RESERVE_START}
+-- and hand out the queue's head as a lease.
 local entry = redis.call('LPOP', q)
 local left = queued - 1
 if left == 0 then redis.call('SREM', P .. 'work', host) end
@@ -466,6 +495,56 @@ return view({ 2, fmt(now), id, entry, parent_of(entry), left })
 `;
 
 /**
+ * SLOT(P, POLICY_ARGS) → VIEW, then 1, now, not before | 2, now, slot id.
+ * A start for a request that is no queued URL's (a robots.txt request, a
+ * browser's request while it renders a page), under the same shared
+ * politeness as a claim, so every worker's requests to a host share its
+ * gap, windows and concurrency. The slot is a lease with an empty entry:
+ * renewed, dispatched (STARTED) and reaped like one, ended by SLOT_END; it
+ * is not a URL, so it is not in the `leased` total and a reaped one
+ * requeues nothing.
+ */
+const SLOT = `${POLICY_ARGS}
+local now = redis_now()
+local h = P .. 'h:' .. host
+local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil')
+${RESERVE_START}
+local id = redis.call('INCR', P .. 'seq')
+redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', '')
+redis.call('SADD', h .. ':pend', id)
+redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
+return view({ 2, fmt(now), id })
+`;
+
+/** SLOT_END(P, id, owner, start or '') → VIEW, held 1 | lost 0. The slot's request is over (its start, when STARTED may not have landed). */
+const SLOT_END = `
+local id = ARGV[2]
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k')
+if lease[1] ~= ARGV[3] then return view({ 0 }) end
+end_in_flight(lease[2])
+started(id, lease[2], ARGV[4])
+drop_lease(id)
+return view({ 1 })
+`;
+
+/**
+ * HAND_OFF(P, id, owner, start or '') → VIEW, 1 | 0 (not held, or handed
+ * off already). A page lease's request is over while its page is not (it
+ * renders): the host's in-flight count goes back now, because the
+ * browser's requests to that host need it, and the lease stays until its
+ * completion, which then leaves the count alone (`:f`).
+ */
+const HAND_OFF = `
+local id = ARGV[2]
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':f')
+if lease[1] ~= ARGV[3] or lease[3] then return view({ 0 }) end
+end_in_flight(lease[2])
+started(id, lease[2], ARGV[4])
+redis.call('HSET', P .. 'leases', id .. ':f', '1')
+return view({ 1 })
+`;
+
+/**
  * COMPLETE(P, id, owner, outcome, start or '', page key, history, links) →
  * VIEW, held 1 | lost 0 (expired and given back, maybe claimed by another
  * worker). `start`: the request's start, when its STARTED may not have
@@ -476,16 +555,15 @@ return view({ 2, fmt(now), id, entry, parent_of(entry), left })
  */
 const COMPLETE = `
 local id = ARGV[2]
-local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
 local host, entry = lease[2], lease[3]
-end_in_flight(host)
 if ARGV[6] and ARGV[6] ~= '' then
   keep_page(ARGV[6], host, entry, ARGV[7], ARGV[8])
 else
   unref(entry)
 end
-end_lease(id, host, ARGV[5])
+end_lease(id, host, ARGV[5], lease[4])
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
   local now = redis_now()
@@ -674,13 +752,12 @@ return view(out)
  */
 const RELEASE = `
 local id = ARGV[2]
-local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
 local host = lease[2]
 local entry = stored_entry(ARGV[4], ARGV[5], ARGV[6])
 unref(lease[3])
-end_in_flight(host)
-end_lease(id, host, ARGV[8])
+end_lease(id, host, ARGV[8], lease[4])
 if ARGV[7] == '' then
   requeue_head(host, entry)
 else
@@ -814,10 +891,14 @@ const REAP = `
 local now = redis_now()
 local ids = redis.call('ZRANGEBYSCORE', P .. 'lexp', '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
-  local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e')
-  if f[1] then
+  local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e', id .. ':f')
+  if f[2] == '' then
+    -- A slot (SLOT): no URL to give back, and not in the leased total.
     end_in_flight(f[1])
-    end_lease(id, f[1])
+    started(id, f[1])
+    drop_lease(id)
+  elseif f[1] then
+    end_lease(id, f[1], nil, f[3])
     requeue_head(f[1], f[2])
   else
     redis.call('ZREM', P .. 'lexp', id)
@@ -993,6 +1074,9 @@ export const SCRIPTS = {
   queues: QUEUES,
   add: ADD,
   claim: CLAIM,
+  slot: SLOT,
+  slotEnd: SLOT_END,
+  handOff: HAND_OFF,
   complete: COMPLETE,
   histPut: HIST_PUT,
   histGet: HIST_GET,

@@ -29,8 +29,16 @@
  *   that way (this worker stalled past its expiry) is not an error when it is
  *   completed or released: its URL is already back in the queue or another
  *   worker's, so the call only drops it here (counted in `lostLeases`).
+ * - **Every request takes a shared start.** A page's comes with its claim;
+ *   any other request (robots.txt and its redirects, a browser's requests
+ *   while it renders) reserves a slot (`reserve`: the claim's readiness and
+ *   reservation without a URL), which is dispatched, renewed and reaped like
+ *   a lease and ended by `endStart`. A page handed to the browser gives its
+ *   lease's in-flight count back (`handOff`), as the worker's own limiter
+ *   does, so the browser's requests to that host can start.
  * - **Shared feedback.** `saveHost` writes what every worker must honour into
- *   the host's hash: the last start and any pause only ever move later; the
+ *   the host's hash: any pause only ever moves later (the last start is the
+ *   claims' and slots', never a save's); the
  *   rate factor, Crawl-delay, RateLimit pace, given-up flag and failure count
  *   are written when this worker changed them (last change wins, so one
  *   worker's recovery is not undone by another's stale copy). A given-up
@@ -94,9 +102,7 @@
  *   Redis restarted WITH persistence is an outage like any other: the gen
  *   is still there and the crawl goes on.
  *
- * Not shared yet (the claim is the only cross-worker gate): robots.txt requests pass only the fetching worker's own limiter (their
- * starts reach the shared last start through `saveHost`, not the window
- * logs); the shared gap has no jitter; and a worker's local host record
+ * Not shared yet: the shared gap has no jitter; and a worker's local host record
  * learns other workers' feedback only at `open` (the claim enforces it
  * meanwhile, so a worker that does not know just gets more "not before").
  */
@@ -114,6 +120,7 @@ import type {
   FrontierEntry,
   Lease,
   OpenResult,
+  SharedStart,
   RecordLog,
   SharedStore,
   StoreCounts,
@@ -121,7 +128,7 @@ import type {
 } from './crawl-store.js';
 import { VIEW_LENGTH, type ScriptName } from './redis-scripts.js';
 import { SeenSet } from '../util/seen-set.js';
-import { RedisClock } from './redis-clock.js';
+import { RedisClock, type ClaimTimes } from './redis-clock.js';
 import { RedisLink, RedisStateLostError, type RedisConnection, type RedisConnectionOptions } from './redis-connection.js';
 import { RedisRecordLog } from './redis-record-log.js';
 import { RedisHistory } from './redis-history.js';
@@ -224,13 +231,11 @@ export interface RedisStatusData {
   pagesKept: number;
 }
 
-/** A lease from this store: also when its start was reserved. */
-export interface RedisLease extends Lease {
-  /** Redis time (ms) the claim reserved this request's start at. */
-  readonly reservedAt: number;
-  /** When this worker sent the claim (its clock): the script ran after it. */
-  readonly claimSentAt: number;
-}
+/** A slot from this store (`reserve`): when its start was reserved. */
+export interface RedisSlot extends SharedStart, ClaimTimes {}
+
+/** A lease from this store: also when its start was reserved (`reservedAt`: Redis time; `claimSentAt`: this worker's clock, before the script ran). */
+export interface RedisLease extends Lease, ClaimTimes {}
 
 /** The part of a host policy the claim script enforces. */
 export type SharedPolicy = Pick<LimiterPolicy, 'intervalMs' | 'windows' | 'concurrency'>;
@@ -273,6 +278,9 @@ export class RedisStore implements CrawlStore {
     survey: () => this.survey(),
     lockRobots: (origin, ttlMs) => this.lockRobots(origin, ttlMs),
     dispatched: (lease, at) => this.dispatched(lease, at),
+    reserve: (key) => this.reserve(key),
+    endStart: (slot) => this.endStart(slot),
+    handOff: (lease) => this.handOff(lease),
     renew: (lease) => this.renew(lease),
   };
   /**
@@ -288,6 +296,8 @@ export class RedisStore implements CrawlStore {
   private readonly leaseMs: number;
   private readonly tickMs: number;
   private readonly held = new Map<number, Lease>();
+  /** Slots (`reserve`) this worker holds: renewed with the leases. */
+  private readonly slots = new Map<number, RedisSlot>();
   private seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
@@ -307,8 +317,6 @@ export class RedisStore implements CrawlStore {
   private adds: AddBatch | null = null;
   /** Per counter, additions one write in flight, those made meanwhile waiting for the next (see addToCounter). */
   private readonly counterWrites = new Map<CounterName, WriteInTurn<number[], number[]>>();
-  /** Per host with a lease held, the newest such lease (forgotten with it: bounded by the leases held). */
-  private readonly lastClaim = new Map<string, RedisLease>();
   private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
   private nextDue = Infinity;
   private started = 0;
@@ -449,8 +457,8 @@ export class RedisStore implements CrawlStore {
     return this.seen.has(url);
   }
 
-  /** `now` is not used: the script decides on Redis's clock. */
-  async claim(key: string, _now?: number): Promise<RedisLease | ClaimWait | undefined> {
+  /** The arguments CLAIM and SLOT share: the host, this worker, and the host's policy (redis-scripts.ts POLICY_ARGS). */
+  private policyArgs(key: string): string[] {
     const policy = this.policyFor(key);
     const args = [
       key,
@@ -467,8 +475,13 @@ export class RedisStore implements CrawlStore {
       String(policy.windows.length),
     ];
     for (const w of policy.windows) args.push(String(w.count), String(w.windowMs));
+    return args;
+  }
+
+  /** `now` is not used: the script decides on Redis's clock. */
+  async claim(key: string, _now?: number): Promise<RedisLease | ClaimWait | undefined> {
     const t0 = this.now();
-    const rest = this.applyView(await this.run('claim', args));
+    const rest = this.applyView(await this.run('claim', this.policyArgs(key)));
     this.clock.sample(Number(rest[1]), t0, this.now());
     const kind = Number(rest[0]);
     if (kind === 1) return { notBefore: this.toLocal(Number(rest[2])) };
@@ -483,10 +496,33 @@ export class RedisStore implements CrawlStore {
       reservedAt: Number(rest[1]),
       claimSentAt: t0,
     };
-    this.lastClaim.set(key, lease);
     this.setQueued(key, Number(rest[5]));
     this.held.set(lease.id, lease);
     return lease;
+  }
+
+  /** A start for a request that is no queued URL's, under the host's shared politeness (crawl-store.ts SharedStore.reserve). */
+  async reserve(key: string): Promise<RedisSlot | ClaimWait> {
+    const t0 = this.now();
+    const rest = this.applyView(await this.run('slot', this.policyArgs(key)));
+    this.clock.sample(Number(rest[1]), t0, this.now());
+    if (Number(rest[0]) === 1) return { notBefore: this.toLocal(Number(rest[2])) };
+    const slot: RedisSlot = { id: Number(rest[2]), key, reservedAt: Number(rest[1]), claimSentAt: t0 };
+    this.slots.set(slot.id, slot);
+    return slot;
+  }
+
+  /** The slot's request is over: the host's in-flight count goes back, with its start if Redis may not have it yet. */
+  async endStart(slot: SharedStart): Promise<void> {
+    if (!this.slots.delete(slot.id)) return; // ended already, or lost (expired and reaped)
+    const rest = this.applyView(await this.run('slotEnd', [String(slot.id), this.owner, this.startOnItsWay(slot)]));
+    if (Number(rest[0]) === 0) this.lostLeases++;
+  }
+
+  /** The lease's request is over while its page renders: the host's in-flight count goes back now (crawl-store.ts SharedStore.handOff). */
+  async handOff(lease: Lease): Promise<void> {
+    if (!this.held.has(lease.id)) return;
+    this.applyView(await this.run('handOff', [String(lease.id), this.owner, this.startOnItsWay(lease)]));
   }
 
   async complete(lease: Lease, outcome?: string): Promise<void> {
@@ -513,8 +549,8 @@ export class RedisStore implements CrawlStore {
    * clock). Until this lands, the host's next claim by any worker waits: a
    * start counts from its real write, not from its reservation.
    */
-  async dispatched(lease: Lease, at: number): Promise<void> {
-    const own = this.held.get(lease.id) as RedisLease | undefined;
+  async dispatched(lease: SharedStart, at: number): Promise<void> {
+    const own = (this.held.get(lease.id) as RedisLease | undefined) ?? this.slots.get(lease.id);
     if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
     const start = String(this.clock.startToRedis(own, at));
     // One STARTED in flight: the starts made meanwhile go together in the next (one a page at full speed).
@@ -533,7 +569,7 @@ export class RedisStore implements CrawlStore {
    * it would leave the host's last start at the reservation, earlier than
    * the request really was, for another worker's claim in between.
    */
-  private startOnItsWay(lease: Lease): string {
+  private startOnItsWay(lease: SharedStart): string {
     return this.startsOnTheirWay.get(lease.id) ?? '';
   }
 
@@ -612,9 +648,11 @@ export class RedisStore implements CrawlStore {
       }
       this.sent.set(key, shared);
       const { limiter } = saved;
-      const last = limiter.lastStart === null ? '' : String(this.clock.startToRedis(this.lastClaim.get(key), limiter.lastStart));
+      // No last start: every request's start reaches Redis through its claim or slot and its STARTED.
+      // The local limiter's is taken when a job begins, before a slot is reserved: sent, it made the
+      // slot wait a whole gap after it (two gaps a robots.txt or browser request).
       const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
-      args.push(key, JSON.stringify(saved), String(this.clock.offsetMs), last, pause, String(changed.length / 2), ...changed);
+      args.push(key, JSON.stringify(saved), String(this.clock.offsetMs), '', pause, String(changed.length / 2), ...changed);
       // A broad crawl can have thousands of hosts waiting: a few hundred a script keeps each one short.
       if (++hosts === SAVES_PER_CALL) {
         this.applyView(await this.run('saveHost', args.splice(0)));
@@ -799,11 +837,6 @@ export class RedisStore implements CrawlStore {
 
   private take(lease: Lease): void {
     if (!this.held.delete(lease.id)) throw new Error(`lease ${lease.id} (${lease.entry.url}) is not held: completed or released already`);
-    this.forgetClaim(lease);
-  }
-
-  private forgetClaim(lease: Lease): void {
-    if (this.lastClaim.get(lease.key)?.id === lease.id) this.lastClaim.delete(lease.key);
   }
 
   private async renewIds(ids: number[]): Promise<void> {
@@ -812,10 +845,10 @@ export class RedisStore implements CrawlStore {
     this.clock.sample(Number(rest[0]), t0, this.now());
     // Not ours any more: expired and given back while this worker stalled.
     for (const id of rest.slice(1)) {
+      if (this.slots.delete(Number(id))) continue; // a slot reaped: its request, if still running, is a lost lease's
       const lost = this.held.get(Number(id));
       if (!lost) continue;
       this.held.delete(lost.id);
-      this.forgetClaim(lost);
       this.lostLeases++;
     }
   }
@@ -825,7 +858,7 @@ export class RedisStore implements CrawlStore {
     if (this.ticking || this.link.isClosed || this.link.lost) return;
     this.ticking = true;
     try {
-      if (this.held.size > 0) await this.renewIds([...this.held.keys()]);
+      if (this.held.size + this.slots.size > 0) await this.renewIds([...this.held.keys(), ...this.slots.keys()]);
       await this.reap();
     } catch (err) {
       this.opts.onError?.(err as Error);

@@ -3,7 +3,9 @@
  * shared state and Redis's clock (redis-scripts.ts CLAIM maps each step to
  * the TypeScript). This runs both on the same cases and compares their
  * answers: the same host state handed to a HostLimiter (restore) and to a
- * real redis-server (saveHost, or real claims for window logs), then
+ * real redis-server (saveHost, and the last start written where claims and
+ * STARTED keep it, since a save never moves it; or real claims for window
+ * logs), then
  * `readyAt(now)` against the claim's "not before". A formula that drifts on
  * one side (a margin, the rate factor, Crawl-delay, the server's pace, a
  * pause, a window) fails here instead of in a politeness test's timing.
@@ -14,7 +16,8 @@
  * margin) to hundreds of milliseconds.
  */
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HostLimiter, type LimiterPolicy, type LimiterSaved } from '../../src/politeness/host-limiter.js';
 import type { FrontierEntry } from '../../src/store/crawl-store.js';
 import { RedisStore, type RedisLease } from '../../src/store/redis-store.js';
@@ -55,6 +58,21 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Red
     return store;
   }
 
+  /** The host's shared state as `state` says: saveHost, and its last start where the claims keep it. */
+  // Connected ahead: a case's instants are a few ms from now.
+  let admin: ReturnType<typeof createClient> | undefined;
+  beforeAll(async () => {
+    admin = createClient({ url: redis.url });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.quit();
+  });
+  async function share(store: RedisStore, state: LimiterSaved): Promise<void> {
+    await store.saveHost(HOST, { limiter: state, feedback: null, givenUp: false });
+    if (state.lastStart !== null) await admin!.hSet(`${store.keyPrefix}h:${HOST}`, 'last', String(store.toRedis(state.lastStart)));
+  }
+
   // Each case: the policy and the state, as offsets from now (ms) where they are instants.
   const cases: Array<{ name: string; policy: Partial<LimiterPolicy>; state: (now: number) => Partial<LimiterSaved> }> = [
     { name: 'the gap with its margin after the last start', policy: { intervalMs: 500 }, state: (now) => ({ lastStart: now - 100 }) },
@@ -83,7 +101,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Red
     const limiterState = saved(state(now));
     const limiter = new HostLimiter(policy);
     limiter.restore(limiterState);
-    await store.saveHost(HOST, { limiter: limiterState, feedback: null, givenUp: false });
+    await share(store, limiterState);
     const expected = limiter.readyAt(now);
     expect(expected).toBeGreaterThan(now + 10); // every case is one that must wait
     const answer = await store.claim(HOST);
@@ -98,7 +116,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Red
     const state = saved({ lastStart: now - 500, pausedUntil: now - 1 });
     const limiter = new HostLimiter(policy);
     limiter.restore(state);
-    await store.saveHost(HOST, { limiter: state, feedback: null, givenUp: false });
+    await share(store, state);
     expect(limiter.readyAt(now)).toBe(now);
     const answer = await store.claim(HOST);
     expect(answer && 'entry' in answer).toBe(true);

@@ -14,7 +14,7 @@ import type { RecordSink } from '../../src/output/sink.js';
 import type { OutputRecord } from '../../src/types.js';
 import { HostTable } from '../../src/politeness/host-state.js';
 import { gapWithMargin, WINDOW_MARGIN } from '../../src/politeness/host-limiter.js';
-import type { FrontierEntry, Lease } from '../../src/store/crawl-store.js';
+import type { FrontierEntry, Lease, SharedStart } from '../../src/store/crawl-store.js';
 import { RedisStore, RedisStoreError, type RedisLease, type RedisStoreOptions, type SharedPolicy } from '../../src/store/redis-store.js';
 import { redisServerMissing, startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { describeStoreContract } from '../support/store-contract.js';
@@ -402,6 +402,76 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       }
       expect(again?.entry.url).toBe('http://d.example/2');
       await live.complete(again!);
+    });
+
+    it("gives a start without a URL (robots.txt, a browser's request) the host's gap and concurrency, shared with claims", async () => {
+      const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 1 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      await a.add('http://s.example/1', 's', entry('http://s.example/1'));
+      const slot = await a.shared.reserve('s');
+      expect('notBefore' in slot).toBe(false);
+      // Not written yet, and the host's one slot: neither another slot nor a claim may start.
+      expect(await b.shared.reserve('s')).toHaveProperty('notBefore');
+      expect(isLease(await b.claim('s'))).toBe(false);
+      const written = now();
+      await a.shared.dispatched(slot as SharedStart, written);
+      await a.shared.endStart(slot as SharedStart);
+      // Ended: the host is free, but the gap counts from the slot's write.
+      const wait = await b.claim('s');
+      expect(isLease(wait)).toBe(false);
+      expect((wait as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(written + gapWithMargin(100) - 2);
+      await sleep((wait as { notBefore: number }).notBefore - now());
+      const lease = await b.claim('s');
+      expect(isLease(lease)).toBe(true);
+      // A slot is no URL: the crawl's totals never counted it.
+      expect(b.counts()).toMatchObject({ queued: 0, leased: 1 });
+      await b.complete(lease as Lease);
+    });
+
+    it("gives a dead worker's start without a URL back after its expiry, with its host slot", async () => {
+      const policy: SharedPolicy = { intervalMs: 0, windows: [], concurrency: 1 };
+      const dead = new RedisStore({ url: url(), crawlId: `slot-${randomUUID()}`, policyFor: () => policy, leaseMs: 300 });
+      await dead.open(meta);
+      const live = new RedisStore({ url: url(), crawlId: dead.crawlId, policyFor: () => policy, leaseMs: 300, tickMs: 50 });
+      open.push(live);
+      await live.open(meta);
+      await live.add('http://t.example/1', 't', entry('http://t.example/1'));
+      expect('notBefore' in (await dead.shared.reserve('t'))).toBe(false);
+      await dead.close(); // as a process that dies: nothing ended
+      expect(isLease(await live.claim('t'))).toBe(false);
+      let lease: RedisLease | undefined;
+      for (const deadline = Date.now() + 3_000; !lease && Date.now() < deadline; await sleep(25)) {
+        const answer = await live.claim('t');
+        if (isLease(answer)) lease = answer;
+      }
+      expect(lease?.entry.url).toBe('http://t.example/1');
+      // Reaping the slot put no URL back in any queue.
+      expect(live.counts()).toMatchObject({ queued: 0, leased: 1 });
+      await live.complete(lease!);
+      expect(live.counts()).toMatchObject({ queued: 0, leased: 0 });
+    });
+
+    it("frees a lease's host slot when its page is handed to the browser, once, and its end leaves the count alone", async () => {
+      const policy: SharedPolicy = { intervalMs: 0, windows: [], concurrency: 1 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      for (const i of [1, 2, 3]) await a.add(`http://r.example/${i}`, 'r', entry(`http://r.example/${i}`));
+      const page = (await a.claim('r')) as Lease;
+      await a.shared.dispatched(page, now());
+      expect(isLease(await b.claim('r'))).toBe(false); // the page holds the host's one slot
+      await a.shared.handOff(page);
+      await a.shared.handOff(page); // a second hand-off changes nothing
+      const slot = await b.shared.reserve('r'); // the browser's request to the page's own host
+      expect('notBefore' in slot).toBe(false);
+      await b.shared.dispatched(slot as SharedStart, now());
+      // Handed off: the page's end frees nothing more, and the browser's request still holds the one slot.
+      await a.complete(page);
+      expect(await a.shared.reserve('r')).toHaveProperty('notBefore');
+      expect(isLease(await a.claim('r'))).toBe(false);
+      await b.shared.endStart(slot as SharedStart);
+      const next = (await b.claim('r')) as Lease;
+      expect(isLease(next)).toBe(true);
+      expect(isLease(await a.claim('r'))).toBe(false); // still one at a time
+      await b.complete(next);
     });
 
     it("keeps a live worker's leases past their expiry by renewing them", async () => {

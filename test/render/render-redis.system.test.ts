@@ -22,8 +22,8 @@ import { chromium, newCrawlId, redisServerMissing, useRedisServer, useTempDir } 
 import { jsonLines, outputOf, requireBuilt, sendLog, startCrawl } from '../support/spawn-crawl.js';
 
 const missing = chromium.missing ?? redisServerMissing;
-/** 5/s: 200 ms between any two requests to a host, whichever worker or browser made them. */
-const GAP_MS = 200;
+/** 10/s: 100 ms between any two requests to a host, whichever worker or browser made them. */
+const GAP_MS = 100;
 
 describe.skipIf(missing !== undefined)(missing ?? '--render with two Redis workers', () => {
   beforeAll(requireBuilt);
@@ -47,7 +47,7 @@ describe.skipIf(missing !== undefined)(missing ?? '--render with two Redis worke
         '--browser',
         chromium.path,
         '--rate',
-        '5/s',
+        '10/s',
         '--host-concurrency',
         '2',
         '--render-timeout',
@@ -66,7 +66,7 @@ describe.skipIf(missing !== undefined)(missing ?? '--render with two Redis worke
       const pages = (await Promise.all([0, 1].map(async (i) => jsonLines<PageRecord>(await outputOf(join(tmp.path, `w${i}.jsonl`)))))).flat();
       const app = pages.filter((r) => r.type === 'page' && new URL(r.url).hostname === 'app.localhost');
       expect(app.map((r) => new URL(r.url).pathname).sort()).toEqual(['/', ...PAGES.map((p) => `/${p}`)].sort());
-      // Both workers rendered, and every page's three API answers are in its rendered text: nothing
+      // Both workers rendered, and every page's API answers are in its rendered text: nothing
       // timed out (the script each page needs from its own host was not held behind the page).
       expect(new Set(app.map((r) => r.worker))).toEqual(new Set(['w0', 'w1']));
       for (const r of app) expect([r.url, r.rendered, r.error]).toEqual([r.url, true, undefined]);
@@ -75,7 +75,7 @@ describe.skipIf(missing !== undefined)(missing ?? '--render with two Redis worke
         expect(
           web.requests('api.localhost').filter((e) => e.path.startsWith(`/d/${p}-`)),
           JSON.stringify(record),
-        ).toHaveLength(3);
+        ).toHaveLength(CALLS);
       }
 
       const written = await sent.written();
@@ -93,16 +93,18 @@ describe.skipIf(missing !== undefined)(missing ?? '--render with two Redis worke
 });
 
 const PAGES = Array.from({ length: 16 }, (_, i) => `p${i}`);
+/** The API answers each page's script asks for. */
+const CALLS = 5;
 
 /**
  * app.localhost: a home page linking to sixteen pages; each page's script
- * (from app.localhost itself, cached) asks api.localhost for three answers
+ * (from app.localhost itself, cached) asks api.localhost for five answers
  * no cache may keep, and writes them into the page. Two browsers rendering
- * at once each ask the API at the full 5/s unless their requests share one
+ * at once each ask the API at the full 10/s unless their requests share one
  * gap.
  */
 function sites() {
-  const script = `Promise.all([0, 1, 2].map((i) => fetch('{{origin:api.localhost}}/d/' + location.pathname.slice(1) + '-' + i).then((r) => r.text())))
+  const script = `Promise.all([0, 1, 2, 3, 4].map((i) => fetch('{{origin:api.localhost}}/d/' + location.pathname.slice(1) + '-' + i).then((r) => r.text())))
   .then((t) => { document.getElementById('out').textContent = t.join(' '); });`;
   const page = (title: string, body: string) =>
     `<!doctype html><html><head><title>${title}</title></head><body><div id="out"></div>${body}<script src="/s.js"></script></body></html>`;
@@ -113,7 +115,7 @@ function sites() {
   for (const p of PAGES) app[`/${p}`] = page(p, '');
   const api: Record<string, { body: string; headers: Record<string, string> }> = {};
   for (const p of ['', ...PAGES]) {
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < CALLS; i++) {
       api[`/d/${p}-${i}`] = {
         body: `answer ${p}-${i}`,
         headers: { 'access-control-allow-origin': '*', 'content-type': 'text/plain', 'cache-control': 'no-store' },

@@ -714,8 +714,13 @@ end
 group(work)
 local owners, counts, expired = {}, {}, {}
 local leases = redis.call('HGETALL', P .. 'leases')
+-- Slots (SLOT: a robots.txt or browser request under way) are no URL: not counted as leases.
+local slot = {}
 for i = 1, #leases, 2 do
-  if string.sub(leases[i], -2) == ':o' then
+  if string.sub(leases[i], -2) == ':e' and leases[i + 1] == '' then slot[string.sub(leases[i], 1, -3)] = true end
+end
+for i = 1, #leases, 2 do
+  if string.sub(leases[i], -2) == ':o' and not slot[string.sub(leases[i], 1, -3)] then
     local o = leases[i + 1]
     if not counts[o] then counts[o] = 0; expired[o] = 0; owners[#owners + 1] = o end
     counts[o] = counts[o] + 1

@@ -410,6 +410,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       await a.add('http://s.example/1', 's', entry('http://s.example/1'));
       const slot = await a.shared.reserve('s');
       expect('notBefore' in slot).toBe(false);
+      expect((await b.status()).workers).toEqual([]); // `crawl status` shows no lease: a slot is no URL
       // Not written yet, and the host's one slot: neither another slot nor a claim may start.
       expect(await b.shared.reserve('s')).toHaveProperty('notBefore');
       expect(isLease(await b.claim('s'))).toBe(false);

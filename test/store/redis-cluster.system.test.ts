@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duplicates, minGap, startWeb, type Web } from '../../fixtures/web.js';
 import { redisServerMissing, startRedisServer, type RedisServer } from '../support/redis-server.js';
-import { jsonLines, outputOf, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { jsonLines, outputOf, requireBuilt, sendLog, startCrawl } from '../support/spawn-crawl.js';
 
 let nodes: RedisServer[] = [];
 let web: Web | undefined;
@@ -67,14 +67,19 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
       `w${i}.jsonl`,
       web!.url('a.localhost', '/'),
     ];
-    const runs = await Promise.all([0, 1].map((i) => startCrawl(args(i), dir).done));
+    const sent = sendLog(join(dir, `sent-${crawlId}.jsonl`));
+    const runs = await Promise.all([0, 1].map((i) => startCrawl(args(i), dir, sent.opts).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
 
     const out = (await Promise.all([0, 1].map(async (i) => jsonLines<{ type: string; url: string }>(await outputOf(join(dir, `w${i}.jsonl`)))))).flat();
     expect(out.filter((r) => r.type === 'page')).toHaveLength(21);
     const log = web!.requests();
     expect(duplicates(log)).toEqual([]);
-    expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(80);
+    // The gap as the workers wrote their requests (fixtures/send-log.js), every arrival among them: the
+    // server shares this process with three redis-servers' clients and can read late (69.7 ms for 100 in CI).
+    const written = await sent.written();
+    expect(written.length).toBeGreaterThanOrEqual(log.length);
+    expect(minGap(written.map((e) => e.at))).toBeGreaterThanOrEqual(100);
     // Every key of the crawl is in its one slot, on its owner.
     expect(Number(cli(owner.port, 'cluster', 'countkeysinslot', String(slot)).trim())).toBeGreaterThan(5);
 

@@ -186,12 +186,8 @@ export class LeaseSource {
    */
   private waitWithout(key: string): TakeResult {
     const { ctx } = this;
-    const lease = ctx.store.shared ? this.held.get(key) : undefined;
-    if (lease) {
-      this.held.delete(key);
-      this.unreserve(lease);
-      ctx.calls.settle(ctx.store.release(lease, lease.entry));
-    }
+    const lease = ctx.store.shared ? this.takeHeld(key) : undefined;
+    if (lease) ctx.calls.settle(ctx.store.release(lease, lease.entry));
     return { notBefore: Infinity };
   }
 

@@ -162,12 +162,6 @@ export class PageExchange {
   }
 
   /**
-   * Stopping, with a store that outlives the process: a failure the crawl
-   * would have retried (a reset connection, a 503) is handed back for the
-   * resumed crawl, as an aborted fetch is, instead of being recorded as final
-   * and completed, which would leave the page failed for good.
-   */
-  /**
    * The job as the renderer gets it: with a shared store, handing the job's
    * slot back also gives the lease's in-flight count back to every worker,
    * since the browser's requests to that host take starts of their own.
@@ -184,6 +178,12 @@ export class PageExchange {
     };
   }
 
+  /**
+   * Stopping, with a store that outlives the process: a failure the crawl
+   * would have retried (a reset connection, a 503) is handed back for the
+   * resumed crawl, as an aborted fetch is, instead of being recorded as final
+   * and completed, which would leave the page failed for good.
+   */
   private leftForResume(lease: Lease, policy: HostPolicy, retryable: boolean): boolean {
     if (!this.ctx.stopping || !this.ctx.store.durable || !retryable || lease.entry.attempt >= policy.retries) return false;
     this.handBack(lease);

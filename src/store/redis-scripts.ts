@@ -261,18 +261,19 @@ local function started(id, host, start)
   local s = tonumber(start)
   if s and s > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', start) end
 end
-local function drop_lease(id)
-  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
-  redis.call('ZREM', P .. 'lexp', id)
-end
--- (host: the lease's, which every caller has read already; handed: its in-flight count went back
--- at HAND_OFF, so the end leaves it alone)
-local function end_lease(id, host, start, handed)
+-- The end of a lease's or a slot's request (host: the lease's, which every caller has read already;
+-- handed: its in-flight count went back at HAND_OFF, so the end leaves it alone).
+local function end_start(id, host, start, handed)
   if not handed then end_in_flight(host) end
   -- A start its worker had not yet seen written comes with the end (its STARTED may land after this):
   -- the hold goes only with the last start where the request really was.
   started(id, host, start)
-  drop_lease(id)
+  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
+  redis.call('ZREM', P .. 'lexp', id)
+end
+-- A lease's end: its start's, and one URL fewer leased (a slot is none).
+local function end_lease(id, host, start, handed)
+  end_start(id, host, start, handed)
   bump('leased', -1)
 end
 `;
@@ -521,9 +522,7 @@ const SLOT_END = `
 local id = ARGV[2]
 local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
-end_in_flight(lease[2])
-started(id, lease[2], ARGV[4])
-drop_lease(id)
+end_start(id, lease[2], ARGV[4])
 return view({ 1 })
 `;
 
@@ -899,9 +898,7 @@ for _, id in ipairs(ids) do
   local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e', id .. ':f')
   if f[2] == '' then
     -- A slot (SLOT): no URL to give back, and not in the leased total.
-    end_in_flight(f[1])
-    started(id, f[1])
-    drop_lease(id)
+    end_start(id, f[1])
   elseif f[1] then
     end_lease(id, f[1], nil, f[3])
     requeue_head(f[1], f[2])

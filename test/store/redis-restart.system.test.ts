@@ -62,8 +62,12 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'Redis r
     const repeats = duplicates(log);
     expect(repeats.reduce((n, d) => n + d.count - 1, 0)).toBeLessThanOrEqual(2);
     expect(log.filter((e) => e.path === '/robots.txt')).toHaveLength(1);
-    // Politeness across the restart: 5/s is 200 ms between starts, give or take the server's event-loop jitter.
-    expect(minGap(log.map((e) => e.at))).toBeGreaterThanOrEqual(180);
+    // Politeness across the restart: 5/s is 200 ms between starts as the workers wrote them, every arrival among
+    // them. (The server, in this process, read them up to 27 ms late beside the render tests: 173 ms once, while
+    // the writes were 206-207 ms apart in 11 runs.)
+    const written = await two.sent.written();
+    expect(written.length).toBeGreaterThanOrEqual(log.length);
+    expect(minGap(written.map((e) => e.at))).toBeGreaterThanOrEqual(200);
     expect(web.maxInFlight('a.localhost')).toBe(1);
   }, 90_000);
 });

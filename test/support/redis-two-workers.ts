@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startWeb, type Web } from '../../fixtures/web.js';
-import { jsonLines, startCrawl } from './spawn-crawl.js';
+import { jsonLines, sendLog, startCrawl } from './spawn-crawl.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const PAGES = 60;
@@ -34,7 +34,9 @@ export async function twoWorkers(redisUrl: string, dir: string, extra: string[] 
     ...extra,
     web.url('a.localhost', '/'),
   ];
-  const workers = [0, 1].map((i) => startCrawl(args(i), dir));
+  // When each worker wrote each request (fixtures/send-log.js), appended as written: a killed or cut-off worker keeps its log.
+  const sent = sendLog(join(dir, 'sent.jsonl'));
+  const workers = [0, 1].map((i) => startCrawl(args(i), dir, sent.opts));
   // Mid-crawl: both workers have joined (each has held a lease) and a few pages are fetched.
   const { createClient } = await import('redis');
   const admin = createClient({ url: redisUrl });
@@ -46,7 +48,7 @@ export async function twoWorkers(redisUrl: string, dir: string, extra: string[] 
     for (const [field, owner] of Object.entries(leases)) if (field.endsWith(':o')) owners.add(owner);
     await sleep(10);
   }
-  return { web, crawlId, workers, admin };
+  return { web, crawlId, workers, admin, sent };
 }
 
 /** Both workers' records, from their finished outputs or else their .partial ones. */

@@ -80,6 +80,44 @@ export async function run(opts = {}) {
         note: `tightest send gap ${round(sent.worst.ratio, 3)} × 1/rate (undici diagnostics channel, in the crawler process)` },
       { bench, metric: 'gaps shorter than 1/rate, as the server saw them arrive', value: arrived.short,
         note: `of ${arrived.gaps}; tightest ${round(arrived.worst.ratio, 3)} × 1/rate, ${arrived.worst.host} ${arrived.worst.from} → ${arrived.worst.to}` },
+      ...(await highRate(opts)),
+    ];
+  } finally {
+    scratch.cleanup();
+    await web.close();
+  }
+}
+
+/**
+ * One host at a high rate (200/s, 2 at a time): how close to its rate the
+ * crawl runs, judged as the crawler wrote its requests. A flat 3 ms margin
+ * on every gap once held 200/s to ~107 pages/s; timers of 1 ms resolution
+ * keep it near 122 (7 ms gaps). This floor was a test's timing assertion
+ * until a loaded CI machine measured 108.5; a rate is a benchmark's finding.
+ */
+async function highRate(opts) {
+  const HIGH = { host: 'fast.localhost', pages: 300, perSecond: 200 };
+  const web = await startWeb({ sites: { [HIGH.host]: { robots: null, generate: { pages: HIGH.pages - 1, linksPerPage: 2 } } } });
+  const scratch = scratchDir();
+  try {
+    writeFileSync(scratch.file('fast.json'), JSON.stringify({ domains: { [HIGH.host]: { rate: `${HIGH.perSecond}/s`, concurrency: 2 } } }));
+    const sendLog = scratch.file('sent.json');
+    expectSuccess('crawl', await runNode(['bin/crawl.js', '--config', scratch.file('fast.json'), '-q', web.url(HIGH.host, '/')], {
+      stdoutFile: scratch.file('out.jsonl'),
+      nodeArgs: ['--import', SEND_LOG],
+      env: { CRAWL_BENCH_SEND_LOG: sendLog },
+    }));
+    const at = JSON.parse(readFileSync(sendLog, 'utf8')).map((e) => e.at).sort((a, b) => a - b);
+    if (at.length < HIGH.pages) throw new Error(`crawl sent ${at.length} of ${HIGH.pages} requests`);
+    const perSecond = ((at.length - 1) / (at[at.length - 1] - at[0])) * 1000;
+    const sent = tightestGaps(at.map((t) => ({ host: HIGH.host, at: t, path: '' })), () => HIGH.perSecond);
+    opts.log?.(`  ${HIGH.perSecond}/s host: ${round(perSecond)} requests/s as sent, tightest gap ${round(sent.worst.ratio, 3)} × 1/rate`);
+    const bench = '2. Scheduling (one host at 200/s)';
+    return [
+      { bench, metric: 'requests per second as sent ÷ the rate', value: round(perSecond / HIGH.perSecond, 3), target: { op: '>=', value: 0.55 },
+        note: `${round(perSecond)}/s for ${HIGH.perSecond}/s, ${at.length} requests, 2 at a time; was 0.47–0.53 with a flat 3 ms margin per gap` },
+      { bench, metric: 'gaps shorter than 1/rate, as the crawler sent them', value: sent.short, target: { op: '<=', value: 0 },
+        note: `tightest ${round(sent.worst.ratio, 3)} × 1/rate` },
     ];
   } finally {
     scratch.cleanup();

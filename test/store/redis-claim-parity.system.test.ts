@@ -76,7 +76,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Red
   // Each case: the policy and the state, as offsets from now (ms) where they are instants.
   const cases: Array<{ name: string; policy: Partial<LimiterPolicy>; state: (now: number) => Partial<LimiterSaved> }> = [
     { name: 'the gap with its margin after the last start', policy: { intervalMs: 500 }, state: (now) => ({ lastStart: now - 100 }) },
-    { name: 'a short gap, whose ms margin shrinks to a tenth of it', policy: { intervalMs: 20 }, state: (now) => ({ lastStart: now - 5 }) },
+    { name: 'a short gap (20 ms) with its margin', policy: { intervalMs: 20 }, state: (now) => ({ lastStart: now - 5 }) },
     { name: 'the gap stretched by a lowered rate factor', policy: { intervalMs: 200 }, state: (now) => ({ lastStart: now - 50, rateFactor: 0.25 }) },
     { name: 'Crawl-delay as a floor on the gap', policy: { intervalMs: 100 }, state: (now) => ({ lastStart: now - 10, crawlDelayMs: 700 }) },
     {
@@ -96,17 +96,24 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Red
 
   it.each(cases)('$name', async ({ policy: over, state }) => {
     const policy: LimiterPolicy = { intervalMs: 0, windows: [], concurrency: Infinity, jitterMs: 0, ...over };
-    const store = await storeFor(policy);
-    const now = performance.timeOrigin + performance.now();
-    const limiterState = saved(state(now));
-    const limiter = new HostLimiter(policy);
-    limiter.restore(limiterState);
-    await share(store, limiterState);
-    const expected = limiter.readyAt(now);
-    expect(expected).toBeGreaterThan(now + 10); // every case is one that must wait
-    const answer = await store.claim(HOST);
-    expect(answer !== undefined && 'notBefore' in answer, 'the claim should have been refused').toBe(true);
-    expect(Math.abs((answer as { notBefore: number }).notBefore - expected)).toBeLessThanOrEqual(TOLERANCE_MS);
+    // A case whose wait is short (18 ms for the 20 ms gap) can be over before its claim reaches Redis on a
+    // loaded machine: a lease handed out once the wait has passed is right, and the case runs again.
+    for (let attempt = 1; ; attempt++) {
+      const store = await storeFor(policy);
+      const now = performance.timeOrigin + performance.now();
+      const limiterState = saved(state(now));
+      const limiter = new HostLimiter(policy);
+      limiter.restore(limiterState);
+      await share(store, limiterState);
+      const expected = limiter.readyAt(now);
+      expect(expected).toBeGreaterThan(now + 10); // every case is one that must wait
+      const answer = await store.claim(HOST);
+      const refused = answer !== undefined && 'notBefore' in answer;
+      if (!refused && attempt < 3 && performance.timeOrigin + performance.now() >= expected - TOLERANCE_MS) continue;
+      expect(refused, 'the claim should have been refused').toBe(true);
+      expect(Math.abs((answer as { notBefore: number }).notBefore - expected)).toBeLessThanOrEqual(TOLERANCE_MS);
+      return;
+    }
   });
 
   it('hands out a lease exactly when readyAt has come: a gap already over', async () => {

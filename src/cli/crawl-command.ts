@@ -199,7 +199,7 @@ async function crawlInto(
       started?.abort();
     },
   });
-  if (ledger && outputPath !== undefined) ledger.track(outputPath, () => sink.confirmedBytes ?? 0);
+  if (ledger && outputPath !== undefined) ledger.track(outputPath, { confirmed: () => sink.confirmedBytes ?? 0, queued: () => sink.queuedBytes ?? 0 });
   const tap =
     reportPath === undefined
       ? undefined

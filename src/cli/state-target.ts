@@ -116,7 +116,7 @@ export async function openStateTarget(
       },
       ledger: {
         mark: () => store.outputMark(),
-        track: (path, confirmed) => store.trackOutput(path, confirmed),
+        track: (path, position) => store.trackOutput(path, position),
         isDone: (url, claimedAt) => store.isDone(url, claimedAt),
         willHandOut: (url) => store.willHandOut(url),
       },

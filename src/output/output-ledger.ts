@@ -8,12 +8,20 @@
  * was done (`keepAfterCrash`), so each page's record appears once.
  */
 
+/** Where an output file stands, in bytes from its start, whole lines only. */
+export interface OutputPosition {
+  /** What the stream has confirmed (its write callbacks ran). */
+  confirmed(): number;
+  /** What has been handed to it, confirmed or not: where the next record starts. */
+  queued(): number;
+}
+
 /** What a state target offers to keep `-o` exact (SQLite; absent for Redis and memory). */
 export interface OutputLedger {
   /** Where the output stood at the state's last commit (path resolved), if it was followed. */
   mark(): { path: string; offset: number } | undefined;
-  /** Follow this output from now on: `confirmed` gives its confirmed bytes from the file's start. */
-  track(path: string, confirmed: () => number): void;
+  /** Follow this output from now on, by its position in bytes from the file's start. */
+  track(path: string, position: OutputPosition): void;
   /** The state holds this URL as done; `claimedAt` (a page record's fetchedAt, ms): done by that fetch or a later one. */
   isDone(url: string, claimedAt?: number): boolean;
   /** The state will hand this URL out again, never having completed it (queued, delayed or claimed): its record is written again. */

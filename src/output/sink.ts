@@ -71,6 +71,11 @@ export interface RecordSink {
    * included). Absent where bytes are not counted.
    */
   readonly confirmedBytes?: number;
+  /**
+   * Bytes of the target handed to `write` so far (confirmed or not), whole
+   * lines, counted as `confirmedBytes` is: where the next record will start.
+   */
+  readonly queuedBytes?: number;
 }
 
 /**
@@ -142,6 +147,7 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
   let callsMade = 0;
   let callsDone = 0;
   let confirmedBytes = 0;
+  let queuedBytes = 0;
   let confirmWaiters: Array<{ upTo: number; resolve: () => void; reject: (e: Error) => void }> = [];
   const settleConfirmed = (): void => {
     if (confirmWaiters.length === 0) return;
@@ -235,6 +241,9 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     get confirmedBytes() {
       return confirmedBytes;
     },
+    get queuedBytes() {
+      return queuedBytes;
+    },
 
     confirmed() {
       if (failure) return Promise.reject(failure);
@@ -253,7 +262,9 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
         onError(Object.assign(new Error('stream destroyed'), { code: 'ERR_STREAM_DESTROYED' }));
         return Promise.resolve();
       }
-      batch += JSON.stringify(record) + '\n';
+      const line = JSON.stringify(record) + '\n';
+      queuedBytes += Buffer.byteLength(line);
+      batch += line;
       batchRecords++;
       if (batch.length >= BATCH_BYTES) flush();
       else flushTimer ??= setImmediate(flush);
@@ -561,6 +572,9 @@ export async function openOutput(target: string | undefined, opts: OpenOutputOpt
     },
     get confirmedBytes() {
       return startSize + (sink.confirmedBytes ?? 0);
+    },
+    get queuedBytes() {
+      return startSize + (sink.queuedBytes ?? 0);
     },
     write: (record) => sink.write(record),
     confirmed: () =>

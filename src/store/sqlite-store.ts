@@ -58,7 +58,7 @@ import type {
 import { fingerprint, SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
-import { keepRecordAfterCrash, type CrashRecord } from '../output/output-ledger.js';
+import { keepRecordAfterCrash, type CrashRecord, type OutputPosition } from '../output/output-ledger.js';
 import {
   APP_ID,
   damagedMessage,
@@ -212,7 +212,7 @@ export class SqliteStore implements CrawlStore {
   private readonly db!: Database;
   private readonly now: () => number;
   /** The `-o` file followed across commits (trackOutput). */
-  private output: { path: string; confirmed: () => number; previous: number } | undefined;
+  private output: (OutputPosition & { path: string; previous: number }) | undefined;
   /** Every URL in the file, with its row id (history names outlinks by id: sqlite-history.ts). */
   private seen = new SeenSet(1024, { ids: true });
   private readonly queuedPerHost = new Map<string, number>();
@@ -256,6 +256,8 @@ export class SqliteStore implements CrawlStore {
   /** The last record-log row appended, and per page URL the first row it appended before its completion (settledRecords). */
   private lastRecordRow = 0;
   private readonly unsettledRecords = new Map<string, number>();
+  /** The same holders' first records in `-o`: where each starts (`trackOutput`). */
+  private readonly unsettledOutput = new Map<string, number>();
   /** The URLs of the leases held (a page record of one of them waits for its completion). */
   private readonly leasedUrls = new Set<string>();
   /** Held while the store is open for writing (sqlite-file.ts). */
@@ -865,6 +867,8 @@ export class SqliteStore implements CrawlStore {
           const holder = type === 'skipped' && typeof parent === 'string' && this.leasedUrls.has(parent) ? parent : url;
           if ((type === 'page' || type === 'skipped') && typeof holder === 'string' && this.leasedUrls.has(holder) && !this.unsettledRecords.has(holder)) {
             this.unsettledRecords.set(holder, row);
+            // Appended just before it goes to the output (record-routes.ts): the output's next record is this one.
+            if (this.output) this.unsettledOutput.set(holder, this.output.queued());
           }
           this.touch();
         }),
@@ -943,6 +947,7 @@ export class SqliteStore implements CrawlStore {
     this.leases.delete(lease.id);
     this.leasedUrls.delete(lease.entry.url);
     this.unsettledRecords.delete(lease.entry.url);
+    this.unsettledOutput.delete(lease.entry.url);
     this.totals.leased--;
     if (key === MARKED) return;
     this.unmarked--;
@@ -1046,12 +1051,27 @@ export class SqliteStore implements CrawlStore {
   /**
    * Follows the `-o` file across commits, so a resume after a crash can tell
    * which of its last records belong to completions the file lost. Every
-   * commit stores the confirmed offset sampled at the commit before it: a
-   * record confirmed by then had its URL completed (that follows its
-   * confirmation within the same turn), so it is in this commit or earlier.
+   * commit stores an offset before which every record's URL is completed in
+   * that commit or an earlier one (`outputSettled`).
    */
-  trackOutput(path: string, confirmed: () => number): void {
-    this.output = { path, confirmed, previous: confirmed() };
+  trackOutput(path: string, position: OutputPosition): void {
+    this.output = { path, confirmed: () => position.confirmed(), queued: () => position.queued(), previous: position.confirmed() };
+  }
+
+  /**
+   * Where `-o` is settled at this commit: before the first record of any URL
+   * still leased (its completion is not in this commit), and no later than
+   * what the stream had confirmed one commit ago. The lag alone was the rule
+   * before: a record confirmed by then had its URL completed, as completion
+   * follows confirmation within a turn. Under backpressure it does not: a
+   * page's completion waits for every record written before its own was
+   * confirmed, which can take several commits while its own record is
+   * confirmed already (a duplicate in `-o` after a crash).
+   */
+  private outputSettled(output: NonNullable<SqliteStore['output']>): number {
+    let settled = output.previous;
+    for (const at of this.unsettledOutput.values()) settled = Math.min(settled, at);
+    return settled;
   }
 
   /** Where `-o` stood at the last commit, as `trackOutput` recorded it. */
@@ -1091,8 +1111,7 @@ export class SqliteStore implements CrawlStore {
     this.dirtyCounters = false;
     const at = this.now();
     if (this.output) {
-      // Where -o stood one commit ago: every record before it had its URL completed by now (output-ledger in the contract).
-      this.q.putMeta.run('output_mark', JSON.stringify({ path: this.output.path, offset: this.output.previous }));
+      this.q.putMeta.run('output_mark', JSON.stringify({ path: this.output.path, offset: this.outputSettled(this.output) }));
       this.output.previous = this.output.confirmed();
     }
     this.q.putMeta.run('committed_at', String(at));

@@ -267,6 +267,24 @@ describe('createJsonLinesSink', () => {
     await expect(second).rejects.toMatchObject({ code: 'IO_FAILED' });
   });
 
+  it('queuedBytes says where the next record starts, in bytes (multi-byte text too), before the stream confirms it', async () => {
+    const { stream, releaseOne } = manualWritable(1 << 20);
+    const sink = createJsonLinesSink(stream);
+    const records = [page(1), page(2, { title: 'ünïcødé ✓ 页面' })];
+    const starts: number[] = [];
+    for (const r of records) {
+      starts.push(sink.queuedBytes!);
+      await sink.write(r);
+    }
+    const lines = records.map((r) => Buffer.from(JSON.stringify(r) + '\n'));
+    expect(starts).toEqual([0, lines[0].length]);
+    expect(sink.queuedBytes).toBe(lines[0].length + lines[1].length);
+    expect(sink.confirmedBytes).toBe(0);
+    await flushMicrotasks();
+    releaseOne();
+    expect(sink.confirmedBytes).toBe(sink.queuedBytes);
+  });
+
   it('rejects with IO_FAILED, in words, when the disk is full (not a broken pipe)', async () => {
     const onBrokenPipe = vi.fn();
     const stream = new Writable({
@@ -371,6 +389,8 @@ describe('openOutput', () => {
     expect(repairs[0]).toMatch(/torn line \(11 bytes/);
     // A finished earlier run (renamed into place) is appended to as well, and needs no repair.
     const again = await openOutput(path, { append: true, onRepair: (m) => repairs.push(m) });
+    // Counted from the file's start, as the state file's output mark is.
+    expect(again.queuedBytes).toBe(readFileSync(`${path}.partial`).length);
     await again.write(page(3));
     await again.close();
     expect(

@@ -259,12 +259,14 @@ describe('record log across a crash', () => {
 async function crashWithTwoLeases(
   before: (s: { store: SqliteStore; log: ReturnType<SqliteStore['recordLog']>; one: Lease; url: (n: number) => string }) => Promise<void>,
   after: (resumed: SqliteStore, url: (n: number) => string, opened: Awaited<ReturnType<SqliteStore['open']>>) => Promise<void>,
+  opts: { commitsApartMs?: number } = {},
 ): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
   const path = join(dir, 'state.db');
   const url = (n: number) => `http://a.example/${n}`;
   let now = 1_000_000;
-  const store = new SqliteStore(path, { now: () => now });
+  // With commitsApartMs, every store call is that much later than the one before: each one commits.
+  const store = new SqliteStore(path, { now: () => (opts.commitsApartMs === undefined ? now : (now += opts.commitsApartMs)) });
   try {
     await store.open({ seeds: [url(0)], configFingerprint: 'f' });
     for (const n of [1, 2]) await store.add(url(n), 'a', { url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
@@ -316,6 +318,53 @@ describe('record log across a crash: skips', () => {
         expect(resumed.willHandOut(url(2))).toBe(true);
         expect([url(1), url(9)].map((u) => resumed.willHandOut(u))).toEqual([false, false]);
       },
+    );
+  });
+});
+
+describe('-o across a crash: the output mark', () => {
+  // Regression: the mark was the offset the output had confirmed one commit earlier, on the rule that a
+  // confirmed record's URL is completed within the turn. Under backpressure a page's completion waits for
+  // every record written before its own was confirmed, several commits later: a crash then kept its record
+  // before the mark, and the resumed crawl fetched the page and wrote it again.
+  it("never passes a record whose page's completion is not committed, however many commits come first", async () => {
+    await crashWithTwoLeases(
+      async ({ store, log, one, url }) => {
+        let queued = 0;
+        let confirmed = 0;
+        store.trackOutput('pages.jsonl', { confirmed: () => confirmed, queued: () => queued });
+        const write = async (record: { type: string; url: string }) => {
+          await log.append(record); // as record-routes.ts does: logged, then handed to the output
+          queued += 100;
+        };
+        await write({ type: 'page', url: url(1) });
+        confirmed = queued;
+        await store.complete(one, '200');
+        await write({ type: 'page', url: url(2) }); // confirmed, but its completion waits behind later records
+        confirmed = queued;
+        for (let i = 0; i < 3; i++) await store.addToCounter('started', 1); // commits, 1 s apart on this clock
+      },
+      async (resumed) => {
+        expect(resumed.outputMark()).toEqual({ path: 'pages.jsonl', offset: 100 });
+      },
+      { commitsApartMs: 1_000 },
+    );
+  });
+
+  it('moves past the records of completed pages, a commit after they were confirmed', async () => {
+    await crashWithTwoLeases(
+      async ({ store, log, one, url }) => {
+        let queued = 0;
+        store.trackOutput('pages.jsonl', { confirmed: () => queued, queued: () => queued });
+        await log.append({ type: 'page', url: url(1) });
+        queued += 100;
+        await store.complete(one, '200');
+        for (let i = 0; i < 2; i++) await store.addToCounter('started', 1);
+      },
+      async (resumed) => {
+        expect(resumed.outputMark()).toEqual({ path: 'pages.jsonl', offset: 100 });
+      },
+      { commitsApartMs: 1_000 },
     );
   });
 });

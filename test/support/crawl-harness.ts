@@ -1,3 +1,4 @@
+import dc from 'node:diagnostics_channel';
 import type { LookupFunction } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { systemClock } from '../../src/clock.js';
@@ -16,6 +17,11 @@ export interface CrawlRun {
   lines: string[];
   stats: CrawlStats;
   wallMs: number;
+  /**
+   * Every request as undici wrote it (its diagnostics channel, in this process), in order. Gaps are judged
+   * by these: a server in this process stamps an arrival late when a parallel test file holds the core.
+   */
+  written: Array<{ at: number; origin: string; path: string }>;
 }
 
 export interface CrawlHooks {
@@ -45,13 +51,19 @@ export async function crawl(seeds: string[], config: Record<string, unknown> = {
   const fetcher = hooks.wrapFetcher ? hooks.wrapFetcher(real) : real;
   const crawler = new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, slowAfterMs: hooks.slowAfterMs });
   hooks.onCrawler?.(crawler);
+  const written: CrawlRun['written'] = [];
+  const onSend = (message: unknown) => {
+    const { request } = message as { request: { origin: string; path: string } };
+    written.push({ at: performance.now(), origin: request.origin, path: request.path });
+  };
+  dc.subscribe('undici:client:sendHeaders', onSend);
   const t0 = performance.now();
-  const stats = await crawler.run();
+  const stats = await crawler.run().finally(() => dc.unsubscribe('undici:client:sendHeaders', onSend));
   const wallMs = performance.now() - t0;
   await sink.close();
   await fetcher.close();
   const lines = text.split('\n').filter((l) => l !== '');
-  return { ...parseRecords(lines), lines, stats, wallMs };
+  return { ...parseRecords(lines), lines, stats, wallMs, written };
 }
 
 /** JSON lines as records, and split by type. */

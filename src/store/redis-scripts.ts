@@ -25,9 +25,11 @@
  *   P pref       hash   tag → how many stored entries name it; at 0 both go
  *   P work       set    hosts whose queue is not empty
  *   P delayed    zset   "HOST\nENTRY" by due time (the releasing worker's clock)
- *   P leases     hash   ID:o owner, ID:k host, ID:e entry, per lease; ID:f once the
- *                       lease's request is over while its page renders (HAND_OFF);
- *                       a slot (SLOT: a start for no queued URL) has the entry ''
+ *   P leases     hash   ID:o owner, ID:k host, ID:e entry, ID:l "BEFORE RESERVED" (the
+ *                       host's last start before the claim, '' for none, and the one
+ *                       the claim reserved), per lease; ID:f once the lease's
+ *                       request is over while its page renders (HAND_OFF); a slot
+ *                       (SLOT: a start for no queued URL) has the entry ''
  *   P lexp       zset   lease ids by expiry (Redis time, ms)
  *   P seq        string last lease id
  *   P n          hash   queued, delayed, leased, seen: the totals every answer carries
@@ -265,10 +267,20 @@ end
 -- handed: its in-flight count went back at HAND_OFF, so the end leaves it alone).
 local function end_start(id, host, start, handed)
   if not handed then end_in_flight(host) end
+  if start == '-' then
+    -- Its worker says it was never written (robots.txt to wait for, a skip, a dead name): the host's last
+    -- start goes back to what it was before the reservation, unless a later start has moved it since.
+    local mark = redis.call('HGET', P .. 'leases', id .. ':l')
+    local before, reserved = string.match(mark or '', '^(%S*) (%S+)$')
+    local h = P .. 'h:' .. host
+    if reserved and redis.call('HGET', h, 'last') == reserved then
+      if before == '' then redis.call('HDEL', h, 'last') else redis.call('HSET', h, 'last', before) end
+    end
+  end
   -- A start its worker had not yet seen written comes with the end (its STARTED may land after this):
   -- the hold goes only with the last start where the request really was.
   started(id, host, start)
-  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
+  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':l')
   redis.call('ZREM', P .. 'lexp', id)
 end
 -- A lease's end: its start's, and one URL fewer leased (a slot is none).
@@ -441,8 +453,11 @@ for i = 0, windowCount - 1 do
 end
 if at > now then return view({ 1, fmt(now), fmt(at) }) end
 
--- Ready: reserve the start at once.
-redis.call('HSET', h, 'last', fmt(math.max(lastStart or now, now)), 'inflight', tostring(inFlight + 1))
+-- Ready: reserve the start at once. The lease keeps the last start before it and its own (reserved), so an
+-- end that says it was never written gives the start back (end_start).
+local reservedLast = fmt(math.max(lastStart or now, now))
+local reserved = (f[1] or '') .. ' ' .. reservedLast
+redis.call('HSET', h, 'last', reservedLast, 'inflight', tostring(inFlight + 1))
 for i = 0, windowCount - 1 do
   local count, name = window(i)
   local w = tonumber(name)
@@ -487,7 +502,7 @@ local entry = redis.call('LPOP', q)
 local left = queued - 1
 if left == 0 then redis.call('SREM', P .. 'work', host) end
 local id = redis.call('INCR', P .. 'seq')
-redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', entry)
+redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', entry, id .. ':l', reserved)
 redis.call('SADD', h .. ':pend', id)
 redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
 bump('queued', -1)
@@ -511,13 +526,17 @@ local h = P .. 'h:' .. host
 local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil')
 ${RESERVE_START}
 local id = redis.call('INCR', P .. 'seq')
-redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', '')
+redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', '', id .. ':l', reserved)
 redis.call('SADD', h .. ':pend', id)
 redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
 return view({ 2, fmt(now), id })
 `;
 
-/** SLOT_END(P, id, owner, start or '') → VIEW, held 1 | lost 0. The slot's request is over (its start, when STARTED may not have landed). */
+/**
+ * SLOT_END(P, id, owner, start or '' or '-') → VIEW, held 1 | lost 0. The
+ * slot's request is over (its start, when STARTED may not have landed; '-'
+ * when it was never written: the reserved start goes back, end_start).
+ */
 const SLOT_END = `
 local id = ARGV[2]
 local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k')
@@ -544,10 +563,11 @@ return view({ 1 })
 `;
 
 /**
- * COMPLETE(P, id, owner, outcome, start or '', page key, history, links) →
- * VIEW, held 1 | lost 0 (expired and given back, maybe claimed by another
- * worker). `start`: the request's start, when its STARTED may not have
- * landed yet (end_lease). With a
+ * COMPLETE(P, id, owner, outcome, start or '' or '-', page key, history,
+ * links) → VIEW, held 1 | lost 0 (expired and given back, maybe claimed by
+ * another worker). `start`: the request's start, when its STARTED may not
+ * have landed yet (end_lease); '-': no request was written (a skip, a dead
+ * name), so the start the claim reserved goes back (end_start). With a
  * page key, the URL is kept in P pages with the entry it was completed as
  * (for a new pass), and its history: 4 lines ('' keeps the page's earlier
  * history) and its links ('-' keeps the earlier ones).
@@ -750,7 +770,7 @@ return view(out)
 `;
 
 /**
- * RELEASE(P, id, owner, HEAD, PARENT, TAIL, due or '', start or '') → VIEW,
+ * RELEASE(P, id, owner, HEAD, PARENT, TAIL, due or '', start or '' or '-') → VIEW,
  * held 1 | lost 0, host, its queue length. Back to the head of the host's
  * queue, or delayed. `start` as for COMPLETE.
  */

@@ -141,6 +141,8 @@ export const DEFAULT_LEASE_MS = 60_000;
  * this (no release by another worker wakes them).
  */
 export const BUSY_RETRY_MS = 50;
+/** A lease's or a slot's end, for a request never written (redis-scripts.ts end_start). */
+const NEVER_WRITTEN = '-';
 /** Expired leases given back per timer tick. */
 const REAP_BATCH = 200;
 /** Hosts written by one SAVE_HOST call at most (see writeHosts). */
@@ -313,6 +315,8 @@ export class RedisStore implements CrawlStore {
   );
   /** Per lease whose start Redis has not acknowledged yet, that start (Redis time): the lease's end carries it. */
   private readonly startsOnTheirWay = new Map<number, string>();
+  /** Leases and slots of this worker whose request was written (`dispatched`); the others' ends say so ('-'). */
+  private readonly written = new Set<number>();
   /** URLs added this turn, not sent yet (see add). */
   private adds: AddBatch | null = null;
   /** Per counter, additions one write in flight, those made meanwhile waiting for the next (see addToCounter). */
@@ -515,7 +519,7 @@ export class RedisStore implements CrawlStore {
   /** The slot's request is over: the host's in-flight count goes back, with its start if Redis may not have it yet. */
   async endStart(slot: SharedStart): Promise<void> {
     if (!this.slots.delete(slot.id)) return; // ended already, or lost (expired and reaped)
-    const rest = this.applyView(await this.run('slotEnd', [String(slot.id), this.owner, this.startOnItsWay(slot)]));
+    const rest = this.applyView(await this.run('slotEnd', [String(slot.id), this.owner, this.endOf(slot)]));
     if (Number(rest[0]) === 0) this.lostLeases++;
   }
 
@@ -528,7 +532,7 @@ export class RedisStore implements CrawlStore {
   async complete(lease: Lease, outcome?: string): Promise<void> {
     this.take(lease);
     this.records.send(); // its record first: commands on one connection run in order
-    const start = this.startOnItsWay(lease);
+    const start = this.endOf(lease);
     const rest = this.applyView(await this.run('complete', [String(lease.id), this.owner, outcome ?? '', start, ...this.history.completion(lease.entry.url)]));
     if (Number(rest[0]) === 0) this.lostLeases++;
   }
@@ -536,7 +540,7 @@ export class RedisStore implements CrawlStore {
   async release(lease: Lease, entry: FrontierEntry, dueAt?: number): Promise<void> {
     this.take(lease);
     this.history.drop(lease.entry.url);
-    const start = this.startOnItsWay(lease);
+    const start = this.endOf(lease);
     const rest = this.applyView(
       await this.run('release', [String(lease.id), this.owner, ...encodeEntry(entry, lease.key), dueAt === undefined ? '' : String(dueAt), start]),
     );
@@ -553,6 +557,7 @@ export class RedisStore implements CrawlStore {
     const own = (this.held.get(lease.id) as RedisLease | undefined) ?? this.slots.get(lease.id);
     if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
     const start = String(this.clock.startToRedis(own, at));
+    this.written.add(lease.id);
     // One STARTED in flight: the starts made meanwhile go together in the next (one a page at full speed).
     const { written } = this.startWrites.add((starts) => starts.push(String(lease.id), lease.key, start));
     this.startsOnTheirWay.set(lease.id, start);
@@ -570,7 +575,21 @@ export class RedisStore implements CrawlStore {
    * the request really was, for another worker's claim in between.
    */
   private startOnItsWay(lease: SharedStart): string {
-    return this.startsOnTheirWay.get(lease.id) ?? '';
+    return this.startsOnTheirWay.get(lease.id) ?? (this.written.has(lease.id) ? '' : NEVER_WRITTEN);
+  }
+
+  /**
+   * What a lease's or a slot's end carries: its start as `startOnItsWay`
+   * says, or NEVER_WRITTEN for a request never written (robots.txt to wait
+   * for, a skip, a name that does not resolve, a refused connection). Its
+   * end then gives the start its claim reserved back: a claim given back
+   * unwritten no longer costs its host a gap (the host's robots.txt waited
+   * a whole gap behind the claim it was fetched for: 1 s at 1/s).
+   */
+  private endOf(lease: SharedStart): string {
+    const start = this.startOnItsWay(lease);
+    this.written.delete(lease.id);
+    return start;
   }
 
   /** Extends one lease by `leaseMs` from now (the timer does this for every held lease anyway). */
@@ -845,6 +864,7 @@ export class RedisStore implements CrawlStore {
     this.clock.sample(Number(rest[0]), t0, this.now());
     // Not ours any more: expired and given back while this worker stalled.
     for (const id of rest.slice(1)) {
+      this.written.delete(Number(id));
       if (this.slots.delete(Number(id))) continue; // a slot reaped: its request, if still running, is a lost lease's
       const lost = this.held.get(Number(id));
       if (!lost) continue;

@@ -431,6 +431,36 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       await b.complete(lease as Lease);
     });
 
+    // Regression: a claim given back unwritten (its host's robots.txt still to fetch) kept the start it had
+    // reserved, so the robots.txt request it was given back for waited a whole gap behind it: a --redis
+    // crawl's first request came 1 s late at 1/s.
+    it('gives back the start of a claim or slot never written: the next start waits only for real requests', async () => {
+      const policy: SharedPolicy = { intervalMs: 300, windows: [], concurrency: 2 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      for (const n of [1, 2, 3]) await a.add(`http://u.example/${n}`, 'u', entry(`http://u.example/${n}`));
+      const first = (await a.claim('u')) as Lease;
+      expect(isLease(first)).toBe(true);
+      await a.release(first, first.entry); // robots.txt to fetch first: given back unwritten
+      const robots = await b.shared.reserve('u');
+      expect(robots).not.toHaveProperty('notBefore'); // no request was made: no gap to keep
+      await b.shared.endStart(robots as SharedStart); // nor by this slot
+      const written = (await a.claim('u')) as Lease;
+      expect(isLease(written)).toBe(true);
+      const writtenAt = now();
+      await a.shared.dispatched(written, writtenAt);
+      await a.complete(written);
+      // A request written: the next start waits its gap, whichever worker asks.
+      const wait = await b.shared.reserve('u');
+      expect((wait as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(writtenAt + gapWithMargin(300) - 2);
+      await sleep((wait as { notBefore: number }).notBefore - now() + 5);
+      let skipped = await a.claim('u');
+      for (const deadline = Date.now() + 1_000; !isLease(skipped) && Date.now() < deadline; await sleep(5)) skipped = await a.claim('u');
+      expect(isLease(skipped)).toBe(true);
+      await a.complete(skipped as Lease, 'robots'); // skipped when claimed: completed unwritten
+      // Its start went back: the gap counts from the last request written, over already.
+      expect(await b.shared.reserve('u')).not.toHaveProperty('notBefore');
+    });
+
     it("gives a dead worker's start without a URL back after its expiry, with its host slot", async () => {
       const policy: SharedPolicy = { intervalMs: 0, windows: [], concurrency: 1 };
       const dead = new RedisStore({ url: url(), crawlId: `slot-${randomUUID()}`, policyFor: () => policy, leaseMs: 300 });

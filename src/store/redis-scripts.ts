@@ -267,12 +267,13 @@ end
 -- handed: its in-flight count went back at HAND_OFF, so the end leaves it alone).
 local function end_start(id, host, start, handed)
   if not handed then end_in_flight(host) end
-  if start == '-' then
-    -- Its worker says it was never written (robots.txt to wait for, a skip, a dead name): the host's last
-    -- start goes back to what it was before the reservation, unless a later start has moved it since.
+  local h = P .. 'h:' .. host
+  -- Its worker says it was never written (robots.txt to wait for, a skip, a dead name), and no STARTED
+  -- says otherwise (it is still pending): the host's last start goes back to what it was before the
+  -- reservation, unless a later start has moved it since.
+  if start == '-' and redis.call('SISMEMBER', h .. ':pend', id) == 1 then
     local mark = redis.call('HGET', P .. 'leases', id .. ':l')
     local before, reserved = string.match(mark or '', '^(%S*) (%S+)$')
-    local h = P .. 'h:' .. host
     if reserved and redis.call('HGET', h, 'last') == reserved then
       if before == '' then redis.call('HDEL', h, 'last') else redis.call('HSET', h, 'last', before) end
     end

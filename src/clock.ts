@@ -43,7 +43,16 @@ export const systemClock: Clock = {
   },
 };
 
-/** Resolves after `ms` on the given clock. */
-export function sleep(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => clock.setTimer(resolve, ms));
+/** Resolves after `ms` on the given clock, or as soon as `signal` aborts (never rejects). */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal === undefined) return new Promise((resolve) => clock.setTimer(resolve, ms));
+  return new Promise((resolve) => {
+    const done = () => {
+      clock.clearTimer(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = clock.setTimer(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMER_MS, systemClock } from '../src/clock.js';
+import { MAX_TIMER_MS, sleep, systemClock } from '../src/clock.js';
+import { FakeClock } from './support/fake-clock.js';
 
 const DAY = 86_400_000;
 
@@ -45,5 +46,28 @@ describe('systemClock timers', () => {
       process.off('warning', onWarning);
     }
     expect(warnings).not.toContain('TimeoutOverflowWarning');
+  });
+});
+
+describe('sleep', () => {
+  it('resolves after its time, or at once when its signal aborts, leaving no timer behind', async () => {
+    const clock = new FakeClock(0);
+    let slept = false;
+    const plain = sleep(clock, 100).then(() => (slept = true));
+    clock.advance(99);
+    await Promise.resolve();
+    expect(slept).toBe(false);
+    clock.advance(1);
+    await plain;
+
+    const abort = new AbortController();
+    let woke = false;
+    const cut = sleep(clock, 1_000, abort.signal).then(() => (woke = true));
+    expect(clock.pendingTimers()).toBe(1);
+    abort.abort();
+    await cut;
+    expect(woke).toBe(true);
+    expect(clock.pendingTimers()).toBe(0);
+    expect(clock.now()).toBe(100);
   });
 });

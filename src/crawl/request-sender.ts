@@ -13,6 +13,7 @@ import type { SharedStart, SharedStore } from '../store/crawl-store.js';
 import type { Scheduler } from '../schedule/scheduler.js';
 import type { HostPolicy } from '../config/settings-types.js';
 import type { CrawlContext } from './crawl-context.js';
+import { sleep } from '../clock.js';
 import { countRequest } from '../output/summary.js';
 
 export type SendRequest = Pick<FetchRequest, 'read' | 'method' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs' | 'capture'>;
@@ -118,15 +119,7 @@ export class RequestSender {
         await shared.endStart(answer);
         return undefined;
       }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clock.clearTimer(timer);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = clock.setTimer(done, Math.max(0, answer.notBefore - clock.now()));
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await sleep(clock, Math.max(0, answer.notBefore - clock.now()), signal);
     }
   }
 }

@@ -470,6 +470,19 @@ end
 `;
 
 /**
+ * After RESERVE_START, with `entry` ('' for a slot): the reserved start as a
+ * lease record `id` (see "P leases" above), pending until its write is
+ * known (STARTED, or its end), and expiring unless renewed. CLAIM and SLOT
+ * share it, so a lease and a slot are one record.
+ */
+const HOLD_START = `
+local id = redis.call('INCR', P .. 'seq')
+redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', entry, id .. ':l', reserved)
+redis.call('SADD', h .. ':pend', id)
+redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
+`;
+
+/**
  * CLAIM(P, POLICY_ARGS) → VIEW, then 0, now, queue length (nothing queued,
  * or the host given up) | 1, now, not before (Redis times) | 2, now, lease
  * id, entry, PARENT, queue length left. The host's shared politeness
@@ -502,10 +515,7 @@ ${RESERVE_START}
 local entry = redis.call('LPOP', q)
 local left = queued - 1
 if left == 0 then redis.call('SREM', P .. 'work', host) end
-local id = redis.call('INCR', P .. 'seq')
-redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', entry, id .. ':l', reserved)
-redis.call('SADD', h .. ':pend', id)
-redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
+${HOLD_START}
 bump('queued', -1)
 bump('leased', 1)
 return view({ 2, fmt(now), id, entry, parent_of(entry), left })
@@ -526,10 +536,8 @@ local now = redis_now()
 local h = P .. 'h:' .. host
 local f = redis.call('HMGET', h, 'last', 'inflight', 'pause', 'factor', 'cdelay', 'sgap', 'suntil')
 ${RESERVE_START}
-local id = redis.call('INCR', P .. 'seq')
-redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', '', id .. ':l', reserved)
-redis.call('SADD', h .. ':pend', id)
-redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
+local entry = ''
+${HOLD_START}
 return view({ 2, fmt(now), id })
 `;
 
@@ -946,12 +954,12 @@ return view(out)
 `;
 
 /**
- * SAVE_HOST(P, then per host: host, saved JSON, saver's offset, last start
- * or '', pause until or '', n, then n field, value pairs) → VIEW. Several
- * hosts in one call: a worker writes every host saved since its last write
- * at once. The last start and the pause (Redis time) only ever move later;
- * the other fields (rate factor, Crawl-delay, RateLimit pace, given-up,
- * failures) are the saver's changes.
+ * SAVE_HOST(P, then per host: host, saved JSON, saver's offset, pause until
+ * or '', n, then n field, value pairs) → VIEW. Several hosts in one call: a
+ * worker writes every host saved since its last write at once. The pause
+ * (Redis time) only ever moves later; the other fields (rate factor,
+ * Crawl-delay, RateLimit pace, given-up, failures) are the saver's changes.
+ * The last start is no save's: claims, slots and STARTED keep it.
  */
 const SAVE_HOST = `
 local i = 2
@@ -959,14 +967,12 @@ while i <= #ARGV do
   local host = ARGV[i]
   local h = P .. 'h:' .. host
   redis.call('HSET', h, 'saved', ARGV[i + 1], 'off', ARGV[i + 2])
-  for j, field in ipairs({ 'last', 'pause' }) do
-    local v = tonumber(ARGV[i + 2 + j])
-    if v and v > (tonumber(redis.call('HGET', h, field)) or -math.huge) then redis.call('HSET', h, field, ARGV[i + 2 + j]) end
-  end
-  local n = tonumber(ARGV[i + 5])
-  for k = i + 6, i + 4 + 2 * n, 2 do redis.call('HSET', h, ARGV[k], ARGV[k + 1]) end
+  local pause = tonumber(ARGV[i + 3])
+  if pause and pause > (tonumber(redis.call('HGET', h, 'pause')) or -math.huge) then redis.call('HSET', h, 'pause', ARGV[i + 3]) end
+  local n = tonumber(ARGV[i + 4])
+  for k = i + 5, i + 3 + 2 * n, 2 do redis.call('HSET', h, ARGV[k], ARGV[k + 1]) end
   redis.call('SADD', P .. 'hosts', host)
-  i = i + 6 + 2 * n
+  i = i + 5 + 2 * n
 end
 return view({})
 `;

@@ -671,7 +671,7 @@ export class RedisStore implements CrawlStore {
       // The local limiter's is taken when a job begins, before a slot is reserved: sent, it made the
       // slot wait a whole gap after it (two gaps a robots.txt or browser request).
       const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
-      args.push(key, JSON.stringify(saved), String(this.clock.offsetMs), '', pause, String(changed.length / 2), ...changed);
+      args.push(key, JSON.stringify(saved), String(this.clock.offsetMs), pause, String(changed.length / 2), ...changed);
       // A broad crawl can have thousands of hosts waiting: a few hundred a script keeps each one short.
       if (++hosts === SAVES_PER_CALL) {
         this.applyView(await this.run('saveHost', args.splice(0)));

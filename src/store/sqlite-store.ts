@@ -253,11 +253,12 @@ export class SqliteStore implements CrawlStore {
   private readonly readOnly: boolean;
   private readonly q: Record<string, Statement>;
   private putRecord: Statement | null = null;
-  /** The last record-log row appended, and per page URL the first row it appended before its completion (settledRecords). */
+  /**
+   * The last record-log row appended, and per page URL its first record before its completion: its row
+   * (settledRecords) and where it starts in `-o` (outputSettled; Infinity when `-o` is not followed).
+   */
   private lastRecordRow = 0;
-  private readonly unsettledRecords = new Map<string, number>();
-  /** The same holders' first records in `-o`: where each starts (`trackOutput`). */
-  private readonly unsettledOutput = new Map<string, number>();
+  private readonly unsettledRecords = new Map<string, { row: number; output: number }>();
   /** The URLs of the leases held (a page record of one of them waits for its completion). */
   private readonly leasedUrls = new Set<string>();
   /** Held while the store is open for writing (sqlite-file.ts). */
@@ -866,9 +867,8 @@ export class SqliteStore implements CrawlStore {
           // first row counts. So are the skips of links found on a leased page: they come before the page's own record.
           const holder = type === 'skipped' && typeof parent === 'string' && this.leasedUrls.has(parent) ? parent : url;
           if ((type === 'page' || type === 'skipped') && typeof holder === 'string' && this.leasedUrls.has(holder) && !this.unsettledRecords.has(holder)) {
-            this.unsettledRecords.set(holder, row);
             // Appended just before it goes to the output (record-routes.ts): the output's next record is this one.
-            if (this.output) this.unsettledOutput.set(holder, this.output.queued());
+            this.unsettledRecords.set(holder, { row, output: this.output ? this.output.queued() : Infinity });
           }
           this.touch();
         }),
@@ -887,7 +887,7 @@ export class SqliteStore implements CrawlStore {
   private settledRecords(): number {
     // At most one row a lease held: bounded by the requests in flight.
     let settled = this.lastRecordRow;
-    for (const row of this.unsettledRecords.values()) settled = Math.min(settled, row - 1);
+    for (const { row } of this.unsettledRecords.values()) settled = Math.min(settled, row - 1);
     return settled;
   }
 
@@ -947,7 +947,6 @@ export class SqliteStore implements CrawlStore {
     this.leases.delete(lease.id);
     this.leasedUrls.delete(lease.entry.url);
     this.unsettledRecords.delete(lease.entry.url);
-    this.unsettledOutput.delete(lease.entry.url);
     this.totals.leased--;
     if (key === MARKED) return;
     this.unmarked--;
@@ -1070,7 +1069,7 @@ export class SqliteStore implements CrawlStore {
    */
   private outputSettled(output: NonNullable<SqliteStore['output']>): number {
     let settled = output.previous;
-    for (const at of this.unsettledOutput.values()) settled = Math.min(settled, at);
+    for (const { output: at } of this.unsettledRecords.values()) settled = Math.min(settled, at);
     return settled;
   }
 

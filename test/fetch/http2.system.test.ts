@@ -13,7 +13,6 @@
  * two arrivals closer than the crawler sent them (86 ms for 100 in one CI run).
  */
 import { execFileSync } from 'node:child_process';
-import dc from 'node:diagnostics_channel';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http2 from 'node:http2';
 import https from 'node:https';
@@ -23,7 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/cli.js';
 import { memoryIo } from '../support/memory-io.js';
-import { parseRecords, pathOf } from '../support/crawl-harness.js';
+import { parseRecords, pathOf, writtenDuring } from '../support/crawl-harness.js';
 
 interface Arrival {
   at: number;
@@ -99,11 +98,10 @@ async function crawlServer(server: http2.Http2SecureServer | https.Server, flags
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const seed = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const io = memoryIo(dir);
-  const written: number[] = [];
-  const onSend = () => written.push(performance.now());
-  dc.subscribe('undici:client:sendHeaders', onSend);
   try {
-    const code = await main(['--rate', '10/s', '--host-concurrency', '3', '--ca', 'cert.pem', ...flags, seed], io);
+    const sent = await writtenDuring(() => main(['--rate', '10/s', '--host-concurrency', '3', '--ca', 'cert.pem', ...flags, seed], io));
+    const code = sent.result;
+    const written = sent.written.map((w) => w.at);
     const { pages } = parseRecords(
       io
         .out()
@@ -112,7 +110,6 @@ async function crawlServer(server: http2.Http2SecureServer | https.Server, flags
     );
     return { code, pages, connections, written, err: io.err() };
   } finally {
-    dc.unsubscribe('undici:client:sendHeaders', onSend);
     // An h2 server's close waits for its sessions; the crawl has ended, so they are idle.
     await new Promise((resolve) => server.close(resolve));
   }

@@ -21,7 +21,25 @@ export interface CrawlRun {
    * Every request as undici wrote it (its diagnostics channel, in this process), in order. Gaps are judged
    * by these: a server in this process stamps an arrival late when a parallel test file holds the core.
    */
-  written: Array<{ at: number; origin: string; path: string }>;
+  written: Written[];
+}
+
+/** A request as undici wrote it: when (performance.now()), and where. */
+export type Written = { at: number; origin: string; path: string };
+
+/** Runs `run`, collecting every request undici writes meanwhile (its diagnostics channel, in this process). */
+export async function writtenDuring<T>(run: () => Promise<T>): Promise<{ result: T; written: Written[] }> {
+  const written: Written[] = [];
+  const onSend = (message: unknown) => {
+    const { request } = message as { request: { origin: string; path: string } };
+    written.push({ at: performance.now(), origin: request.origin, path: request.path });
+  };
+  dc.subscribe('undici:client:sendHeaders', onSend);
+  try {
+    return { result: await run(), written };
+  } finally {
+    dc.unsubscribe('undici:client:sendHeaders', onSend);
+  }
 }
 
 export interface CrawlHooks {
@@ -51,14 +69,8 @@ export async function crawl(seeds: string[], config: Record<string, unknown> = {
   const fetcher = hooks.wrapFetcher ? hooks.wrapFetcher(real) : real;
   const crawler = new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, slowAfterMs: hooks.slowAfterMs });
   hooks.onCrawler?.(crawler);
-  const written: CrawlRun['written'] = [];
-  const onSend = (message: unknown) => {
-    const { request } = message as { request: { origin: string; path: string } };
-    written.push({ at: performance.now(), origin: request.origin, path: request.path });
-  };
-  dc.subscribe('undici:client:sendHeaders', onSend);
   const t0 = performance.now();
-  const stats = await crawler.run().finally(() => dc.unsubscribe('undici:client:sendHeaders', onSend));
+  const { result: stats, written } = await writtenDuring(() => crawler.run());
   const wallMs = performance.now() - t0;
   await sink.close();
   await fetcher.close();

@@ -148,19 +148,25 @@ describe.skipIf(redisServerMissing)('--recrawl with --redis: two workers, one re
   });
 
   it('asks every page once across the workers with its validators, and reports the same changes as one process', async () => {
-    // In pass 2, '/' is answered only once both workers are in it (below): the whole pass takes ~1 s, and a
-    // worker that comes with --recrawl after a pass has ended begins the next one, as the docs say (a
-    // loaded CI machine once started w1 that late, and every page was asked twice). The handler serves
-    // '/' in pass 2 only: a route in `pages` never reaches it.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const { '/': root, ...rest } = twoGenerationSite(2);
+    // In each pass, '/' is answered only once both workers are in it (below): a pass takes ~1 s, and a
+    // worker that comes after it has ended finds the crawl finished (pass 1: it writes no output; a loaded
+    // machine once started w1 that late) or, with --recrawl, begins the next one, as the docs say (a loaded
+    // CI machine once did, and every page was asked twice). The handler serves '/': `pages` leaves it out.
+    const gates = [0, 1].map(() => {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      return { opened, open };
+    });
+    const { '/': root1, ...rest1 } = twoGenerationSite(1);
+    const { '/': root2, ...rest } = twoGenerationSite(2);
+    const roots = [root1, root2];
     const handler = async (_req: unknown, _res: unknown, ctx: { path: string; send: (r: RouteSpec) => Promise<void> }) => {
       if (ctx.path !== '/') return false;
-      await gate;
+      const root = roots[pass];
+      await gates[pass].opened;
       await ctx.send(typeof root === 'string' ? { body: root } : root);
     };
-    web = await startWeb({ sites: { [HOST]: { robots: null, pages: twoGenerationSite(1), handler } } });
+    web = await startWeb({ sites: { [HOST]: { robots: null, pages: rest1, handler } } });
     const seed = web.url(HOST, '/');
     // Each pass's requests as the workers wrote them (fixtures/send-log.js): the gap's judge, where the server,
     // in this process, can read late.
@@ -169,7 +175,20 @@ describe.skipIf(redisServerMissing)('--recrawl with --redis: two workers, one re
     const start = (i: number, out: string, extra: string[] = []) =>
       startCrawl(['--redis', redis!.url, '--crawl-id', 'again', '--worker', `w${i}`, '-o', out, ...RATE, ...extra, seed], dir, sent[pass].opts);
     const worker = (i: number, out: string, extra: string[] = []) => start(i, out, extra).done;
-    const firstRuns = await Promise.all([worker(0, 'a1.jsonl'), worker(1, 'b1.jsonl')]);
+    // The pass's gate opens once every worker says it is in the crawl (each opens it right before saying so).
+    const openOnceIn = (workers: Array<ReturnType<typeof start>>) => {
+      let joined = 0;
+      for (const { child } of workers) {
+        let said = '';
+        child.stderr!.on('data', (c: Buffer) => {
+          if (/crawling \d+ seed|joining the crawl/.test(said)) return;
+          said += c.toString();
+          if (/crawling \d+ seed|joining the crawl/.test(said) && ++joined === workers.length) setTimeout(gates[pass].open, 200);
+        });
+      }
+      return Promise.all(workers.map((w) => w.done));
+    };
+    const firstRuns = await openOnceIn([start(0, 'a1.jsonl'), start(1, 'b1.jsonl')]);
     for (const r of firstRuns) expect(r.code, r.stderr).toBe(0);
     const pass1 = [...(await read('a1.jsonl')), ...(await read('b1.jsonl'))];
     const byPath1 = new Map(pass1.map((r) => [pathOf(r.url), r]));
@@ -178,19 +197,8 @@ describe.skipIf(redisServerMissing)('--recrawl with --redis: two workers, one re
     web.setPages(HOST, rest);
     web.reset();
     pass = 1;
-    // Open once both workers say they are joining (each opens the crawl right after): the pass cannot end
-    // before both are in it, whichever of them begins it.
-    const workers = [start(0, 'a2.jsonl', ['--recrawl']), start(1, 'b2.jsonl', ['--recrawl'])];
-    let joined = 0;
-    for (const { child } of workers) {
-      let said = '';
-      child.stderr!.on('data', (c: Buffer) => {
-        if (said.includes('joining the crawl')) return;
-        said += c.toString();
-        if (said.includes('joining the crawl') && ++joined === workers.length) setTimeout(open, 200);
-      });
-    }
-    const second = await Promise.all(workers.map((w) => w.done));
+    // The pass cannot end before both workers are in it, whichever of them begins it.
+    const second = await openOnceIn([start(0, 'a2.jsonl', ['--recrawl']), start(1, 'b2.jsonl', ['--recrawl'])]);
     for (const r of second) expect(r.code, r.stderr).toBe(0);
     const pass2 = [...(await read('a2.jsonl')), ...(await read('b2.jsonl'))];
     // Each page once across both workers, each saying what happened to it since pass 1.

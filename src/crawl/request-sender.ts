@@ -98,7 +98,11 @@ export class RequestSender {
         // A shared store holds other workers' next start to this host until it hears of this write.
         if (start && shared) ctx.calls.settle(shared.dispatched(start, at));
       },
-      onResponse: (at) => job.onResponse(at),
+      onResponse: (at) => {
+        const arrival = job.onResponse(at);
+        // A shared store moves the host's last start there too, for every worker's next start.
+        if (start && shared && arrival !== undefined) shared.responded(start, arrival);
+      },
     });
     return { res, startedAt, sinceLastMs };
   }

@@ -213,12 +213,18 @@ export class HostLimiter {
     if (this.awaitingDispatch > 0) this.awaitingDispatch--;
   }
 
-  /** Its response headers arrived at `at`: the server had the request no later than that, less a round trip. */
-  markResponded(ticket: StartTicket, at: number): void {
+  /**
+   * Its response headers arrived at `at`: the server had the request no
+   * later than that, less a round trip. Answers that bound when the host's
+   * next start depends on it (a gap or a window), for a shared store to
+   * hear; undefined otherwise.
+   */
+  markResponded(ticket: StartTicket, at: number): number | undefined {
     const roundTrip = Math.max(0, at - ticket.sentAt);
     const latestArrival = at - (this.minRoundTrip === Infinity ? 0 : this.minRoundTrip);
     this.minRoundTrip = Math.min(this.minRoundTrip, roundTrip);
     this.moveStart(ticket, latestArrival);
+    return this.logs.length > 0 || this.effectiveIntervalMs(at) > 0 ? latestArrival : undefined;
   }
 
   private moveStart(ticket: StartTicket, at: number): void {

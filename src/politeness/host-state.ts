@@ -33,8 +33,12 @@ import { HostLimiter, type LimiterPolicy, type LimiterSaved } from './host-limit
 export interface JobContext {
   /** Call with clock.now() when the request is written to the socket. */
   onDispatched(at: number): void;
-  /** Call with clock.now() when its response headers arrive. */
-  onResponse(at: number): void;
+  /**
+   * Call with clock.now() when its response headers arrive. Answers the
+   * latest time the server can have read the request when the host's next
+   * start depends on it (HostLimiter.markResponded), else undefined.
+   */
+  onResponse(at: number): number | undefined;
   /**
    * The job is about to end before its request does (a slow request giving
    * its global slot back, schedule/slow-requests.ts): returns what to call when

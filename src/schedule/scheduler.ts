@@ -397,9 +397,10 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
         }
       },
       onResponse: (at) => {
-        slot.limiter.markResponded(ticket, at);
+        const arrival = slot.limiter.markResponded(ticket, at);
         this.hosts.changed(key);
         if (ip !== undefined) ip.limiter.markResponded(ipTicket!, at);
+        return arrival;
       },
       detach: () => {
         const release = ipRelease ?? (() => {});

@@ -264,6 +264,14 @@ export interface SharedStore {
    */
   dispatched(lease: SharedStart, at: number): MaybePromise<void>;
   /**
+   * The server can have read the lease's (or slot's) request as late as
+   * `at` (this worker's clock: its response time less the host's fastest
+   * round trip; politeness/host-limiter.ts `markResponded`). Its end moves
+   * the host's shared last start there, so a server that read it late sees
+   * no short gap before another worker's next request either.
+   */
+  responded(lease: SharedStart, at: number): void;
+  /**
    * A start for a request that is no queued URL's — a robots.txt request, a
    * browser's request while it renders — under the host's shared gap,
    * windows and concurrency exactly as a claim's: a slot, or `{ notBefore }`

@@ -28,7 +28,9 @@
  *   P leases     hash   ID:o owner, ID:k host, ID:e entry, ID:l "BEFORE RESERVED" (the
  *                       host's last start before the claim, '' for none, and the one
  *                       the claim reserved), per lease; ID:f once the lease's
- *                       request is over while its page renders (HAND_OFF); a slot
+ *                       request is over while its page renders (HAND_OFF); ID:w,
+ *                       for a host with windows, "COUNT MS TTL" per window, and
+ *                       ID:t the start logged in them (log_start); a slot
  *                       (SLOT: a start for no queued URL) has the entry ''
  *   P lexp       zset   lease ids by expiry (Redis time, ms)
  *   P seq        string last lease id
@@ -38,7 +40,8 @@
  *                       start, inflight, pause, factor, cdelay, sgap, suntil,
  *                       givenup, failures; and the last saver's HostSaved JSON
  *                       (saved) with that saver's clock offset (off)
- *   P h:HOST:w:MS list  starts in the host's window of MS ms, newest first
+ *   P h:HOST:w:MS list  starts in the host's window of MS ms, as written (or read
+ *                       by the server), newest logged first
  *   P h:HOST:pend set   leases of HOST claimed but not yet written to their socket
  *   P hosts      set    hosts with a saved record
  *   P robots     hash   origin → RobotsRecord JSON
@@ -255,17 +258,38 @@ local function fresh_entry(entry)
   return table.concat(h, ',') .. '|' .. string.sub(entry, a + 1, b - 1) .. '|' .. extra .. short, short
 end
 local function is_zero(entry) return string.sub(entry, 1, 2) == '0|' or string.sub(entry, 1, 2) == '0,' end
--- The lease's request was written no later than start (Redis time, or none): the host's last start
--- moves there if later, and its next claim is no longer held back by this lease.
-local function started(id, host, start)
+-- The lease's start in each window's log of its host (win: the lease's ':w' and ':t' fields, what to log
+-- and what it logged; nil for a host without windows). A start is logged once its request is written,
+-- at the start its worker reported, and moved later by a later bound of its arrival at the server.
+local function log_start(id, host, start, win)
+  if not win or not win[1] then return end
+  local s = tonumber(start)
+  local logged = win[2]
+  if not s or (logged and s <= tonumber(logged)) then return end
+  local h = P .. 'h:' .. host
+  for count, name, ttl in string.gmatch(win[1], '(%S+) (%S+) (%S+)') do
+    local log = h .. ':w:' .. name
+    if logged then redis.call('LREM', log, 1, logged) end
+    redis.call('LPUSH', log, start)
+    redis.call('LTRIM', log, 0, tonumber(count) - 1)
+    redis.call('PEXPIRE', log, ttl)
+  end
+  redis.call('HSET', P .. 'leases', id .. ':t', start)
+  win[2] = start
+end
+-- The lease's request was written to its socket (or read by the server) no later than start (Redis time,
+-- or none): the host's last start and the lease's start in its window logs move there if later, and the
+-- host's next claim is no longer held back by this lease.
+local function started(id, host, start, win)
   local h = P .. 'h:' .. host
   redis.call('SREM', h .. ':pend', id)
   local s = tonumber(start)
   if s and s > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', start) end
+  log_start(id, host, start, win)
 end
 -- The end of a lease's or a slot's request (host: the lease's, which every caller has read already;
--- handed: its in-flight count went back at HAND_OFF, so the end leaves it alone).
-local function end_start(id, host, start, handed)
+-- handed: its in-flight count went back at HAND_OFF, so the end leaves it alone; win: as log_start's).
+local function end_start(id, host, start, handed, win)
   if not handed then end_in_flight(host) end
   local h = P .. 'h:' .. host
   -- Its worker says it was never written (robots.txt to wait for, a skip, a dead name), and no STARTED
@@ -280,13 +304,13 @@ local function end_start(id, host, start, handed)
   end
   -- A start its worker had not yet seen written comes with the end (its STARTED may land after this):
   -- the hold goes only with the last start where the request really was.
-  started(id, host, start)
-  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':l')
+  started(id, host, start, win)
+  redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':l', id .. ':w', id .. ':t')
   redis.call('ZREM', P .. 'lexp', id)
 end
 -- A lease's end: its start's, and one URL fewer leased (a slot is none).
-local function end_lease(id, host, start, handed)
-  end_start(id, host, start, handed)
+local function end_lease(id, host, start, handed, win)
+  end_start(id, host, start, handed, win)
   bump('leased', -1)
 end
 `;
@@ -392,9 +416,10 @@ return view(out)
  * as floors) plus its margin after the last start; each window's oldest of
  * its last `count` starts plus the window and its margin; and a host at its
  * concurrency waits `busyMs` (no release of another worker wakes this one).
- * A start reserved here counts at once: last start = now, pushed to every
- * window log, one more in flight, until the lease is completed, released or
- * expires.
+ * A start reserved here counts at once: last start = now, one more in
+ * flight, and no other start to the host until its write is known; then it
+ * enters each window's log at its write (log_start). It counts until the
+ * lease is completed, released or expires.
  */
 /**
  * The policy arguments CLAIM and SLOT share, after P (RedisStore's
@@ -459,13 +484,20 @@ if at > now then return view({ 1, fmt(now), fmt(at) }) end
 local reservedLast = fmt(math.max(lastStart or now, now))
 local reserved = (f[1] or '') .. ' ' .. reservedLast
 redis.call('HSET', h, 'last', reservedLast, 'inflight', tostring(inFlight + 1))
-for i = 0, windowCount - 1 do
-  local count, name = window(i)
-  local w = tonumber(name)
-  local log = h .. ':w:' .. name
-  redis.call('LPUSH', log, fmt(now))
-  redis.call('LTRIM', log, 0, count - 1)
-  redis.call('PEXPIRE', log, math.ceil(w + w * windowRatio + windowMs) + 1000)
+-- The start enters the window logs when its write is known (log_start), not now: a claim is no request
+-- yet (connecting takes its time: a start logged now would let the window's next start come that much
+-- early at the server), and one never written is none at all. Until then its pending start holds every
+-- other start to the host back (step 5). The lease keeps what to log: count, window and the log's
+-- lifetime, per window.
+local windowSpec = nil
+if windowCount > 0 then
+  local spec = {}
+  for i = 0, windowCount - 1 do
+    local count, name = window(i)
+    local w = tonumber(name)
+    spec[#spec + 1] = count .. ' ' .. name .. ' ' .. (math.ceil(w + w * windowRatio + windowMs) + 1000)
+  end
+  windowSpec = table.concat(spec, ' ')
 end
 `;
 
@@ -478,6 +510,7 @@ end
 const HOLD_START = `
 local id = redis.call('INCR', P .. 'seq')
 redis.call('HSET', P .. 'leases', id .. ':o', owner, id .. ':k', host, id .. ':e', entry, id .. ':l', reserved)
+if windowSpec then redis.call('HSET', P .. 'leases', id .. ':w', windowSpec) end
 redis.call('SADD', h .. ':pend', id)
 redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
 `;
@@ -548,9 +581,9 @@ return view({ 2, fmt(now), id })
  */
 const SLOT_END = `
 local id = ARGV[2]
-local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':w', id .. ':t')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
-end_start(id, lease[2], ARGV[4])
+end_start(id, lease[2], ARGV[4], nil, { lease[3], lease[4] })
 return view({ 1 })
 `;
 
@@ -563,10 +596,10 @@ return view({ 1 })
  */
 const HAND_OFF = `
 local id = ARGV[2]
-local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':f')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':f', id .. ':w', id .. ':t')
 if lease[1] ~= ARGV[3] or lease[3] then return view({ 0 }) end
 end_in_flight(lease[2])
-started(id, lease[2], ARGV[4])
+started(id, lease[2], ARGV[4], { lease[4], lease[5] })
 redis.call('HSET', P .. 'leases', id .. ':f', '1')
 return view({ 1 })
 `;
@@ -583,7 +616,7 @@ return view({ 1 })
  */
 const COMPLETE = `
 local id = ARGV[2]
-local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':w', id .. ':t')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
 local host, entry = lease[2], lease[3]
 if ARGV[6] and ARGV[6] ~= '' then
@@ -591,7 +624,7 @@ if ARGV[6] and ARGV[6] ~= '' then
 else
   unref(entry)
 end
-end_lease(id, host, ARGV[5], lease[4])
+end_lease(id, host, ARGV[5], lease[4], { lease[5], lease[6] })
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
   local now = redis_now()
@@ -785,12 +818,12 @@ return view(out)
  */
 const RELEASE = `
 local id = ARGV[2]
-local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f')
+local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':w', id .. ':t')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
 local host = lease[2]
 local entry = stored_entry(ARGV[4], ARGV[5], ARGV[6])
 unref(lease[3])
-end_lease(id, host, ARGV[8], lease[4])
+end_lease(id, host, ARGV[8], lease[4], { lease[5], lease[6] })
 if ARGV[7] == '' then
   requeue_head(host, entry)
 else
@@ -924,7 +957,10 @@ const REAP = `
 local now = redis_now()
 local ids = redis.call('ZRANGEBYSCORE', P .. 'lexp', '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
-  local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e', id .. ':f')
+  local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e', id .. ':f', id .. ':w', id .. ':t')
+  -- Nobody knows whether a dead worker wrote its request, nor when: a start it never reported is logged
+  -- in the host's windows now, after any write it can have made.
+  if f[1] and not f[5] then log_start(id, f[1], fmt(now), { f[4], nil }) end
   if f[2] == '' then
     -- A slot (SLOT): no URL to give back, and not in the leased total.
     end_start(id, f[1])
@@ -992,14 +1028,20 @@ return out
 `;
 
 /**
- * STARTED(P, lease id, host, start, [lease id, host, start]...) → VIEW. Each
- * lease's request was written to its socket no later than its `start`
- * (Redis time): its host's last start moves there if later, and the host's
- * next claim is no longer held back. One call carries every start a worker
- * made while its previous call was on its way.
+ * STARTED(P, lease id, host, start, windows, [lease id, host, start,
+ * windows]...) → VIEW. Each lease's request was written to its socket no
+ * later than its `start` (Redis time): its host's last start moves there if
+ * later, the start enters the host's window logs (windows: '1' when its host
+ * has windows, '' to skip the look-up), and the host's next claim is no
+ * longer held back. One call carries every start a worker made while its
+ * previous call was on its way.
  */
 const STARTED = `
-for i = 2, #ARGV - 2, 3 do started(ARGV[i], ARGV[i + 1], ARGV[i + 2]) end
+for i = 2, #ARGV - 3, 4 do
+  local win = nil
+  if ARGV[i + 3] == '1' then win = redis.call('HMGET', P .. 'leases', ARGV[i] .. ':w', ARGV[i] .. ':t') end
+  started(ARGV[i], ARGV[i + 1], ARGV[i + 2], win)
+end
 return view({})
 `;
 

@@ -280,6 +280,7 @@ export class RedisStore implements CrawlStore {
     survey: () => this.survey(),
     lockRobots: (origin, ttlMs) => this.lockRobots(origin, ttlMs),
     dispatched: (lease, at) => this.dispatched(lease, at),
+    responded: (lease, at) => this.responded(lease, at),
     reserve: (key) => this.reserve(key),
     endStart: (slot) => this.endStart(slot),
     handOff: (lease) => this.handOff(lease),
@@ -315,8 +316,10 @@ export class RedisStore implements CrawlStore {
   );
   /** Per lease whose start Redis has not acknowledged yet, that start (Redis time): the lease's end carries it. */
   private readonly startsOnTheirWay = new Map<number, string>();
-  /** Leases and slots of this worker whose request was written (`dispatched`); the others' ends say so ('-'). */
-  private readonly written = new Set<number>();
+  /** Leases and slots of this worker whose request was written (`dispatched`), and when (this worker's clock); the others' ends say so ('-'). */
+  private readonly written = new Map<number, number>();
+  /** Per written lease whose response shows the server may have read it after its write, that bound (Redis time): its end carries it (see responded). */
+  private readonly readLate = new Map<number, string>();
   /** URLs added this turn, not sent yet (see add). */
   private adds: AddBatch | null = null;
   /** Per counter, additions one write in flight, those made meanwhile waiting for the next (see addToCounter). */
@@ -557,9 +560,11 @@ export class RedisStore implements CrawlStore {
     const own = (this.held.get(lease.id) as RedisLease | undefined) ?? this.slots.get(lease.id);
     if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
     const start = String(this.clock.startToRedis(own, at));
-    this.written.add(lease.id);
+    this.written.set(lease.id, at);
+    // Whether STARTED must log the start in the host's windows (redis-scripts.ts log_start); none, mostly.
+    const windows = this.policyFor(lease.key).windows.length > 0 ? '1' : '';
     // One STARTED in flight: the starts made meanwhile go together in the next (one a page at full speed).
-    const { written } = this.startWrites.add((starts) => starts.push(String(lease.id), lease.key, start));
+    const { written } = this.startWrites.add((starts) => starts.push(String(lease.id), lease.key, start, windows));
     this.startsOnTheirWay.set(lease.id, start);
     try {
       await written;
@@ -569,13 +574,30 @@ export class RedisStore implements CrawlStore {
   }
 
   /**
+   * The server can have read the lease's request as late as `at` (this
+   * worker's clock: its response came, less the host's fastest round trip).
+   * A server busy accepting connections can read one request late and the
+   * next on time, and see a short gap between them. The lease's end moves
+   * the host's last start, and the lease's start in the host's window logs,
+   * to this bound, as HostLimiter.markResponded does in one process; with a
+   * host concurrency of 1 that end comes before any worker's next claim.
+   */
+  responded(lease: SharedStart, at: number): void {
+    const own = (this.held.get(lease.id) as RedisLease | undefined) ?? this.slots.get(lease.id);
+    const wrote = this.written.get(lease.id);
+    if (own === undefined || wrote === undefined || at <= wrote) return;
+    this.readLate.set(lease.id, String(this.clock.startToRedis(own, at)));
+  }
+
+  /**
    * The lease's start if Redis may not have it yet ('' otherwise), for its
    * end to carry: the end lifts the host's hold, and a STARTED landing after
    * it would leave the host's last start at the reservation, earlier than
-   * the request really was, for another worker's claim in between.
+   * the request really was, for another worker's claim in between. A later
+   * bound of when the server read it (`responded`) goes instead.
    */
   private startOnItsWay(lease: SharedStart): string {
-    return this.startsOnTheirWay.get(lease.id) ?? (this.written.has(lease.id) ? '' : NEVER_WRITTEN);
+    return this.readLate.get(lease.id) ?? this.startsOnTheirWay.get(lease.id) ?? (this.written.has(lease.id) ? '' : NEVER_WRITTEN);
   }
 
   /**
@@ -589,6 +611,7 @@ export class RedisStore implements CrawlStore {
   private endOf(lease: SharedStart): string {
     const start = this.startOnItsWay(lease);
     this.written.delete(lease.id);
+    this.readLate.delete(lease.id);
     return start;
   }
 
@@ -865,6 +888,7 @@ export class RedisStore implements CrawlStore {
     // Not ours any more: expired and given back while this worker stalled.
     for (const id of rest.slice(1)) {
       this.written.delete(Number(id));
+      this.readLate.delete(Number(id));
       if (this.slots.delete(Number(id))) continue; // a slot reaped: its request, if still running, is a lost lease's
       const lost = this.held.get(Number(id));
       if (!lost) continue;

@@ -199,4 +199,22 @@ describe('HostLimiter: the server may read a request late', () => {
     l.release();
     expect(l.readyAt(30)).toBe(30 + 1000 + 1000 * WINDOW_MARGIN.ratio + WINDOW_MARGIN.ms);
   });
+
+  it('answers the bound for a shared store only when the next start depends on it (a gap or a window)', () => {
+    const respond = (p: Partial<LimiterPolicy>): number | undefined => {
+      const l = new HostLimiter(policy(p));
+      const t = l.acquire(0);
+      l.markDispatched(t, 0);
+      expect(l.markResponded(t, 4)).toBe(4); // the first: no round trip known, the response time itself
+      const u = l.acquire(100);
+      l.markDispatched(u, 100);
+      return l.markResponded(u, 110);
+    };
+    expect(respond({ intervalMs: 50 })).toBe(106);
+    expect(respond({ windows: [{ count: 5, windowMs: 1000, label: '5/s' }] })).toBe(106);
+    const unlimited = new HostLimiter(policy({ concurrency: 4 }));
+    const t = unlimited.acquire(0);
+    unlimited.markDispatched(t, 0);
+    expect(unlimited.markResponded(t, 4)).toBeUndefined();
+  });
 });

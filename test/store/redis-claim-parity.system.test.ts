@@ -133,7 +133,8 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Red
     const policy: LimiterPolicy = { intervalMs: 0, windows: [{ count: 3, windowMs: 1_500, label: '3/1.5s' }], concurrency: Infinity, jitterMs: 0 };
     const store = await storeFor(policy);
     const limiter = new HostLimiter(policy);
-    // Three real claims fill the window's log; the limiter records the same starts (Redis's times, on this clock).
+    // Three real claims, written at once, fill the window's log; the limiter records the same starts (Redis's
+    // times, on this clock). A start enters the log at its write: a claim never written would not.
     for (let i = 0; i < 3; i++) {
       const lease = (await store.claim(HOST)) as RedisLease;
       expect('entry' in lease).toBe(true);
@@ -141,6 +142,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'the Red
       const ticket = limiter.acquire(at);
       limiter.markDispatched(ticket, at);
       limiter.release(ticket);
+      await store.shared.dispatched(lease, at);
       await store.complete(lease);
       await new Promise((r) => setTimeout(r, 20));
     }

@@ -172,6 +172,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
           }
           last = w;
           starts.push(answer.reservedAt);
+          await store.shared.dispatched(answer, now()); // written at once: its start counts in the window from here
           byWorker[w]++;
           maxActive = Math.max(maxActive, ++active);
           // A request that takes 250 ms: the host's two slots fill before the gap would allow a third start.
@@ -429,6 +430,51 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       // A slot is no URL: the crawl's totals never counted it.
       expect(b.counts()).toMatchObject({ queued: 0, leased: 1 });
       await b.complete(lease as Lease);
+    });
+
+    it('logs a start in the windows when its request is written, not when it is claimed, and one never written not at all', async () => {
+      const window = { count: 1, windowMs: 400, label: '1/400ms' };
+      const policy: SharedPolicy = { intervalMs: 0, windows: [window], concurrency: 2 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      for (const n of [1, 2, 3]) await a.add(`http://w.example/${n}`, 'w', entry(`http://w.example/${n}`));
+      // A claim given back unwritten (robots.txt to fetch first) is no request: the window stays empty.
+      const unwritten = (await a.claim('w')) as Lease;
+      expect(isLease(unwritten)).toBe(true);
+      await a.release(unwritten, unwritten.entry);
+      const slot = await b.shared.reserve('w');
+      expect(slot).not.toHaveProperty('notBefore');
+      await b.shared.endStart(slot as SharedStart);
+      // A request written 150 ms after its claim (a slow connect): the window counts from the write.
+      const lease = (await a.claim('w')) as Lease;
+      expect(isLease(lease)).toBe(true);
+      await sleep(150);
+      const writtenAt = now();
+      await a.shared.dispatched(lease, writtenAt);
+      await a.complete(lease);
+      const wait = (await b.claim('w')) as { notBefore: number };
+      expect(wait).toHaveProperty('notBefore');
+      expect(wait.notBefore).toBeGreaterThanOrEqual(writtenAt + window.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms - 2);
+    });
+
+    it('moves the next start of every worker later when a response shows the server read its request late', async () => {
+      const window = { count: 1, windowMs: 300, label: '1/300ms' };
+      for (const policy of [
+        { intervalMs: 200, windows: [], concurrency: 1 },
+        { intervalMs: 0, windows: [window], concurrency: 1 },
+      ] satisfies SharedPolicy[]) {
+        const [a, b] = await workers(2, { policyFor: () => policy });
+        for (const n of [1, 2]) await a.add(`http://r.example/${n}`, 'r', entry(`http://r.example/${n}`));
+        const lease = (await a.claim('r')) as Lease;
+        expect(isLease(lease)).toBe(true);
+        const writtenAt = now();
+        await a.shared.dispatched(lease, writtenAt);
+        // Its response says the server may have had it only 100 ms after the write.
+        a.shared.responded(lease, writtenAt + 100);
+        await a.complete(lease);
+        const wait = (await b.claim('r')) as { notBefore: number };
+        const after = policy.intervalMs > 0 ? gapWithMargin(policy.intervalMs) : window.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms;
+        expect(wait.notBefore).toBeGreaterThanOrEqual(writtenAt + 100 + after - 2);
+      }
     });
 
     // Regression: a claim given back unwritten (its host's robots.txt still to fetch) kept the start it had

@@ -128,6 +128,42 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     }
   }, 60_000);
 
+  it("a slow answer moves every worker's next start: the gap counts from when the server can have read the request", async () => {
+    // Every answer is quick but /p/3's, 300 ms late. A server that reads a request late and the next one
+    // on time sees them closer than they were written; the crawler cannot tell a late read from a slow
+    // answer, so it times the next start from the response less the host's fastest round trip, in one
+    // process (HostLimiter.markResponded) and, through Redis, in every other worker: the next request,
+    // whichever worker makes it, ~300 ms + the 100 ms gap after /p/3's. (Before, only the worker that
+    // saw the slow answer kept it: the other's next page came as soon as /p/3's lease ended.)
+    const host = 'slow.localhost';
+    const slow = { body: '<html><body>slow</body></html>', delayMs: 300 };
+    web = await startWeb({ sites: { [host]: { pages: { '/p/3': slow }, generate: { pages: 12, linksPerPage: 4 } } } });
+    const crawlId = newCrawlId('late-read');
+    const args = (i: number) => [
+      ...shared(crawlId),
+      '--rate',
+      '10/s',
+      '--host-concurrency',
+      '1',
+      '--worker',
+      `w${i}`,
+      '-o',
+      `w${i}.jsonl`,
+      web!.url(host, '/'),
+    ];
+    const sent = sendLog(join(tmp.path, 'sent.jsonl'));
+    const runs = await Promise.all([0, 1].map((i) => start(args(i), sent.opts).done));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const written = (await sent.written()).sort((a, b) => a.at - b.at);
+    const i = written.findIndex((e) => e.path === '/p/3');
+    expect(i).toBeGreaterThan(0);
+    expect(i).toBeLessThan(written.length - 1);
+    const gaps = written.slice(1).map((e, k) => e.at - written[k].at);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(100);
+    // 300 ms less the fastest round trip (a few ms), then the gap.
+    expect(gaps[i]).toBeGreaterThanOrEqual(385);
+  }, 60_000);
+
   it("a robots.txt request made mid-crawl keeps the host's gap to every other worker's pages", async () => {
     // Five other hosts' robots.txt redirect, late, to www's, while the three workers crawl www's pages:
     // each hop is a request to www made outside any claim of www, so it must take its start from the

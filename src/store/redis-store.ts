@@ -147,6 +147,12 @@ const NEVER_WRITTEN = '-';
 const REAP_BATCH = 200;
 /** Hosts written by one SAVE_HOST call at most (see writeHosts). */
 const SAVES_PER_CALL = 256;
+/**
+ * A host save that changes nothing every worker honours (only the saver's
+ * own record: its last start, round trips, adaptive counters) is written at
+ * most this often per host (see writeHosts).
+ */
+const HOST_RECORD_MS = 5_000;
 
 /** URLs added in one turn, sent as one ADD: its arguments, and each caller's answer. */
 interface AddBatch {
@@ -304,6 +310,11 @@ export class RedisStore implements CrawlStore {
   private seen = new SeenSet();
   private readonly perHost = new Map<string, number>();
   private readonly sent = new Map<string, SharedFields>();
+  /** Per host, when its record was last written and the pause it carried (see writeHosts). */
+  private readonly recordWritten = new Map<string, { at: number; pause: string }>();
+  /** Per host, its newest save not written yet: it changed only the saver's own record (see writeHosts). */
+  private readonly unwritten = new Map<string, HostSaved>();
+  private closing = false;
   /** Host saves, one write in flight, the newest save per host waiting for the next (see saveHost). */
   private readonly hostWrites = new WriteInTurn<Map<string, HostSaved>, void>(
     () => new Map(),
@@ -419,7 +430,11 @@ export class RedisStore implements CrawlStore {
 
   async close(): Promise<void> {
     if (this.link.isClosed) return;
-    if (this.link.opened && this.link.lost === null) await this.records.flush();
+    this.closing = true;
+    if (this.link.opened && this.link.lost === null) {
+      await this.records.flush();
+      await this.writeUnwritten();
+    }
     if (this.timer) clearInterval(this.timer);
     // Leases still held stay in Redis and expire: what a crash leaves, and what the crawl released already after a stop.
     await this.link.close();
@@ -670,7 +685,14 @@ export class RedisStore implements CrawlStore {
    * of its host still waiting, and waits for the next write. Every field is
    * the record's current value (the last start and a pause only move later),
    * so a replaced save loses nothing the newest does not carry. The promise
-   * settles once a write at least as new as `saved` is answered.
+   * settles once a write at least as new as `saved` is answered, or once
+   * the save is kept back: a save that changes none of the fields every
+   * worker honours, nor the pause, is written at most every HOST_RECORD_MS
+   * per host (the timer and `close` write what is kept back). Such a save
+   * changes only the saver's own record (its last start, round trips,
+   * adaptive counters), which a worker reads back only when it opens the
+   * crawl, and which Redis's claims never depend on: at a polite rate it
+   * was 1.3–1.5 script calls a page.
    */
   saveHost(key: string, saved: HostSaved): Promise<void> {
     return this.hostWrites.add((saves) => saves.set(key, saved)).written;
@@ -679,6 +701,7 @@ export class RedisStore implements CrawlStore {
   private async writeHosts(saves: Map<string, HostSaved>): Promise<void> {
     const args: string[] = [];
     let hosts = 0;
+    const now = this.now();
     for (const [key, saved] of saves) {
       const shared = sharedFields(saved);
       const before = this.sent.get(key);
@@ -688,12 +711,19 @@ export class RedisStore implements CrawlStore {
         const value = shared[field];
         changed.push(field, field === 'suntil' && value !== '' ? String(this.toRedis(Number(value))) : value);
       }
-      this.sent.set(key, shared);
       const { limiter } = saved;
       // No last start: every request's start reaches Redis through its claim or slot and its STARTED.
       // The local limiter's is taken when a job begins, before a slot is reserved: sent, it made the
       // slot wait a whole gap after it (two gaps a robots.txt or browser request).
       const pause = limiter.pausedUntil === null ? '' : String(this.toRedis(limiter.pausedUntil));
+      const written = this.recordWritten.get(key);
+      if (!this.closing && changed.length === 0 && written !== undefined && written.pause === pause && now - written.at < HOST_RECORD_MS) {
+        this.unwritten.set(key, saved);
+        continue;
+      }
+      this.unwritten.delete(key);
+      this.recordWritten.set(key, { at: now, pause });
+      this.sent.set(key, shared);
       args.push(key, JSON.stringify(saved), String(this.clock.offsetMs), pause, String(changed.length / 2), ...changed);
       // A broad crawl can have thousands of hosts waiting: a few hundred a script keeps each one short.
       if (++hosts === SAVES_PER_CALL) {
@@ -702,6 +732,16 @@ export class RedisStore implements CrawlStore {
       }
     }
     if (hosts > 0) this.applyView(await this.run('saveHost', args));
+  }
+
+  /** Hands the saves kept back to the next host write; it writes those due (all of them once closing). */
+  private async writeUnwritten(): Promise<void> {
+    if (this.unwritten.size === 0) return;
+    const kept = [...this.unwritten];
+    // A newer save of a host, waiting for the next write already, is left as it is.
+    await this.hostWrites.add((saves) => {
+      for (const [key, saved] of kept) if (!saves.has(key)) saves.set(key, saved);
+    }).written;
   }
 
   async loadHosts(): Promise<Array<[string, HostSaved]>> {
@@ -904,6 +944,7 @@ export class RedisStore implements CrawlStore {
     try {
       if (this.held.size + this.slots.size > 0) await this.renewIds([...this.held.keys(), ...this.slots.keys()]);
       await this.reap();
+      await this.writeUnwritten();
     } catch (err) {
       this.opts.onError?.(err as Error);
     } finally {

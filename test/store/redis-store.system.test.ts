@@ -247,6 +247,32 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       }
     });
 
+    it("keeps back a save that changes only the saver's own record, and writes the newest at its close", async () => {
+      const { a, b, table, scripts } = await savingWorkers();
+      // Ten requests, each saved at its start: the host's last start moves, nothing every worker honours does.
+      let t = now();
+      for (let i = 0; i < 10; i++) {
+        const ticket = table.get('k').limiter.acquire((t += 150));
+        table.get('k').limiter.markDispatched(ticket, t);
+        table.get('k').limiter.release(ticket);
+        await a.saveHost('k', table.save('k')!);
+      }
+      expect(scripts.filter((n) => n === 'saveHost').length).toBe(1); // the first only
+      // A pause is every worker's business: written at once.
+      table.get('k').limiter.pauseUntil(t + 1_000);
+      await a.saveHost('k', table.save('k')!);
+      expect(scripts.filter((n) => n === 'saveHost').length).toBe(2);
+      const ticket = table.get('k').limiter.acquire((t += 150));
+      table.get('k').limiter.markDispatched(ticket, t);
+      await a.saveHost('k', table.save('k')!);
+      expect(scripts.filter((n) => n === 'saveHost').length).toBe(2);
+      // The worker's close writes what it kept back: the next worker to open reads the newest record.
+      await a.close();
+      expect(scripts.filter((n) => n === 'saveHost').length).toBe(3);
+      const [[, kept]] = (await b.loadHosts()).filter(([k]) => k === 'k');
+      expect(kept.limiter.lastStart).toBeCloseTo(t, -1);
+    });
+
     it('adds to a counter at most once in flight, answering each caller the value its own addition made', async () => {
       const scripts: string[] = [];
       const [a, b] = await workers(2, { timed: (name) => scripts.push(name) });

@@ -269,9 +269,15 @@ local function log_start(id, host, start, win)
   local h = P .. 'h:' .. host
   for count, name, ttl in string.gmatch(win[1], '(%S+) (%S+) (%S+)') do
     local log = h .. ':w:' .. name
-    if logged then redis.call('LREM', log, 1, logged) end
-    redis.call('LPUSH', log, start)
-    redis.call('LTRIM', log, 0, tonumber(count) - 1)
+    if logged then
+      -- Moved later where it is, as StartLog.update does: pushed again, it would count as the newest,
+      -- and trimming would drop a start later than it. One trimmed out already stays out.
+      local at = redis.call('LPOS', log, logged)
+      if at then redis.call('LSET', log, at, start) end
+    else
+      redis.call('LPUSH', log, start)
+      redis.call('LTRIM', log, 0, tonumber(count) - 1)
+    end
     redis.call('PEXPIRE', log, ttl)
   end
   redis.call('HSET', P .. 'leases', id .. ':t', start)

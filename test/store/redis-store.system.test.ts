@@ -482,6 +482,37 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(wait.notBefore).toBeGreaterThanOrEqual(writtenAt + window.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms - 2);
     });
 
+    it("moves a start later where it is in a window's log, so trimming keeps the latest starts", async () => {
+      // Two starts in any 300 ms. A's response says the server may have read it 20 ms late, still before B
+      // was written: the log is B, A (moved). Pushed again as the newest, A would outlive B at the next
+      // trim, and the fourth start could come 300 ms after A's read, inside B's window.
+      const window = { count: 2, windowMs: 300, label: '2/300ms' };
+      const [a] = await workers(1, { policyFor: () => ({ intervalMs: 0, windows: [window], concurrency: 3 }) });
+      for (const n of [1, 2, 3, 4]) await a.add(`http://m.example/${n}`, 'm', entry(`http://m.example/${n}`));
+      const claimNow = async (): Promise<Lease> => {
+        for (;;) {
+          const answer = await a.claim('m');
+          if (isLease(answer)) return answer;
+          await sleep((answer as { notBefore: number }).notBefore - now() + 2);
+        }
+      };
+      const t0 = now();
+      const first = await claimNow();
+      await a.shared.dispatched(first, t0);
+      const second = await claimNow();
+      await a.shared.dispatched(second, t0 + 40);
+      a.shared.responded(first, t0 + 20);
+      await a.complete(first);
+      await a.complete(second);
+      const third = await claimNow();
+      await a.shared.dispatched(third, now());
+      await a.complete(third);
+      // Told to wait, or (on a slow machine) given the start once the wait is over: either way not before then.
+      const fourth = await a.claim('m');
+      const at = isLease(fourth) ? a.toLocal(fourth.reservedAt) : (fourth as { notBefore: number }).notBefore;
+      expect(at).toBeGreaterThanOrEqual(t0 + 40 + window.windowMs * (1 + WINDOW_MARGIN.ratio) + WINDOW_MARGIN.ms - 2);
+    });
+
     it('moves the next start of every worker later when a response shows the server read its request late', async () => {
       const window = { count: 1, windowMs: 300, label: '1/300ms' };
       for (const policy of [

@@ -138,6 +138,8 @@ export async function openStateTarget(
     now: () => clock.now(),
     timed: metrics?.storeTimer('redis'),
     policyFor: (key) => settings.policyFor(key),
+    // Without --max-pages nothing waits for the shared count of pages started: it only reports.
+    countStartsLater: !Number.isFinite(settings.maxPages),
     onLost: (err) =>
       log.warn(`Redis at ${where} stopped answering (${err.message}): starting nothing new, retrying with backoff; requests already running finish`),
     onReconnected: (ms) => log.info(`Redis at ${where} answers again after ${(ms / 1000).toFixed(1)}s; crawling on`),

@@ -105,6 +105,11 @@ local function view(extra)
   for i = 1, #extra do out[#out + 1] = extra[i] end
   return out
 end
+-- Additions to the started counter a lease's end carries for its worker ('' or none: nothing).
+local function add_started(by)
+  local n = tonumber(by)
+  if n and n ~= 0 then redis.call('HINCRBY', P .. 'counters', 'started', n) end
+end
 local function bump(field, by)
   -- (HINCRBY refuses '-0')
   if by ~= 0 then redis.call('HINCRBY', P .. 'n', field, by) end
@@ -612,7 +617,7 @@ return view({ 1 })
 
 /**
  * COMPLETE(P, id, owner, outcome, start or '' or '-', page key, history,
- * links) → VIEW, held 1 | lost 0 (expired and given back, maybe claimed by
+ * links, started to add or '') → VIEW, held 1 | lost 0 (expired and given back, maybe claimed by
  * another worker). `start`: the request's start, when its STARTED may not
  * have landed yet (end_lease); '-': no request was written (a skip, a dead
  * name), so the start the claim reserved goes back (end_start). With a
@@ -622,6 +627,7 @@ return view({ 1 })
  */
 const COMPLETE = `
 local id = ARGV[2]
+add_started(ARGV[9])
 local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':w', id .. ':t')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
 local host, entry = lease[2], lease[3]
@@ -818,12 +824,14 @@ return view(out)
 `;
 
 /**
- * RELEASE(P, id, owner, HEAD, PARENT, TAIL, due or '', start or '' or '-') → VIEW,
+ * RELEASE(P, id, owner, HEAD, PARENT, TAIL, due or '', start or '' or '-',
+ * started to add or '') → VIEW,
  * held 1 | lost 0, host, its queue length. Back to the head of the host's
  * queue, or delayed. `start` as for COMPLETE.
  */
 const RELEASE = `
 local id = ARGV[2]
+add_started(ARGV[9])
 local lease = redis.call('HMGET', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':w', id .. ':t')
 if lease[1] ~= ARGV[3] then return view({ 0 }) end
 local host = lease[2]

@@ -639,6 +639,26 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(b.counter('started')).toBe(3);
     });
 
+    it('without a page cap, counts starts with the next lease end instead of a call each, and sends the rest at close', async () => {
+      const scripts: string[] = [];
+      const [a, b] = await workers(2, { countStartsLater: true, timed: (name) => scripts.push(name) });
+      await a.add('http://c.example/1', 'c', entry('http://c.example/1'));
+      const lease = (await a.claim('c')) as Lease;
+      for (let i = 0; i < 3; i++) await a.addToCounter('started', 1);
+      expect(a.counter('started')).toBe(3); // this worker's view at once
+      await b.reap();
+      expect(b.counter('started')).toBe(0); // not sent yet
+      await a.complete(lease); // carries the three
+      await b.reap();
+      expect(b.counter('started')).toBe(3);
+      await a.addToCounter('started', 2);
+      await a.addToCounter('started', -1);
+      await a.close(); // sends what is left
+      await b.reap();
+      expect(b.counter('started')).toBe(4);
+      expect(scripts.filter((n) => n === 'counter')).toHaveLength(1); // the close's only
+    });
+
     it('finishes the crawl only when no worker has work left', async () => {
       const [a, b] = await workers(2);
       await a.add('http://f.example/1', 'f', entry('http://f.example/1'));

@@ -320,6 +320,35 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       await Promise.all(leases.map((l) => a.complete(l)));
     });
 
+    it('on a host with a gap, sends a STARTED only for a request not over within half the gap', async () => {
+      const scripts: string[] = [];
+      const policy: SharedPolicy = { intervalMs: 200, windows: [], concurrency: 2 };
+      const [a, b] = await workers(2, { policyFor: () => policy, timed: (name) => scripts.push(name) });
+      for (const n of [1, 2]) await a.add(`http://q.example/${n}`, 'q', entry(`http://q.example/${n}`));
+      // Over at once: its end carries the start, and no STARTED is sent.
+      const quick = (await a.claim('q')) as Lease;
+      const quickAt = now();
+      const held = a.shared.dispatched(quick, quickAt);
+      await a.complete(quick);
+      await held;
+      expect(scripts.filter((n) => n === 'started')).toHaveLength(0);
+      let wait = (await b.claim('q')) as { notBefore: number };
+      expect(wait.notBefore).toBeGreaterThanOrEqual(quickAt + gapWithMargin(200) - 2);
+      // Still running after half the gap: its STARTED goes then, and lifts the hold on the host.
+      await sleep(wait.notBefore - now() + 2);
+      const slow = (await a.claim('q')) as Lease;
+      expect(isLease(slow)).toBe(true);
+      const slowAt = now();
+      await a.shared.dispatched(slow, slowAt);
+      expect(now() - slowAt).toBeGreaterThanOrEqual(95);
+      expect(scripts.filter((n) => n === 'started')).toHaveLength(1);
+      await b.add('http://q.example/3', 'q', entry('http://q.example/3'));
+      wait = (await b.claim('q')) as { notBefore: number };
+      expect(wait.notBefore).toBeGreaterThanOrEqual(slowAt + gapWithMargin(200) - 2);
+      expect(wait.notBefore).toBeLessThanOrEqual(slowAt + gapWithMargin(200) + 20);
+      await a.complete(slow);
+    });
+
     it("carries a start not landed yet with its lease's end: another worker's gap counts from it", async () => {
       const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 2 };
       const [a, b] = await workers(2, { policyFor: () => policy });

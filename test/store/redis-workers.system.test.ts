@@ -38,6 +38,11 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
   });
 
   const shared = (crawlId: string) => ['--redis', redis.url, '--crawl-id', crawlId, '-q'];
+  /** Worker `i` of `crawlId`, one request at a time per host at `rate`, writing w{i}.jsonl, from `seed`. */
+  const oneAtATime = (crawlId: string, rate: string, seed: string) => (i: number) => [
+    ...shared(crawlId),
+    ...['--rate', rate, '--host-concurrency', '1', '--worker', `w${i}`, '-o', `w${i}.jsonl`, seed],
+  ];
 
   it("a worker waiting out its hosts' gaps does not poll the whole crawl: fewer surveys than pages", async () => {
     const hosts = ['a.localhost', 'b.localhost'];
@@ -139,18 +144,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
     const slow = { body: '<html><body>slow</body></html>', delayMs: 300 };
     web = await startWeb({ sites: { [host]: { pages: { '/p/3': slow }, generate: { pages: 12, linksPerPage: 4 } } } });
     const crawlId = newCrawlId('late-read');
-    const args = (i: number) => [
-      ...shared(crawlId),
-      '--rate',
-      '10/s',
-      '--host-concurrency',
-      '1',
-      '--worker',
-      `w${i}`,
-      '-o',
-      `w${i}.jsonl`,
-      web!.url(host, '/'),
-    ];
+    const args = oneAtATime(crawlId, '10/s', web.url(host, '/'));
     const sent = sendLog(join(tmp.path, 'sent.jsonl'));
     const runs = await Promise.all([0, 1].map((i) => start(args(i), sent.opts).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
@@ -248,18 +242,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'several
       },
     });
     const crawlId = newCrawlId('retry');
-    const args = (i: number) => [
-      ...shared(crawlId),
-      '--rate',
-      '20/s',
-      '--host-concurrency',
-      '1',
-      '--worker',
-      `w${i}`,
-      '-o',
-      `w${i}.jsonl`,
-      web!.url('limited.localhost', '/'),
-    ];
+    const args = oneAtATime(crawlId, '20/s', web.url('limited.localhost', '/'));
     const runs = await Promise.all([0, 1, 2].map((i) => start(args(i)).done));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     const log = web.requests('limited.localhost');

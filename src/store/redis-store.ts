@@ -448,8 +448,7 @@ export class RedisStore implements CrawlStore {
     for (const release of [...this.startHolds.values()]) release(true);
     if (this.link.opened && this.link.lost === null) {
       await this.records.flush();
-      await this.writeUnwritten();
-      if (this.startedLater !== 0) await this.addToCounterNow('started', Number(this.takeStartedLater()));
+      await this.writeKeptBack();
     }
     if (this.timer) clearInterval(this.timer);
     // Leases still held stay in Redis and expire: what a crash leaves, and what the crawl released already after a stop.
@@ -603,7 +602,7 @@ export class RedisStore implements CrawlStore {
    * gap, so a STARTED landing within half of it delays none.
    */
   async dispatched(lease: SharedStart, at: number): Promise<void> {
-    const own = (this.held.get(lease.id) as RedisLease | undefined) ?? this.slots.get(lease.id);
+    const own = this.ownStart(lease);
     if (!own) return; // completed, released or lost meanwhile: its end cleared the mark
     const start = String(this.clock.startToRedis(own, at));
     this.written.set(lease.id, at);
@@ -645,7 +644,7 @@ export class RedisStore implements CrawlStore {
    * host concurrency of 1 that end comes before any worker's next claim.
    */
   responded(lease: SharedStart, at: number): void {
-    const own = (this.held.get(lease.id) as RedisLease | undefined) ?? this.slots.get(lease.id);
+    const own = this.ownStart(lease);
     const wrote = this.written.get(lease.id);
     if (own === undefined || wrote === undefined || at <= wrote) return;
     this.readLate.set(lease.id, String(this.clock.startToRedis(own, at)));
@@ -672,11 +671,24 @@ export class RedisStore implements CrawlStore {
    */
   private endOf(lease: SharedStart): string {
     const start = this.startOnItsWay(lease);
-    this.written.delete(lease.id);
-    this.readLate.delete(lease.id);
-    // A STARTED still waiting for this end is not sent: the end carries the start.
-    this.startHolds.get(lease.id)?.(true);
+    this.forgetStart(lease.id);
     return start;
+  }
+
+  /** This worker's lease or slot `start` names, while it holds it. */
+  private ownStart(start: SharedStart): ClaimTimes | undefined {
+    return (this.held.get(start.id) as RedisLease | undefined) ?? this.slots.get(start.id);
+  }
+
+  /**
+   * What this worker kept of a lease's or slot's request, dropped once its
+   * end is sent or the lease is no longer its own; a STARTED still waiting
+   * for that end (see dispatched) is not sent.
+   */
+  private forgetStart(id: number): void {
+    this.written.delete(id);
+    this.readLate.delete(id);
+    this.startHolds.get(id)?.(true);
   }
 
   /** Extends one lease by `leaseMs` from now (the timer does this for every held lease anyway). */
@@ -783,14 +795,23 @@ export class RedisStore implements CrawlStore {
     if (hosts > 0) this.applyView(await this.run('saveHost', args));
   }
 
-  /** Hands the saves kept back to the next host write; it writes those due (all of them once closing). */
-  private async writeUnwritten(): Promise<void> {
-    if (this.unwritten.size === 0) return;
-    const kept = [...this.unwritten];
-    // A newer save of a host, waiting for the next write already, is left as it is.
-    await this.hostWrites.add((saves) => {
-      for (const [key, saved] of kept) if (!saves.has(key)) saves.set(key, saved);
-    }).written;
+  /**
+   * Writes what waits for a later call (the timer's, and `close`'s): the
+   * host saves kept back go to the next host write, which writes those due
+   * (all of them once closing), and the additions to `started` no lease end
+   * has carried go as one COUNTER.
+   */
+  private async writeKeptBack(): Promise<void> {
+    if (this.unwritten.size > 0) {
+      const kept = [...this.unwritten];
+      // A newer save of a host, waiting for the next write already, is left as it is.
+      await this.hostWrites.add((saves) => {
+        for (const [key, saved] of kept) if (!saves.has(key)) saves.set(key, saved);
+      }).written;
+    }
+    const by = this.startedLater;
+    this.startedLater = 0;
+    if (by !== 0) await this.addToCounterNow('started', by);
   }
 
   async loadHosts(): Promise<Array<[string, HostSaved]>> {
@@ -992,9 +1013,7 @@ export class RedisStore implements CrawlStore {
     this.clock.sample(Number(rest[0]), t0, this.now());
     // Not ours any more: expired and given back while this worker stalled.
     for (const id of rest.slice(1)) {
-      this.written.delete(Number(id));
-      this.readLate.delete(Number(id));
-      this.startHolds.get(Number(id))?.(true); // given back meanwhile: its start is no longer this worker's to report
+      this.forgetStart(Number(id)); // given back meanwhile: its start is no longer this worker's to report
       if (this.slots.delete(Number(id))) continue; // a slot reaped: its request, if still running, is a lost lease's
       const lost = this.held.get(Number(id));
       if (!lost) continue;
@@ -1010,8 +1029,7 @@ export class RedisStore implements CrawlStore {
     try {
       if (this.held.size + this.slots.size > 0) await this.renewIds([...this.held.keys(), ...this.slots.keys()]);
       await this.reap();
-      await this.writeUnwritten();
-      if (this.startedLater !== 0) await this.addToCounterNow('started', Number(this.takeStartedLater()));
+      await this.writeKeptBack();
     } catch (err) {
       this.opts.onError?.(err as Error);
     } finally {

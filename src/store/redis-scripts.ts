@@ -286,7 +286,6 @@ local function log_start(id, host, start, win)
     redis.call('PEXPIRE', log, ttl)
   end
   redis.call('HSET', P .. 'leases', id .. ':t', start)
-  win[2] = start
 end
 -- The lease's request was written to its socket (or read by the server) no later than start (Redis time,
 -- or none): the host's last start and the lease's start in its window logs move there if later, and the

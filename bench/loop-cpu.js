@@ -13,7 +13,8 @@
  *
  * --store sqlite: the crawl keeps its state in an SQLite file (`--state`),
  * as the CLI opens it; the difference to the memory store is the durable
- * store's own cost per page, without a server's noise. --base DIR: also run
+ * store's own cost per page, without a server's noise. Its records also go
+ * to the file's record log, as the CLI's do. --base DIR: also run
  * another build's dist (DIR/dist), alternating with this one.
  */
 import { spawnSync } from 'node:child_process';
@@ -56,8 +57,10 @@ async function child(pages, storeKind, root) {
     dir = mkdtempSync(`${tmpdir()}/loop-cpu-`);
     store = new SqliteStore(`${dir}/state.db`, { now: () => systemClock.now() });
   }
+  // As the CLI does with --state: every record also goes to the file's record log (for `crawl report --state`).
+  const routed = store ? (await import(`${dist}/report/record-routes.js`)).routeRecords(sink, { log: store.recordLog() }).sink : sink;
   const cpu0 = process.cpuUsage();
-  await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink, ...(store && { store }) }).run();
+  await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink: routed, ...(store && { store }) }).run();
   const cpu = process.cpuUsage(cpu0);
   if (store) {
     store.close();

@@ -165,13 +165,19 @@ export class PageRevisits {
     return this.describeAgainst(entry, record, res, prior, links);
   }
 
-  private async describeAgainst(
+  /**
+   * `describe` when comparing or keeping. A plain value unless the store
+   * must be asked something (a redirect's earlier target, from a store that
+   * answers with a promise): a first pass that only keeps history costs no
+   * promise a page.
+   */
+  private describeAgainst(
     entry: FrontierEntry,
     record: PageRecord,
     res: FetchResult,
     prior: PageHistory | undefined,
     links: readonly string[] | undefined,
-  ): Promise<PendingHistory | undefined> {
+  ): PendingHistory | undefined | Promise<PendingHistory | undefined> {
     const location = record.location ?? (res.location === null ? undefined : (resolveLink(res.location, entry.url) ?? undefined));
     const answer: Answer = { status: res.status, headers: res.headers, digest: res.digest, location };
     // The record's own time: what the WARC-Date of this capture says, so a later revisit can refer to it.
@@ -180,11 +186,25 @@ export class PageRevisits {
     const shown: Partial<PageHistory> =
       res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
     showValidators(record, shown.etag, shown.lastModified, shown.digest);
+    const described = (priorTarget: string | undefined) => this.compared(entry, record, res, prior, answer, page, priorTarget, links);
+    if (!this.mode.compare) return described(undefined);
+    const targets =
+      prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400 ? this.history?.outlinks(entry.url) : undefined;
+    return targets instanceof Promise ? targets.then((t) => described(t[0])) : described(targets?.[0]);
+  }
+
+  /** The rest of `describeAgainst`, once the redirect's earlier target (`priorTarget`) is known. */
+  private compared(
+    entry: FrontierEntry,
+    record: PageRecord,
+    res: FetchResult,
+    prior: PageHistory | undefined,
+    answer: Answer,
+    page: PageHistory | undefined,
+    priorTarget: string | undefined,
+    links: readonly string[] | undefined,
+  ): PendingHistory | undefined {
     if (this.mode.compare) {
-      const priorTarget =
-        prior !== undefined && answer.location !== undefined && prior.status >= 300 && prior.status < 400
-          ? (await this.history?.outlinks(entry.url))?.[0]
-          : undefined;
       const change = changeOf(prior, answer, priorTarget);
       if (change !== undefined) record.change = change;
       if (prior !== undefined) record.previousFetchedAt = new Date(prior.fetchedAt).toISOString();
@@ -193,6 +213,7 @@ export class PageRevisits {
     const status = record.status ?? 0;
     if ((status >= 200 && status < 300) || status === 304) this.markDuplicate(record);
     if (!this.mode.keep || this.history === undefined || page === undefined) return undefined;
+    const location = answer.location;
     const outlinks = res.status === 304 ? null : location !== undefined && res.status >= 300 && res.status < 400 ? [location] : [...(links ?? [])];
     return { url: entry.url, page, outlinks };
   }

@@ -124,6 +124,9 @@ interface UrlRow {
   extra: string | null;
 }
 
+/** A row of the `window` query, as an array: id, url, depth, parent, hops, attempt, throttles, extra, pos. */
+type WindowColumns = [number, string, number, string | null, number, number, number | null, string | null, number];
+
 function loadDriver(): typeof BetterSqlite3 {
   try {
     return createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
@@ -396,9 +399,10 @@ export class SqliteStore implements CrawlStore {
       insert: p(
         'INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING',
       ),
+      // Read as arrays (WindowColumns): better-sqlite3's row objects cost twice as much a row, ~2 µs a page.
       window: p(
-        `SELECT id, url, host, depth, parent, hops, attempt, throttles, extra, pos FROM urls WHERE host = ? AND state = 1 AND pos > ? ORDER BY pos LIMIT ${CLAIM_WINDOW}`,
-      ),
+        `SELECT id, url, depth, parent, hops, attempt, throttles, extra, pos FROM urls WHERE host = ? AND state = 1 AND pos > ? ORDER BY pos LIMIT ${CLAIM_WINDOW}`,
+      ).raw(),
       setState: p('UPDATE urls SET state = ? WHERE id = ?'),
       done: p('UPDATE urls SET state = 4, outcome = ?, done_at = ? WHERE id = ?'),
       requeue: p('UPDATE urls SET state = ?, pos = ?, due = ?, depth = ?, parent = ?, hops = ?, attempt = ?, throttles = ?, extra = ? WHERE id = ?'),
@@ -669,14 +673,16 @@ export class SqliteStore implements CrawlStore {
     for (;;) {
       const row = w.rows.shift();
       if (row !== undefined) return row;
-      const rows = this.q.window.all(key, w.end) as Array<UrlRow & { pos: number }>;
+      const rows = this.q.window.all(key, w.end) as WindowColumns[];
       if (rows.length === 0) {
         if (w.leased === 0) this.windows.delete(key);
         return undefined;
       }
-      w.end = rows[rows.length - 1].pos;
+      w.end = rows[rows.length - 1][8];
       // A window read from the start (after a promote) passes over rows leased already.
-      for (const r of rows) if (!this.leases.has(r.id)) w.rows.push(r);
+      for (const [id, url, depth, parent, hops, attempt, throttles, extra, pos] of rows) {
+        if (!this.leases.has(id)) w.rows.push({ id, url, host: key, depth, parent, hops, attempt, throttles, extra, pos });
+      }
     }
   }
 

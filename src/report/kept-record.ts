@@ -8,35 +8,44 @@
  * types and link lists are dropped. The result is still a record: the report
  * reads it exactly as it reads a line of the records file.
  */
-import type { OutputRecord } from '../types.js';
+import type { OutputRecord, PageRecord } from '../types.js';
 
-const PAGE_FIELDS = [
-  'type',
-  'url',
-  'host',
-  'status',
-  'bytes',
-  'location',
-  'startedAt',
-  'elapsedMs',
-  'attempts',
-  'attemptStarts',
-  'throttles',
-  'error',
-  'change',
-] as const;
 // A skip's parent lets a resume after a crash drop the skip records of a page fetched again (SqliteStore).
 const SKIP_FIELDS = ['type', 'url', 'reason', 'detail', 'parent'] as const;
 const ROBOTS_FIELDS = ['type', 'url', 'host', 'status', 'startedAt', 'elapsedMs', 'bytes', 'pausedUntil', 'retryAfterMs', 'error'] as const;
 
 export function keptRecord(record: OutputRecord): Record<string, unknown> {
+  if (record.type === 'page') return keptPage(record);
   const from = record as unknown as Record<string, unknown>;
-  const fields = record.type === 'page' ? PAGE_FIELDS : record.type === 'skipped' ? SKIP_FIELDS : ROBOTS_FIELDS;
+  const fields = record.type === 'skipped' ? SKIP_FIELDS : ROBOTS_FIELDS;
   const out: Record<string, unknown> = {};
   for (const f of fields) if (from[f] !== undefined) out[f] = from[f];
-  if (record.type === 'page') {
-    if (record.startedAt === undefined) out.fetchedAt = record.fetchedAt;
-    if (record.error !== undefined || (record.status !== null && record.status >= 400)) out.parent = record.parent;
-  }
+  return out;
+}
+
+/**
+ * A page's kept fields as one object literal: the kind of record written a
+ * page, so its shape is always the same. Copying by field name (as for the
+ * other kinds) made every read and write a megamorphic lookup. A field left
+ * undefined is dropped by JSON, as the loop's omission did.
+ */
+function keptPage(r: PageRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    type: r.type,
+    url: r.url,
+    host: r.host,
+    status: r.status,
+    bytes: r.bytes,
+    location: r.location,
+    startedAt: r.startedAt,
+    elapsedMs: r.elapsedMs,
+    attempts: r.attempts,
+    attemptStarts: r.attemptStarts,
+    throttles: r.throttles,
+    error: r.error,
+    change: r.change,
+    fetchedAt: r.startedAt === undefined ? r.fetchedAt : undefined,
+    parent: r.error !== undefined || (r.status !== null && r.status >= 400) ? r.parent : undefined,
+  };
   return out;
 }

@@ -17,6 +17,8 @@ describe('body digest', () => {
     expect(digestBytes(`sha256:${digest.slice(7).replace(/=+$/, '').toLowerCase()}`)!.equals(bytes)).toBe(true);
     expect(digestBytes('sha1:ABC')).toBeUndefined();
     expect(digestBytes('sha256:ABC')).toBeUndefined();
+    // A character outside the alphabet anywhere, ASCII or not, and padding inside the text.
+    for (const bad of ['1', '=', 'é', '\u017f']) expect(digestBytes(`sha256:${digest.slice(7, 30)}${bad}${digest.slice(31)}`)).toBeUndefined();
   });
 });
 

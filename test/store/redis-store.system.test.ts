@@ -26,6 +26,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 const entry = (u: string): FrontierEntry => ({ url: u, depth: 1, parent: null, hops: 0, attempt: 0 });
 const meta = { seeds: ['http://a.example/'], configFingerprint: 'f1' };
 const isLease = (x: unknown): x is RedisLease => typeof x === 'object' && x !== null && 'entry' in x;
+/** Claims `key` until it is granted, waiting out each "not before"; `roundTrip`: the granting claim's. */
+async function claimWhenDue(store: RedisStore, key: string): Promise<{ lease: RedisLease; roundTrip: number }> {
+  for (;;) {
+    const sentAt = now();
+    const answer = await store.claim(key);
+    const roundTrip = now() - sentAt;
+    if (isLease(answer)) return { lease: answer, roundTrip };
+    await sleep((answer as { notBefore: number }).notBefore - now() + 2);
+  }
+}
 
 describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisStore on a real redis-server', () => {
   beforeAll(async () => {
@@ -337,17 +347,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       // Still running after half the gap: its STARTED goes then, and lifts the hold on the host.
       await sleep(wait.notBefore - now() + 2);
       // Redis bounds the write from the claim's own times: later than it was by at most the claim's round trip.
-      let roundTrip = 0;
-      const claimTimed = async (): Promise<Lease> => {
-        for (;;) {
-          const sentAt = now();
-          const answer = await a.claim('q');
-          roundTrip = now() - sentAt;
-          if (isLease(answer)) return answer;
-          await sleep(5);
-        }
-      };
-      const slow = await claimTimed();
+      const { lease: slow, roundTrip } = await claimWhenDue(a, 'q');
       const slowAt = now();
       await a.shared.dispatched(slow, slowAt);
       expect(now() - slowAt).toBeGreaterThanOrEqual(95);
@@ -528,13 +528,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       const window = { count: 2, windowMs: 300, label: '2/300ms' };
       const [a] = await workers(1, { policyFor: () => ({ intervalMs: 0, windows: [window], concurrency: 3 }) });
       for (const n of [1, 2, 3, 4]) await a.add(`http://m.example/${n}`, 'm', entry(`http://m.example/${n}`));
-      const claimNow = async (): Promise<Lease> => {
-        for (;;) {
-          const answer = await a.claim('m');
-          if (isLease(answer)) return answer;
-          await sleep((answer as { notBefore: number }).notBefore - now() + 2);
-        }
-      };
+      const claimNow = async (): Promise<Lease> => (await claimWhenDue(a, 'm')).lease;
       const t0 = now();
       const first = await claimNow();
       await a.shared.dispatched(first, t0);

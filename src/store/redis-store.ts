@@ -840,7 +840,12 @@ export class RedisStore implements CrawlStore {
   }
 
   counter(name: CounterName): number {
-    return name === 'started' ? this.started + this.startedLater : 0;
+    return name === 'started' ? this.startedSoFar() : 0;
+  }
+
+  /** Pages started as this worker sees them: the shared count, and its own additions not sent yet. */
+  private startedSoFar(): number {
+    return this.started + this.startedLater;
   }
 
   /** The additions to `started` a lease's end carries ('' for none), taken from those waiting (countStartsLater). */
@@ -861,7 +866,7 @@ export class RedisStore implements CrawlStore {
   addToCounter(name: CounterName, by: number): Promise<number> {
     if (name === 'started' && this.opts.countStartsLater) {
       this.startedLater += by;
-      return Promise.resolve(this.started + this.startedLater);
+      return Promise.resolve(this.startedSoFar());
     }
     return this.addToCounterNow(name, by);
   }
@@ -934,7 +939,7 @@ export class RedisStore implements CrawlStore {
       finishedAt: r[3] === '' ? null : Number(r[3]),
       now: Number(r[4]),
       counts: { ...this.totals },
-      started: this.started + this.startedLater,
+      started: this.startedSoFar(),
       seeds,
       work,
       workers,

@@ -117,7 +117,14 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'a crawl
         lost.url('b.localhost', '/'),
       ];
       const workers = [0, 1].map((i) => startCrawl(args(i), dir));
-      while (lost.requests().filter((e) => e.path !== '/robots.txt').length < 6) await sleep(20);
+      // Mid-crawl, as redis-two-workers.ts waits for it: both workers have joined (each has held a lease) and a
+      // few pages are fetched. A worker still starting when the slot is flushed would begin the crawl anew.
+      const owners = new Set<string>();
+      while (owners.size < 2 || lost.requests().filter((e) => e.path !== '/robots.txt').length < 6) {
+        const leases = cli(owner.port, 'hgetall', `crawl:{${crawlId}}:leases`).split('\n');
+        for (let i = 0; i + 1 < leases.length; i += 2) if (leases[i].endsWith(':o')) owners.add(leases[i + 1]);
+        await sleep(20);
+      }
       cli(owner.port, 'flushall');
       const runs = await Promise.all(workers.map((w) => w.done));
       for (const r of runs) {

@@ -353,10 +353,10 @@ out[#out + 1] = redis.call('HGET', m, 'pass') or '1'
 return view(out)
 `;
 
-/** PEEK(P) → exists 0|1, fingerprint, finished 0|1, the seeds. Changes nothing. */
+/** PEEK(P) → exists 0|1, fingerprint, finished 0|1, the crawl's gen ('' for none), the seeds. Changes nothing. */
 const PEEK = `
 local m = P .. 'meta'
-local out = { redis.call('HEXISTS', m, 'fingerprint'), redis.call('HGET', m, 'fingerprint') or '', redis.call('HGET', m, 'finished') or '0' }
+local out = { redis.call('HEXISTS', m, 'fingerprint'), redis.call('HGET', m, 'fingerprint') or '', redis.call('HGET', m, 'finished') or '0', redis.call('HGET', m, 'gen') or '' }
 for _, seed in ipairs(redis.call('LRANGE', P .. 'seeds', 0, -1)) do out[#out + 1] = seed end
 return out
 `;
@@ -1232,8 +1232,11 @@ export function scriptSource(name: ScriptName): string {
   return [parts.head, ...parts.helpers.filter((h) => used.has(h.name)).map((h) => h.text), body].join('\n');
 }
 
-/** Scripts that run before a worker knows its crawl's gen (or only read): sent without it. */
-export const UNGUARDED: ReadonlySet<ScriptName> = new Set<ScriptName>(['open', 'peek', 'status']);
+/**
+ * Scripts that run before a worker knows its crawl's gen (or only read): sent without it. OPEN is sent
+ * with it when PEEK found the crawl first: one that vanished in between is lost, not created anew.
+ */
+export const UNGUARDED: ReadonlySet<ScriptName> = new Set<ScriptName>(['peek', 'status']);
 
 /** The error a guarded script answers when the crawl's marker is gone or another gen's. */
 export const STATE_LOST_REPLY = 'CRAWL_STATE_LOST';

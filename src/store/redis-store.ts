@@ -404,8 +404,10 @@ export class RedisStore implements CrawlStore {
   /** What Redis holds under this crawl id before `open`: nothing yet, or a crawl (finished or not). Connects. */
   async peekMeta(): Promise<(CrawlMeta & { finished: boolean }) | undefined> {
     await this.connect();
-    const [exists, fingerprint, finished, ...seeds] = (await this.run('peek', [])).map(String);
+    const [exists, fingerprint, finished, gen, ...seeds] = (await this.run('peek', [])).map(String);
     if (exists !== '1') return undefined;
+    // Joined from here on: a crawl gone before this worker's OPEN (or any later call) is lost, never begun again.
+    if (gen !== '') this.link.guard(gen);
     return { seeds, configFingerprint: fingerprint, finished: finished === '1' };
   }
 

@@ -130,6 +130,27 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(c.counts()).toEqual({ queued: 2, delayed: 0, leased: 0, seen: 2 });
     });
 
+    it('a worker that found the crawl and opens it after it vanished is told it is lost, and begins nothing', async () => {
+      const crawlId = `vanish-${randomUUID()}`;
+      const a = new RedisStore({ url: url(), crawlId });
+      const b = new RedisStore({ url: url(), crawlId });
+      open.push(a, b);
+      await a.open({ seeds: ['http://s1/'], configFingerprint: 'f1' });
+      expect(await b.peekMeta()).toMatchObject({ seeds: ['http://s1/'] }); // "joining the crawl"
+      const { createClient } = await import('redis');
+      const admin = createClient({ url: url() });
+      await admin.connect();
+      try {
+        await admin.del(`${a.keyPrefix}meta`); // its marker evicted (or the slot flushed) before b's OPEN
+        const opened = b.open({ seeds: ['http://s1/'], configFingerprint: 'f1' });
+        await expect(opened).rejects.toThrow(/is gone from Redis/);
+        await expect(opened).rejects.toMatchObject({ code: 'REDIS_STATE_LOST' });
+        expect(await admin.exists(`${a.keyPrefix}meta`)).toBe(0); // not created anew
+      } finally {
+        await admin.quit();
+      }
+    });
+
     it('never gives two workers a lease on one URL', async () => {
       const [a, b] = await workers(2);
       const hosts = ['h0', 'h1', 'h2', 'h3'];

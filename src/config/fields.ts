@@ -228,6 +228,14 @@ export const describeIssue: z.core.$ZodErrorMap = (issue) => {
   return undefined;
 };
 
+/**
+ * Options for a parse of the configuration: describeIssue's messages, and no
+ * compiled fast path. zod compiles a function for an object schema the first
+ * time it parses one, which pays back over many parses; a start-up parses each
+ * schema once, so the compiling was all cost (BENCHMARKS.md, start-up).
+ */
+export const parseOnce: z.core.ParseContext<z.core.$ZodIssue> = { error: describeIssue, jitless: true };
+
 /** Schemas described by another schema (see describedBy). */
 const descriptions = new WeakMap<object, z.ZodType>();
 

@@ -6,7 +6,7 @@
  * of it, the one place that sees `defaults` and `domains` together.
  */
 import { z } from 'zod';
-import { comment, describedBy, describeIssue, fieldSchemas } from './fields.js';
+import { comment, describedBy, fieldSchemas, parseOnce } from './fields.js';
 import { parseDomainKey, policyConflicts, type PolicyConflict, type PolicyFields, type PolicyOverride } from './policy-resolver.js';
 import { showValue } from './units.js';
 import { authField, headersField, proxyField } from './request-schema.js';
@@ -234,7 +234,7 @@ function parseDomains(value: Record<string, unknown>, ctx: z.core.$RefinementCtx
       seen.set(key.key, raw);
       target = key.key;
     }
-    const parsed = domainEntrySchema.safeParse(entry, { error: describeIssue });
+    const parsed = domainEntrySchema.safeParse(entry, parseOnce);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) ctx.issues.push({ ...issue, path: [raw, ...issue.path] } as z.core.$ZodRawIssue);
       // The fields that did parse still take part in the two-field rules, reported in the same round.
@@ -296,7 +296,7 @@ export function checkMergedPolicies(file: { defaults: PolicyFields; domains: Rec
 /** The built-in defaults (an empty `defaults` object, parsed), computed once. */
 let builtins: PolicyFields | undefined;
 function builtinDefaults(): PolicyFields {
-  return (builtins ??= policyDefaultsSchema.parse({}));
+  return (builtins ??= policyDefaultsSchema.parse({}, parseOnce));
 }
 
 /** A failed domain entry's fields that parse on their own, as an override. */

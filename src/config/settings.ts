@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { DEFAULT_USER_AGENT, configFileSchema, describeIssue, fieldSchemas, knownKeysAt, type FileConfig } from './file-schema.js';
+import { DEFAULT_USER_AGENT, configFileSchema, fieldSchemas, parseOnce, knownKeysAt, type FileConfig } from './file-schema.js';
 import { integerProblem } from './fields.js';
 import { createPolicyResolver, type PolicyFields } from './policy-resolver.js';
 import type { CrawlSettings } from './settings-types.js';
@@ -115,7 +115,7 @@ function allIssueLines(issues: readonly Issue[], where: (path: PropertyKey[]) =>
 
 /** Validates and normalises parsed JSON; `source` names the file in messages. */
 export function validateConfig(raw: unknown, source = 'config'): FileConfig {
-  const result = configFileSchema.safeParse(raw, { error: describeIssue });
+  const result = configFileSchema.safeParse(raw, parseOnce);
   if (result.success) return result.data;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError([`${source}: expected a JSON object at the top level, got ${showValue(raw)}`]);
@@ -381,7 +381,7 @@ function headerFlags(lines: string[], ctx: z.core.$RefinementCtx): Record<string
 }
 
 function parseFlags(cli: CliOverrides) {
-  const result = cliSchema.safeParse(cli, { error: describeIssue });
+  const result = cliSchema.safeParse(cli, parseOnce);
   if (result.success) return result.data;
   const flag = (path: PropertyKey[]) => FLAG_NAMES[path[0] as keyof CliOverrides] ?? `--${String(path[0])}`;
   throw new ConfigError(issueLines(result.error.issues, flag));

@@ -18,6 +18,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as Re2js from 're2js';
+import { groupDigits } from '../util/group-digits.js';
 
 /** Longest pattern accepted, in UTF-16 code units. Several short patterns do what one long alternation would. */
 export const MAX_PATTERN_LENGTH = 1000;
@@ -61,7 +62,7 @@ export function compileUserPattern(source: string): UserPattern {
   if (source.length > MAX_PATTERN_LENGTH) {
     const shown = `${source.slice(0, QUOTED)}…`;
     throw new PatternError(
-      `a regular expression of ${source.length.toLocaleString('en-US')} characters, over the limit of ${MAX_PATTERN_LENGTH.toLocaleString('en-US')} (${JSON.stringify(shown)}); split it into several patterns`,
+      `a regular expression of ${groupDigits(source.length)} characters, over the limit of ${groupDigits(MAX_PATTERN_LENGTH)} (${JSON.stringify(shown)}); split it into several patterns`,
     );
   }
   // Before translating: the translation would quietly turn `\k<name>` into the literal "k<name>".

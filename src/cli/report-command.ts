@@ -20,6 +20,7 @@ import { ReportInputError } from '../report/record-reader.js';
 import { sqliteKind } from '../store/sqlite-file.js';
 import type { HostKeyMode } from '../config/settings-types.js';
 import { EXIT, type Io, type ReportFlags } from './flags.js';
+import { groupDigits } from '../util/group-digits.js';
 
 export async function reportCommand(file: string | undefined, flags: ReportFlags, io: Io): Promise<number> {
   if (flags.redis !== undefined || flags.crawlId !== undefined) return reportFromRedis(file, flags, io);
@@ -56,10 +57,9 @@ async function writeReport(data: ReportData, out: string, flags: ReportFlags, io
   }
   if (!flags.quiet) {
     const records = data.records.pages + data.records.skipped + data.records.robots;
-    const bad =
-      data.records.badLines > 0 ? `; ${data.records.badLines.toLocaleString('en-US')} line(s) were not records (first: line ${data.records.firstBadLine})` : '';
+    const bad = data.records.badLines > 0 ? `; ${groupDigits(data.records.badLines)} line(s) were not records (first: line ${data.records.firstBadLine})` : '';
     const where = out === '-' ? 'the report' : out;
-    io.stderr.write(`crawl: wrote ${where} (${formatBytes(Buffer.byteLength(html))}) from ${records.toLocaleString('en-US')} records${bad}\n`);
+    io.stderr.write(`crawl: wrote ${where} (${formatBytes(Buffer.byteLength(html))}) from ${groupDigits(records)} records${bad}\n`);
   }
   return EXIT.ok;
 }

@@ -11,6 +11,7 @@
  */
 import { systemClock, type Clock, type Timer } from '../clock.js';
 import { ignoreStreamErrors, type LiveLine } from './logger.js';
+import { groupDigits } from '../util/group-digits.js';
 
 export interface ProgressSnapshot {
   fetched: number;
@@ -77,7 +78,7 @@ export interface Progress extends LiveLine {
 
 const CLEAR = '\r\x1b[K';
 
-const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+const int = (n: number): string => groupDigits(Math.round(n));
 
 function formatElapsed(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));

@@ -8,6 +8,7 @@
 import type { Clock } from '../clock.js';
 import { isoInstant } from '../util/iso-time.js';
 import type { OutputRecord, PageChange, PageRecord, SkipReason, SkipRecord, SubrequestCounts } from '../types.js';
+import { groupDigits } from '../util/group-digits.js';
 
 export interface HostStats {
   /** Page records for this host (including transport errors). */
@@ -178,7 +179,7 @@ export function finishStats(stats: CrawlStats, clock: Clock, opts: { interrupted
   if (opts.interrupted) stats.interrupted = true;
 }
 
-const int = (n: number): string => n.toLocaleString('en-US');
+const int = groupDigits;
 const sum = (map: Map<unknown, number>): number => [...map.values()].reduce((a, b) => a + b, 0);
 
 export function formatDuration(ms: number): string {

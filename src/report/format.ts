@@ -1,5 +1,6 @@
 /** Escaping and number formats shared by the HTML renderer. */
 import { formatBytes } from '../output/summary.js';
+import { groupDigits } from '../util/group-digits.js';
 
 export { formatBytes };
 
@@ -15,7 +16,7 @@ export function jsonForScript(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-export const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+export const int = (n: number): string => groupDigits(Math.round(n));
 
 /** 340 ms, 1.25 s, 2 min 03 s, 1 h 02 min. */
 export function formatMs(ms: number | null): string {

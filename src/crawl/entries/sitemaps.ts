@@ -28,6 +28,7 @@ import type { FrontierEntry } from '../../store/crawl-store.js';
 import type { CrawlSettings } from '../../config/settings-types.js';
 import type { PageRecord } from '../../types.js';
 import { pageOutcome, type OutcomeOptions, type PageOutcome } from '../page-outcome.js';
+import { groupDigits } from '../../util/group-digits.js';
 
 /**
  * Sitemap indexes followed inside one another. The protocol allows none (an
@@ -140,9 +141,7 @@ export async function sitemapOutcome(
   record.links = found.length;
   if (opts.emitLinks) record.linkList = found;
   if (parsed.cut === 'urls')
-    out.notes.push(
-      `sitemap ${entry.url} lists more than ${SITEMAP_MAX_URLS.toLocaleString('en-US')} URLs (the protocol's limit): read up to there, the rest ignored`,
-    );
+    out.notes.push(`sitemap ${entry.url} lists more than ${groupDigits(SITEMAP_MAX_URLS)} URLs (the protocol's limit): read up to there, the rest ignored`);
   if (parsed.cut === 'bytes' || (res.truncated && parsed.cut === null)) {
     out.notes.push(`sitemap ${entry.url} is over ${SITEMAP_MAX_BYTES / MB} MB uncompressed (the protocol's limit): read up to there, the rest ignored`);
     record.truncated = true;

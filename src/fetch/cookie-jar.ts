@@ -15,14 +15,21 @@
  * and a cookie longer than MAX_COOKIE_BYTES is ignored.
  *
  * Time comes from the injected clock (`now`), so expiry is testable.
+ *
+ * tough-cookie (~75 KB with its own code) is loaded at the first cookie the
+ * crawl holds, not at start-up: the jar is on by default, and most crawls
+ * never receive a cookie. Loaded through createRequire, like re2js and
+ * cheerio, because the first Set-Cookie is stored synchronously.
  */
-import { Cookie, CookieJar, MemoryCookieStore } from 'tough-cookie';
+import { createRequire } from 'node:module';
+import type { Cookie, CookieJar, MemoryCookieStore } from 'tough-cookie';
 
 export const MAX_COOKIES_PER_DOMAIN = 50;
 export const MAX_COOKIES = 20_000;
 export const MAX_SET_COOKIE = 50;
 export const MAX_COOKIE_BYTES = 4096;
 
+type ToughCookie = typeof import('tough-cookie');
 type Index = MemoryCookieStore['idx'];
 
 function countDomain(idx: Index, domain: string): number {
@@ -32,50 +39,62 @@ function countDomain(idx: Index, domain: string): number {
   return n;
 }
 
-/** tough-cookie's memory store with the caps above. */
-class BoundedStore extends MemoryCookieStore {
-  private count = 0;
+/** tough-cookie's memory store with the caps above (a class made once tough-cookie is loaded). */
+function boundedStoreClass({ MemoryCookieStore }: ToughCookie) {
+  return class BoundedStore extends MemoryCookieStore {
+    private count = 0;
 
-  /** Cookies held: 0 lets a request skip the jar's lookup (most crawls never receive a cookie). */
-  get size(): number {
-    return this.count;
-  }
-
-  override putCookie(cookie: Cookie): Promise<void>;
-  override putCookie(cookie: Cookie, callback: (error: Error | null) => void): void;
-  override putCookie(cookie: Cookie, callback?: (error: Error | null) => void): Promise<void> | void {
-    const { domain, path, key } = cookie;
-    if (domain != null && path != null && key != null && this.idx[domain]?.[path]?.[key] === undefined) {
-      if (this.count >= MAX_COOKIES || countDomain(this.idx, domain) >= MAX_COOKIES_PER_DOMAIN) {
-        return callback ? callback(null) : Promise.resolve();
-      }
-      this.count++;
+    /** Cookies held. */
+    get size(): number {
+      return this.count;
     }
-    return callback ? super.putCookie(cookie, callback) : super.putCookie(cookie);
-  }
 
-  override removeCookie(domain: string, path: string, key: string): Promise<void>;
-  override removeCookie(domain: string, path: string, key: string, callback: (error: Error | null) => void): void;
-  override removeCookie(domain: string, path: string, key: string, callback?: (error: Error | null) => void): Promise<void> | void {
-    if (this.idx[domain]?.[path]?.[key] !== undefined) this.count--;
-    return callback ? super.removeCookie(domain, path, key, callback) : super.removeCookie(domain, path, key);
-  }
+    override putCookie(cookie: Cookie): Promise<void>;
+    override putCookie(cookie: Cookie, callback: (error: Error | null) => void): void;
+    override putCookie(cookie: Cookie, callback?: (error: Error | null) => void): Promise<void> | void {
+      const { domain, path, key } = cookie;
+      if (domain != null && path != null && key != null && this.idx[domain]?.[path]?.[key] === undefined) {
+        if (this.count >= MAX_COOKIES || countDomain(this.idx, domain) >= MAX_COOKIES_PER_DOMAIN) {
+          return callback ? callback(null) : Promise.resolve();
+        }
+        this.count++;
+      }
+      return callback ? super.putCookie(cookie, callback) : super.putCookie(cookie);
+    }
 
-  override removeCookies(domain: string, path: string): Promise<void>;
-  override removeCookies(domain: string, path: string, callback: (error: Error | null) => void): void;
-  override removeCookies(domain: string, path: string, callback?: (error: Error | null) => void): Promise<void> | void {
-    const before = countDomain(this.idx, domain);
-    const result = callback ? super.removeCookies(domain, path, callback) : super.removeCookies(domain, path);
-    this.count -= before - countDomain(this.idx, domain);
-    return result;
-  }
+    override removeCookie(domain: string, path: string, key: string): Promise<void>;
+    override removeCookie(domain: string, path: string, key: string, callback: (error: Error | null) => void): void;
+    override removeCookie(domain: string, path: string, key: string, callback?: (error: Error | null) => void): Promise<void> | void {
+      if (this.idx[domain]?.[path]?.[key] !== undefined) this.count--;
+      return callback ? super.removeCookie(domain, path, key, callback) : super.removeCookie(domain, path, key);
+    }
 
-  override removeAllCookies(): Promise<void>;
-  override removeAllCookies(callback: (error: Error | null) => void): void;
-  override removeAllCookies(callback?: (error: Error | null) => void): Promise<void> | void {
-    this.count = 0;
-    return callback ? super.removeAllCookies(callback) : super.removeAllCookies();
+    override removeCookies(domain: string, path: string): Promise<void>;
+    override removeCookies(domain: string, path: string, callback: (error: Error | null) => void): void;
+    override removeCookies(domain: string, path: string, callback?: (error: Error | null) => void): Promise<void> | void {
+      const before = countDomain(this.idx, domain);
+      const result = callback ? super.removeCookies(domain, path, callback) : super.removeCookies(domain, path);
+      this.count -= before - countDomain(this.idx, domain);
+      return result;
+    }
+
+    override removeAllCookies(): Promise<void>;
+    override removeAllCookies(callback: (error: Error | null) => void): void;
+    override removeAllCookies(callback?: (error: Error | null) => void): Promise<void> | void {
+      this.count = 0;
+      return callback ? super.removeAllCookies(callback) : super.removeAllCookies();
+    }
+  };
+}
+
+/** tough-cookie and the store class built on it, loaded once per process at the first use. */
+let loaded: { tough: ToughCookie; BoundedStore: ReturnType<typeof boundedStoreClass> } | undefined;
+function toughCookie(): NonNullable<typeof loaded> {
+  if (!loaded) {
+    const tough = createRequire(import.meta.url)('tough-cookie') as ToughCookie;
+    loaded = { tough, BoundedStore: boundedStoreClass(tough) };
   }
+  return loaded;
 }
 
 /** One line of a cookies.txt that cannot be used. */
@@ -152,16 +171,35 @@ export interface CrawlCookieJarOptions {
 }
 
 export class CrawlCookieJar {
-  private readonly cookies = new BoundedStore();
-  private readonly jar = new CookieJar(this.cookies, {
-    looseMode: false,
-    rejectPublicSuffixes: true,
-    allowSpecialUseDomain: true,
-    // Secure cookies go over https only, localhost included (browsers count it as secure; a crawler has no reason to).
-    allowSecureOnLocal: false,
-  });
+  /**
+   * The store and tough-cookie's jar over it, made at the first cookie. One
+   * object, so a view made with Object.create (request-setup's read-only
+   * jar) shares them with this jar.
+   */
+  private readonly held: { cookies?: InstanceType<NonNullable<typeof loaded>['BoundedStore']>; jar?: CookieJar } = {};
 
   constructor(private readonly opts: CrawlCookieJarOptions) {}
+
+  /** tough-cookie's jar, made (and tough-cookie loaded) on the first call. */
+  private get jar(): CookieJar {
+    if (!this.held.jar) {
+      const { tough, BoundedStore } = toughCookie();
+      this.held.cookies = new BoundedStore();
+      this.held.jar = new tough.CookieJar(this.held.cookies, {
+        looseMode: false,
+        rejectPublicSuffixes: true,
+        allowSpecialUseDomain: true,
+        // Secure cookies go over https only, localhost included (browsers count it as secure; a crawler has no reason to).
+        allowSecureOnLocal: false,
+      });
+    }
+    return this.held.jar;
+  }
+
+  /** Cookies held: 0 lets a request skip the jar (and tough-cookie) entirely. */
+  private get size(): number {
+    return this.held.cookies?.size ?? 0;
+  }
 
   private date(): Date {
     return new Date(this.opts.now());
@@ -176,7 +214,7 @@ export class CrawlCookieJar {
   addForHosts(pairs: readonly { name: string; value: string }[], hosts: readonly string[]): void {
     for (const host of new Set(hosts)) {
       for (const { name, value } of pairs) {
-        const cookie = new Cookie({ key: name, value, path: '/', hostOnly: true });
+        const cookie = new (toughCookie().tough.Cookie)({ key: name, value, path: '/', hostOnly: true });
         this.jar.setCookieSync(cookie, `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}/`, { now: this.date() });
       }
     }
@@ -188,7 +226,7 @@ export class CrawlCookieJar {
     const now = this.date();
     for (const c of cookies) {
       if (c.expires !== 0 && c.expires * 1000 <= now.getTime()) continue;
-      const cookie = new Cookie({
+      const cookie = new (toughCookie().tough.Cookie)({
         key: c.name,
         value: c.value,
         domain: c.domain,
@@ -210,6 +248,7 @@ export class CrawlCookieJar {
 
   /** Stores the Set-Cookie headers of a response to `url`; bad or refused ones are ignored, as browsers do. */
   store(url: URL, setCookie: readonly string[]): void {
+    if (setCookie.length === 0) return;
     const now = this.date();
     for (const header of setCookie.slice(0, MAX_SET_COOKIE)) {
       if (header.length > MAX_COOKIE_BYTES) continue;
@@ -233,7 +272,7 @@ export class CrawlCookieJar {
     for (const c of all) {
       const expiry = c.expiryTime();
       if (expiry !== undefined && expiry <= now) {
-        if (c.domain && c.path) this.cookies.removeCookie(c.domain, c.path, c.key, () => {});
+        if (c.domain && c.path) this.held.cookies!.removeCookie(c.domain, c.path, c.key, () => {});
       } else live.push(c);
     }
     return live;
@@ -241,13 +280,13 @@ export class CrawlCookieJar {
 
   /** The Cookie header for a request to `url`, or undefined when no cookie matches. */
   header(url: URL): string | undefined {
-    if (this.cookies.size === 0) return undefined; // the jar is on by default: an empty one must cost nothing per request
+    if (this.size === 0) return undefined; // the jar is on by default: an empty one must cost nothing per request
     const cookies = this.matching(url);
     return cookies.length === 0 ? undefined : cookies.map((c) => c.cookieString()).join('; ');
   }
 
   /** The names of the cookies a request to `url` would carry (for `crawl check`: names only, never values). */
   names(url: URL): string[] {
-    return this.matching(url).map((c) => c.key);
+    return this.size === 0 ? [] : this.matching(url).map((c) => c.key);
   }
 }

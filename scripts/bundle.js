@@ -94,9 +94,13 @@ const result = await build({
   external: ['better-sqlite3', 'playwright-core', 'prom-client', 're2js', 'cheerio', 'uplot'],
   // Bundled CommonJS (undici, commander, @redis/client) calls require() for Node's own modules.
   banner: { js: "import { createRequire as __crawlCreateRequire } from 'node:module'; const require = __crawlCreateRequire(import.meta.url);" },
-  minify: true,
-  // Class and function names stay: errors and their `name` read the same as unbundled.
-  keepNames: true,
+  // Whitespace and syntax minified; identifiers kept as written, so classes and functions keep
+  // their names (errors, their `name` and util.inspect read as unbundled) without esbuild's
+  // keepNames. keepNames wrapped every named closure the code creates in a call that redefines
+  // the function's `name`: in a crawl that ran per page (the fetch's and the scheduler's
+  // callbacks), and it cost 10-15% of the crawl's CPU (BENCHMARKS.md, benchmark 1).
+  minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: 'eof',
   plugins: [substitutes, zodUsed],
   logLevel: 'warning',

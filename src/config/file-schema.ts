@@ -27,7 +27,7 @@ import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
 import { metricsAddressProblem } from '../output/metrics-address.js';
 
-export { describeIssue, fieldSchemas, parseOnce } from './fields.js';
+export { fieldSchemas, parseOnce } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
 
 const { duration, size, integer, boolean, oneOf, regexList, userAgent, networkList } = fieldSchemas;

@@ -96,9 +96,10 @@ const result = await build({
   banner: { js: "import { createRequire as __crawlCreateRequire } from 'node:module'; const require = __crawlCreateRequire(import.meta.url);" },
   // Whitespace and syntax minified; identifiers kept as written, so classes and functions keep
   // their names (errors, their `name` and util.inspect read as unbundled) without esbuild's
-  // keepNames; only a clash between bundled modules adds a suffix (commander's CommanderError2). keepNames wrapped every named closure the code creates in a call that redefines
-  // the function's `name`: in a crawl that ran per page (the fetch's and the scheduler's
-  // callbacks), and it cost 10-15% of the crawl's CPU (BENCHMARKS.md, benchmark 1).
+  // keepNames; only a clash between bundled modules adds a suffix (commander's CommanderError2).
+  // keepNames wrapped every named closure the code creates in a call that redefines the
+  // function's `name`: in a crawl that ran per page (the fetch's and the scheduler's callbacks),
+  // and it cost 10-15% of the crawl's CPU (BENCHMARKS.md, benchmark 1).
   minifyWhitespace: true,
   minifySyntax: true,
   legalComments: 'eof',

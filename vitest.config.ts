@@ -33,6 +33,7 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    globalSetup: ['test/support/temp-root.ts'],
     projects: [
       // Without isolation the unit files share one module graph: 16 s instead of 77 s on 2 cores,
       // almost all of it was importing the same modules again per file. They keep no global state.

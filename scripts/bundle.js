@@ -12,7 +12,7 @@
  *
  * Left outside the bundle: native or heavy packages loaded only when used
  * (better-sqlite3, playwright-core, prom-client), packages the code loads
- * through createRequire (re2js, cheerio, tough-cookie) or reads files of (uplot).
+ * through createRequire (re2js, cheerio, tough-cookie, tldts) or reads files of (uplot).
  * `zod` is only the members the code uses (zodUsed, below).
  * dist/version.js is replaced by the version itself: its relative path to
  * package.json does not hold from dist/bundle/. `undici` is its lean entry

@@ -15,8 +15,20 @@
  * default port or "%". Everything else goes through the parser as before;
  * test/parse/url.test.ts compares both paths on tricky and fuzzed URLs.
  */
-import { parse as parseDomain } from 'tldts';
+import { createRequire } from 'node:module';
 import type { HostKeyMode } from '../config/settings-types.js';
+
+type Tldts = typeof import('tldts');
+let tldts: Tldts | undefined;
+
+/**
+ * tldts (the public suffix list, ~140 KB of code) is loaded at the first
+ * registrable domain asked for: only `--scope domain`, `hostKey: "domain"`
+ * and `crawl check` ask, and loading it cost every other crawl ~12 ms of
+ * start-up. Through createRequire, like re2js and cheerio: the callers are
+ * synchronous.
+ */
+const parseDomain: Tldts['parse'] = (url, options) => (tldts ??= createRequire(import.meta.url)('tldts') as Tldts).parse(url, options);
 
 /** Thrown when a string that must be an absolute http(s) URL is not one. */
 export class InvalidUrlError extends Error {

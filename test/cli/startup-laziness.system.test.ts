@@ -19,8 +19,11 @@ import { requireBuilt } from '../support/spawn-crawl.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const trace = join(root, 'bench', 'lib', 'load-trace.js');
 
-/** Packages only some crawls use: Chromium, SQLite, metrics, the linear-time regex engine, Redis, selectors, the report's charts, cookies (until one is held). */
-const LAZY_PACKAGES = ['playwright-core', 'better-sqlite3', 'prom-client', 're2js', 'redis', '@redis/client', 'cheerio', 'uplot', 'tough-cookie'];
+/**
+ * Packages only some crawls use: Chromium, SQLite, metrics, the linear-time regex engine, Redis, selectors,
+ * the report's charts, cookies (until one is held), the public suffix list (registrable domains).
+ */
+const LAZY_PACKAGES = ['playwright-core', 'better-sqlite3', 'prom-client', 're2js', 'redis', '@redis/client', 'cheerio', 'uplot', 'tough-cookie', 'tldts'];
 
 let server: Server;
 let url: string;

@@ -14,7 +14,7 @@ import type { configFileSchema } from '../config/file-schema.js';
  * and reported with the same messages. See crawler.config.example.json for
  * every field and crawler.config.schema.json for their docs.
  */
-export type CrawlConfig = z.input<typeof configFileSchema>;
+export type CrawlConfig = z.input<ReturnType<typeof configFileSchema>>;
 
 /** Where the crawl reports what a user may want to know (a host given up, a capped Crawl-delay). `console` fits. */
 export interface CrawlLog {

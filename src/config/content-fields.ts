@@ -5,7 +5,7 @@
  * the same from a flag as from the file.
  */
 import { z } from 'zod';
-import { fieldSchemas } from './fields.js';
+import { fieldSchemas, once } from './fields.js';
 import { ExtractRuleError, parseExtractFlag, parseExtractRule } from '../content/extract.js';
 import type { ExtractRule } from './settings-types.js';
 import { showValue } from './units.js';
@@ -54,7 +54,7 @@ export function extractFlags() {
 export const contentFormat = () => fieldSchemas.oneOf(CONTENT_FORMATS);
 
 /** Top-level fields of the config file. */
-export const contentFields = {
+export const contentFields = once(() => ({
   content: contentFormat()
     .optional()
     .describe(
@@ -76,4 +76,4 @@ export const contentFields = {
     .describe(
       'Use rel=canonical for dedupe: a page whose in-scope canonical URL differs from its own marks that URL seen, so it is not queued (if queued or fetched already, nothing changes). Default false.',
     ),
-};
+}));

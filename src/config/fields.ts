@@ -232,8 +232,11 @@ export const fieldSchemas = {
  * `build`, called once per distinct arguments: zod schemas are immutable
  * (every method answers a new one), so fields of one kind can share theirs,
  * and a start-up builds each kind once instead of once a field (~60 fields).
+ * Without arguments it makes a schema built at its first use: the schema
+ * modules build nothing when they load (a crawl without a config file or
+ * flags builds none; see fileDefaults in file-schema.ts).
  */
-function once<A extends unknown[], R>(build: (...args: A) => R): (...args: A) => R {
+export function once<A extends unknown[], R>(build: (...args: A) => R): (...args: A) => R {
   const made = new Map<string, R>();
   return (...args) => {
     const key = JSON.stringify(args);

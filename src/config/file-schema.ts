@@ -15,8 +15,8 @@
  * itself.
  */
 import { z } from 'zod';
-import { comment, fieldSchemas, messageFrom, toJsonSchema } from './fields.js';
-import { POLICY_KEYS, POLICY_OBJECT_KEYS, checkMergedPolicies, domainsSchema, policyDefaultsSchema } from './policy-schema.js';
+import { comment, fieldSchemas, messageFrom, once, toJsonSchema } from './fields.js';
+import { checkMergedPolicies, domainsSchema, policyDefaultsSchema, policyKeys, policyObjectKeys } from './policy-schema.js';
 import { MIN_ROBOTS_BYTES } from '../robots/rules.js';
 import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.js';
 import { VERSION } from '../version.js';
@@ -64,189 +64,292 @@ export const MAX_ROBOTS_CACHE_TTL_MS = 86_400_000;
 /** The check runs on partly failed files too (see checkMergedPolicies), but only on an object. */
 const isObject = ({ value }: { value: unknown }) => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const timeoutObjectSchema = z.strictObject({
-  $comment: comment(),
-  connect: duration({ positive: true }).prefault('10s').describe('TCP + TLS connection setup. Default "10s".'),
-  headers: duration({ positive: true }).prefault('30s').describe('From request sent to response headers received. Default "30s".'),
-  body: duration({ positive: true }).prefault('30s').describe('Longest silence while reading the body. Default "30s".'),
-  total: duration({ positive: true })
-    .prefault('3m')
-    .describe(
-      'Deadline for a whole response, from the request\'s start to its last body byte, however steadily the bytes trickle in (error TOTAL_TIMEOUT). The same for every host. Default "3m".',
-    ),
-});
+const timeoutObjectSchema = once(() =>
+  z.strictObject({
+    $comment: comment(),
+    connect: duration({ positive: true }).prefault('10s').describe('TCP + TLS connection setup. Default "10s".'),
+    headers: duration({ positive: true }).prefault('30s').describe('From request sent to response headers received. Default "30s".'),
+    body: duration({ positive: true }).prefault('30s').describe('Longest silence while reading the body. Default "30s".'),
+    total: duration({ positive: true })
+      .prefault('3m')
+      .describe(
+        'Deadline for a whole response, from the request\'s start to its last body byte, however steadily the bytes trickle in (error TOTAL_TIMEOUT). The same for every host. Default "3m".',
+      ),
+  }),
+);
 
 /** `timeout: "30s"`: the three idle limits; the total deadline keeps its default unless that is shorter. */
 export function timeoutsFromOne(ms: number): { connectMs: number; headersMs: number; bodyMs: number; totalMs: number } {
   return { connectMs: ms, headersMs: ms, bodyMs: ms, totalMs: Math.max(ms, DEFAULT_TOTAL_TIMEOUT_MS) };
 }
 
-const timeoutSchema = z
-  .union([z.string().meta({ pattern: DURATION_PATTERN }), z.number().min(0, { error: messageFrom(parseDuration) }), timeoutObjectSchema], {
-    error: (i) => `expected a duration like "30s" or an object with connect/headers/body/total, got ${showValue(i.input)}`,
-  })
-  .transform((value, ctx) => {
-    if (typeof value === 'object') return { connectMs: value.connect, headersMs: value.headers, bodyMs: value.body, totalMs: value.total };
-    try {
-      const ms = parseDuration(value);
-      if (ms === 0) throw new UnitError(`expected a duration greater than zero, got ${showValue(value)}`, value);
-      return timeoutsFromOne(ms);
-    } catch (error) {
-      if (!(error instanceof UnitError)) throw error;
-      ctx.addIssue({ code: 'custom', message: error.message, input: value });
-      return z.NEVER;
-    }
-  });
+const timeoutSchema = once(() =>
+  z
+    .union([z.string().meta({ pattern: DURATION_PATTERN }), z.number().min(0, { error: messageFrom(parseDuration) }), timeoutObjectSchema()], {
+      error: (i) => `expected a duration like "30s" or an object with connect/headers/body/total, got ${showValue(i.input)}`,
+    })
+    .transform((value, ctx) => {
+      if (typeof value === 'object') return { connectMs: value.connect, headersMs: value.headers, bodyMs: value.body, totalMs: value.total };
+      try {
+        const ms = parseDuration(value);
+        if (ms === 0) throw new UnitError(`expected a duration greater than zero, got ${showValue(value)}`, value);
+        return timeoutsFromOne(ms);
+      } catch (error) {
+        if (!(error instanceof UnitError)) throw error;
+        ctx.addIssue({ code: 'custom', message: error.message, input: value });
+        return z.NEVER;
+      }
+    }),
+);
 
-const robotsSchema = z.strictObject({
-  $comment: comment(),
-  enabled: boolean().prefault(true).describe('Fetch and obey robots.txt (RFC 9309). Default true.'),
-  maxSize: size({ bytes: MIN_ROBOTS_BYTES, label: '500KiB (RFC 9309 §2.5)' })
-    .prefault('512KiB')
-    .describe('robots.txt bytes read; the rest is ignored (RFC 9309 asks for at least 500 KiB). Default "512KiB".'),
-  cacheTtl: duration({ positive: true, max: { ms: MAX_ROBOTS_CACHE_TTL_MS, label: '24h' } })
-    .prefault('24h')
-    .describe('How long a fetched robots.txt is reused, at most "24h". Default "24h".'),
-  unavailableRetries: integer(0, 100)
-    .prefault(2)
-    .describe(
-      'Re-fetches of a robots.txt that answered 5xx or 429 or failed in transit, before its host is given up: its URLs are then skipped as "robots-unavailable". ' +
-        'A host that cannot be connected to at all (refused, DNS failure, connect timeout, TLS failure, a proxy refusing the tunnel) is re-tried sooner (see unavailableRetryDelay), ' +
-        'and once given up its URLs get page records carrying that error code (they are not requested). Default 2.',
-    ),
-  unavailableRetryDelay: duration()
-    .prefault('5s')
-    .describe(
-      'Wait before the first such re-fetch, doubling after each; at most 1s (then 2s, …) for a host that cannot be connected to, so a dead host is given up in about 3s with the defaults. Default "5s".',
-    ),
-});
-
-const trapsSchema = z.strictObject({
-  $comment: comment(),
-  maxPathRepeats: integer(1)
-    .prefault(3)
-    .describe(
-      'Most times one segment may appear in a URL\'s path; a URL with more is skipped as "repeated-path" (a relative link that keeps adding itself: /a/b/a/b/a/b/a/b/). Default 3.',
-    ),
-  maxQueryParams: integer(1).prefault(32).describe('Most query parameters in one URL; a URL with more is skipped as "query-explosion". Default 32.'),
-  maxQueryVariants: integer(1)
-    .prefault(10_000)
-    .describe(
-      'Most distinct query strings accepted for one scheme, host and path (/cal?d=1, /cal?d=2, …); past it, new ones are skipped as "query-explosion". Default 10000.',
-    ),
-});
-
-/** The config file schema. Parse output is {@link FileConfig}. */
-export const configFileSchema = z
-  .strictObject({
-    $schema: z.string().optional().describe('Path or URL of this JSON Schema, for editors.'),
+const robotsSchema = once(() =>
+  z.strictObject({
     $comment: comment(),
-    userAgent: userAgent()
-      .optional()
+    enabled: boolean().prefault(true).describe('Fetch and obey robots.txt (RFC 9309). Default true.'),
+    maxSize: size({ bytes: MIN_ROBOTS_BYTES, label: '500KiB (RFC 9309 §2.5)' })
+      .prefault('512KiB')
+      .describe('robots.txt bytes read; the rest is ignored (RFC 9309 asks for at least 500 KiB). Default "512KiB".'),
+    cacheTtl: duration({ positive: true, max: { ms: MAX_ROBOTS_CACHE_TTL_MS, label: '24h' } })
+      .prefault('24h')
+      .describe('How long a fetched robots.txt is reused, at most "24h". Default "24h".'),
+    unavailableRetries: integer(0, 100)
+      .prefault(2)
       .describe(
-        'User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://github.com/crawl-cli/crawl)".',
+        'Re-fetches of a robots.txt that answered 5xx or 429 or failed in transit, before its host is given up: its URLs are then skipped as "robots-unavailable". ' +
+          'A host that cannot be connected to at all (refused, DNS failure, connect timeout, TLS failure, a proxy refusing the tunnel) is re-tried sooner (see unavailableRetryDelay), ' +
+          'and once given up its URLs get page records carrying that error code (they are not requested). Default 2.',
       ),
-    concurrency: integer(1, 1000).prefault(16).describe('Requests in flight at once, across all hosts (1-1000). Default 16.'),
-    hostKey: oneOf(['host', 'domain'])
-      .prefault('host')
-      .describe('What shares one politeness budget: "host" (each hostname) or "domain" (all subdomains of a registrable domain). Default "host".'),
-    maxDepth: integer(0)
-      .prefault(DEFAULT_MAX_DEPTH)
+    unavailableRetryDelay: duration()
+      .prefault('5s')
       .describe(
-        'Links followed from a seed (seeds are depth 0; a redirect keeps its depth). Deeper URLs are skipped as "max-depth". Default 100: deeper than real sites go, so a calendar trap ends.',
+        'Wait before the first such re-fetch, doubling after each; at most 1s (then 2s, …) for a host that cannot be connected to, so a dead host is given up in about 3s with the defaults. Default "5s".',
       ),
-    maxPages: integer(1).optional().describe('Stop after fetching this many pages. Default unlimited.'),
-    maxQueued: integer(1)
-      .prefault(DEFAULT_MAX_QUEUED)
+  }),
+);
+
+const trapsSchema = once(() =>
+  z.strictObject({
+    $comment: comment(),
+    maxPathRepeats: integer(1)
+      .prefault(3)
       .describe(
-        'URLs waiting in the queue, all hosts together; a URL found while it is full is skipped as "queue-full" and not remembered (found again later, it is queued if there is room then). ' +
-          'Bounds the memory a site with endless links can take (about 150 B a queued URL in memory). Default 1000000.',
+        'Most times one segment may appear in a URL\'s path; a URL with more is skipped as "repeated-path" (a relative link that keeps adding itself: /a/b/a/b/a/b/a/b/). Default 3.',
       ),
-    traps: trapsSchema
-      .prefault({})
+    maxQueryParams: integer(1).prefault(32).describe('Most query parameters in one URL; a URL with more is skipped as "query-explosion". Default 32.'),
+    maxQueryVariants: integer(1)
+      .prefault(10_000)
       .describe(
-        'Defences against URL spaces that never end (calendars, relative links that keep growing, query strings that multiply); each refused URL is skipped with its own reason.',
+        'Most distinct query strings accepted for one scheme, host and path (/cal?d=1, /cal?d=2, …); past it, new ones are skipped as "query-explosion". Default 10000.',
       ),
-    scope: oneOf(['host', 'domain', 'any'])
-      .prefault('host')
-      .describe('Which links are followed: "host" (the seeds\' hosts), "domain" (the seeds\' registrable domains) or "any". Default "host".'),
-    include: regexList()
-      .prefault([])
-      .describe(
-        'If set, only URLs matching at least one of these regular expressions (RE2 syntax, matched in linear time: no lookaround or backreferences; tested against the canonical absolute URL) are crawled. Default none.',
-      ),
-    exclude: regexList().prefault([]).describe('URLs matching any of these regular expressions (RE2 syntax, as for include) are skipped. Default none.'),
-    timeout: timeoutSchema
-      .prefault({ connect: '10s', headers: '30s', body: '30s', total: '3m' })
-      .describe(
-        'One duration for connect, headers and body (the total deadline then stays "3m", or that duration if longer), or an object per phase. ' +
-          'Default {"connect": "10s", "headers": "30s", "body": "30s", "total": "3m"}.',
-      ),
-    maxBody: size().prefault('10MiB').describe('Decompressed body bytes read per response; longer bodies are truncated. Default "10MiB".'),
-    maxRedirects: integer(0, 100).prefault(10).describe('Redirect hops followed per chain (0-100). Default 10.'),
-    maxUrlLength: integer(16, 1_000_000).prefault(2048).describe('Longer URLs are skipped. Default 2048.'),
-    respectNofollow: boolean()
-      .prefault(true)
-      .describe('Honour rel="nofollow", <meta name="robots" content="nofollow"> and X-Robots-Tag: nofollow. Default true.'),
-    robots: robotsSchema.prefault({}).describe('robots.txt handling.'),
-    sitemaps: urlList()
-      .prefault([])
-      .describe(
-        'Sitemap files whose URLs seed the crawl, like --sitemap: XML sitemaps, sitemap indexes, text files (one URL per line), gzip or not. ' +
-          "Their hosts are in scope as the seeds' are; the URLs they list are one deeper than the sitemap and scope-checked like links. Default none.",
-      ),
-    robotsSitemaps: boolean()
-      .prefault(false)
-      .describe("Also seed the crawl from the Sitemap: lines of each seed's robots.txt, like --sitemaps (read even with robots.enabled false). Default false."),
-    checkLinks: boolean()
-      .prefault(false)
-      .describe(
-        'Link-check mode, like --check-links: links out of scope are not skipped but checked with one request each (HEAD, then GET if HEAD is refused), ' +
-          'through their host\'s limits and robots.txt; never parsed or followed. Their records have kind "link-check". Default false.',
-      ),
-    allowPrivate: boolean()
-      .prefault(false)
-      .describe(
-        'Connect to special-purpose addresses (loopback, private, CGNAT, link-local and cloud metadata, unique-local, multicast, reserved) on any host. ' +
-          'Without it they are refused (skip reason "private-address") except on the exact hosts the seeds name. Default false.',
-      ),
-    allowNetworks: networkList()
-      .prefault([])
-      .describe(
-        'Special-purpose networks that may be connected to anyway, as CIDRs ("10.0.0.0/8", "fd00::/8") or single addresses; checked against the address connected to. Default none.',
-      ),
-    ...contentFields,
-    ...renderFields,
-    cookies: cookiesSchema
-      .prefault({})
-      .describe("Cookies: sent to the seeds' hosts, read from a cookies.txt, and kept from responses during the crawl (per RFC 6265)."),
-    tls: tlsSchema.prefault({}).describe('TLS trust for https connections (through a proxy too).'),
-    defaults: policyDefaultsSchema.prefault({}),
-    domains: domainsSchema.prefault({}),
-    perIp: perIpSchema.optional().describe(PER_IP_TEXT.perIp),
-    metrics: z
-      .string()
-      .superRefine((value, ctx) => {
-        const problem = metricsAddressProblem(value);
-        if (problem) ctx.addIssue({ code: 'custom', message: problem });
-      })
-      .optional()
-      .describe(
-        'Serve Prometheus/OpenMetrics series at http://HOST:PORT/metrics while the crawl runs, like --metrics (which overrides it): "9464" (on 127.0.0.1), "0.0.0.0:9464", or port 0 for a free one. Default none.',
-      ),
-    metricsHosts: integer(0, 1000)
-      .optional()
-      .describe('Hosts with series of their own (the top N by requests), like --metrics-hosts (which overrides it); needs metrics. Default 10.'),
-  })
-  .superRefine(checkMergedPolicies, { when: isObject })
-  .meta({ title: 'crawl configuration', description: 'Configuration file for the crawl web crawler (crawler.config.json).' });
+  }),
+);
+
+/** The config file schema, built at its first use. Parse output is {@link FileConfig}. */
+export const configFileSchema = once(() =>
+  z
+    .strictObject({
+      $schema: z.string().optional().describe('Path or URL of this JSON Schema, for editors.'),
+      $comment: comment(),
+      userAgent: userAgent()
+        .optional()
+        .describe(
+          'User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://github.com/crawl-cli/crawl)".',
+        ),
+      concurrency: integer(1, 1000).prefault(16).describe('Requests in flight at once, across all hosts (1-1000). Default 16.'),
+      hostKey: oneOf(['host', 'domain'])
+        .prefault('host')
+        .describe('What shares one politeness budget: "host" (each hostname) or "domain" (all subdomains of a registrable domain). Default "host".'),
+      maxDepth: integer(0)
+        .prefault(DEFAULT_MAX_DEPTH)
+        .describe(
+          'Links followed from a seed (seeds are depth 0; a redirect keeps its depth). Deeper URLs are skipped as "max-depth". Default 100: deeper than real sites go, so a calendar trap ends.',
+        ),
+      maxPages: integer(1).optional().describe('Stop after fetching this many pages. Default unlimited.'),
+      maxQueued: integer(1)
+        .prefault(DEFAULT_MAX_QUEUED)
+        .describe(
+          'URLs waiting in the queue, all hosts together; a URL found while it is full is skipped as "queue-full" and not remembered (found again later, it is queued if there is room then). ' +
+            'Bounds the memory a site with endless links can take (about 150 B a queued URL in memory). Default 1000000.',
+        ),
+      traps: trapsSchema()
+        .prefault({})
+        .describe(
+          'Defences against URL spaces that never end (calendars, relative links that keep growing, query strings that multiply); each refused URL is skipped with its own reason.',
+        ),
+      scope: oneOf(['host', 'domain', 'any'])
+        .prefault('host')
+        .describe('Which links are followed: "host" (the seeds\' hosts), "domain" (the seeds\' registrable domains) or "any". Default "host".'),
+      include: regexList()
+        .prefault([])
+        .describe(
+          'If set, only URLs matching at least one of these regular expressions (RE2 syntax, matched in linear time: no lookaround or backreferences; tested against the canonical absolute URL) are crawled. Default none.',
+        ),
+      exclude: regexList().prefault([]).describe('URLs matching any of these regular expressions (RE2 syntax, as for include) are skipped. Default none.'),
+      timeout: timeoutSchema()
+        .prefault({ connect: '10s', headers: '30s', body: '30s', total: '3m' })
+        .describe(
+          'One duration for connect, headers and body (the total deadline then stays "3m", or that duration if longer), or an object per phase. ' +
+            'Default {"connect": "10s", "headers": "30s", "body": "30s", "total": "3m"}.',
+        ),
+      maxBody: size().prefault('10MiB').describe('Decompressed body bytes read per response; longer bodies are truncated. Default "10MiB".'),
+      maxRedirects: integer(0, 100).prefault(10).describe('Redirect hops followed per chain (0-100). Default 10.'),
+      maxUrlLength: integer(16, 1_000_000).prefault(2048).describe('Longer URLs are skipped. Default 2048.'),
+      respectNofollow: boolean()
+        .prefault(true)
+        .describe('Honour rel="nofollow", <meta name="robots" content="nofollow"> and X-Robots-Tag: nofollow. Default true.'),
+      robots: robotsSchema().prefault({}).describe('robots.txt handling.'),
+      sitemaps: urlList()
+        .prefault([])
+        .describe(
+          'Sitemap files whose URLs seed the crawl, like --sitemap: XML sitemaps, sitemap indexes, text files (one URL per line), gzip or not. ' +
+            "Their hosts are in scope as the seeds' are; the URLs they list are one deeper than the sitemap and scope-checked like links. Default none.",
+        ),
+      robotsSitemaps: boolean()
+        .prefault(false)
+        .describe(
+          "Also seed the crawl from the Sitemap: lines of each seed's robots.txt, like --sitemaps (read even with robots.enabled false). Default false.",
+        ),
+      checkLinks: boolean()
+        .prefault(false)
+        .describe(
+          'Link-check mode, like --check-links: links out of scope are not skipped but checked with one request each (HEAD, then GET if HEAD is refused), ' +
+            'through their host\'s limits and robots.txt; never parsed or followed. Their records have kind "link-check". Default false.',
+        ),
+      allowPrivate: boolean()
+        .prefault(false)
+        .describe(
+          'Connect to special-purpose addresses (loopback, private, CGNAT, link-local and cloud metadata, unique-local, multicast, reserved) on any host. ' +
+            'Without it they are refused (skip reason "private-address") except on the exact hosts the seeds name. Default false.',
+        ),
+      allowNetworks: networkList()
+        .prefault([])
+        .describe(
+          'Special-purpose networks that may be connected to anyway, as CIDRs ("10.0.0.0/8", "fd00::/8") or single addresses; checked against the address connected to. Default none.',
+        ),
+      ...contentFields(),
+      ...renderFields(),
+      cookies: cookiesSchema()
+        .prefault({})
+        .describe("Cookies: sent to the seeds' hosts, read from a cookies.txt, and kept from responses during the crawl (per RFC 6265)."),
+      tls: tlsSchema().prefault({}).describe('TLS trust for https connections (through a proxy too).'),
+      defaults: policyDefaultsSchema().prefault({}),
+      domains: domainsSchema().prefault({}),
+      perIp: perIpSchema().optional().describe(PER_IP_TEXT.perIp),
+      metrics: z
+        .string()
+        .superRefine((value, ctx) => {
+          const problem = metricsAddressProblem(value);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional()
+        .describe(
+          'Serve Prometheus/OpenMetrics series at http://HOST:PORT/metrics while the crawl runs, like --metrics (which overrides it): "9464" (on 127.0.0.1), "0.0.0.0:9464", or port 0 for a free one. Default none.',
+        ),
+      metricsHosts: integer(0, 1000)
+        .optional()
+        .describe('Hosts with series of their own (the top N by requests), like --metrics-hosts (which overrides it); needs metrics. Default 10.'),
+    })
+    .superRefine(checkMergedPolicies, { when: isObject })
+    .meta({ title: 'crawl configuration', description: 'Configuration file for the crawl web crawler (crawler.config.json).' }),
+);
 
 /** A validated, normalised config file: durations in ms, sizes in bytes, rates parsed, regexes compiled. */
-export type FileConfig = z.output<typeof configFileSchema>;
+export type FileConfig = z.output<ReturnType<typeof configFileSchema>>;
+
+/**
+ * What the schema makes of an empty file (`{}`), as a fresh object each call.
+ * A crawl without a config file starts from this instead of building the
+ * schema (~60 fields of zod, ~25 ms of every start-up) to parse `{}`. The
+ * schema's prefaults stay the one place a default is decided: a test parses
+ * `{}` and fails, naming the field, when this differs.
+ */
+export function fileDefaults(): FileConfig {
+  return {
+    concurrency: 16,
+    hostKey: 'host',
+    maxDepth: 100,
+    maxQueued: 1000000,
+    traps: {
+      maxPathRepeats: 3,
+      maxQueryParams: 32,
+      maxQueryVariants: 10000,
+    },
+    scope: 'host',
+    include: [],
+    exclude: [],
+    timeout: {
+      connectMs: 10000,
+      headersMs: 30000,
+      bodyMs: 30000,
+      totalMs: 180000,
+    },
+    maxBody: 10485760,
+    maxRedirects: 10,
+    maxUrlLength: 2048,
+    respectNofollow: true,
+    robots: {
+      enabled: true,
+      maxSize: 524288,
+      cacheTtl: 86400000,
+      unavailableRetries: 2,
+      unavailableRetryDelay: 5000,
+    },
+    sitemaps: [],
+    robotsSitemaps: false,
+    checkLinks: false,
+    allowPrivate: false,
+    allowNetworks: [],
+    maxContent: 1048576,
+    extract: [],
+    followCanonical: false,
+    renderOptions: {
+      concurrency: 4,
+      timeout: 30000,
+      block: ['image', 'media', 'font'],
+      blockUrls: [],
+      recycleAfter: 50,
+      maxBrowserMemory: 1073741824,
+      cacheSize: 67108864,
+    },
+    cookies: {
+      send: [],
+      keep: true,
+    },
+    tls: {
+      insecure: false,
+    },
+    defaults: {
+      rate: {
+        intervalMs: 1000,
+        label: '1/s',
+      },
+      limits: [],
+      concurrency: 2,
+      jitterMs: 0,
+      crawlDelay: 'floor',
+      maxCrawlDelayMs: 30000,
+      retries: 2,
+      retryStatuses: [500, 502, 504],
+      backoffBaseMs: 1000,
+      backoffCapMs: 60000,
+      throttleStatuses: [429, 503],
+      maxRetryAfterMs: 600000,
+      throttleRetries: 10,
+      adaptive: true,
+      hostFailurePause: 5,
+      hostFailureGiveUp: 15,
+      maxPagesPerHost: 100000,
+      headers: {},
+      render: false,
+      http2: false,
+    },
+    domains: {},
+  };
+}
 
 /** The JSON Schema (draft 2020-12) of the config file, describing what may be written in it. */
 export function configJsonSchema(): Record<string, unknown> {
-  return toJsonSchema(configFileSchema);
+  return toJsonSchema(configFileSchema());
 }
 
 /** The exact text of crawler.config.schema.json. */
@@ -260,19 +363,19 @@ export function renderConfigJsonSchema(): string {
  */
 export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
   const [first, second, third] = path;
-  if (path.length === 0) return Object.keys(configFileSchema.shape);
-  if (path.length === 1 && first === 'robots') return Object.keys(robotsSchema.shape);
-  if (path.length === 1 && first === 'timeout') return Object.keys(timeoutObjectSchema.shape);
-  if (path.length === 1 && first === 'traps') return Object.keys(trapsSchema.shape);
-  if (path.length === 1 && first === 'cookies') return Object.keys(cookiesSchema.shape);
-  if (path.length === 1 && first === 'tls') return Object.keys(tlsSchema.shape);
-  if (path.length === 1 && first === 'renderOptions') return Object.keys(renderOptionsSchema.shape);
+  if (path.length === 0) return Object.keys(configFileSchema().shape);
+  if (path.length === 1 && first === 'robots') return Object.keys(robotsSchema().shape);
+  if (path.length === 1 && first === 'timeout') return Object.keys(timeoutObjectSchema().shape);
+  if (path.length === 1 && first === 'traps') return Object.keys(trapsSchema().shape);
+  if (path.length === 1 && first === 'cookies') return Object.keys(cookiesSchema().shape);
+  if (path.length === 1 && first === 'tls') return Object.keys(tlsSchema().shape);
+  if (path.length === 1 && first === 'renderOptions') return Object.keys(renderOptionsSchema().shape);
   if (path.length === 1 && first === 'perIp') return ['$comment', 'rate', 'concurrency'];
   // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.
   const policyDepth = first === 'defaults' ? 1 : first === 'domains' && typeof second === 'string' ? 2 : undefined;
   if (policyDepth === undefined) return [];
-  if (path.length === policyDepth) return POLICY_KEYS;
+  if (path.length === policyDepth) return policyKeys();
   const field = policyDepth === 1 ? second : third;
-  if (path.length === policyDepth + 1 && typeof field === 'string') return POLICY_OBJECT_KEYS[field] ?? [];
+  if (path.length === policyDepth + 1 && typeof field === 'string') return policyObjectKeys(field);
   return [];
 }

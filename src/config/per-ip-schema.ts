@@ -6,7 +6,7 @@
  * command line (settings.ts).
  */
 import { z } from 'zod';
-import { comment, fieldSchemas } from './fields.js';
+import { comment, fieldSchemas, once } from './fields.js';
 import type { IpPolicy } from './settings-types.js';
 
 const { rate, integer } = fieldSchemas;
@@ -19,13 +19,15 @@ export const PER_IP_TEXT = {
   concurrency: 'Requests in flight at once to one address, all its hosts together (1-1000). Default: no cap of its own.',
 } as const;
 
-export const perIpSchema = z
-  .strictObject({
-    $comment: comment(),
-    rate: rate().optional().describe(PER_IP_TEXT.rate),
-    concurrency: integer(1, 1000).optional().describe(PER_IP_TEXT.concurrency),
-  })
-  .transform((v): IpPolicy => ({ intervalMs: v.rate?.intervalMs ?? 0, rateLabel: v.rate?.label ?? 'unlimited', concurrency: v.concurrency ?? Infinity }));
+export const perIpSchema = once(() =>
+  z
+    .strictObject({
+      $comment: comment(),
+      rate: rate().optional().describe(PER_IP_TEXT.rate),
+      concurrency: integer(1, 1000).optional().describe(PER_IP_TEXT.concurrency),
+    })
+    .transform((v): IpPolicy => ({ intervalMs: v.rate?.intervalMs ?? 0, rateLabel: v.rate?.label ?? 'unlimited', concurrency: v.concurrency ?? Infinity })),
+);
 
 /** The file's `perIp` with `--ip-rate` / `--ip-concurrency` over it; either flag alone turns the limits on. Null: off. */
 export function mergePerIp(file: IpPolicy | undefined, flags: { rate?: { intervalMs: number; label: string }; concurrency?: number }): IpPolicy | null {

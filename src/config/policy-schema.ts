@@ -6,7 +6,7 @@
  * of it, the one place that sees `defaults` and `domains` together.
  */
 import { z } from 'zod';
-import { comment, describedBy, fieldSchemas, parseOnce } from './fields.js';
+import { comment, describedBy, fieldSchemas, once, parseOnce } from './fields.js';
 import { parseDomainKey, policyConflicts, type PolicyConflict, type PolicyFields, type PolicyOverride } from './policy-resolver.js';
 import { showValue } from './units.js';
 import { authField, headersField, proxyField } from './request-schema.js';
@@ -25,7 +25,7 @@ export const DEFAULT_MAX_PAGES_PER_HOST = 100_000;
 export const MAX_RETRY_AFTER_LIMIT_MS = 86_400_000;
 
 /** A parsed policy object in the file's own field names; the defaults' (every field set) fits it too. */
-type PolicyInput = z.output<typeof domainEntryObject>;
+type PolicyInput = z.output<ReturnType<typeof domainEntryObject>>;
 
 /**
  * Maps the file's field names onto PolicyFields, leaving out what the entry
@@ -105,96 +105,100 @@ const TEXT = {
 const inDefaults = (field: keyof typeof TEXT, shown: string) => `${TEXT[field]} Default ${shown}.`;
 const inEntry = (field: keyof typeof TEXT, path: string) => `${TEXT[field]} Falls back to defaults.${path}.`;
 
-export const policyDefaultsSchema = z
-  .strictObject({
+export const policyDefaultsSchema = once(() =>
+  z
+    .strictObject({
+      $comment: comment(),
+      rate: rate().prefault('1/s').describe(inDefaults('rate', '"1/s"')),
+      limits: windows().prefault([]).describe(inDefaults('limits', 'none')),
+      concurrency: integer(1, 1000).prefault(2).describe(inDefaults('concurrency', '2')),
+      jitter: duration().prefault('0ms').describe(inDefaults('jitter', '"0ms"')),
+      crawlDelay: oneOf(['floor', 'ignore']).prefault('floor').describe(inDefaults('crawlDelay', '"floor"')),
+      maxCrawlDelay: duration().prefault('30s').describe(inDefaults('maxCrawlDelay', '"30s"')),
+      retries: integer(0, 20).prefault(2).describe(inDefaults('retries', '2')),
+      retryStatuses: statusList().prefault([500, 502, 504]).describe(inDefaults('retryStatuses', '[500, 502, 504]')),
+      backoff: z
+        .strictObject({
+          $comment: comment(),
+          base: duration({ positive: true }).prefault('1s').describe(inDefaults('backoffBase', '"1s"')),
+          cap: duration({ positive: true }).prefault('60s').describe(inDefaults('backoffCap', '"60s"')),
+        })
+        .prefault({ base: '1s', cap: '60s' })
+        .describe(inDefaults('backoff', '{"base": "1s", "cap": "60s"}')),
+      throttleStatuses: statusList().prefault([429, 503]).describe(inDefaults('throttleStatuses', '[429, 503]')),
+      maxRetryAfter: duration({ positive: true, max: { ms: MAX_RETRY_AFTER_LIMIT_MS, label: '24h' } })
+        .prefault('10m')
+        .describe(inDefaults('maxRetryAfter', '"10m"')),
+      throttleRetries: integer(0, 1000).prefault(10).describe(inDefaults('throttleRetries', '10')),
+      adaptive: boolean().prefault(true).describe(inDefaults('adaptive', 'true')),
+      hostFailures: z
+        .strictObject({
+          $comment: comment(),
+          pause: integer(1).prefault(5).describe(inDefaults('pause', '5')),
+          giveUp: integer(1).prefault(15).describe(inDefaults('giveUp', '15')),
+        })
+        .prefault({ pause: 5, giveUp: 15 })
+        .describe(inDefaults('hostFailures', '{"pause": 5, "giveUp": 15}')),
+      maxPagesPerHost: integer(1).prefault(DEFAULT_MAX_PAGES_PER_HOST).describe(inDefaults('maxPagesPerHost', '100000')),
+      headers: headersField().prefault({}).describe(inDefaults('headers', 'none')),
+      proxy: proxyField().optional().describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
+      render: renderMode().prefault(false).describe(`${RENDER_TEXT} Default false.`),
+      http2: boolean().prefault(false).describe(inDefaults('http2', 'false')),
+    })
+    // Every field has a prefault, so the override is complete; the test of an
+    // empty file's defaults pins that (a cast cannot).
+    .transform((v) => toPolicyOverride(v) as PolicyFields)
+    .describe('Politeness for every host that no `domains` entry matches, and for fields a matching entry leaves unset.'),
+);
+
+const domainEntryObject = once(() =>
+  z.strictObject({
     $comment: comment(),
-    rate: rate().prefault('1/s').describe(inDefaults('rate', '"1/s"')),
-    limits: windows().prefault([]).describe(inDefaults('limits', 'none')),
-    concurrency: integer(1, 1000).prefault(2).describe(inDefaults('concurrency', '2')),
-    jitter: duration().prefault('0ms').describe(inDefaults('jitter', '"0ms"')),
-    crawlDelay: oneOf(['floor', 'ignore']).prefault('floor').describe(inDefaults('crawlDelay', '"floor"')),
-    maxCrawlDelay: duration().prefault('30s').describe(inDefaults('maxCrawlDelay', '"30s"')),
-    retries: integer(0, 20).prefault(2).describe(inDefaults('retries', '2')),
-    retryStatuses: statusList().prefault([500, 502, 504]).describe(inDefaults('retryStatuses', '[500, 502, 504]')),
+    rate: rate().optional().describe(inEntry('rate', 'rate')),
+    limits: windows().optional().describe(inEntry('limits', 'limits')),
+    concurrency: integer(1, 1000).optional().describe(inEntry('concurrency', 'concurrency')),
+    jitter: duration().optional().describe(inEntry('jitter', 'jitter')),
+    crawlDelay: oneOf(['floor', 'ignore']).optional().describe(inEntry('crawlDelay', 'crawlDelay')),
+    maxCrawlDelay: duration().optional().describe(inEntry('maxCrawlDelay', 'maxCrawlDelay')),
+    retries: integer(0, 20).optional().describe(inEntry('retries', 'retries')),
+    retryStatuses: statusList().optional().describe(inEntry('retryStatuses', 'retryStatuses')),
     backoff: z
       .strictObject({
         $comment: comment(),
-        base: duration({ positive: true }).prefault('1s').describe(inDefaults('backoffBase', '"1s"')),
-        cap: duration({ positive: true }).prefault('60s').describe(inDefaults('backoffCap', '"60s"')),
+        base: duration({ positive: true }).optional().describe(inEntry('backoffBase', 'backoff.base')),
+        cap: duration({ positive: true }).optional().describe(inEntry('backoffCap', 'backoff.cap')),
       })
-      .prefault({ base: '1s', cap: '60s' })
-      .describe(inDefaults('backoff', '{"base": "1s", "cap": "60s"}')),
-    throttleStatuses: statusList().prefault([429, 503]).describe(inDefaults('throttleStatuses', '[429, 503]')),
+      .optional()
+      .describe(`${TEXT.backoff} Each sub-field falls back to defaults.backoff on its own.`),
+    throttleStatuses: statusList().optional().describe(inEntry('throttleStatuses', 'throttleStatuses')),
     maxRetryAfter: duration({ positive: true, max: { ms: MAX_RETRY_AFTER_LIMIT_MS, label: '24h' } })
-      .prefault('10m')
-      .describe(inDefaults('maxRetryAfter', '"10m"')),
-    throttleRetries: integer(0, 1000).prefault(10).describe(inDefaults('throttleRetries', '10')),
-    adaptive: boolean().prefault(true).describe(inDefaults('adaptive', 'true')),
+      .optional()
+      .describe(inEntry('maxRetryAfter', 'maxRetryAfter')),
+    throttleRetries: integer(0, 1000).optional().describe(inEntry('throttleRetries', 'throttleRetries')),
+    adaptive: boolean().optional().describe(inEntry('adaptive', 'adaptive')),
     hostFailures: z
       .strictObject({
         $comment: comment(),
-        pause: integer(1).prefault(5).describe(inDefaults('pause', '5')),
-        giveUp: integer(1).prefault(15).describe(inDefaults('giveUp', '15')),
+        pause: integer(1).optional().describe(inEntry('pause', 'hostFailures.pause')),
+        giveUp: integer(1).optional().describe(inEntry('giveUp', 'hostFailures.giveUp')),
       })
-      .prefault({ pause: 5, giveUp: 15 })
-      .describe(inDefaults('hostFailures', '{"pause": 5, "giveUp": 15}')),
-    maxPagesPerHost: integer(1).prefault(DEFAULT_MAX_PAGES_PER_HOST).describe(inDefaults('maxPagesPerHost', '100000')),
-    headers: headersField().prefault({}).describe(inDefaults('headers', 'none')),
-    proxy: proxyField().optional().describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
-    render: renderMode().prefault(false).describe(`${RENDER_TEXT} Default false.`),
-    http2: boolean().prefault(false).describe(inDefaults('http2', 'false')),
-  })
-  // Every field has a prefault, so the override is complete; the test of an
-  // empty file's defaults pins that (a cast cannot).
-  .transform((v) => toPolicyOverride(v) as PolicyFields)
-  .describe('Politeness for every host that no `domains` entry matches, and for fields a matching entry leaves unset.');
+      .optional()
+      .describe(`${TEXT.hostFailures} Each sub-field falls back to defaults.hostFailures on its own.`),
+    maxPagesPerHost: integer(1).optional().describe(inEntry('maxPagesPerHost', 'maxPagesPerHost')),
+    headers: headersField().optional().describe(`${TEXT.headers} Added to defaults.headers; a header named in both takes this entry's value.`),
+    proxy: proxyField().optional().describe(inEntry('proxy', 'proxy')),
+    render: renderMode().optional().describe(`${RENDER_TEXT} Falls back to defaults.render.`),
+    http2: boolean().optional().describe(inEntry('http2', 'http2')),
+    auth: authField()
+      .optional()
+      .describe(
+        'HTTP credentials for this entry\'s hosts only: {"basic": {"user": "u", "password": "p"}} or {"bearer": "token"}; ' +
+          'a password or token may be {"env": "VARIABLE"}. Never sent to another host (a redirect elsewhere goes without), never written to records or logs.',
+      ),
+  }),
+);
 
-const domainEntryObject = z.strictObject({
-  $comment: comment(),
-  rate: rate().optional().describe(inEntry('rate', 'rate')),
-  limits: windows().optional().describe(inEntry('limits', 'limits')),
-  concurrency: integer(1, 1000).optional().describe(inEntry('concurrency', 'concurrency')),
-  jitter: duration().optional().describe(inEntry('jitter', 'jitter')),
-  crawlDelay: oneOf(['floor', 'ignore']).optional().describe(inEntry('crawlDelay', 'crawlDelay')),
-  maxCrawlDelay: duration().optional().describe(inEntry('maxCrawlDelay', 'maxCrawlDelay')),
-  retries: integer(0, 20).optional().describe(inEntry('retries', 'retries')),
-  retryStatuses: statusList().optional().describe(inEntry('retryStatuses', 'retryStatuses')),
-  backoff: z
-    .strictObject({
-      $comment: comment(),
-      base: duration({ positive: true }).optional().describe(inEntry('backoffBase', 'backoff.base')),
-      cap: duration({ positive: true }).optional().describe(inEntry('backoffCap', 'backoff.cap')),
-    })
-    .optional()
-    .describe(`${TEXT.backoff} Each sub-field falls back to defaults.backoff on its own.`),
-  throttleStatuses: statusList().optional().describe(inEntry('throttleStatuses', 'throttleStatuses')),
-  maxRetryAfter: duration({ positive: true, max: { ms: MAX_RETRY_AFTER_LIMIT_MS, label: '24h' } })
-    .optional()
-    .describe(inEntry('maxRetryAfter', 'maxRetryAfter')),
-  throttleRetries: integer(0, 1000).optional().describe(inEntry('throttleRetries', 'throttleRetries')),
-  adaptive: boolean().optional().describe(inEntry('adaptive', 'adaptive')),
-  hostFailures: z
-    .strictObject({
-      $comment: comment(),
-      pause: integer(1).optional().describe(inEntry('pause', 'hostFailures.pause')),
-      giveUp: integer(1).optional().describe(inEntry('giveUp', 'hostFailures.giveUp')),
-    })
-    .optional()
-    .describe(`${TEXT.hostFailures} Each sub-field falls back to defaults.hostFailures on its own.`),
-  maxPagesPerHost: integer(1).optional().describe(inEntry('maxPagesPerHost', 'maxPagesPerHost')),
-  headers: headersField().optional().describe(`${TEXT.headers} Added to defaults.headers; a header named in both takes this entry's value.`),
-  proxy: proxyField().optional().describe(inEntry('proxy', 'proxy')),
-  render: renderMode().optional().describe(`${RENDER_TEXT} Falls back to defaults.render.`),
-  http2: boolean().optional().describe(inEntry('http2', 'http2')),
-  auth: authField()
-    .optional()
-    .describe(
-      'HTTP credentials for this entry\'s hosts only: {"basic": {"user": "u", "password": "p"}} or {"bearer": "token"}; ' +
-        'a password or token may be {"env": "VARIABLE"}. Never sent to another host (a redirect elsewhere goes without), never written to records or logs.',
-    ),
-});
-
-const domainEntrySchema = domainEntryObject.transform(toPolicyOverride);
+const domainEntrySchema = once(() => domainEntryObject().transform(toPolicyOverride));
 
 const DOMAINS_TEXT =
   'Per-host politeness, keyed by "host", "host:port" or "*.suffix" (matches the suffix itself and every subdomain). ' +
@@ -234,7 +238,7 @@ function parseDomains(value: Record<string, unknown>, ctx: z.core.$RefinementCtx
       seen.set(key.key, raw);
       target = key.key;
     }
-    const parsed = domainEntrySchema.safeParse(entry, parseOnce);
+    const parsed = domainEntrySchema().safeParse(entry, parseOnce);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) ctx.issues.push({ ...issue, path: [raw, ...issue.path] } as z.core.$ZodRawIssue);
       // The fields that did parse still take part in the two-field rules, reported in the same round.
@@ -248,16 +252,16 @@ function parseDomains(value: Record<string, unknown>, ctx: z.core.$RefinementCtx
   return out;
 }
 
-/** Only describes `domains` for the JSON Schema; validation is parseDomains. */
-const domainsDocSchema = z.object({ $comment: comment() }).catchall(domainEntrySchema);
-
-export const domainsSchema = describedBy(
-  z
-    .record(z.string(), z.unknown(), { error: (i) => `expected an object, got ${showValue(i.input)}` })
-    .transform(parseDomains)
-    .meta({ propertyNames: { pattern: String.raw`^(?:\$comment|(?:\*\.)?[^\s/\\?#@*]+)$` } })
-    .describe(DOMAINS_TEXT),
-  domainsDocSchema,
+export const domainsSchema = once(() =>
+  describedBy(
+    z
+      .record(z.string(), z.unknown(), { error: (i) => `expected an object, got ${showValue(i.input)}` })
+      .transform(parseDomains)
+      .meta({ propertyNames: { pattern: String.raw`^(?:\$comment|(?:\*\.)?[^\s/\\?#@*]+)$` } })
+      .describe(DOMAINS_TEXT),
+    // Only describes `domains` for the JSON Schema; validation is parseDomains.
+    z.object({ $comment: comment() }).catchall(domainEntrySchema()),
+  ),
 );
 
 /**
@@ -296,7 +300,7 @@ export function checkMergedPolicies(file: { defaults: PolicyFields; domains: Rec
 /** The built-in defaults (an empty `defaults` object, parsed), computed once. */
 let builtins: PolicyFields | undefined;
 function builtinDefaults(): PolicyFields {
-  return (builtins ??= policyDefaultsSchema.parse({}, parseOnce));
+  return (builtins ??= policyDefaultsSchema().parse({}, parseOnce));
 }
 
 /** A failed domain entry's fields that parse on their own, as an override. */
@@ -305,7 +309,7 @@ function fieldsThatParse(entry: unknown): PolicyOverride {
   const good: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(entry)) {
     // Own keys only: a field named "__proto__" must not find Object.prototype.
-    const shape = domainEntryObject.shape as Record<string, z.ZodType>;
+    const shape = domainEntryObject().shape as Record<string, z.ZodType>;
     const schema = Object.hasOwn(shape, field) ? shape[field] : undefined;
     const parsed = schema?.safeParse(value);
     if (parsed?.success) good[field] = parsed.data;
@@ -349,11 +353,13 @@ function omitEqual(own: PolicyOverride, base: PolicyOverride): PolicyOverride {
   return Object.fromEntries(Object.entries(own).filter(([key, value]) => !same(value, base[key as keyof PolicyOverride])));
 }
 
-const POLICY_SHAPE = domainEntryObject.shape;
 /** The keys of a policy object, for "did you mean" hints (see knownKeysAt). */
-export const POLICY_KEYS = Object.keys(POLICY_SHAPE);
-/** The sub-objects of a policy, by field name, for hints one level further down. */
-export const POLICY_OBJECT_KEYS: Record<string, readonly string[]> = {
-  backoff: Object.keys(POLICY_SHAPE.backoff.unwrap().shape),
-  hostFailures: Object.keys(POLICY_SHAPE.hostFailures.unwrap().shape),
-};
+export const policyKeys = (): readonly string[] => Object.keys(domainEntryObject().shape);
+
+/** The keys of a policy's sub-object `field` (backoff, hostFailures), for hints one level further down; none for other fields. */
+export function policyObjectKeys(field: string): readonly string[] {
+  const shape = domainEntryObject().shape;
+  if (field === 'backoff') return Object.keys(shape.backoff.unwrap().shape);
+  if (field === 'hostFailures') return Object.keys(shape.hostFailures.unwrap().shape);
+  return [];
+}

@@ -8,7 +8,7 @@
  * from a flag as from the file.
  */
 import { z } from 'zod';
-import { comment, fieldSchemas } from './fields.js';
+import { comment, fieldSchemas, once } from './fields.js';
 import { showValue } from './units.js';
 import type { RenderMode } from './settings-types.js';
 
@@ -57,50 +57,54 @@ export function resourceTypes() {
   ) as unknown as z.ZodType<string[], string[] | string>;
 }
 
-export const renderOptionsSchema = z.strictObject({
-  $comment: comment(),
-  browser: z
-    .string()
-    .min(1, { error: 'expected a path to a Chromium executable' })
-    .optional()
-    .describe('The browser executable (Chromium or Chrome), like --browser. Default: CRAWL_BROWSER, else chromium (chromium-browser, google-chrome) on PATH.'),
-  concurrency: integer(1, 64)
-    .prefault(4)
-    .describe(
-      'Pages rendered at once (1-64), like --render-concurrency; every request they make still counts against the global and per-host concurrency. Default 4.',
-    ),
-  timeout: duration({ positive: true })
-    .prefault('30s')
-    .describe(
-      'A page not rendered within this is closed with error RENDER_TIMEOUT (its record keeps the fetched HTML\'s links), like --render-timeout. Default "30s".',
-    ),
-  block: resourceTypes()
-    .prefault([...DEFAULT_RENDER_BLOCK])
-    .describe(
-      'Resource types the browser may not fetch, like --render-block. WebSockets, EventSource, manifests, pings and prefetches are always refused. Default ["image", "media", "font"].',
-    ),
-  blockUrls: regexList()
-    .prefault([])
-    .describe(
-      'URLs the browser may not fetch (trackers, ads), as regular expressions (RE2 syntax, as for include) tested against the absolute URL. Default none.',
-    ),
-  recycleAfter: integer(1)
-    .prefault(50)
-    .describe('Pages rendered in one browser context before it is replaced by a fresh one (bounds what a context accumulates). Default 50.'),
-  maxBrowserMemory: size()
-    .prefault('1GiB')
-    .describe(
-      'Memory the browser\'s processes may hold (proportional set size, read from /proc on Linux; elsewhere only the restart every 1,000 pages applies) before the browser is restarted between pages; pages it holds finish first. Looked at every 5 pages. Default "1GiB".',
-    ),
-  cacheSize: size()
-    .prefault('64MiB')
-    .describe(
-      'Bytes of scripts, stylesheets and other subresources kept for the whole crawl, so one used by many pages is fetched once (Cache-Control no-store, no-cache, private and max-age under 10 s are honoured). Default "64MiB".',
-    ),
-});
+export const renderOptionsSchema = once(() =>
+  z.strictObject({
+    $comment: comment(),
+    browser: z
+      .string()
+      .min(1, { error: 'expected a path to a Chromium executable' })
+      .optional()
+      .describe(
+        'The browser executable (Chromium or Chrome), like --browser. Default: CRAWL_BROWSER, else chromium (chromium-browser, google-chrome) on PATH.',
+      ),
+    concurrency: integer(1, 64)
+      .prefault(4)
+      .describe(
+        'Pages rendered at once (1-64), like --render-concurrency; every request they make still counts against the global and per-host concurrency. Default 4.',
+      ),
+    timeout: duration({ positive: true })
+      .prefault('30s')
+      .describe(
+        'A page not rendered within this is closed with error RENDER_TIMEOUT (its record keeps the fetched HTML\'s links), like --render-timeout. Default "30s".',
+      ),
+    block: resourceTypes()
+      .prefault([...DEFAULT_RENDER_BLOCK])
+      .describe(
+        'Resource types the browser may not fetch, like --render-block. WebSockets, EventSource, manifests, pings and prefetches are always refused. Default ["image", "media", "font"].',
+      ),
+    blockUrls: regexList()
+      .prefault([])
+      .describe(
+        'URLs the browser may not fetch (trackers, ads), as regular expressions (RE2 syntax, as for include) tested against the absolute URL. Default none.',
+      ),
+    recycleAfter: integer(1)
+      .prefault(50)
+      .describe('Pages rendered in one browser context before it is replaced by a fresh one (bounds what a context accumulates). Default 50.'),
+    maxBrowserMemory: size()
+      .prefault('1GiB')
+      .describe(
+        'Memory the browser\'s processes may hold (proportional set size, read from /proc on Linux; elsewhere only the restart every 1,000 pages applies) before the browser is restarted between pages; pages it holds finish first. Looked at every 5 pages. Default "1GiB".',
+      ),
+    cacheSize: size()
+      .prefault('64MiB')
+      .describe(
+        'Bytes of scripts, stylesheets and other subresources kept for the whole crawl, so one used by many pages is fetched once (Cache-Control no-store, no-cache, private and max-age under 10 s are honoured). Default "64MiB".',
+      ),
+  }),
+);
 
 /** Top-level fields of the config file. */
-export const renderFields = {
+export const renderFields = once(() => ({
   render: renderMode().optional().describe(`${RENDER_TEXT} Sets defaults.render, like --render; a domains entry's own render still wins. Default false.`),
-  renderOptions: renderOptionsSchema.prefault({}).describe('How pages are rendered, when some host renders.'),
-};
+  renderOptions: renderOptionsSchema().prefault({}).describe('How pages are rendered, when some host renders.'),
+}));

@@ -14,7 +14,7 @@ import { headerNameProblem, headerValueProblem } from '../fetch/request-headers.
 import { Secret, type HeaderValue } from '../fetch/secret.js';
 import type { HostAuth } from './settings-types.js';
 import type { PolicyFields, PolicyOverride } from './policy-resolver.js';
-import { comment } from './fields.js';
+import { comment, once } from './fields.js';
 import { showValue } from './units.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -145,27 +145,33 @@ export function cookiePairs() {
 
 const filePath = () => z.string({ error: (i) => `expected a file path, got ${showValue(i.input)}` }).min(1, { error: 'expected a file path' });
 
-export const cookiesSchema = z.strictObject({
-  $comment: comment(),
-  send: cookiePairs()
-    .prefault([])
-    .describe('"name=value" cookies sent to the seeds\' hosts (exact hosts, any port, every path, http and https; never subdomains). Default none.'),
-  jar: filePath()
-    .optional()
-    .describe(
-      'A Netscape cookies.txt (as curl -c and wget --save-cookies write it), read at the start; its domain, subdomain flag, path, secure flag and expiry are honoured. Relative to the working directory. Default none.',
-    ),
-  keep: z
-    .boolean({ error: (i) => `expected true or false, got ${showValue(i.input)}` })
-    .prefault(true)
-    .describe('Keep the cookies responses set (RFC 6265 domain and path rules) and send them back on later requests. Default true.'),
-});
+export const cookiesSchema = once(() =>
+  z.strictObject({
+    $comment: comment(),
+    send: cookiePairs()
+      .prefault([])
+      .describe('"name=value" cookies sent to the seeds\' hosts (exact hosts, any port, every path, http and https; never subdomains). Default none.'),
+    jar: filePath()
+      .optional()
+      .describe(
+        'A Netscape cookies.txt (as curl -c and wget --save-cookies write it), read at the start; its domain, subdomain flag, path, secure flag and expiry are honoured. Relative to the working directory. Default none.',
+      ),
+    keep: z
+      .boolean({ error: (i) => `expected true or false, got ${showValue(i.input)}` })
+      .prefault(true)
+      .describe('Keep the cookies responses set (RFC 6265 domain and path rules) and send them back on later requests. Default true.'),
+  }),
+);
 
-export const tlsSchema = z.strictObject({
-  $comment: comment(),
-  insecure: z
-    .boolean({ error: (i) => `expected true or false, got ${showValue(i.input)}` })
-    .prefault(false)
-    .describe('Accept any TLS certificate (self-signed staging servers). Loudly warned about. Default false.'),
-  ca: filePath().optional().describe('A PEM file of extra CA certificates trusted besides the bundled ones. Relative to the working directory. Default none.'),
-});
+export const tlsSchema = once(() =>
+  z.strictObject({
+    $comment: comment(),
+    insecure: z
+      .boolean({ error: (i) => `expected true or false, got ${showValue(i.input)}` })
+      .prefault(false)
+      .describe('Accept any TLS certificate (self-signed staging servers). Loudly warned about. Default false.'),
+    ca: filePath()
+      .optional()
+      .describe('A PEM file of extra CA certificates trusted besides the bundled ones. Relative to the working directory. Default none.'),
+  }),
+);

@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { DEFAULT_USER_AGENT, configFileSchema, fieldSchemas, parseOnce, knownKeysAt, type FileConfig } from './file-schema.js';
+import { DEFAULT_USER_AGENT, configFileSchema, fieldSchemas, fileDefaults, parseOnce, knownKeysAt, type FileConfig } from './file-schema.js';
 import { integerProblem } from './fields.js';
 import { createPolicyResolver, type PolicyFields } from './policy-resolver.js';
 import type { CrawlSettings } from './settings-types.js';
@@ -115,7 +115,7 @@ function allIssueLines(issues: readonly Issue[], where: (path: PropertyKey[]) =>
 
 /** Validates and normalises parsed JSON; `source` names the file in messages. */
 export function validateConfig(raw: unknown, source = 'config'): FileConfig {
-  const result = configFileSchema.safeParse(raw, parseOnce);
+  const result = configFileSchema().safeParse(raw, parseOnce);
   if (result.success) return result.data;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError([`${source}: expected a JSON object at the top level, got ${showValue(raw)}`]);
@@ -318,56 +318,63 @@ function intFlag(min: number, max?: number) {
     .optional();
 }
 
-const cliSchema = z.object({
-  userAgent: fieldSchemas.userAgent().optional(),
-  concurrency: intFlag(1, 1000),
-  rate: fieldSchemas.rate().optional(),
-  hostConcurrency: intFlag(1, 1000),
-  maxDepth: intFlag(0),
-  maxPages: intFlag(1),
-  scope: fieldSchemas.oneOf(['host', 'domain', 'any']).optional(),
-  include: fieldSchemas.regexList().optional(),
-  exclude: fieldSchemas.regexList().optional(),
+/**
+ * Each flag's schema, built only for the flags given: most crawls give a few
+ * flags or none, and building all forty was ~5 ms of every start-up. Parsed
+ * in this order, so problems are reported in it.
+ */
+const FLAG_SCHEMAS = {
+  userAgent: () => fieldSchemas.userAgent().optional(),
+  concurrency: () => intFlag(1, 1000),
+  rate: () => fieldSchemas.rate().optional(),
+  hostConcurrency: () => intFlag(1, 1000),
+  maxDepth: () => intFlag(0),
+  maxPages: () => intFlag(1),
+  scope: () => fieldSchemas.oneOf(['host', 'domain', 'any']).optional(),
+  include: () => fieldSchemas.regexList().optional(),
+  exclude: () => fieldSchemas.regexList().optional(),
   // `--timeout 5` is 5 s, as wget and curl read it (a bare number in the file is still ms, like every duration there).
-  timeout: z.preprocess(secondsIfBare, fieldSchemas.duration({ positive: true })).optional(),
-  maxBody: fieldSchemas.size().optional(),
-  robots: fieldSchemas.boolean().optional(),
-  emitSkipped: fieldSchemas.boolean().optional(),
-  links: fieldSchemas.boolean().optional(),
-  allowPrivate: fieldSchemas.boolean().optional(),
-  maxQueued: intFlag(1),
-  maxPagesPerHost: intFlag(1),
-  content: contentFormat().optional(),
-  maxContent: fieldSchemas.size().optional(),
-  extract: extractFlags().optional(),
-  followCanonical: fieldSchemas.boolean().optional(),
-  sitemap: urlList().optional(),
-  sitemaps: fieldSchemas.boolean().optional(),
-  checkLinks: fieldSchemas.boolean().optional(),
-  headers: z
-    .array(z.string())
-    .optional()
-    .transform((lines, ctx) => (lines === undefined ? undefined : headerFlags(lines, ctx))),
-  proxy: z
-    .string()
-    .optional()
-    .superRefine((value, ctx) => {
-      const problem = value === undefined ? undefined : proxyUrlProblem(value);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }),
-  cookies: cookiePairs().optional(),
-  cookieJar: z.string().min(1, { error: 'expected a file path' }).optional(),
-  insecure: fieldSchemas.boolean().optional(),
-  ca: z.string().min(1, { error: 'expected a file path' }).optional(),
-  ipRate: fieldSchemas.rate().optional(),
-  ipConcurrency: intFlag(1, 1000),
-  render: renderMode().optional(),
-  renderConcurrency: intFlag(1, 64),
-  renderTimeout: z.preprocess(secondsIfBare, fieldSchemas.duration({ positive: true })).optional(),
-  renderBlock: resourceTypes().optional(),
-  browser: z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional(),
-  http2: fieldSchemas.boolean().optional(),
-});
+  timeout: () => z.preprocess(secondsIfBare, fieldSchemas.duration({ positive: true })).optional(),
+  maxBody: () => fieldSchemas.size().optional(),
+  robots: () => fieldSchemas.boolean().optional(),
+  emitSkipped: () => fieldSchemas.boolean().optional(),
+  links: () => fieldSchemas.boolean().optional(),
+  allowPrivate: () => fieldSchemas.boolean().optional(),
+  maxQueued: () => intFlag(1),
+  maxPagesPerHost: () => intFlag(1),
+  content: () => contentFormat().optional(),
+  maxContent: () => fieldSchemas.size().optional(),
+  extract: () => extractFlags().optional(),
+  followCanonical: () => fieldSchemas.boolean().optional(),
+  sitemap: () => urlList().optional(),
+  sitemaps: () => fieldSchemas.boolean().optional(),
+  checkLinks: () => fieldSchemas.boolean().optional(),
+  headers: () =>
+    z
+      .array(z.string())
+      .optional()
+      .transform((lines, ctx) => (lines === undefined ? undefined : headerFlags(lines, ctx))),
+  proxy: () =>
+    z
+      .string()
+      .optional()
+      .superRefine((value, ctx) => {
+        const problem = value === undefined ? undefined : proxyUrlProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }),
+  cookies: () => cookiePairs().optional(),
+  cookieJar: () => z.string().min(1, { error: 'expected a file path' }).optional(),
+  insecure: () => fieldSchemas.boolean().optional(),
+  ca: () => z.string().min(1, { error: 'expected a file path' }).optional(),
+  ipRate: () => fieldSchemas.rate().optional(),
+  ipConcurrency: () => intFlag(1, 1000),
+  render: () => renderMode().optional(),
+  renderConcurrency: () => intFlag(1, 64),
+  renderTimeout: () => z.preprocess(secondsIfBare, fieldSchemas.duration({ positive: true })).optional(),
+  renderBlock: () => resourceTypes().optional(),
+  browser: () => z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional(),
+  http2: () => fieldSchemas.boolean().optional(),
+} satisfies Record<keyof CliOverrides, () => z.ZodType>;
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
 function headerFlags(lines: string[], ctx: z.core.$RefinementCtx): Record<string, string> {
@@ -380,11 +387,21 @@ function headerFlags(lines: string[], ctx: z.core.$RefinementCtx): Record<string
   return out;
 }
 
-function parseFlags(cli: CliOverrides) {
-  const result = cliSchema.safeParse(cli, parseOnce);
-  if (result.success) return result.data;
+type ParsedFlags = { [K in keyof typeof FLAG_SCHEMAS]?: z.output<ReturnType<(typeof FLAG_SCHEMAS)[K]>> };
+
+function parseFlags(cli: CliOverrides): ParsedFlags {
+  const flags: Record<string, unknown> = {};
+  const issues: z.core.$ZodIssue[] = [];
+  for (const [name, schema] of Object.entries(FLAG_SCHEMAS)) {
+    const value = cli[name as keyof CliOverrides];
+    if (value === undefined) continue;
+    const result = schema().safeParse(value, parseOnce);
+    if (result.success) flags[name] = result.data;
+    else for (const issue of result.error.issues) issues.push({ ...issue, path: [name, ...issue.path] });
+  }
+  if (issues.length === 0) return flags as ParsedFlags;
   const flag = (path: PropertyKey[]) => FLAG_NAMES[path[0] as keyof CliOverrides] ?? `--${String(path[0])}`;
-  throw new ConfigError(issueLines(result.error.issues, flag));
+  throw new ConfigError(issueLines(issues, flag));
 }
 
 /**
@@ -393,7 +410,7 @@ function parseFlags(cli: CliOverrides) {
  */
 export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): CrawlSettings {
   const flags = parseFlags(cli);
-  const base = file ?? validateConfig({}, 'defaults');
+  const base = file ?? fileDefaults();
   // Overriding `defaults` (not each entry) is what makes a domain entry's own
   // rate still win over --rate while entries without one follow the flag.
   const defaults: PolicyFields = {

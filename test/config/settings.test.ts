@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, buildSettings, formatPath, loadConfigFile, validateConfig, type CliOverrides } from '../../src/config/settings.js';
-import { renderConfigJsonSchema } from '../../src/config/file-schema.js';
+import { fileDefaults, renderConfigJsonSchema } from '../../src/config/file-schema.js';
 import { readSeedsFile } from '../../src/config/seeds.js';
 import { VERSION } from '../../src/version.js';
 import { problemsOf } from '../support/config-problems.js';
@@ -76,6 +76,15 @@ describe('validateConfig', () => {
     expect(config.traps).toEqual({ maxPathRepeats: 3, maxQueryParams: 32, maxQueryVariants: 10_000 });
     expect(config.maxPages).toBeUndefined();
     expect(config.userAgent).toBeUndefined();
+  });
+
+  it('starts a crawl without a file from exactly what the schema makes of an empty one', () => {
+    // fileDefaults() stands in for parsing `{}` at start-up; a default changed in the schema must change it too.
+    expect(fileDefaults()).toStrictEqual(validateConfig({}));
+    // A fresh object each time: a caller changing its copy cannot change the next crawl's defaults.
+    const first = fileDefaults();
+    first.defaults.headers.x = 'y';
+    expect(fileDefaults().defaults.headers).toEqual({});
   });
 
   it('normalises units, regexes and domain keys', () => {

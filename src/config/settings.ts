@@ -399,7 +399,7 @@ function parseFlags(cli: CliOverrides): ParsedFlags {
     if (result.success) flags[name] = result.data;
     else for (const issue of result.error.issues) issues.push({ ...issue, path: [name, ...issue.path] });
   }
-  if (issues.length === 0) return flags as ParsedFlags;
+  if (issues.length === 0) return flags;
   const flag = (path: PropertyKey[]) => FLAG_NAMES[path[0] as keyof CliOverrides] ?? `--${String(path[0])}`;
   throw new ConfigError(issueLines(issues, flag));
 }

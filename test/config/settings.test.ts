@@ -83,7 +83,7 @@ describe('validateConfig', () => {
     expect(fileDefaults()).toStrictEqual(validateConfig({}));
     // A fresh object each time: a caller changing its copy cannot change the next crawl's defaults.
     const first = fileDefaults();
-    first.defaults.headers.x = 'y';
+    Object.assign(first.defaults.headers, { x: 'y' });
     expect(fileDefaults().defaults.headers).toEqual({});
   });
 

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { fieldSchemas, once } from './fields.js';
-import { ExtractRuleError, parseExtractFlag, parseExtractRule } from '../content/extract.js';
+import { ExtractRuleError, parseExtractFlag, parseExtractRule } from '../content/extract-rules.js';
 import type { ExtractRule } from './settings-types.js';
 import { showValue } from './units.js';
 

@@ -1,7 +1,9 @@
 /**
  * What `--content` and `--extract` add to a page record, from its HTML. One
  * DOM is built per page (dom.ts), only when either is asked for; the link
- * stream of parse/parser.ts does not change.
+ * stream of parse/parser.ts does not change. The crawl loads this module
+ * (and all it imports) with one `import()`, only when the crawl asks for
+ * either (crawl/page-outcome.ts `loadContent`).
  */
 import { DomUtils } from 'htmlparser2';
 import type { ContentSettings } from '../config/settings-types.js';
@@ -11,16 +13,14 @@ import { mainContent } from './main-content.js';
 import { toMarkdown } from './markdown.js';
 import { toText } from './text.js';
 
+// The crawl's one import() of content/ also brings this: a long page's DOM, built ahead in slices.
+export { parseDomYielding } from './dom.js';
+
 export interface PageContent {
   content?: string;
   /** `content` was cut at the cap. */
   contentTruncated?: true;
   extract?: Record<string, ExtractValue>;
-}
-
-/** Whether `settings` ask for anything: when not, no DOM is built. */
-export function wantsContent(settings: ContentSettings): boolean {
-  return settings.format !== null || settings.extract.length > 0;
 }
 
 /**

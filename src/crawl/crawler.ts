@@ -136,6 +136,7 @@ export class Crawler {
   private readonly dueTimer: DueTimer;
   private readonly records: CrawlRecords;
   private readonly intake: FrontierIntake;
+  private readonly links: PageLinks;
   private readonly sender: RequestSender;
   private readonly survey: SharedSurvey;
   private readonly end: CrawlEnd;
@@ -252,7 +253,7 @@ export class Crawler {
             opts.onSubrequest,
           )
         : undefined);
-    const links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) });
+    const links = (this.links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) }));
     const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
     const exchange = new PageExchange(ctx, { records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, renderer, revisits });
     const leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, exchange, renderer });
@@ -317,6 +318,8 @@ export class Crawler {
         );
       for (const [key, saved] of await store.loadHosts()) ctx.hosts.restore(key, saved, unclean, behind);
     }
+    // Before the first page: a page's record is built synchronously, with content/ already loaded if asked for.
+    await this.links.loadContent();
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
     for (const seed of opts.seeds) this.intake.enqueue(seed, 0, null, 0, true);
     // --since: every page the previous run recorded is compared with and requested again (scope and limits apply).

@@ -15,7 +15,7 @@ import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { pageOutcome, parseBody, parsesLong, type OutcomeOptions, type ParsedBody } from './page-outcome.js';
+import { loadContent, pageOutcome, parseBody, parsesLong, type OutcomeOptions, type PageContentStep, type ParsedBody } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { SitemapOutcome, SitemapSeeds } from './entries/sitemaps.js';
 
@@ -29,10 +29,22 @@ export interface PageLinksParts {
 }
 
 export class PageLinks {
+  /** `--content` / `--extract`, once `loadContent` has loaded content/ for them. */
+  private content: PageContentStep | undefined;
+
   constructor(
     private readonly ctx: CrawlContext,
     private readonly parts: PageLinksParts,
   ) {}
+
+  /**
+   * Loads content/ when the crawl asks for `--content` or `--extract`; the
+   * crawler awaits it before the first page, so `follow` stays synchronous
+   * and a crawl that asks for neither never loads it.
+   */
+  async loadContent(): Promise<void> {
+    this.content = await loadContent(this.ctx.settings.content);
+  }
 
   /**
    * Builds the record and feeds the URLs it leads to back into the store
@@ -104,7 +116,7 @@ export class PageLinks {
       emitLinks: settings.emitLinks,
       userAgentToken: this.parts.token,
       chain,
-      content: settings.content,
+      content: this.content,
     };
   }
 

@@ -2,6 +2,11 @@
  * What one response means for the crawl: the record to write and the URLs it
  * leads to (a redirect target, or the page's links). Pure: the crawler
  * decides what to do with the URLs (scope, dedupe, limits).
+ *
+ * content/ (`--content`, `--extract`) is reached only through `loadContent`'s
+ * `import()`: it brings the DOM code, domutils, dom-serializer and a second
+ * `entities` with its encode tables, which a crawl that asks for neither
+ * would otherwise compile before its first request.
  */
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
@@ -11,8 +16,7 @@ import type { OutputRecord, PageRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { canonicalFromLinkHeader } from '../parse/link-header.js';
-import { pageContent, wantsContent } from '../content/page-content.js';
-import { parseDomYielding, type Document } from '../content/dom.js';
+import type { Document } from '../content/dom.js';
 import type { ContentSettings } from '../config/settings-types.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -25,8 +29,20 @@ export interface OutcomeOptions {
   userAgentToken: string;
   /** The URLs of the redirect chain that led to this one, first hop first: a redirect back to one of them (or to itself) is a loop. @default none */
   chain?: readonly string[];
-  /** `--content` / `--extract`: what to add to a 2xx HTML page's record. @default nothing */
-  content?: ContentSettings;
+  /** `--content` / `--extract`: what to add to a 2xx HTML page's record, and the code that adds it (`loadContent`). @default nothing */
+  content?: PageContentStep;
+}
+
+/** Settings that ask for content or extracted fields, with content/ loaded to serve them. */
+export interface PageContentStep {
+  settings: ContentSettings;
+  features: Pick<typeof import('../content/page-content.js'), 'pageContent' | 'parseDomYielding'>;
+}
+
+/** What `--content` and `--extract` need, content/ loaded now; undefined when `settings` ask for neither (nothing is loaded). */
+export async function loadContent(settings: ContentSettings): Promise<PageContentStep | undefined> {
+  if (settings.format === null && settings.extract.length === 0) return undefined;
+  return { settings, features: await import('../content/page-content.js') };
 }
 
 export interface PageOutcome {
@@ -60,8 +76,8 @@ export function parsesLong(res: FetchResult): boolean {
  */
 export async function parseBody(entry: FrontierEntry, res: FetchResult, opts: OutcomeOptions): Promise<ParsedBody> {
   const page = await extractPageYielding(res.body!, entry.url, extractOptions(res, opts));
-  if (opts.content === undefined || !wantsContent(opts.content)) return { page };
-  return { page, doc: await parseDomYielding(res.body!) };
+  if (opts.content === undefined) return { page };
+  return { page, doc: await opts.content.features.parseDomYielding(res.body!) };
 }
 
 function extractOptions(res: FetchResult, opts: OutcomeOptions) {
@@ -113,7 +129,8 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     out.nofollow = page.nofollowLinks;
     const canonical = page.canonical ?? canonicalFromLinkHeader(res.headers.link, entry.url);
     if (canonical !== null) record.canonical = canonical;
-    if (opts.content !== undefined && wantsContent(opts.content)) Object.assign(record, pageContent(res.body, page.baseUrl, opts.content, parsed?.doc));
+    const { content } = opts;
+    if (content !== undefined) Object.assign(record, content.features.pageContent(res.body, page.baseUrl, content.settings, parsed?.doc));
   } else if (res.status >= 200 && res.status < 300 && res.headers.link !== undefined) {
     // A PDF or an image may name its canonical in a header too.
     const canonical = canonicalFromLinkHeader(res.headers.link, entry.url);

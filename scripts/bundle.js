@@ -17,13 +17,15 @@
  * dist/version.js is replaced by the version itself: its relative path to
  * package.json does not hold from dist/bundle/. `undici` is its lean entry
  * (undici-lean.cjs): the names the code imports, without fetch, WebSocket
- * and the mocks that undici's index loads.
+ * and the mocks that undici's index loads. The link parser's `htmlparser2`
+ * is its Parser module alone (parserAlone, below).
  *
  * bin/crawl.js runs the bundle unless dist/cli/cli.js is newer (tsc run
  * alone after a change), so a stale bundle never runs.
  */
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -79,6 +81,28 @@ const zodUsed = {
   },
 };
 
+/**
+ * `htmlparser2`, imported by the link parser (dist/parse/) → its Parser
+ * module, the file beside the package's index. The index also re-exports
+ * DomUtils (domutils, dom-serializer and a second `entities` with its 23 KB
+ * encode tables), and esbuild files what a module imports in the chunks of
+ * every entry that reaches the module, used there or not: through the index,
+ * they sat in the chunk every crawl loads before its first request (175 KB
+ * with them, 69 KB without; about half the time to load it), though only
+ * content/, loaded with import() when a crawl asks for content, uses them.
+ * A name parse/ imports that Parser.js lacks fails the build.
+ */
+const parserAlone = {
+  name: 'parser-alone',
+  setup(b) {
+    b.onResolve({ filter: /^htmlparser2$/ }, async (args) => {
+      if (!/[\\/]dist[\\/]parse[\\/]/.test(args.importer)) return undefined;
+      const index = await b.resolve('htmlparser2', { kind: args.kind, resolveDir: args.resolveDir });
+      return index.errors.length > 0 ? { errors: index.errors } : { path: join(dirname(index.path), 'Parser.js') };
+    });
+  },
+};
+
 const outdir = `${root}dist/bundle`;
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
@@ -103,7 +127,7 @@ const result = await build({
   minifyWhitespace: true,
   minifySyntax: true,
   legalComments: 'eof',
-  plugins: [substitutes, zodUsed],
+  plugins: [substitutes, zodUsed, parserAlone],
   logLevel: 'warning',
   metafile: true,
 });

@@ -5,9 +5,11 @@
  * the process loads until undici creates its first request; the crawl runs
  * both unbundled (dist/cli/cli.js: module paths say which folder) and as the
  * shipped bundle (bin/crawl.js: lazy chunks keep their modules' names).
+ * Inside the bundle, packages leave no file of their own: what a chunk holds
+ * is read from the functions it defines, as the bundle keeps their names.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,16 @@ const trace = join(root, 'bench', 'lib', 'load-trace.js');
  * the report's charts, cookies (until one is held), the public suffix list (registrable domains).
  */
 const LAZY_PACKAGES = ['playwright-core', 'better-sqlite3', 'prom-client', 're2js', 'redis', '@redis/client', 'cheerio', 'uplot', 'tough-cookie', 'tldts'];
+
+/**
+ * Functions only the content features define: content/'s own (pageContent,
+ * runExtract, toMarkdown), domutils' (getOuterHTML), dom-serializer's
+ * (renderTag). They once shared a chunk with the link parser, which reached
+ * htmlparser2's index and so its DomUtils, and every crawl compiled them.
+ */
+const CONTENT_ONLY = ['pageContent', 'runExtract', 'toMarkdown', 'getOuterHTML', 'renderTag'];
+/** The names of `CONTENT_ONLY` some text defines (esbuild adds a number to a name two modules share). */
+const contentDefinedIn = (texts: string[]) => CONTENT_ONLY.filter((name) => texts.some((text) => new RegExp(`\\bfunction ${name}\\d*\\(`).test(text)));
 
 let server: Server;
 let url: string;
@@ -79,6 +91,8 @@ describe('start-up loads only what the crawl uses', () => {
     // Routing records (a few lines, used by every crawl) is all of report/ a plain crawl needs.
     expect(ours(files, 'report').sort()).toEqual(['report/kept-record.js', 'report/record-routes.js']);
     expect(ours(files, 'store').filter((f) => /sqlite|redis/.test(f))).toEqual([]);
+    // Checking --extract rules is all of content/ a plain crawl needs (the config may hold some); no DOM code.
+    expect(ours(files, 'content')).toEqual(['content/extract-rules.js']);
     // The address parser (a dozen lines, no dependency) checks a config file's `metrics` field on every start.
     expect(ours(files, 'output').filter((f) => f.includes('metrics') && f !== 'output/metrics-address.js')).toEqual([]);
     expect([...packagesIn(files)].filter((p) => LAZY_PACKAGES.includes(p))).toEqual([]);
@@ -100,12 +114,18 @@ describe('start-up loads only what the crawl uses', () => {
     const chunks = files.filter((f) => f.includes('/dist/bundle/chunks/')).map((f) => f.replace(/.*\/chunks\//, '').replace(/-[A-Z0-9]+\.js$/, ''));
     expect(
       chunks.filter((c) =>
-        /^(renderer|browser-path|report-tap|open-archive|save-dir|warc-writer|redis-store|sqlite-store|metrics|metrics-endpoint|state-target|check-command|status-command|report-command)$/.test(
+        /^(renderer|browser-path|report-tap|open-archive|save-dir|warc-writer|redis-store|sqlite-store|metrics|metrics-endpoint|state-target|check-command|status-command|report-command|page-content)$/.test(
           c,
         ),
       ),
     ).toEqual([]);
     // Bundled, nothing is read from node_modules but robots-parser (loaded through createRequire, as unbundled).
     expect([...packagesIn(files)]).toEqual(['robots-parser']);
+    // Nor compiled inside a chunk: no content code, domutils or dom-serializer (all of them are in the bundle, so the check can see them).
+    const chunkDir = join(root, 'dist', 'bundle', 'chunks');
+    const all = await Promise.all((await readdir(chunkDir)).map((f) => readFile(join(chunkDir, f), 'utf8')));
+    expect(contentDefinedIn(all), 'the bundle no longer defines these functions by name').toEqual(CONTENT_ONLY);
+    const loaded = await Promise.all(files.filter((f) => f.includes('/dist/bundle/')).map((f) => readFile(f, 'utf8')));
+    expect(contentDefinedIn(loaded)).toEqual([]);
   });
 });

@@ -211,7 +211,7 @@ export interface CrawlSettings {
 /** The form of a page record's `content`. */
 export type ContentFormat = 'text' | 'html' | 'markdown';
 
-/** One `--extract` field (src/content/extract.ts). */
+/** One `--extract` field (read by src/content/extract-rules.ts, run by src/content/extract.ts). */
 export interface ExtractRule {
   /** The key in the record's `extract` object. */
   name: string;

@@ -360,11 +360,13 @@ describe('crawling-again flags', () => {
         /--revisit-min 2d is longer than --revisit-max 1d/,
       ],
     ];
-    for (const [args, message] of cases) {
-      const r = await run(args);
+    // All at once: each is refused before it opens anything.
+    const results = await Promise.all(cases.map(([args]) => run(args)));
+    cases.forEach(([args, message], i) => {
+      const r = results[i];
       expect([args.join(' '), r.code]).toEqual([args.join(' '), 2]);
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(r.stderr).toMatch(message);
-    }
+    });
   }, 30_000);
 });

@@ -106,13 +106,15 @@ describe.skipIf(redisServerMissing !== undefined)(
         [['status', '--redis', redis.url, '--crawl-id', 'bad id'], /^crawl: --crawl-id expects a name/],
         [['report', '--redis', 'localhost:6379', '--crawl-id', 'x'], /^crawl: --redis expects a URL/],
       ];
-      for (const [args, message] of cases) {
-        const r = await start(args).done;
+      // All at once: each is refused before it crawls.
+      const results = await Promise.all(cases.map(([args]) => start(args).done));
+      cases.forEach(([args, message], i) => {
+        const r = results[i];
         expect(r.code, args.join(' ')).toBe(2);
         expect(r.stderr, args.join(' ')).toMatch(message);
         expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
         expect(r.stdout).toBe('');
-      }
+      });
     }, 30_000);
 
     it('Redis stopping mid-crawl: the workers say so, wait, and finish the crawl when it answers again', async () => {

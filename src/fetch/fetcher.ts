@@ -23,7 +23,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { Agent, buildConnector, Client, errors, ProxyAgent, type Dispatcher, type Pool } from 'undici';
+import { Agent, buildConnector, errors, ProxyAgent, type Dispatcher, type Pool } from 'undici';
 import { AbortFanout } from './abort-fanout.js';
 import { findRefusal, guardedConnector, type AddressGuard } from './address-guard.js';
 import { decodeBody, parseContentType } from './charset.js';
@@ -42,6 +42,7 @@ import { PhaseDeadlines, type DeadlineCode } from './phase-deadlines.js';
 import { timedConnector } from './timed-connector.js';
 import { http2Factory, ProtocolLog, type HttpVersion } from './http2-pool.js';
 import { leanPool } from './lean-pool.js';
+import { QuietClient } from './quiet-close.js';
 import type { ErrorCode } from '../types.js';
 
 export interface FetcherOptions {
@@ -280,9 +281,10 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       clock,
     );
   const protocols = opts.http2 ? new ProtocolLog() : undefined;
-  // undici's own factory, but with the lean waiting queue (lean-pool.ts): thousands of origins are open at once in a broad crawl.
+  // undici's own factory, but with the lean waiting queue (lean-pool.ts) and closes that make no error (quiet-close.ts):
+  // thousands of origins are open at once in a broad crawl, and each closes when idle.
   const originPool = (origin: string | URL, options: object): Dispatcher =>
-    (options as Pool.Options).connections === 1 ? new Client(origin, options) : leanPool(origin, options);
+    (options as Pool.Options).connections === 1 ? new QuietClient(origin, options) : leanPool(origin, options);
   const newAgent = (guard: AddressGuard | undefined) =>
     new Agent({
       ...pool,

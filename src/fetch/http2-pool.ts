@@ -23,8 +23,9 @@
  * dropped like any idle origin's (fetcher.ts IDLE_ORIGIN_MS).
  */
 import { EventEmitter } from 'node:events';
-import { Client, type Dispatcher, type Pool, type buildConnector } from 'undici';
+import type { Client, Dispatcher, Pool, buildConnector } from 'undici';
 import { leanPool } from './lean-pool.js';
+import { QuietClient } from './quiet-close.js';
 
 /** The HTTP version a response came over, as records say it. */
 export type HttpVersion = '1.1' | '2';
@@ -150,7 +151,8 @@ function h2Client(
   // Requests that arrive while it connects queue here (`pipelining` is what undici counts them
   // against); nothing is written before the 'connect' below has set the real value, so an h1
   // server is never sent pipelined requests.
-  const client = new Client(origin, { ...options, connect, allowH2: true, maxConcurrentStreams: streams, pipelining: streams });
+  // Closed without a new error, like the HTTP/1.1 pools (quiet-close.ts).
+  const client = new QuietClient(origin, { ...options, connect, allowH2: true, maxConcurrentStreams: streams, pipelining: streams });
   // 'connect' comes after undici has set up the protocol and before it sends anything queued.
   client.on('connect', () => {
     client.pipelining = negotiated === '2' ? streams : 1;

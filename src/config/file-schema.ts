@@ -16,13 +16,13 @@
  */
 import { z } from 'zod';
 import { comment, fieldSchemas, messageFrom, once, toJsonSchema } from './fields.js';
-import { checkMergedPolicies, domainsSchema, policyDefaultsSchema, policyKeys, policyObjectKeys } from './policy-schema.js';
+import { DEFAULT_MAX_PAGES_PER_HOST, checkMergedPolicies, domainsSchema, policyDefaultsSchema, policyKeys, policyObjectKeys } from './policy-schema.js';
 import { MIN_ROBOTS_BYTES } from '../robots/rules.js';
 import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.js';
 import { VERSION } from '../version.js';
 import { cookiesSchema, tlsSchema } from './request-schema.js';
 import { contentFields } from './content-fields.js';
-import { renderFields, renderOptionsSchema } from './render-schema.js';
+import { DEFAULT_RENDER_BLOCK, renderFields, renderOptionsSchema } from './render-schema.js';
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
 import { metricsAddressProblem } from '../output/metrics-address.js';
@@ -267,8 +267,8 @@ export function fileDefaults(): FileConfig {
   return {
     concurrency: 16,
     hostKey: 'host',
-    maxDepth: 100,
-    maxQueued: 1_000_000,
+    maxDepth: DEFAULT_MAX_DEPTH,
+    maxQueued: DEFAULT_MAX_QUEUED,
     traps: {
       maxPathRepeats: 3,
       maxQueryParams: 32,
@@ -281,7 +281,7 @@ export function fileDefaults(): FileConfig {
       connectMs: 10_000,
       headersMs: 30_000,
       bodyMs: 30_000,
-      totalMs: 180_000,
+      totalMs: DEFAULT_TOTAL_TIMEOUT_MS,
     },
     maxBody: 10_485_760,
     maxRedirects: 10,
@@ -305,7 +305,7 @@ export function fileDefaults(): FileConfig {
     renderOptions: {
       concurrency: 4,
       timeout: 30_000,
-      block: ['image', 'media', 'font'],
+      block: [...DEFAULT_RENDER_BLOCK],
       blockUrls: [],
       recycleAfter: 50,
       maxBrowserMemory: 1_073_741_824,
@@ -338,7 +338,7 @@ export function fileDefaults(): FileConfig {
       adaptive: true,
       hostFailurePause: 5,
       hostFailureGiveUp: 15,
-      maxPagesPerHost: 100_000,
+      maxPagesPerHost: DEFAULT_MAX_PAGES_PER_HOST,
       headers: {},
       render: false,
       http2: false,

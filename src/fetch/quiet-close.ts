@@ -7,9 +7,11 @@
  * broad crawl has thousands of origins: making and formatting those errors
  * was ~1.5% of a 2,000-host crawl's CPU (BENCHMARKS.md, issue 19).
  *
- * Here a destroy without an error ends with one error made once, which no
- * request ever sees (a close waits until none is left). A destroy given
- * its own error is unchanged.
+ * Here a destroy without an error ends with one error made once. After a
+ * close no request is left to see it; a bare `destroy()` fails what still
+ * waits with it, a ClientDestroyedError as before, only not a fresh one
+ * (its stack is where this module loaded). A destroy given its own error
+ * is unchanged.
  */
 import { Client, Pool, errors, type Dispatcher } from 'undici';
 

@@ -8,7 +8,9 @@
  * times, against one throwaway redis-server (FLUSHALL before each crawl).
  * The two builds alternate, and which goes first flips every round.
  * Per page: the worker's CPU (user + system, from the probe) and
- * redis-server's (`INFO cpu`), and the script calls (`INFO commandstats`).
+ * redis-server's (`INFO cpu`), the script calls, and the commands Redis ran
+ * (`INFO commandstats`, which counts those scripts run too: an exact figure
+ * where the CPU is noisy), and the time Redis measured inside the scripts.
  * Benchmark 10 measures the same against the memory store, but not against
  * another build; this is its before/after.
  *
@@ -81,9 +83,17 @@ export async function run(opts = {}) {
           await admin.sendCommand(['CONFIG', 'SET', 'slowlog-log-slower-than', '10000']);
         }
         if (pages !== HOSTS.length * pagesPerHost) throw new Error(`${name}: ${pages} of ${HOSTS.length * pagesPerHost} pages`);
-        results[name].push({ worker: (out.cpuMs * 1000) / pages, redis: (after.cpuUs - before.cpuUs) / pages, scripts: (after.evalsha.calls - before.evalsha.calls) / pages });
+        results[name].push({
+          worker: (out.cpuMs * 1000) / pages,
+          redis: (after.cpuUs - before.cpuUs) / pages,
+          scripts: (after.evalsha.calls - before.evalsha.calls) / pages,
+          commands: (after.commands - before.commands) / pages,
+          inside: (after.evalsha.usec - before.evalsha.usec) / pages,
+        });
         const last = results[name].at(-1);
-        log(`  round ${r + 1} ${name}: worker ${round(last.worker)} µs, redis-server ${round(last.redis)} µs, ${round(last.scripts, 2)} scripts a page`);
+        log(
+          `  round ${r + 1} ${name}: worker ${round(last.worker)} µs, redis-server ${round(last.redis)} µs, ${round(last.scripts, 2)} scripts and ${round(last.commands, 1)} commands a page, ${round(last.inside)} µs inside scripts`,
+        );
       }
     }
   } finally {
@@ -94,9 +104,15 @@ export async function run(opts = {}) {
   }
   const bench = `Redis cost per page, this build against --base (1 worker, ${HOSTS.length} × ${pagesPerHost} pages, rate ${rate})`;
   const med = (name, key) => median(results[name].map((x) => x[key]));
-  const rows = ['worker', 'redis', 'scripts'].map((key) => ({
+  const rows = ['worker', 'redis', 'inside', 'scripts', 'commands'].map((key) => ({
     bench,
-    metric: { worker: 'worker CPU per page', redis: 'redis-server CPU per page', scripts: 'script calls per page' }[key],
+    metric: {
+      worker: 'worker CPU per page',
+      redis: 'redis-server CPU per page',
+      inside: 'time inside scripts per page (commandstats)',
+      scripts: 'script calls per page',
+      commands: 'Redis commands per page (inside scripts too)',
+    }[key],
     value: `${round(med('base', key), 2)} → ${round(med('this', key), 2)}`,
     note: `median of ${rounds}, alternating`,
   }));

@@ -79,9 +79,30 @@
  * HEAD, PARENT, TAIL (PARENT '' for none, else `p` and the URL) and answer
  * with the stored form and PARENT; redis-store.ts encodes and decodes it.
  *
+ * Encodings: Redis keeps a small hash or sorted set as one flat list
+ * (a listpack: under 512 fields and 128 members by default) and scans it
+ * whole at every read and write, parsing each score of a sorted set on
+ * the way. P leases holds ~7 fields for each of up to a few hundred leases
+ * and P lexp a fractional expiry for each: flat, a lease's HSET, HMGET and
+ * HDEL cost 10–19 µs each inside Redis, and its ZADD 10 µs (0.3–0.6 µs as
+ * a hash table and a skip list). OPEN therefore gives each a member longer
+ * than a flat list may hold (ENCODING_MARK: 'encoding' in P leases, with
+ * score +inf in P lexp), which turns the key into a table for good. The
+ * mark is never a lease: no field of it ends in ':o' or ':e', and no
+ * expiry before +inf reaches it. P recent's times are whole milliseconds,
+ * which a flat list keeps as integers and compares without parsing.
+ *
  * Numbers leave Lua as strings: Redis truncates a Lua number to an integer
  * in a reply, and times here have fractions of a millisecond.
  */
+
+/**
+ * Longer than a listpack entry may be (hash-max-listpack-value and
+ * zset-max-listpack-value, 64 bytes by default), so a key holding it is a
+ * hash table or a skip list for good (Encodings, above). Plain ASCII: it
+ * goes into a Lua string literal as it is.
+ */
+const ENCODING_MARK = `makes Redis keep this key as a table: a flat listpack is scanned at every lease (${'-'.repeat(16)})`;
 
 const PRELUDE = `
 local P = ARGV[1]
@@ -347,6 +368,9 @@ end
 for i = 4, #ARGV do
   if redis.call('SADD', P .. 'seedset', ARGV[i]) == 1 then redis.call('RPUSH', P .. 'seeds', ARGV[i]) end
 end
+-- The lease keys as a table and a skip list from the start (Encodings, above); a crawl an older version made gets them now.
+redis.call('HSETNX', P .. 'leases', 'encoding', '${ENCODING_MARK}')
+redis.call('ZADD', P .. 'lexp', 'NX', '+inf', '${ENCODING_MARK}')
 local out = { fp and 1 or 0, fp or ARGV[2], finished, gen, #before }
 for i = 1, #before do out[#out + 1] = before[i] end
 out[#out + 1] = redis.call('HGET', m, 'pass') or '1'
@@ -639,7 +663,8 @@ end_lease(id, host, ARGV[5], lease[4], { lease[5], lease[6] })
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
   local now = redis_now()
-  redis.call('ZADD', P .. 'recent', now, id)
+  -- Whole milliseconds: a small P recent stays cheap (Encodings, above).
+  redis.call('ZADD', P .. 'recent', fmt(math.floor(now)), id)
   -- Trimmed at every 64th lease (STATUS trims before it counts): a minute's completions and a few more.
   if tonumber(id) % 64 == 0 then redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000) end
 end

@@ -840,6 +840,40 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
     }
   });
 
+  it('keeps the lease keys as a hash table and a skip list from the first open, with no lease to show for it', async () => {
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: url() });
+    await admin.connect();
+    const crawlId = `encoding-${randomUUID()}`;
+    let store = new RedisStore({ url: url(), crawlId, worker: 'w1' });
+    const [leases, lexp] = [`crawl:{${crawlId}}:leases`, `crawl:{${crawlId}}:lexp`];
+    const encodings = async () => [await admin.sendCommand(['OBJECT', 'ENCODING', leases]), await admin.sendCommand(['OBJECT', 'ENCODING', lexp])];
+    try {
+      await store.open(meta);
+      // A small hash or sorted set would be a listpack, scanned whole at every lease's read and write.
+      expect(await encodings()).toEqual(['hashtable', 'skiplist']);
+      for (const p of ['1', '2', '3']) await store.add(`http://a.example/${p}`, 'a', entry(`http://a.example/${p}`));
+      const held = [(await store.claim('a')) as RedisLease, (await store.claim('a')) as RedisLease];
+      expect((await store.status()).workers).toEqual([{ name: 'w1', leases: 2, expired: 0 }]);
+      for (const lease of held) await store.complete(lease, '200');
+      expect((await store.status()).workers).toEqual([]);
+      await store.close();
+      // A crawl an older version made has neither key that way: the next open makes them so.
+      await admin.del([leases, lexp]);
+      store = new RedisStore({ url: url(), crawlId, worker: 'w2' });
+      await store.open(meta);
+      expect(await encodings()).toEqual(['hashtable', 'skiplist']);
+      const last = (await store.claim('a')) as RedisLease;
+      expect(last.entry.url).toBe('http://a.example/3');
+      expect((await store.status()).workers).toEqual([{ name: 'w2', leases: 1, expired: 0 }]);
+      await store.complete(last, '200');
+      expect(await store.finish()).toBe(true);
+    } finally {
+      await store.close();
+      await admin.quit();
+    }
+  });
+
   it('fails at once with a RedisStoreError when Redis cannot be reached', async () => {
     const probe = await startRedisServer();
     const deadUrl = probe.url;

@@ -67,6 +67,9 @@
  * read the empty crawl as a finished one. Most answers start with the
  * VIEW: queued, delayed, leased, seen, the earliest due time ('' for none)
  * and the `started` counter — what the worker's synchronous views show.
+ * A BRIEF answer has six '' there instead: the two calls a page (a claim
+ * granted, a lease completed) leave the worker to count its own change,
+ * three commands fewer each.
  *
  * A stored entry (queues, `delayed`, `leases`) is `HEAD|TAG|TAIL`, about
  * 16 bytes plus its path where FrontierEntry JSON took ~150 plus the URL
@@ -123,6 +126,14 @@ local function view(extra)
   local c = redis.call('HMGET', P .. 'n', 'queued', 'delayed', 'leased', 'seen')
   local d = redis.call('ZRANGE', P .. 'delayed', 0, 0, 'WITHSCORES')
   local out = { c[1] or '0', c[2] or '0', c[3] or '0', c[4] or '0', d[2] or '', redis.call('HGET', P .. 'counters', 'started') or '0' }
+  for i = 1, #extra do out[#out + 1] = extra[i] end
+  return out
+end
+-- An answer without the VIEW's totals ('' for each): a claim granted or a lease completed, whose change
+-- the worker adds to its own view (three commands fewer, at two calls a page). A claim that finds the
+-- queue empty answers the whole VIEW: a worker whose hosts run dry learns what the others did.
+local function brief(extra)
+  local out = { '', '', '', '', '', '' }
   for i = 1, #extra do out[#out + 1] = extra[i] end
   return out
 end
@@ -550,7 +561,8 @@ redis.call('ZADD', P .. 'lexp', fmt(now + leaseMs), id)
 `;
 
 /**
- * CLAIM(P, POLICY_ARGS) → VIEW, then 0, now, queue length (nothing queued,
+ * CLAIM(P, POLICY_ARGS) → VIEW (BRIEF when a lease is granted), then 0,
+ * now, queue length (nothing queued,
  * or the host given up) | 1, now, not before (Redis times) | 2, now, lease
  * id, entry, PARENT, queue length left. The host's shared politeness
  * decides (RESERVE_START); a lease's start waits in `P h:HOST:pend` until
@@ -585,7 +597,7 @@ if left == 0 then redis.call('SREM', P .. 'work', host) end
 ${HOLD_START}
 bump('queued', -1)
 bump('leased', 1)
-return view({ 2, fmt(now), id, entry, parent_of(entry), left })
+return brief({ 2, fmt(now), id, entry, parent_of(entry), left })
 `;
 
 /**
@@ -640,7 +652,7 @@ return view({ 1 })
 
 /**
  * COMPLETE(P, id, owner, outcome, start or '' or '-', page key, history,
- * links, started to add or '') → VIEW, held 1 | lost 0 (expired and given back, maybe claimed by
+ * links, started to add or '', '1' for a VIEW) → BRIEF (VIEW when asked) then held 1 | VIEW then lost 0 (expired and given back, maybe claimed by
  * another worker). `start`: the request's start, when its STARTED may not
  * have landed yet (end_lease); '-': no request was written (a skip, a dead
  * name), so the start the claim reserved goes back (end_start). With a
@@ -668,7 +680,8 @@ if ARGV[4] and ARGV[4] ~= '' then
   -- Trimmed at every 64th lease (STATUS trims before it counts): a minute's completions and a few more.
   if tonumber(id) % 64 == 0 then redis.call('ZREMRANGEBYSCORE', P .. 'recent', '-inf', now - 60000) end
 end
-return view({ 1 })
+if ARGV[10] == '1' then return view({ 1 }) end
+return brief({ 1 })
 `;
 
 /** HIST_PUT(P, page key, history, links) → 1. A page's history, kept apart from a completion (its lease is not this worker's). */

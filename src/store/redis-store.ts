@@ -46,11 +46,14 @@
  *   it (to `dropped`, without a skip record).
  * - **Synchronous views are a local copy**: `counts`, `queued`, `nextDueAt`,
  *   `hostsWithWork`, `counter` show what the answers of this worker's last
- *   calls said (every script answers with the totals; per-host queue lengths
+ *   calls said (most scripts answer with the totals; per-host queue lengths
  *   come with the calls that touch a host, and for all hosts at `open`), and
- *   the timer refreshes the totals every `tickMs`. Another worker's changes
- *   show up only then, so a view may be that stale. The crawl loop stays
- *   correct because it decides nothing from a view alone: `add` is the
+ *   the timer refreshes the totals every `tickMs`. A granted claim and a
+ *   completion answer without the totals (BRIEF: three commands fewer
+ *   inside Redis, at two calls a page); the worker counts its own change.
+ *   Another worker's changes show up at the next call that answers them,
+ *   the survey's at the latest, so a view may be that stale. The crawl
+ *   loop stays correct because it decides nothing from a view alone: `add` is the
  *   authority for dedupe (`isSeen` is a hint: this worker's own URLs), and
  *   `claim` the authority for work (a stale "has work" costs one empty
  *   claim; a stale "no work" leaves that host to the workers that added it).
@@ -536,6 +539,9 @@ export class RedisStore implements CrawlStore {
       claimSentAt: t0,
     };
     this.setQueued(key, Number(rest[5]));
+    // Granted with a BRIEF answer: the totals move by this claim alone until the next VIEW.
+    this.totals.queued = Math.max(0, this.totals.queued - 1);
+    this.totals.leased++;
     this.held.set(lease.id, lease);
     return lease;
   }
@@ -568,10 +574,26 @@ export class RedisStore implements CrawlStore {
     this.take(lease);
     this.records.send(); // its record first: commands on one connection run in order
     const start = this.endOf(lease);
-    const rest = this.applyView(
-      await this.run('complete', [String(lease.id), this.owner, outcome ?? '', start, ...this.history.completion(lease.entry.url), this.takeStartedLater()]),
-    );
+    const startedLater = this.takeStartedLater();
+    // This worker's last lease: its crawl may be about to end, which it decides from the crawl's totals.
+    const view = this.held.size === 0 ? '1' : '';
+    const reply = await this.run('complete', [
+      String(lease.id),
+      this.owner,
+      outcome ?? '',
+      start,
+      ...this.history.completion(lease.entry.url),
+      startedLater,
+      view,
+    ]);
+    const brief = reply[0] === '';
+    const rest = this.applyView(reply);
     if (Number(rest[0]) === 0) this.lostLeases++;
+    else if (brief) {
+      // Held, with a BRIEF answer: the totals move by this completion alone until the next VIEW.
+      this.totals.leased = Math.max(0, this.totals.leased - 1);
+      this.started += Number(startedLater || 0);
+    }
   }
 
   async release(lease: Lease, entry: FrontierEntry, dueAt?: number): Promise<void> {
@@ -991,9 +1013,10 @@ export class RedisStore implements CrawlStore {
     return this.link.run(name, args);
   }
 
-  /** Takes the VIEW off an answer into the local views; returns the rest. */
+  /** Takes the VIEW off an answer into the local views (a BRIEF one leaves them as they are); returns the rest. */
   private applyView(reply: unknown[]): unknown[] {
     if (!Array.isArray(reply) || reply.length < VIEW_LENGTH) throw new RedisStoreError(`unexpected answer from Redis: ${JSON.stringify(reply)}`);
+    if (reply[0] === '') return reply.slice(VIEW_LENGTH);
     this.totals = { queued: Number(reply[0]), delayed: Number(reply[1]), leased: Number(reply[2]), seen: Number(reply[3]) };
     this.nextDue = reply[4] === '' ? Infinity : Number(reply[4]);
     this.started = Number(reply[5]);

@@ -727,6 +727,37 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(scripts.filter((n) => n === 'counter')).toHaveLength(1); // the close's only
     });
 
+    it("answers a granted claim and a completion without the crawl's totals, which the worker counts itself", async () => {
+      const [a, b] = await workers(2, { countStartsLater: true });
+      const { createClient } = await import('redis');
+      const admin = createClient({ url: url() });
+      await admin.connect();
+      // Every VIEW reads the earliest delayed entry with one ZRANGE; nothing else runs one.
+      const views = async () => Number(/cmdstat_zrange:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+      try {
+        for (const p of ['1', '2', '3']) await a.add(`http://g.example/${p}`, 'g', entry(`http://g.example/${p}`));
+        const before = await views();
+        const [one, two] = [(await a.claim('g')) as Lease, (await a.claim('g')) as Lease];
+        expect(a.counts()).toMatchObject({ queued: 1, leased: 2 });
+        await a.addToCounter('started', 2);
+        await a.complete(one); // the other still held: no totals
+        expect(await views()).toBe(before);
+        expect(a.counts()).toMatchObject({ queued: 1, delayed: 0, leased: 1, seen: 3 });
+        expect(a.counter('started')).toBe(2);
+        await b.reap(); // another worker's answer has the crawl's totals, the starts the completion carried included
+        expect(b.counts()).toMatchObject({ queued: 1, delayed: 0, leased: 1, seen: 3 });
+        expect(b.counter('started')).toBe(2);
+        const third = (await b.claim('g')) as Lease;
+        await a.complete(two); // this worker's last lease: the totals come with it, b's claim included
+        expect(await views()).toBe(before + 2); // b's reap and a's last completion
+        expect(a.counts()).toMatchObject({ queued: 0, leased: 1 });
+        await b.complete(third);
+        expect(b.counts()).toMatchObject({ queued: 0, leased: 0 });
+      } finally {
+        await admin.quit();
+      }
+    });
+
     it('finishes the crawl only when no worker has work left', async () => {
       const [a, b] = await workers(2);
       await a.add('http://f.example/1', 'f', entry('http://f.example/1'));

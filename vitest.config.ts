@@ -1,4 +1,6 @@
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Two projects: `unit` (pure and fake-clock tests: no build, no sockets, no
@@ -29,11 +31,54 @@ const systemWorkers = Number(process.env.CRAWL_TEST_WORKERS ?? 4);
  */
 const serialFiles = ['test/crawl/crawl.system.test.ts', 'test/web.system.test.ts', 'test/fetch/http2.system.test.ts'];
 
+/**
+ * System files that take 15 s or more (seconds, one full run on 2 cores),
+ * started first, longest first. Vitest orders files by the durations it
+ * cached from the last run, or by size when it has none (a fresh clone, as
+ * in CI); either way a 30 s file could start when the others were nearly
+ * done: in one run recrawl's 31 s began at 140 s of 171, with every other
+ * system file over at 145. The rest keep Vitest's order. A slow file
+ * missing here costs time, never a result.
+ */
+const slowFirst = [
+  'test/store/redis-workers.system.test.ts', // 42
+  'test/crawl/recrawl.system.test.ts', // 31
+  'test/crawl/revisit.system.test.ts', // 28
+  'test/store/redis-workers-control.system.test.ts', // 28
+  'test/store/state.system.test.ts', // 25
+  'test/package.system.test.ts', // 23
+  'test/store/state-files.system.test.ts', // 23
+  'test/store/redis-restart.system.test.ts', // 23
+  'test/cli/status-live.system.test.ts', // 21
+  'test/store/state-safety.system.test.ts', // 20
+  'test/store/redis-cluster.system.test.ts', // 19
+  'test/cli/status-watch.system.test.ts', // 18
+  'test/render/render-redis.system.test.ts', // 17
+  'test/output/metrics.system.test.ts', // 17
+  'test/render/browser-memory.system.test.ts', // 15
+];
+
+class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (spec: TestSpecification): number => {
+      const at = slowFirst.indexOf(relative(spec.project.config.root, spec.moduleId));
+      return at === -1 ? slowFirst.length : at;
+    };
+    // Stable: within a project group (groupOrder) the listed files move ahead, the rest keep their places.
+    return sorted
+      .map((spec, i) => ({ spec, i }))
+      .sort((a, b) => a.spec.project.config.sequence.groupOrder - b.spec.project.config.sequence.groupOrder || rank(a.spec) - rank(b.spec) || a.i - b.i)
+      .map(({ spec }) => spec);
+  }
+}
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     globalSetup: ['test/support/temp-root.ts'],
+    sequence: { sequencer: SlowFirst },
     projects: [
       // Without isolation the unit files share one module graph: 16 s instead of 77 s on 2 cores,
       // almost all of it was importing the same modules again per file. They keep no global state.

@@ -52,20 +52,19 @@ describe('renderReport', () => {
     expect(html).toContain('<tr data-kind="DNS_FAILURE"');
   });
 
-  it('stays far under the 5 MB budget for 100,000 records, in well under 3 s', async () => {
+  // How fast is benchmark 8's (bench/report.js: a million records, wall time and peak RSS), not a bound here:
+  // under load (the lint beside it) this took 3.8 s where it takes ~1 s alone.
+  it('stays far under the 5 MB budget for 100,000 records', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-report-'));
     dirs.push(dir);
     const file = join(dir, 'pages.jsonl');
     await writeSyntheticRecords(file, { records: 100_000, hosts: 300 });
-    const started = performance.now();
     const data = await aggregateRecords(createReadStream(file), { source: 'pages.jsonl' });
     const html = await renderReport(data);
-    const ms = performance.now() - started;
     expect(data.records.pages + data.records.skipped).toBe(100_000);
     expect(Buffer.byteLength(html)).toBeLessThan(5 * 1024 * 1024);
     expect(data.throughput.t.length).toBeLessThanOrEqual(1000);
     expect(data.failures.rows.length).toBeLessThanOrEqual(2500);
     expect(data.hosts.every((h) => h.gaps.belowConfigured === 0 || h.configured === null)).toBe(true);
-    expect(ms).toBeLessThan(3000);
   });
 });

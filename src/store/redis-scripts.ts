@@ -101,11 +101,11 @@
 
 /**
  * Longer than a listpack entry may be (hash-max-listpack-value and
- * zset-max-listpack-value, 64 bytes by default), so a key holding it is a
+ * zset-max-listpack-value, 64 bytes by default; this is 79), so a key holding it is a
  * hash table or a skip list for good (Encodings, above). Plain ASCII: it
  * goes into a Lua string literal as it is.
  */
-const ENCODING_MARK = `makes Redis keep this key as a table: a flat listpack is scanned at every lease (${'-'.repeat(16)})`;
+const ENCODING_MARK = 'makes Redis keep this key as a table: a flat listpack is scanned at every lease';
 
 const PRELUDE = `
 local P = ARGV[1]

@@ -3,16 +3,19 @@
  * the outgoing links (resolved, canonical, de-duplicated in document order),
  * the robots directives that govern them and the page's rel=canonical.
  *
- * This is the hot path, so the document is tokenised once by htmlparser2 (the
- * parser under cheerio, lenient with broken markup) and read from its event
- * stream, without building a DOM: bench/parse.js measured it at 1.4-1.8x the
- * speed of `cheerio.load` plus a DOM walk, and extractPage as a whole at
- * about 2x, with identical links and a fraction of the garbage. The result is
- * the same as walking the DOM htmlparser2 would build, because that DOM is
- * built from exactly these events (test/parse/parser.test.ts checks the two agree).
+ * This is the hot path. A document is read once, without building a DOM, by
+ * the link scanner (link-scanner.ts): htmlparser2's tokenizer states, kept
+ * only for the tags and attributes read here, 2-4x faster than htmlparser2's
+ * Parser on the same pages (bench/parse.js). The few documents it leaves to
+ * the Parser (a self-closing `<title/>`, `<script/>` or `<style/>`) are read
+ * from the Parser's event stream, as every document was before. Either way
+ * the result is what a walk of the DOM htmlparser2 builds gives
+ * (test/parse/parser.test.ts), and the scanner's is the Parser's
+ * (test/properties/parser.test.ts, test/parse/link-scanner.test.ts).
  */
-import { parseHtml, parseHtmlYielding } from './bounded-parser.js';
+import { parseHtml, parseHtmlYielding, parsesInSlices } from './bounded-parser.js';
 import { linkResolver } from './link-resolver.js';
+import { scanLinks } from './link-scanner.js';
 import { refreshUrl } from './meta-refresh.js';
 import { canonicalize, resolveLink } from './url.js';
 
@@ -69,6 +72,13 @@ export interface RobotsDirectives {
 }
 
 const TITLE_MAX_LENGTH = 1000;
+
+/**
+ * UTF-16 units the scanner reads without a turn of the event loop: a few
+ * milliseconds (bench/parse.js: ~100 MB/s and more). Past it, and for what
+ * the scanner leaves to the parser, the parser reads in slices.
+ */
+const SCAN_AT_ONCE = 1024 * 1024;
 
 /** The base of a document without a URL (HTML's about:blank): only absolute URLs resolve against it. */
 const NO_BASE = 'about:blank';
@@ -164,6 +174,16 @@ class PageEvents {
  */
 export function extractPage(html: string, pageUrl: string, opts: ExtractOptions): ExtractedPage {
   const events = new PageEvents();
+  // The scanner reads what the parser would, at a fraction of the cost; the few documents it cannot read exactly go to the parser.
+  return scanLinks(html, events) ? pageFrom(events, pageUrl, opts) : extractPageParsed(html, pageUrl, opts);
+}
+
+/**
+ * `extractPage` by htmlparser2's Parser alone: the reference the scanner
+ * (link-scanner.ts) is held to, and its fallback.
+ */
+export function extractPageParsed(html: string, pageUrl: string, opts: ExtractOptions): ExtractedPage {
+  const events = new PageEvents();
   // Events, not a tree, and nesting capped (bounded-parser.ts): absurdly deep nesting costs nothing extra and no stack.
   parseHtml(html, events);
   return pageFrom(events, pageUrl, opts);
@@ -171,6 +191,11 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions)
 
 /** `extractPage`, giving the event loop a turn between slices of a long document (bounded-parser.ts). */
 export async function extractPageYielding(html: string, pageUrl: string, opts: ExtractOptions): Promise<ExtractedPage> {
+  if (html.length <= SCAN_AT_ONCE) {
+    const scanned = new PageEvents();
+    if (scanLinks(html, scanned)) return pageFrom(scanned, pageUrl, opts);
+  }
+  if (!parsesInSlices(html)) return extractPageParsed(html, pageUrl, opts);
   const events = new PageEvents();
   await parseHtmlYielding(html, events);
   return pageFrom(events, pageUrl, opts);

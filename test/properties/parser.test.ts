@@ -1,11 +1,12 @@
 /**
  * Properties of link extraction (src/parse/parser.ts `extractPage`): random
  * bytes, random text or HTML-shaped soup, any page URL the crawler can hold
- * → no exception, and every link is a canonical http(s) URL, once.
+ * → no exception, and every link is a canonical http(s) URL, once; and the
+ * scanner (src/parse/link-scanner.ts) finds exactly what htmlparser2 does.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { extractPage, parseXRobotsTag } from '../../src/parse/parser.js';
+import { extractPage, extractPageParsed, parseXRobotsTag } from '../../src/parse/parser.js';
 import { canonicalize } from '../../src/parse/url.js';
 import { anyString, anyUrlInput, canonicalUrl, decodedBytes, href } from './arbitraries.js';
 import { FUZZ_TIMEOUT, fuzzParams } from './fuzz.js';
@@ -52,6 +53,148 @@ const htmlSoup = fc
     { maxLength: 40 },
   )
   .map((parts) => parts.join(''));
+/**
+ * Soup for the scanner's states: every spelling htmlparser2's tokenizer
+ * treats apart (raw-text elements and the names it mistakes for them,
+ * declarations, comments, closing tags, attributes with and without
+ * values and quotes, character references legacy and not), in pieces small
+ * enough that random neighbours make the odd cases.
+ */
+const tokenizerSoup = fc
+  .array(
+    fc.oneof(
+      { weight: 3, arbitrary: href.map((h) => `<a href=${quoted(h)}>x</a>`) },
+      { weight: 2, arbitrary: tag },
+      {
+        weight: 6,
+        arbitrary: fc.constantFrom(
+          '<a href="',
+          '<a href=',
+          "<A HREF='",
+          '<area href=',
+          '<a/href=q>',
+          '<a href=v/>',
+          '<a href  =  "w">',
+          '<a href>',
+          '<a href=>',
+          '<a href=x href=y>',
+          '<base href=',
+          '<link rel="canonical" href="',
+          '<link rel=CANONICAL href=',
+          '<lin\u212a rel=canonical href=/k>',
+          '<meta name="robots" content="',
+          '<meta http-equiv="refresh" content="0; url=',
+          '<meta name=crawl content=',
+          '<meta content=none name=ROBOTS>',
+          '<title>',
+          '</title>',
+          '<TITLE >',
+          '</title ',
+          '</title/>',
+          '<title/>',
+          '<title',
+          '<xitle>',
+          '<textarea>',
+          '</textarea>',
+          '<textarea/>',
+          '<tmp>',
+          '<xmp>',
+          '</xmp>',
+          '<svg>',
+          '</svg>',
+          '<math>',
+          '<p>',
+          '</p>',
+          '<script>',
+          '</script>',
+          '</script/>',
+          '</SCRIPT\n',
+          '<script/>',
+          '<scriptx>',
+          '<style>',
+          '</style>',
+          '<style/>',
+          '<noscript>',
+          '</noscript>',
+          '<script>\u001c/script>',
+          '</x\u001c/script>',
+          '<!--',
+          '-->',
+          '--->',
+          '<!-->',
+          '<!--->',
+          '<!>',
+          '<!-x>',
+          '<!-',
+          '<!DOCTYPE html>',
+          '<![CDATA[',
+          '<![CDAT',
+          ']]>',
+          ']]]>',
+          '<?xml ?>',
+          '</>',
+          '</ a>',
+          '</%x>',
+          '<',
+          '>',
+          '/>',
+          '/',
+          '/ >',
+          '"',
+          "'",
+          '=',
+          ' ',
+          '\n',
+          '\t',
+          '\f',
+          '\r',
+          '\u001c',
+          '\u000f',
+          '&amp;',
+          '&amp',
+          '&ampx',
+          '&not',
+          '&noti',
+          '&notin;',
+          '&lt;',
+          '&lt',
+          '&#x41;',
+          '&#65',
+          '&#',
+          '&#x;',
+          '&#x',
+          '&',
+          '&&',
+          '&nbsp',
+          'rel="nofollow"',
+          'rel=nofollow',
+          ' rel="x NoFollow" ',
+          'nofollow',
+          'none',
+          'noindex',
+          'href=',
+          'http://h.example/',
+          '//o.example/z',
+          'x',
+          '/x',
+          '../y',
+          '?q',
+          '#f',
+          'é',
+          '😀',
+          '\u0000',
+          '<b>',
+          '<div class="x" data-a=\'>\' hidden>',
+          '</div>',
+          '</a>',
+        ),
+      },
+      { weight: 1, arbitrary: anyString(8) },
+    ),
+    { maxLength: 40 },
+  )
+  .map((parts) => parts.join(''));
+
 const body = fc.oneof({ weight: 4, arbitrary: htmlSoup }, { weight: 1, arbitrary: decodedBytes(400) }, { weight: 1, arbitrary: anyString(200) });
 
 const options = fc.record({
@@ -119,6 +262,21 @@ describe('extractPage', () => {
           expect(new Set([...respecting.links, ...respecting.nofollowLinks])).toEqual(new Set(followAll.links));
         }),
         fuzzParams(300),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
+});
+
+describe('the link scanner', () => {
+  it(
+    'finds exactly what htmlparser2 finds: links, nofollow, base, canonical, title and robots directives',
+    () => {
+      fc.assert(
+        fc.property(fc.oneof(tokenizerSoup, htmlSoup, anyString(200)), canonicalUrl, options, (html, pageUrl, opts) => {
+          expect(extractPage(html, pageUrl, opts)).toEqual(extractPageParsed(html, pageUrl, opts));
+        }),
+        fuzzParams(3000),
       );
     },
     FUZZ_TIMEOUT,

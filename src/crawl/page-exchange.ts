@@ -26,6 +26,7 @@ import type { DueTimer } from '../util/due-timer.js';
 import { decorateRecord, entryKind, requestFor } from './entries/entry-kind.js';
 import { asGet, wantsGet } from './entries/link-check.js';
 import type { PageLinks } from './page-links.js';
+import { recordFrom } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
@@ -148,7 +149,9 @@ export class PageExchange {
       const action = parts.feedback.errored(key, code, !ctx.stopping);
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
       if (action === 'give-up') ctx.signals.hostGivenUp(key, policy);
-      record = { ...base, elapsedMs: Math.round(clock.now() - t0), error: { code, message: errorMessage(err) } };
+      record = recordFrom(base);
+      record.elapsedMs = Math.round(clock.now() - t0);
+      record.error = { code, message: errorMessage(err) };
     }
     if (captured !== undefined && !(await this.archive(record, captured))) return;
     parts.records.page(record, key);

@@ -141,12 +141,17 @@ export class RobotsCache {
 
   /** Synchronous look-up: the current state for an origin, or undefined if never fetched / expired / due for a retry. */
   peek(origin: string): RobotsState | undefined {
-    const key = originKey(origin);
-    const state = key === null ? undefined : this.entries.get(key)?.state;
+    // Callers pass origins as URL.origin spells them (the keys), so the map is tried before the URL parser (~2 µs a page).
+    const state = (this.entries.get(origin) ?? this.entryOf(origin))?.state;
     if (!state) return undefined;
     const now = this.opts.clock.now();
     if (state.kind === 'unavailable') return state.retryAt === null || now < state.retryAt ? state : undefined;
     return now < state.expiresAt ? state : undefined;
+  }
+
+  private entryOf(origin: string): Entry | undefined {
+    const key = originKey(origin);
+    return key === null ? undefined : this.entries.get(key);
   }
 
   /** Fetches (once; concurrent callers share one in-flight promise) if peek() would return undefined, and resolves to the state. Never rejects. */

@@ -256,11 +256,8 @@ function rawText(html: string, from: number, sequence: number[], title: ScanSink
         k = 1;
       } else if (c === AMP) {
         const decoded = titleEntity(html, i, textStart, title);
-        if (decoded === -1) {
-          textStart = reference.textStart;
-          break; // the reference ran to the end of the document
-        }
         textStart = reference.textStart;
+        if (decoded === -1) break; // the reference ran to the end of the document
         i = decoded - 1;
       }
     } else k = c === LT ? 1 : 0;
@@ -273,13 +270,12 @@ function rawText(html: string, from: number, sequence: number[], title: ScanSink
 }
 
 /** What the decoder's callback hands back: where the title's undecoded text resumes, and the sink it writes to. */
-const reference = { textStart: 0, entityStart: 0, next: 0, html: '', sink: null as ScanSink | null };
+const reference = { textStart: 0, entityStart: 0, html: '', sink: null as ScanSink | null };
 
 const decoder = new EntityDecoder(htmlDecodeTree, (cp, consumed) => {
   // The tokenizer's emitCodePoint: the text before the reference, then the character.
   if (reference.textStart < reference.entityStart) reference.sink!.ontext(reference.html.slice(reference.textStart, reference.entityStart));
   reference.textStart = reference.entityStart + consumed;
-  reference.next = reference.textStart;
   reference.sink!.ontext(fromCodePoint(cp));
 });
 
@@ -294,13 +290,13 @@ function titleEntity(html: string, at: number, textStart: number, sink: ScanSink
   reference.sink = sink;
   reference.textStart = textStart;
   reference.entityStart = at;
-  reference.next = at + 1;
   decoder.startEntity(DecodingMode.Legacy);
   let resume = -1;
   if (at + 1 >= html.length) decoder.end();
   else {
     const length = decoder.write(html, at + 1);
-    if (length >= 0) resume = length === 0 ? at + 1 : reference.next;
+    // A length is what the reference consumed, '&' included; 0: nothing decoded, the '&' is text.
+    if (length >= 0) resume = at + Math.max(length, 1);
     else if (html.charCodeAt(at + 1) === AMP) resume = at + 1;
     else decoder.end();
   }

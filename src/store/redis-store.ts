@@ -586,10 +586,9 @@ export class RedisStore implements CrawlStore {
       startedLater,
       view,
     ]);
-    const brief = reply[0] === '';
-    const rest = this.applyView(reply);
+    const rest = this.applyView(reply); // checks the answer's shape first
     if (Number(rest[0]) === 0) this.lostLeases++;
-    else if (brief) {
+    else if (reply[0] === '') {
       // Held, with a BRIEF answer: the totals move by this completion alone until the next VIEW.
       this.totals.leased = Math.max(0, this.totals.leased - 1);
       this.started += Number(startedLater || 0);

@@ -32,6 +32,7 @@ import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
 import type { Renderer } from '../render/renderer.js';
 import type { PageRevisits, PendingHistory } from './recrawl.js';
+import { withFields } from '../util/with-fields.js';
 
 export interface PageExchangeParts {
   records: CrawlRecords;
@@ -206,7 +207,7 @@ export class PageExchange {
 
   /** A page read as usual also hands its bytes to the archive, when there is one (no cost otherwise). */
   private requestWithCapture(req: ReturnType<typeof requestFor>): ReturnType<typeof requestFor> & Pick<FetchRequest, 'capture'> {
-    return this.parts.archive !== undefined && req.read === 'html' ? { ...req, capture: true } : req;
+    return this.parts.archive !== undefined && req.read === 'html' ? withFields(req, { capture: true }) : req;
   }
 
   /** Hands a fetched page to --save-dir / --warc before its record is written; false when that failed and the crawl stops. */

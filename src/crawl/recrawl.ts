@@ -32,6 +32,7 @@ import { entryKind } from './entries/entry-kind.js';
 import type { DueTimer } from '../util/due-timer.js';
 import type { FrontierIntake } from './frontier-intake.js';
 import { changeOf, conditionalHeaders, nextHistory, revisitInterval, type Answer, type RevisitBounds } from '../recrawl/recrawl-change.js';
+import { withFields } from '../util/with-fields.js';
 
 export interface RecrawlMode {
   /** Compare with the history: validators sent, `change` in records. */
@@ -125,7 +126,7 @@ export class PageRevisits {
   request<R extends Pick<FetchRequest, 'read'>>(req: R, prior: PageHistory | undefined): R & Pick<FetchRequest, 'digest' | 'headers'> {
     if (req.read !== 'html') return req;
     const headers = conditionalHeaders(prior);
-    return headers === undefined ? { ...req, digest: true } : { ...req, digest: true, headers };
+    return headers === undefined ? withFields(req, { digest: true }) : withFields(req, { digest: true, headers });
   }
 
   /**

@@ -15,6 +15,7 @@ import type { HostPolicy } from '../config/settings-types.js';
 import type { CrawlContext } from './crawl-context.js';
 import { sleep } from '../clock.js';
 import { countRequest } from '../output/summary.js';
+import { withFields } from '../util/with-fields.js';
 
 export type SendRequest = Pick<FetchRequest, 'read' | 'method' | 'maxBodyBytes' | 'timeoutMs' | 'totalMs' | 'capture'>;
 
@@ -83,27 +84,29 @@ export class RequestSender {
     countRequest(ctx.stats, key);
     let startedAt = ctx.clock.now();
     let sinceLastMs = Infinity;
-    const res = await this.fetcher.fetch(url, {
-      ...req,
-      guard: this.guard,
-      signal: this.signal,
-      onDispatched: (at) => {
-        startedAt = at;
-        // Keyed by the record: a host swept for being idle comes back as a new one, rightly quiet.
-        const host = ctx.hosts.get(key);
-        const last = this.lastSent.get(host);
-        if (last !== undefined) sinceLastMs = at - last;
-        if (last === undefined || at > last) this.lastSent.set(host, at);
-        job.onDispatched(at);
-        // A shared store holds other workers' next start to this host until it hears of this write.
-        if (start && shared) ctx.calls.settle(shared.dispatched(start, at));
-      },
-      onResponse: (at) => {
-        const arrival = job.onResponse(at);
-        // A shared store moves the host's last start there too, for every worker's next start.
-        if (start && shared && arrival !== undefined) shared.responded(start, arrival);
-      },
-    });
+    const res = await this.fetcher.fetch(
+      url,
+      withFields<SendRequest, Pick<FetchRequest, 'guard' | 'signal' | 'onDispatched' | 'onResponse'>>(req, {
+        guard: this.guard,
+        signal: this.signal,
+        onDispatched: (at) => {
+          startedAt = at;
+          // Keyed by the record: a host swept for being idle comes back as a new one, rightly quiet.
+          const host = ctx.hosts.get(key);
+          const last = this.lastSent.get(host);
+          if (last !== undefined) sinceLastMs = at - last;
+          if (last === undefined || at > last) this.lastSent.set(host, at);
+          job.onDispatched(at);
+          // A shared store holds other workers' next start to this host until it hears of this write.
+          if (start && shared) ctx.calls.settle(shared.dispatched(start, at));
+        },
+        onResponse: (at) => {
+          const arrival = job.onResponse(at);
+          // A shared store moves the host's last start there too, for every worker's next start.
+          if (start && shared && arrival !== undefined) shared.responded(start, arrival);
+        },
+      }),
+    );
     return { res, startedAt, sinceLastMs };
   }
 

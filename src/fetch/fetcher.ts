@@ -354,7 +354,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       // A fresh object when anything is added: the shared ones serve every other request (and ProxyAgent writes a Host into what it gets).
       const sent: Record<string, string> =
         extra !== undefined || proxy !== null || req.headers !== undefined
-          ? { ...requestHeaders[req.read], ...extra, ...req.headers }
+          ? Object.assign({}, requestHeaders[req.read], extra, req.headers) // not a spread: see util/with-fields.ts
           : requestHeaders[req.read];
       const current = (exchange = new Exchange(
         req.maxBodyBytes ?? opts.maxBodyBytes,

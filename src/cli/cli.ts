@@ -73,8 +73,8 @@ export function buildProgram(
     .option('-c, --concurrency <n>', 'requests in flight across all hosts (default 16)')
     .option('--rate <rate>', 'default per-host rate: "2/s", "30/min", a min delay "500ms" or "unlimited" (default 1/s)')
     .option('--host-concurrency <n>', 'default requests in flight per host (default 2)')
-    .option('--ip-rate <rate>', 'per-IP rate: all hosts on one address together,\n' + 'e.g. --ip-rate 5/s (default off)')
-    .option('--ip-concurrency <n>', 'requests in flight per IP address, all its hosts\n' + 'together (default off)')
+    .option('--ip-rate <rate>', 'per-IP rate: all hosts on one address together, e.g. --ip-rate 5/s (default off)')
+    .option('--ip-concurrency <n>', 'requests in flight per IP address, all its hosts together (default off)')
     .option('--max-depth <n>', 'follow links at most this many steps from a seed (default 100)')
     .option('--max-pages <n>', 'stop after fetching this many URLs (default unlimited)')
     .option('--max-pages-per-host <n>', 'fetch at most this many URLs of one host (default 100,000)')
@@ -86,13 +86,13 @@ export function buildProgram(
       '--user-agent <ua>',
       `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+https://github.com/crawl-cli/crawl)")`,
     )
-    .option('--header <header>', 'send this header with every request (repeatable),\n' + 'e.g. --header "Accept-Language: de"', collect)
+    .option('--header <header>', 'send this header with every request (repeatable), e.g. --header "Accept-Language: de"', collect)
     .option('--cookie <name=value>', "send this cookie to the seeds' hosts (repeatable)", collect)
     .option('--cookie-jar <file>', 'start with the cookies of a Netscape cookies.txt (curl -c)')
-    .option('--proxy <url>', 'proxy for every request, e.g. http://proxy:3128\n' + '(default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
+    .option('--proxy <url>', 'proxy for every request, e.g. http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
     .option('--insecure', 'accept any TLS certificate (self-signed staging servers)')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
-    .option('--http2', 'use HTTP/2 with https servers that offer it: one connection\n' + 'per host, same rates and limits (default HTTP/1.1)')
+    .option('--http2', 'use HTTP/2 with https servers that offer it: one connection per host, same rates and limits (default HTTP/1.1)')
     .option('--timeout <duration>', 'connect/headers/body timeout; a bare number is seconds: --timeout 5, "500ms" (default 10s connect, 30s headers and body)')
     .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "1MiB" (default 10MiB)')
     .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')
@@ -101,53 +101,42 @@ export function buildProgram(
     .option('--fresh', 'with --state: discard what the file holds and start over')
     .option(
       '--recrawl',
-      'with --state or --redis: crawl every page the state knows again, asking only for\n' +
-        'changes (If-None-Match, If-Modified-Since); records say change: new, changed,\n' +
-        'unchanged or removed (docs/crawling-again.md)',
+      'with --state or --redis: crawl every page the state knows again, asking only for changes (If-None-Match, If-Modified-Since); records say change: new, changed, unchanged or removed (docs/crawling-again.md)',
     )
     .option(
       '--revisit',
-      'with --state or --redis: never finish; ask each page again (conditionally)\n' +
-        'after an interval that adapts to how often it changes: shorter after\n' +
-        'a change, longer after none (docs/crawling-again.md)',
+      'with --state or --redis: never finish; ask each page again (conditionally) after an interval that adapts to how often it changes: shorter after a change, longer after none (docs/crawling-again.md)',
     )
-    .option('--revisit-min <duration>', 'with --revisit: the shortest interval; a bare number is\n' + 'seconds (default 1h; at least 1s)')
+    .option('--revisit-min <duration>', 'with --revisit: the shortest interval; a bare number is seconds (default 1h; at least 1s)')
     .option('--revisit-max <duration>', 'with --revisit: the longest interval (default 30d)')
-    .option('--since <file>', "without --state: compare with a previous run's records (JSON lines),\n" + 'requesting each page again with its validators')
+    .option('--since <file>', "without --state: compare with a previous run's records (JSON lines), requesting each page again with its validators")
     .option('--redis <url>', 'share the crawl through Redis (redis://host:6379/0) with every worker given the same --crawl-id')
-    .option('--redis-ca <file>', 'with rediss://: trust the CA in this PEM file\n' + 'for Redis (--ca is for the crawled sites)')
+    .option('--redis-ca <file>', 'with rediss://: trust the CA in this PEM file for Redis (--ca is for the crawled sites)')
     .option('--crawl-id <name>', "with --redis: the shared crawl's name")
     .option('--worker <name>', "with --redis: this worker's name in records (default: host-pid)")
     .option('--lease <duration>', "with --redis: a dead worker's requests go back to the queue after this (default 60s)")
     .option(
       '--wait-for-crawl <duration>',
-      'with --redis and no seeds: wait this long for the\n' +
-        'crawl to appear (another worker gives the seeds;\n' +
-        'a bare number is seconds; default 30s, 0: none)',
+      'with --redis and no seeds: wait this long for the crawl to appear (another worker gives the seeds; a bare number is seconds; default 30s, 0: none)',
     )
-    .option(
-      '--max-time <duration>',
-      'stop cleanly after this long; a bare number is\n' + 'seconds: --max-time 90, "30m" (records flushed,\n' + 'summary printed, exit 0)',
-    )
+    .option('--max-time <duration>', 'stop cleanly after this long; a bare number is seconds: --max-time 90, "30m" (records flushed, summary printed, exit 0)')
     .option('--report <file>', 'when the crawl ends, write a self-contained HTML report of it (see crawl report)')
     .option('--stats <file>', 'when the crawl ends, write its summary as JSON')
     .option('--save-dir <dir>', "save each 2xx body (any type, up to --max-body) as DIR/host/path, named by the record's savedPath, e.g. --save-dir mirror")
     .option(
       '--render [mode]',
-      'render pages in a browser (Chromium) first: links, content and\n' +
-        "extract read the rendered DOM; every browser request goes through its host's\n" +
-        'robots.txt and limits. "auto": only pages that look like an app shell',
+      'render pages in a browser (Chromium) first: links, content and extract read the rendered DOM; every browser request goes through its host\'s robots.txt and limits. "auto": only pages that look like an app shell',
     )
     .option('--render-concurrency <n>', 'pages rendered at once (default 4)')
     .option('--render-timeout <duration>', 'a page not rendered within this gets RENDER_TIMEOUT (default 30s)')
-    .option('--render-block <types>', 'resource types the browser may not fetch, comma-separated,\n' + 'or "none" (default image,media,font)')
+    .option('--render-block <types>', 'resource types the browser may not fetch, comma-separated, or "none" (default image,media,font)')
     .option('--browser <path>', 'the Chromium to render with (default: $CRAWL_BROWSER, else chromium on PATH)')
     .option('--warc <file>', 'also write requests and responses as WARC 1.1, e.g. --warc site.warc.gz')
     .option('--emit-skipped', 'also write a record for each URL skipped (robots, scope, depth, caps)')
     .option('--emit-robots', 'also write a record for each robots.txt request ("type": "robots")')
     .option('--links', 'include the list of extracted links in each record')
     .addOption(
-      new Option('--content <format>', "put each HTML page's main content in its record,\n" + 'e.g. --content markdown (cap: --max-content)').choices([
+      new Option('--content <format>', "put each HTML page's main content in its record, e.g. --content markdown (cap: --max-content)").choices([
         'text',
         'html',
         'markdown',
@@ -156,13 +145,10 @@ export function buildProgram(
     .option('--max-content <size>', 'cap on content and on each extracted string (default 1MiB)')
     .option(
       '--extract <name=selector>',
-      'add a record field read with a CSS selector\n' +
-        '(repeatable); name[]=… takes every match,\n' +
-        '::attr(x) an attribute, ::html the markup,\n' +
-        "e.g. --extract 'img[]=img::attr(src)'",
+      "add a record field read with a CSS selector (repeatable); name[]=… takes every match, ::attr(x) an attribute, ::html the markup, e.g. --extract 'img[]=img::attr(src)'",
       collect,
     )
-    .option('--follow-canonical', "dedupe by rel=canonical: a page's in-scope\n" + 'canonical URL is marked seen, not fetched again')
+    .option('--follow-canonical', "dedupe by rel=canonical: a page's in-scope canonical URL is marked seen, not fetched again")
     .option(
       '--sitemap <url>',
       'also crawl the URLs this sitemap lists (XML, index, text, .gz; repeatable; no seed needed), e.g. --sitemap https://example.com/sitemap.xml',
@@ -174,14 +160,11 @@ export function buildProgram(
     .option('--allow-private', "also connect to loopback, private and link-local addresses off the seeds' hosts")
     .option(
       '--metrics <[host:]port>',
-      'serve Prometheus metrics at /metrics while\n' + 'crawling, e.g. --metrics 9464 (on 127.0.0.1\n' + 'unless a host is given: 0.0.0.0:9464)',
+      'serve Prometheus metrics at /metrics while crawling, e.g. --metrics 9464 (on 127.0.0.1 unless a host is given: 0.0.0.0:9464)',
     )
-    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their\n' + 'own, the top N by requests (default 10)')
+    .option('--metrics-hosts <n>', 'with --metrics: hosts with series of their own, the top N by requests (default 10)')
     .addOption(
-      new Option('--log-format <format>', 'stderr as JSON lines (level, time, message,\n' + 'host, code), progress and summary as events').choices([
-        'text',
-        'json',
-      ]),
+      new Option('--log-format <format>', 'stderr as JSON lines (level, time, message, host, code), progress and summary as events').choices(['text', 'json']),
     )
     .option('-q, --quiet', 'no progress, info or summary on stderr')
     .option('-v, --verbose', 'also log on stderr each request a rendering browser makes, and what became of it')
@@ -204,7 +187,7 @@ export function buildProgram(
     .option('--crawl-id <name>', "the shared crawl's name")
     .option('--json', 'print one JSON object instead of text')
     .option('--top <n>', 'hosts to list per table (default 10)')
-    .option('--watch [interval]', 'print again every interval (default 2s; a bare number\n' + 'is seconds) until Ctrl-C or the crawl ends')
+    .option('--watch [interval]', 'print again every interval (default 2s; a bare number is seconds) until Ctrl-C or the crawl ends')
     .action(async (flags: StatusFlags, cmd: Command) => {
       result.code = await handlers.status(withParentOptions(program, cmd, flags));
     });
@@ -213,12 +196,10 @@ export function buildProgram(
     .command('report')
     .description('write a self-contained HTML report of a records file (or of a --state or --redis crawl): politeness per host, throughput, failures')
     .argument('[records]', 'JSON-lines records written by crawl ("-" = stdin)')
-    .option('--state <file>', 'or the records a crawl kept in its --state file, e.g.\n' + 'crawl report --state crawl.db -o report.html')
+    .option('--state <file>', 'or the records a crawl kept in its --state file, e.g. crawl report --state crawl.db -o report.html')
     .option(
       '--redis <url>',
-      "or every worker's records of a crawl shared through\n" +
-        'Redis (with --crawl-id), e.g. crawl report --redis\n' +
-        'redis://localhost:6379 --crawl-id shop -o shop.html',
+      "or every worker's records of a crawl shared through Redis (with --crawl-id), e.g. crawl report --redis redis://localhost:6379 --crawl-id shop -o shop.html",
     )
     .option('--redis-ca <file>', "with a rediss:// URL: the CA that signed Redis's certificate (PEM)")
     .option('--crawl-id <name>', "the shared crawl's name")
@@ -245,11 +226,11 @@ export function buildProgram(
     .option('--ip-rate <rate>', 'per-IP rate, as for crawl (default off)')
     .option('--ip-concurrency <n>', 'requests in flight per IP address (default off)')
     .option('--allow-private', 'lift the SSRF guard, as for crawl')
-    .option('--render [mode]', 'render the page once, politely, and list the hosts\n' + 'its browser asks: limits, robots.txt verdict')
-    .option('--header <header>', 'a header requests carry, as for crawl (repeatable);\n' + 'shown in the request: line, secrets as ***', collect)
+    .option('--render [mode]', 'render the page once, politely, and list the hosts its browser asks: limits, robots.txt verdict')
+    .option('--header <header>', 'a header requests carry, as for crawl (repeatable); shown in the request: line, secrets as ***', collect)
     .option('--cookie <name=value>', "a cookie sent to the seeds' hosts (repeatable)", collect)
     .option('--cookie-jar <file>', 'cookies of a Netscape cookies.txt, as for crawl')
-    .option('--proxy <url>', 'proxy for robots.txt and the request: line, e.g.\n' + 'http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY)')
+    .option('--proxy <url>', 'proxy for robots.txt and the request: line, e.g. http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY)')
     .option('--insecure', 'accept any TLS certificate when fetching robots.txt')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
     .option('--robots-file <file>', 'use this local robots.txt instead of fetching it')

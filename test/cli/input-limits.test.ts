@@ -96,4 +96,21 @@ describe('--help', () => {
     expect(await main(['status', '--help'], io)).toBe(0);
     expect(io.out()).toMatch(/--top <n> +hosts to list per table \(default 10\)/);
   });
+
+  // Commander fills each description to the width; a description with its own line breaks came out ragged
+  // ("one connection" alone on a line, then "per host, …" on the next).
+  it.each([[['--help']], [['check', '--help']], [['report', '--help']], [['status', '--help']]])(
+    '%j fills every option description: no line ends where the next word would still fit',
+    async (argv) => {
+      const io = memoryIo(root);
+      expect(await main(argv, io)).toBe(0);
+      const lines = io.out().split('\n');
+      const options = lines.indexOf('Options:');
+      expect(options).toBeGreaterThan(0);
+      for (let i = options + 2; i < lines.length && lines[i] !== ''; i++) {
+        const continued = /^ {10,}(\S+)/.exec(lines[i]);
+        if (continued) expect(lines[i - 1].length + 1 + continued[1].length, `${lines[i - 1]}\n${lines[i]}`).toBeGreaterThan(80);
+      }
+    },
+  );
 });

@@ -105,6 +105,25 @@ describe('start-up loads only what the crawl uses', () => {
     expect([...packagesIn(files)].filter((p) => LAZY_PACKAGES.includes(p))).toEqual([]);
   });
 
+  it("the bundle's undici entry runs ProxyAgent and Dispatcher's API only once a crawl asks for ProxyAgent", async () => {
+    const lean = join(root, 'scripts', 'undici-lean.cjs');
+    const probe = [
+      `const lean = require(${JSON.stringify(lean)});`,
+      `const loaded = () => Object.keys(require.cache).filter((f) => /undici[\\/]lib[\\/](api[\\/]|dispatcher[\\/]proxy-agent)/.test(f)).length;`,
+      'const before = loaded();',
+      "const connects = typeof lean.ProxyAgent === 'function' && typeof new lean.Pool('http://127.0.0.1:9').connect === 'function';",
+      'console.log(JSON.stringify({ before, after: loaded(), connects }));',
+    ].join('\n');
+    const child = spawn(process.execPath, ['-e', probe], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    const seen = JSON.parse(out) as { before: number; after: number; connects: boolean };
+    expect(seen.before).toBe(0);
+    expect(seen.after).toBeGreaterThan(0);
+    expect(seen.connects, 'a Pool to the proxy has connect() once ProxyAgent is loaded').toBe(true);
+  });
+
   it('the shipped bundle loads none of the lazy chunks', async () => {
     const files = await loadedBeforeFirstRequest([join(root, 'bin', 'crawl.js'), '-q', '-o', 'out.jsonl', url], 'bundle');
     expect(

@@ -17,6 +17,7 @@ import { main } from '../../src/cli/cli.js';
 import { noProxyMatches, parseNoProxy, readEnvProxies, selectProxy } from '../../src/fetch/proxy.js';
 import { memoryIo } from '../support/memory-io.js';
 import { parseRecords } from '../support/crawl-harness.js';
+import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let dir = '';
 let web: Server;
@@ -152,6 +153,21 @@ describe('--proxy', () => {
     const r = await withEnv({}, () => run(['--proxy', proxyUrl, '--insecure', seed]));
     expect(r.pages[0]?.status).toBe(200);
     expect(passed).toEqual([`CONNECT localhost:${securePort}`]);
+  });
+
+  // The bundle's undici entry (scripts/undici-lean.cjs) loads ProxyAgent, and the Dispatcher API its tunnels call,
+  // only when a crawl first uses a proxy; the tests above run the sources, with undici's whole index.
+  it('the shipped binary goes through the proxy too: http as absolute-form GETs, https tunnelled', async () => {
+    await requireBuilt();
+    const plain = `http://a.localhost:${webPort}/next`;
+    const tunnelled = `https://localhost:${securePort}/next`;
+    const env = Object.fromEntries(['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY'].map((name) => [name, '']));
+    const run = await startCrawl(['--proxy', proxyUrl, '--insecure', '--rate', 'unlimited', '-q', plain, tunnelled], dir, { env }).done;
+    expect(run.code, run.stderr).toBe(0);
+    const pages = jsonLines<{ url: string; status: number }>(run.stdout).map((r) => `${r.status} ${r.url}`);
+    expect(pages.sort()).toEqual([`200 ${plain}`, `200 ${tunnelled}`]);
+    expect(passed).toContain(`GET ${plain}`);
+    expect(passed).toContain(`CONNECT localhost:${securePort}`);
   });
 
   it('a domain entry with proxy: false connects directly', async () => {

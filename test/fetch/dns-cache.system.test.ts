@@ -62,10 +62,8 @@ describe('cachedLookup', () => {
     const base = fakeLookup({});
     const lookup = cachedLookup(base, { ttlMs: 1000, negativeTtlMs: 100, maxEntries: 10, now: () => now });
     expect((await ask(lookup, 'nowhere.test')).err?.code).toBe('ENOTFOUND');
-    const t0 = performance.now();
     expect((await ask(lookup, 'nowhere.test')).err?.code).toBe('ENOTFOUND');
-    expect(performance.now() - t0).toBeLessThan(5); // from the cache, not the 5 ms resolver
-    expect(base.calls).toHaveLength(1);
+    expect(base.calls).toHaveLength(1); // from the cache: the resolver was not asked again
     now = 100;
     await ask(lookup, 'nowhere.test');
     expect(base.calls).toHaveLength(2);

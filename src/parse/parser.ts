@@ -13,7 +13,7 @@
  * (test/parse/parser.test.ts), and the scanner's is the Parser's
  * (test/properties/parser.test.ts, test/parse/link-scanner.test.ts).
  */
-import { parseHtml, parseHtmlYielding, parsesInSlices } from './bounded-parser.js';
+import { parseHtml, parseHtmlYielding } from './bounded-parser.js';
 import { linkResolver } from './link-resolver.js';
 import { scanLinks } from './link-scanner.js';
 import { refreshUrl } from './meta-refresh.js';
@@ -173,9 +173,16 @@ class PageEvents {
  * parser can recover.
  */
 export function extractPage(html: string, pageUrl: string, opts: ExtractOptions): ExtractedPage {
+  return scannedPage(html, pageUrl, opts) ?? extractPageParsed(html, pageUrl, opts);
+}
+
+/**
+ * The page as the link scanner reads it, what the parser would read at a
+ * fraction of the cost; undefined for the few documents it leaves to the parser.
+ */
+function scannedPage(html: string, pageUrl: string, opts: ExtractOptions): ExtractedPage | undefined {
   const events = new PageEvents();
-  // The scanner reads what the parser would, at a fraction of the cost; the few documents it cannot read exactly go to the parser.
-  return scanLinks(html, events) ? pageFrom(events, pageUrl, opts) : extractPageParsed(html, pageUrl, opts);
+  return scanLinks(html, events) ? pageFrom(events, pageUrl, opts) : undefined;
 }
 
 /**
@@ -191,11 +198,8 @@ export function extractPageParsed(html: string, pageUrl: string, opts: ExtractOp
 
 /** `extractPage`, giving the event loop a turn between slices of a long document (bounded-parser.ts). */
 export async function extractPageYielding(html: string, pageUrl: string, opts: ExtractOptions): Promise<ExtractedPage> {
-  if (html.length <= SCAN_AT_ONCE) {
-    const scanned = new PageEvents();
-    if (scanLinks(html, scanned)) return pageFrom(scanned, pageUrl, opts);
-  }
-  if (!parsesInSlices(html)) return extractPageParsed(html, pageUrl, opts);
+  const scanned = html.length <= SCAN_AT_ONCE ? scannedPage(html, pageUrl, opts) : undefined;
+  if (scanned !== undefined) return scanned;
   const events = new PageEvents();
   await parseHtmlYielding(html, events);
   return pageFrom(events, pageUrl, opts);

@@ -26,7 +26,6 @@ import type { DueTimer } from '../util/due-timer.js';
 import { decorateRecord, entryKind, requestFor } from './entries/entry-kind.js';
 import { asGet, wantsGet } from './entries/link-check.js';
 import type { PageLinks } from './page-links.js';
-import { recordFrom } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
@@ -150,9 +149,7 @@ export class PageExchange {
       const action = parts.feedback.errored(key, code, !ctx.stopping);
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
       if (action === 'give-up') ctx.signals.hostGivenUp(key, policy);
-      record = recordFrom(base);
-      record.elapsedMs = Math.round(clock.now() - t0);
-      record.error = { code, message: errorMessage(err) };
+      record = withFields(base, { elapsedMs: Math.round(clock.now() - t0), error: { code, message: errorMessage(err) } });
     }
     if (captured !== undefined && !(await this.archive(record, captured))) return;
     parts.records.page(record, key);

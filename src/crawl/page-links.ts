@@ -15,9 +15,10 @@ import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { loadContent, pageOutcome, parseBody, parsesLong, recordFrom, type OutcomeOptions, type PageContentStep, type ParsedBody } from './page-outcome.js';
+import { loadContent, pageOutcome, parseBody, parsesLong, type OutcomeOptions, type PageContentStep, type ParsedBody } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { SitemapOutcome, SitemapSeeds } from './entries/sitemaps.js';
+import { withFields } from '../util/with-fields.js';
 
 export interface PageLinksParts {
   intake: FrontierIntake;
@@ -69,12 +70,7 @@ export class PageLinks {
       out = sitemap ?? pageOutcome(entry, res, base, this.outcomeOptions(chain), parsed);
     } catch (err) {
       this.linksFailed(entry.url, err);
-      const record = recordFrom(base);
-      record.status = res.status;
-      record.contentType = res.contentType;
-      record.bytes = res.bytes;
-      record.elapsedMs = Math.round(res.elapsedMs);
-      return record;
+      return withFields(base, { status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) });
     }
     onNext?.(out.next.map((next) => next.url));
     const { settings } = ctx;

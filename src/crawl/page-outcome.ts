@@ -18,6 +18,7 @@ import { redactCredentials } from '../fetch/redact.js';
 import { canonicalFromLinkHeader } from '../parse/link-header.js';
 import type { Document } from '../content/dom.js';
 import type { ContentSettings } from '../config/settings-types.js';
+import { withFields } from '../util/with-fields.js';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -84,27 +85,17 @@ function extractOptions(res: FetchResult, opts: OutcomeOptions) {
   return { respectNofollow: opts.respectNofollow, xRobotsTag: res.headers['x-robots-tag'] ?? null, userAgentToken: opts.userAgentToken };
 }
 
-/**
- * A page's record, a copy of `base` to fill in. By Object.assign, not a
- * spread: on Node 20 (V8 11.3) every field added later to an object made by
- * `{ ...base, … }` builds a new hidden class, ~0.5-1 µs each, and a record
- * gets five to ten (title, links, validators, digest…): 5 µs a record in
- * isolation, ~10% of a crawl's CPU on the throughput web (BENCHMARKS.md).
- * Node 24 has no such cliff.
- */
-export function recordFrom(base: PageRecord): PageRecord {
-  return Object.assign({}, base);
-}
-
 /** `parsed`: the body parsed ahead by `parseBody` (a long page), else it is parsed here. */
 export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRecord, opts: OutcomeOptions, parsed?: ParsedBody): PageOutcome {
   // A body not read (not HTML) has no size we know: null, and the size the server declared.
   const unread = res.body === null && res.bytes === 0;
-  const record = recordFrom(base);
-  record.status = res.status;
-  record.contentType = res.contentType;
-  record.bytes = unread ? null : res.bytes;
-  record.elapsedMs = Math.round(res.elapsedMs);
+  // A copy that takes five to ten more fields below (title, links, validators…): by withFields, not a spread.
+  const record: PageRecord = withFields(base, {
+    status: res.status,
+    contentType: res.contentType,
+    bytes: unread ? null : res.bytes,
+    elapsedMs: Math.round(res.elapsedMs),
+  });
   if (unread) {
     const declared = declaredLength(res.headers['content-length']);
     if (declared !== null) record.contentLength = declared;

@@ -29,6 +29,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { median, round } from './lib/stats.js';
+import { fingerprint } from '../dist/util/seen-set.js';
 
 const COMMIT_PAGES = 250;
 const HOSTS = 5;
@@ -59,7 +60,7 @@ function once(Driver, schema, dir, variant, pages, run) {
   }
   if (variant === 'merged') for (const column of HISTORY_COLUMNS) db.exec(`ALTER TABLE urls ADD COLUMN ${column}`);
   const insert = db.prepare(
-    `INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${variant === 'no-url-index' ? '' : ' ON CONFLICT (url) DO NOTHING'}`,
+    `INSERT INTO urls (url, host, state, pos, depth, parent, hops, attempt, throttles, extra, fp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)${variant === 'no-url-index' ? '' : ' ON CONFLICT (url) DO NOTHING'}`,
   );
   const windowSql = 'SELECT id, url, depth, parent, hops, attempt, throttles, extra, pos FROM urls WHERE host = ? AND state = 1 AND pos > ? ORDER BY pos LIMIT 32';
   const window = variant === 'objects' ? db.prepare(windowSql) : db.prepare(windowSql).raw();
@@ -83,7 +84,7 @@ function once(Driver, schema, dir, variant, pages, run) {
   let t0 = process.cpuUsage();
   db.exec('BEGIN');
   for (let i = 0; i < pages; i++) {
-    insert.run(page(i), host(i), 1, i + 1, 1, page(Math.floor(i / 10)), 0, 0, null, null);
+    insert.run(page(i), host(i), 1, i + 1, 1, page(Math.floor(i / 10)), 0, 0, null, null, fingerprint(page(i)));
     if (i % COMMIT_PAGES === COMMIT_PAGES - 1) db.exec('COMMIT; BEGIN');
   }
   db.exec('COMMIT');

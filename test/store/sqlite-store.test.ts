@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../src/store/crawl-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { fingerprint } from '../../src/util/seen-set.js';
 import { describeStoreContract } from '../support/store-contract.js';
 
 describeStoreContract('sqlite', async () => {
@@ -90,6 +91,82 @@ describe('resume', () => {
       expect(await again.add(url(N), 'a', entry(N))).toBe(true);
       expect(again.counts()).toMatchObject({ seen: N + 1, queued: N + 1 });
       again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('URL fingerprints in the file', () => {
+  const url = (n: number) => `http://a.example/${n}`;
+  const entry = (n: number) => ({ url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
+  const Driver = createRequire(import.meta.url)('better-sqlite3');
+  const fingerprints = (path: string): Array<{ url: string; fp: unknown; kind: string }> =>
+    committedIn(
+      path,
+      (db) => db.prepare('SELECT url, fp, typeof(fp) AS kind FROM urls ORDER BY id').all() as Array<{ url: string; fp: unknown; kind: string }>,
+    );
+
+  it("keeps each URL's seen-set fingerprint in its row, as an exact integer", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+      for (let n = 0; n < 50; n++) await store.add(url(n), 'a', n % 2 ? entry(n) : null);
+      store.close();
+      const rows = fingerprints(path);
+      expect(rows).toHaveLength(50);
+      for (const row of rows) expect(row).toEqual({ url: row.url, fp: fingerprint(row.url), kind: 'integer' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  // A file from before the column, and rows an older version adds to a file that has it (it does not name the column).
+  for (const older of ['a file from before the column', 'rows an older version added, with no fingerprint']) {
+    it(`resumes ${older}: every URL known again, new rows fingerprinted`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+      const path = join(dir, 'state.db');
+      const N = 9_000; // more than one page of rows on load
+      try {
+        const store = new SqliteStore(path);
+        await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+        for (let n = 0; n < N; n++) await store.add(url(n), 'a', entry(n));
+        store.close();
+        const db = new Driver(path);
+        db.exec(older === 'a file from before the column' ? 'ALTER TABLE urls DROP COLUMN fp' : 'UPDATE urls SET fp = NULL WHERE id % 3 = 0');
+        db.close();
+        const again = new SqliteStore(path);
+        await again.open({ seeds: [url(0)], configFingerprint: 'f' });
+        expect(again.counts()).toMatchObject({ seen: N, queued: N });
+        const known: number[] = [];
+        for (let n = 0; n < N; n++) if (again.isSeen(url(n))) known.push(n);
+        expect(known).toHaveLength(N);
+        expect(await again.add(url(N), 'a', entry(N))).toBe(true);
+        again.close();
+        expect(fingerprints(path).at(-1)).toEqual({ url: url(N), fp: fingerprint(url(N)), kind: 'integer' });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('a report reads a file from before the column without changing it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
+    const path = join(dir, 'state.db');
+    try {
+      const store = new SqliteStore(path);
+      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
+      await store.add(url(1), 'a', entry(1));
+      store.close();
+      const db = new Driver(path);
+      db.exec('ALTER TABLE urls DROP COLUMN fp');
+      db.close();
+      const reader = new SqliteStore(path, { readOnly: true });
+      expect(await loggedRecords(reader)).toEqual([]);
+      reader.close();
+      expect(committedIn(path, (d) => d.prepare("SELECT count(*) AS n FROM pragma_table_info('urls') WHERE name = 'fp'").get())).toEqual({ n: 0 });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

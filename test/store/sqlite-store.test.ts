@@ -100,43 +100,43 @@ describe('resume', () => {
 describe('URL fingerprints in the file', () => {
   const url = (n: number) => `http://a.example/${n}`;
   const entry = (n: number) => ({ url: url(n), depth: 1, parent: null, hops: 0, attempt: 0 });
-  const Driver = createRequire(import.meta.url)('better-sqlite3');
-  const fingerprints = (path: string): Array<{ url: string; fp: unknown; kind: string }> =>
-    committedIn(
-      path,
-      (db) => db.prepare('SELECT url, fp, typeof(fp) AS kind FROM urls ORDER BY id').all() as Array<{ url: string; fp: unknown; kind: string }>,
-    );
+  type FpRow = { url: string; fp: unknown; kind: string };
+  const fingerprints = (path: string): FpRow[] =>
+    committedIn(path, (db) => db.prepare('SELECT url, fp, typeof(fp) AS kind FROM urls ORDER BY id').all() as FpRow[]);
+  const fingerprinted = (n: number): FpRow => ({ url: url(n), fp: fingerprint(url(n)), kind: 'integer' });
 
-  it("keeps each URL's seen-set fingerprint in its row, as an exact integer", async () => {
+  /** A state file in a temporary directory holding URLs 0 … n-1 (queued, or with `seenOnly` the odd ones only seen), closed, then changed by `sql` as an older version would have left it. */
+  async function withFile(n: number, sql: string | null, test: (path: string) => Promise<void>, seenOnly = false): Promise<void> {
     const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
     const path = join(dir, 'state.db');
     try {
       const store = new SqliteStore(path);
       await store.open({ seeds: [url(0)], configFingerprint: 'f' });
-      for (let n = 0; n < 50; n++) await store.add(url(n), 'a', n % 2 ? entry(n) : null);
+      for (let i = 0; i < n; i++) await store.add(url(i), 'a', seenOnly && i % 2 ? null : entry(i));
       store.close();
-      const rows = fingerprints(path);
-      expect(rows).toHaveLength(50);
-      for (const row of rows) expect(row).toEqual({ url: row.url, fp: fingerprint(row.url), kind: 'integer' });
+      if (sql !== null) {
+        const db = new (createRequire(import.meta.url)('better-sqlite3'))(path);
+        db.exec(sql);
+        db.close();
+      }
+      await test(path);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }
+
+  it("keeps each URL's seen-set fingerprint in its row, as an exact integer", () =>
+    withFile(50, null, async (path) => expect(fingerprints(path)).toEqual(Array.from({ length: 50 }, (_, n) => fingerprinted(n))), true));
 
   // A file from before the column, and rows an older version adds to a file that has it (it does not name the column).
-  for (const older of ['a file from before the column', 'rows an older version added, with no fingerprint']) {
-    it(`resumes ${older}: every URL known again, new rows fingerprinted`, async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
-      const path = join(dir, 'state.db');
+  const older = {
+    'a file from before the column': 'ALTER TABLE urls DROP COLUMN fp',
+    'rows an older version added, with no fingerprint': 'UPDATE urls SET fp = NULL WHERE id % 3 = 0',
+  };
+  for (const [what, sql] of Object.entries(older)) {
+    it(`resumes ${what}: every URL known again, new rows fingerprinted`, () => {
       const N = 9_000; // more than one page of rows on load
-      try {
-        const store = new SqliteStore(path);
-        await store.open({ seeds: [url(0)], configFingerprint: 'f' });
-        for (let n = 0; n < N; n++) await store.add(url(n), 'a', entry(n));
-        store.close();
-        const db = new Driver(path);
-        db.exec(older === 'a file from before the column' ? 'ALTER TABLE urls DROP COLUMN fp' : 'UPDATE urls SET fp = NULL WHERE id % 3 = 0');
-        db.close();
+      return withFile(N, sql, async (path) => {
         const again = new SqliteStore(path);
         await again.open({ seeds: [url(0)], configFingerprint: 'f' });
         expect(again.counts()).toMatchObject({ seen: N, queued: N });
@@ -145,32 +145,18 @@ describe('URL fingerprints in the file', () => {
         expect(known).toHaveLength(N);
         expect(await again.add(url(N), 'a', entry(N))).toBe(true);
         again.close();
-        expect(fingerprints(path).at(-1)).toEqual({ url: url(N), fp: fingerprint(url(N)), kind: 'integer' });
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+        expect(fingerprints(path).at(-1)).toEqual(fingerprinted(N));
+      });
     });
   }
 
-  it('a report reads a file from before the column without changing it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'crawl-state-'));
-    const path = join(dir, 'state.db');
-    try {
-      const store = new SqliteStore(path);
-      await store.open({ seeds: [url(0)], configFingerprint: 'f' });
-      await store.add(url(1), 'a', entry(1));
-      store.close();
-      const db = new Driver(path);
-      db.exec('ALTER TABLE urls DROP COLUMN fp');
-      db.close();
+  it('a report reads a file from before the column without changing it', () =>
+    withFile(2, older['a file from before the column'], async (path) => {
       const reader = new SqliteStore(path, { readOnly: true });
       expect(await loggedRecords(reader)).toEqual([]);
       reader.close();
       expect(committedIn(path, (d) => d.prepare("SELECT count(*) AS n FROM pragma_table_info('urls') WHERE name = 'fp'").get())).toEqual({ n: 0 });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 describe('queue order across a resume', () => {

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuilt } from '../support/spawn-crawl.js';
+import { requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const trace = join(root, 'bench', 'lib', 'load-trace.js');
@@ -154,14 +154,9 @@ describe('start-up loads only what the crawl uses', () => {
   // V8 re-compiles undici's WebAssembly HTTP parser optimised once it is hot, by default within the first
   // responses: ~0.1 s of CPU and ~30 MB of peak memory a short crawl paid (bin/crawl.js raises the budget).
   it("a short crawl keeps undici's HTTP parser on V8's baseline compiler", async () => {
-    const child = spawn(process.execPath, ['--trace-wasm-compilation-times', join(root, 'bin', 'crawl.js'), '--rate', 'unlimited', '-q', `${url}p/0`], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
-    const lines = out.split('\n');
+    const run = await startCrawl(['--rate', 'unlimited', '-q', `${url}p/0`], dir, { nodeArgs: ['--trace-wasm-compilation-times'] }).done;
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
     expect(lines.filter((l) => l.startsWith('{"type":"page"'))).toHaveLength(21);
     // The trace works (V8 reports its baseline compiles), and names no optimised one.
     expect(lines.filter((l) => l.includes('using Liftoff')).length).toBeGreaterThan(0);

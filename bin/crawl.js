@@ -20,9 +20,10 @@ module.enableCompileCache?.();
 // makes no difference a page can measure (BENCHMARKS.md, sixteenth pass). A
 // higher budget, in force when the parser is made (at the first HTTP/1.1
 // connection), keeps it on V8's baseline code for the first ~250 pages; a
-// longer crawl has it optimised as before. In force only for that moment: while a V8 flag differs from its default, Node compiles
-// its own modules without their built-in code cache (~2x slower). So only on
-// the V8 versions whose default is known here (Node 20 to 26).
+// longer crawl has it optimised as before. In force only for that moment:
+// while a V8 flag differs from its default, Node compiles its own modules
+// without their built-in code cache (~2x slower). So only on the V8
+// versions whose default is known here (Node 20 to 26).
 const defaultBudget = { 11: 1_800_000, 12: 13_000_000, 13: 13_000_000, 14: 13_000_000 }[process.versions.v8.split('.')[0]];
 if (defaultBudget !== undefined) {
   let raised = false;

@@ -3,6 +3,8 @@
 // It runs the bundle (dist/bundle/cli.js, a fraction of the start-up of
 // ~400 separate files) unless tsc has rebuilt dist/ since the bundle was
 // made: then the fresh, unbundled dist/cli/cli.js runs, never a stale bundle.
+// tsc's build mode rewrites only the files a change affects, but always its
+// state file (dist/.tsbuildinfo), so that tells when it last wrote.
 import { statSync } from 'node:fs';
 import module from 'node:module';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
@@ -49,7 +51,7 @@ if (defaultBudget !== undefined) {
 }
 
 const builtAt = (file) => statSync(new URL(file, import.meta.url), { throwIfNoEntry: false })?.mtimeMs ?? -1;
-const bundled = builtAt('../dist/bundle/cli.js') >= builtAt('../dist/cli/cli.js');
+const bundled = builtAt('../dist/bundle/cli.js') >= Math.max(builtAt('../dist/cli/cli.js'), builtAt('../dist/.tsbuildinfo'));
 let cli;
 try {
   cli = await import(bundled ? '../dist/bundle/cli.js' : '../dist/cli/cli.js');

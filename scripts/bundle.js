@@ -20,7 +20,7 @@
  * and the mocks that undici's index loads. The link parser's `htmlparser2`
  * is its Parser module alone (parserAlone, below).
  *
- * bin/crawl.js runs the bundle unless dist/cli/cli.js is newer (tsc run
+ * bin/crawl.js runs the bundle unless tsc wrote dist/ after it (tsc run
  * alone after a change), so a stale bundle never runs.
  */
 import { build } from 'esbuild';

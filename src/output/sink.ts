@@ -138,6 +138,7 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
   let needDrain = false; // the stream's last write returned false and 'drain' has not come yet
   let batch = '';
   let batchRecords = 0;
+  let batchBytes = 0; // UTF-8 bytes of `batch`, counted line by line as it grows
   let flushTimer: NodeJS.Immediate | undefined;
   let closing: Promise<void> | undefined;
   // Whoever waits for 'drain' or for the last callback; settled on drain, flush, break or failure.
@@ -186,6 +187,7 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     }
     batch = ''; // nobody will read it
     batchRecords = 0;
+    batchBytes = 0;
     settleDrain();
     settleFlush();
     settleConfirmed();
@@ -213,8 +215,10 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
     }
     const chunk = batch;
     const records = batchRecords;
+    const bytes = batchBytes;
     batch = '';
     batchRecords = 0;
+    batchBytes = 0;
     pending++;
     callsMade++;
     const accepted = stream.write(chunk, (err?: Error | null) => {
@@ -223,7 +227,7 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
       if (err) onError(err);
       else {
         written += records;
-        confirmedBytes += Buffer.byteLength(chunk);
+        confirmedBytes += bytes;
       }
       settleFlush();
       settleConfirmed();
@@ -263,7 +267,9 @@ export function createJsonLinesSink(stream: NodeJS.WritableStream, opts: JsonLin
         return Promise.resolve();
       }
       const line = JSON.stringify(record) + '\n';
-      queuedBytes += Buffer.byteLength(line);
+      const bytes = Buffer.byteLength(line);
+      queuedBytes += bytes;
+      batchBytes += bytes;
       batch += line;
       batchRecords++;
       if (batch.length >= BATCH_BYTES) flush();

@@ -3,8 +3,11 @@
 // and its work races the code after it), a promise passed where a callback's
 // result is ignored is another, and a switch that forgets a case of a union
 // is a third. Formatting is Prettier's job, so no stylistic rules here.
+// TypeScript's own errors are reported here too (scripts/eslint-type-errors.js),
+// from the program the type-aware rules build anyway.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import typeErrors from './scripts/eslint-type-errors.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/**', 'fixtures/**', '**/*.js', '**/*.cjs', '**/*.mjs'] },
@@ -14,7 +17,9 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { project: ['./tsconfig.test.json'], tsconfigRootDir: import.meta.dirname },
     },
+    plugins: { local: typeErrors },
     rules: {
+      'local/type-errors': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],

@@ -45,14 +45,18 @@ describe('total deadlines', () => {
     expect(run.pages).toHaveLength(1);
     expect(run.pages[0].error?.code).toBe('TOTAL_TIMEOUT');
     expect(run.pages[0].elapsedMs).toBeGreaterThanOrEqual(290);
-    expect(run.wallMs).toBeLessThan(1000);
+    // The page's own time says the deadline ended it; the whole run (robots.txt, start, stop) only has to end
+    // (at < 1000 ms, one run on a loaded machine took 1,048 ms).
+    expect(run.pages[0].elapsedMs).toBeLessThan(1000);
+    expect(run.wallMs).toBeLessThan(3000);
     expect(web.count('drip.localhost', '/')).toBe(1);
   });
 
   it('gives robots.txt at most the total deadline, so one dripped a byte at a time cannot hold its host', async () => {
     web = await startWeb({
       sites: {
-        'drip.localhost': { robots: { status: 200, chunks: { parts: Array.from({ length: 200 }, () => '#'), intervalMs: 20 } }, pages: { '/': 'home' } },
+        // 8 s of robots.txt, against a total of 300 ms.
+        'drip.localhost': { robots: { status: 200, chunks: { parts: Array.from({ length: 400 }, () => '#'), intervalMs: 20 } }, pages: { '/': 'home' } },
       },
     });
     const run = await crawl([web.url('drip.localhost', '/')], {
@@ -61,7 +65,7 @@ describe('total deadlines', () => {
       defaults: { rate: 'unlimited' },
     });
     expect(run.skipped).toEqual([expect.objectContaining({ reason: 'robots-unavailable', detail: expect.stringContaining('TOTAL_TIMEOUT') })]);
-    expect(run.wallMs).toBeLessThan(1000);
+    expect(run.wallMs).toBeLessThan(3000);
   });
 
   it('asks for robots.txt with its own hard limit of 10 s, and for pages with the configured total', async () => {

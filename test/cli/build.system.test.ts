@@ -22,6 +22,10 @@ mkdirSync(new URL('../dist/bundle/', import.meta.url), { recursive: true });
 writeFileSync(new URL('../dist/bundle/cli.js', import.meta.url), "process.stdout.write('bundle ');\\nexport { main } from '../cli/cli.js';\\n");
 `;
 
+/** The project's cli.ts: prints the `word` that src/`module`.ts exports. */
+const cliImporting = (module: string) =>
+  `import { word } from '../${module}.js';\nexport async function main(): Promise<number> {\n  process.stdout.write(\`\${word}\\n\`);\n  return 0;\n}\n`;
+
 describe('npm run build', () => {
   const tmp = useTempDir('crawl-build-');
 
@@ -38,10 +42,7 @@ describe('npm run build', () => {
     await symlink(join(repo, 'node_modules'), join(dir, 'node_modules'));
     const write = (file: string, text: string) => writeFile(join(dir, 'src', file), text);
     await write('word.ts', "export const word: string = 'one';\n");
-    await write(
-      'cli/cli.ts',
-      "import { word } from '../word.js';\nexport async function main(): Promise<number> {\n  process.stdout.write(`${word}\\n`);\n  return 0;\n}\n",
-    );
+    await write('cli/cli.ts', cliImporting('word'));
     return { dir, write };
   }
 
@@ -55,9 +56,10 @@ describe('npm run build', () => {
     expect(await launch(dir)).toBe('bundle one\n');
 
     // Nothing changed: tsc writes nothing.
-    const before = await Promise.all(['word.js', 'cli/cli.js', '.tsbuildinfo'].map((f) => writtenAt(dir, f)));
+    const written = () => Promise.all(['word.js', 'cli/cli.js', '.tsbuildinfo'].map((f) => writtenAt(dir, f)));
+    const before = await written();
     await build(dir);
-    expect(await Promise.all(['word.js', 'cli/cli.js', '.tsbuildinfo'].map((f) => writtenAt(dir, f)))).toEqual(before);
+    expect(await written()).toEqual(before);
 
     // tsc alone after a change rewrites word.js (its declaration is the same, so not cli.js): the launcher runs tsc's files, not the older bundle.
     await write('word.ts', "export const word: string = 'two';\n");
@@ -69,10 +71,7 @@ describe('npm run build', () => {
     // A source renamed: its old outputs go, the new ones come.
     await rm(join(dir, 'src', 'word.ts'));
     await write('words.ts', "export const word = 'three';\n");
-    await write(
-      'cli/cli.ts',
-      "import { word } from '../words.js';\nexport async function main(): Promise<number> {\n  process.stdout.write(`${word}\\n`);\n  return 0;\n}\n",
-    );
+    await write('cli/cli.ts', cliImporting('words'));
     await build(dir);
     expect(await launch(dir)).toBe('bundle three\n');
     const left = await readdir(join(dir, 'dist'));

@@ -90,13 +90,14 @@ export function linkResolver(baseUrl: string): (href: string) => string | null {
  * `head + tail` as a string of its own. An attribute value from the parser
  * is a slice of the whole document, and V8 keeps the document alive for as
  * long as any slice of it lives: a queued link would pin its page's HTML (tens
- * of KB per URL). Concatenating makes a new string, and reading a character
- * makes V8 flatten it into one fresh buffer that no longer refers to the slice.
+ * of KB per URL). `head + tail` is a rope that still holds the slice, and
+ * reading a character of it is no cure: optimised code reads through the rope
+ * without flattening it, or drops an unused read altogether (Node 24 does
+ * both once this function is hot). `join` writes both parts into one new
+ * buffer in every tier, for ~15 ns more than the concatenation.
  */
 function detached(head: string, tail: string): string {
-  const s = head + tail;
-  s.charCodeAt(0);
-  return s;
+  return [head, tail].join('');
 }
 
 /** The URL parser drops a scheme's default port and rejects ports above 65535. */

@@ -65,15 +65,23 @@ export async function outputOf(path: string): Promise<string> {
 
 const sendLogPreload = join(root, 'fixtures', 'send-log.js');
 
+/** One request as undici wrote it (fixtures/send-log.js): when (ms on the machine's monotonic clock), where, and by which process. */
+export interface SentRequest {
+  at: number;
+  origin: string;
+  path: string;
+  pid: number;
+}
+
 /**
  * When each crawl started with `opts` wrote each request to its socket
  * (fixtures/send-log.js, appended as written, so a process killed with
- * kill -9 keeps its log), on this machine's clock: the politeness itself,
+ * kill -9 keeps its log), on the machine's one monotonic clock: the politeness itself,
  * where a server's arrival log can also show its own late reads.
  */
-export function sendLog(path: string): { opts: StartOptions; written: () => Promise<Array<{ at: number; origin: string; path: string }>> } {
+export function sendLog(path: string): { opts: StartOptions; written: () => Promise<SentRequest[]> } {
   return {
     opts: { nodeArgs: ['--import', sendLogPreload], env: { CRAWL_SEND_LOG_LINES: path } },
-    written: async () => jsonLines<{ at: number; origin: string; path: string }>(await readFile(path, 'utf8').catch(() => '')),
+    written: async () => jsonLines<SentRequest>(await readFile(path, 'utf8').catch(() => '')),
   };
 }

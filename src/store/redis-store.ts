@@ -108,6 +108,14 @@
  * Not shared yet: the shared gap has no jitter; and a worker's local host record
  * learns other workers' feedback only at `open` (the claim enforces it
  * meanwhile, so a worker that does not know just gets more "not before").
+ *
+ * Not guarded: the shared gap is timed on Redis's wall clock (TIME). A step
+ * of that clock (set by hand, a VM resumed and its clock corrected) moves
+ * every shared instant at once: forward, it shortens each host's next gap by
+ * the step (a worker's own limiter, on its monotonic clock, still holds its
+ * own requests apart), and one longer than a lease's life gives held leases
+ * back; back, hosts wait the step longer. Slewing (NTP) only changes the
+ * rate, by a few hundred ppm at most.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';

@@ -14,7 +14,22 @@
  *   the best round trip (an answer "not before T" is not asked again early).
  * - `startToRedis(claim, local)`: a request start as Redis time, never
  *   earlier than it really was (see the method).
+ * - A step of Redis's clock: a sample that reads later than the best one
+ *   allows (its offset, half its round trip and 1 ms a second of age) can
+ *   only come from Redis's clock jumping ahead of this one, and one that
+ *   reads earlier than it allows, from a jump back. Either replaces the
+ *   best sample at once (an aged best would otherwise keep the old offset
+ *   for as many seconds as the step had ms). Ahead, `stepHold` says how long
+ *   a start granted in the next STEP_GUARD_MS waits: every start Redis
+ *   logged before the jump now reads that much older, so a gap or window
+ *   counted from one of them ends that much early. A jump back takes back as
+ *   much of an earlier jump ahead.
  */
+
+/** How long after a forward step of Redis's clock a granted start waits the step out (and the longest wait). */
+export const STEP_GUARD_MS = 60_000;
+/** Steps smaller than this are not acted on: the claim's margins (a few ms) cover them. */
+const STEP_MIN_MS = 1;
 
 /** What `startToRedis` needs of a claim: when Redis reserved it, and when its call was sent (local). */
 export interface ClaimTimes {
@@ -26,6 +41,8 @@ export class RedisClock {
   /** Redis time minus this worker's clock, from the sample with the shortest round trip. */
   private offset = 0;
   private best: { offset: number; rtt: number; at: number } | null = null;
+  /** The last forward step seen: by how much, and when (this clock). */
+  private step: { by: number; at: number } | null = null;
 
   /** Redis time minus this worker's clock, ms. */
   get offsetMs(): number {
@@ -36,10 +53,33 @@ export class RedisClock {
     if (!Number.isFinite(redisMs)) return;
     const rtt = Math.max(0, t1 - t0);
     const best = this.best;
-    if (!best || rtt <= best.rtt + (t1 - best.at) / 1_000) {
+    let stepped = false;
+    if (best) {
+      // Redis read its clock between t0 and t1; the best sample bounds its offset to ours within half
+      // its round trip, give or take 1 ms a second of age (rate differences are far smaller).
+      const slack = best.rtt / 2 + Math.max(0, t1 - best.at) / 1_000;
+      const ahead = redisMs - (t1 + best.offset + slack);
+      const behind = t0 + best.offset - slack - redisMs;
+      if (ahead > STEP_MIN_MS) this.step = { by: ahead, at: t1 };
+      // A jump back takes back as much of an earlier jump ahead: starts logged before both read older by the difference.
+      if (behind > STEP_MIN_MS && this.step) this.step = this.step.by - behind > STEP_MIN_MS ? { by: this.step.by - behind, at: this.step.at } : null;
+      stepped = ahead > STEP_MIN_MS || behind > STEP_MIN_MS;
+    }
+    if (!best || stepped || rtt <= best.rtt + (t1 - best.at) / 1_000) {
       this.best = { offset: redisMs - (t0 + t1) / 2, rtt, at: t1 };
       this.offset = this.best.offset;
     }
+  }
+
+  /**
+   * How long a start Redis granted at `localMs` (this clock) waits before its
+   * request: the last forward step of Redis's clock, when it was seen less
+   * than STEP_GUARD_MS before, at most STEP_GUARD_MS; 0 otherwise.
+   */
+  stepHold(localMs: number): number {
+    const step = this.step;
+    if (step === null || localMs - step.at >= STEP_GUARD_MS) return 0;
+    return Math.min(step.by, STEP_GUARD_MS);
   }
 
   /** This worker's clock time for a Redis time, erring late by half the best round trip (so an answer "not before T" is not asked again too early). */

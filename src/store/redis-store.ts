@@ -105,17 +105,22 @@
  *   Redis restarted WITH persistence is an outage like any other: the gen
  *   is still there and the crawl goes on.
  *
+ * - **A step of Redis's clock.** Shared instants are Redis times (TIME, its
+ *   wall clock), so a step of that clock (set by hand, a VM resumed and its
+ *   clock corrected) moves them all at once. Each worker sees a step at its
+ *   next answer (redis-clock.ts): a step back only makes hosts wait longer
+ *   (by the step); a step ahead would let each host's next start come early
+ *   by the step, so for STEP_GUARD_MS after seeing one a worker holds every
+ *   start it is granted by the step before writing it (less what its best
+ *   sample left uncertain, a few ms; at most STEP_GUARD_MS). Not covered: a
+ *   worker that joins after a step, a gap or window longer than
+ *   STEP_GUARD_MS, and a step longer than a lease's life, which gives held
+ *   leases back. Slewing (NTP) changes the rate by a few hundred ppm at most,
+ *   which the margins cover.
+ *
  * Not shared yet: the shared gap has no jitter; and a worker's local host record
  * learns other workers' feedback only at `open` (the claim enforces it
  * meanwhile, so a worker that does not know just gets more "not before").
- *
- * Not guarded: the shared gap is timed on Redis's wall clock (TIME). A step
- * of that clock (set by hand, a VM resumed and its clock corrected) moves
- * every shared instant at once: forward, it shortens each host's next gap by
- * the step (a worker's own limiter, on its monotonic clock, still holds its
- * own requests apart), and one longer than a lease's life gives held leases
- * back; back, hosts wait the step longer. Slewing (NTP) only changes the
- * rate, by a few hundred ppm at most.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -551,6 +556,7 @@ export class RedisStore implements CrawlStore {
     this.totals.queued = Math.max(0, this.totals.queued - 1);
     this.totals.leased++;
     this.held.set(lease.id, lease);
+    await this.waitOutStep();
     return lease;
   }
 
@@ -562,7 +568,20 @@ export class RedisStore implements CrawlStore {
     if (Number(rest[0]) === 1) return { notBefore: this.toLocal(Number(rest[2])) };
     const slot: RedisSlot = { id: Number(rest[2]), key, reservedAt: Number(rest[1]), claimSentAt: t0 };
     this.slots.set(slot.id, slot);
+    await this.waitOutStep();
     return slot;
+  }
+
+  /**
+   * A start granted soon after Redis's clock jumped ahead waits the jump out
+   * before its request (redis-clock.ts stepHold): the gap Redis counted may
+   * run from a start it logged before the jump, which now reads that much
+   * older. The start stays reserved meanwhile, so every other worker waits
+   * for its write as usual.
+   */
+  private async waitOutStep(): Promise<void> {
+    const hold = this.clock.stepHold(this.now());
+    if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
   }
 
   /** The slot's request is over: the host's in-flight count goes back, with its start if Redis may not have it yet. */

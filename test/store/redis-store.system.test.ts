@@ -229,6 +229,43 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(a.counts()).toMatchObject({ leased: 0 });
     });
 
+    it("holds a start granted just after Redis's clock jumped ahead by the jump; follows a jump back without holding", async () => {
+      // To a worker, Redis's clock jumping ahead is its own clock falling behind Redis's, which is how b sees
+      // it here (a real redis-server's clock cannot be stepped on a machine the other tests share). Every
+      // start Redis logged before the jump then reads that much older, so a gap counted from one ends early.
+      const policy: SharedPolicy = { intervalMs: 300, windows: [], concurrency: 1 };
+      let behind = 0;
+      const crawlId = `step-${randomUUID()}`;
+      const a = new RedisStore({ url: url(), crawlId, policyFor: () => policy });
+      const b = new RedisStore({ url: url(), crawlId, policyFor: () => policy, now: () => now() - behind });
+      open.push(a, b);
+      await a.open(meta);
+      await b.open(meta);
+      for (let i = 0; i < 3; i++) await a.add(`http://h.example/${i}`, 'h', entry(`http://h.example/${i}`));
+      /** A start by `store` (a lease, written at once and over), and how long its claim took. */
+      const startBy = async (store: RedisStore, clock: () => number) => {
+        const t0 = performance.now();
+        const lease = await store.claim('h');
+        const tookMs = performance.now() - t0;
+        if (!isLease(lease)) throw new Error(`no lease: ${JSON.stringify(lease)}`);
+        const written = store.shared.dispatched(lease, clock());
+        await store.complete(lease); // carries the start
+        await written;
+        return tookMs;
+      };
+      await startBy(a, now);
+      await sleep(gapWithMargin(300) + 50); // the gap is over: Redis grants the next claim at once
+      behind = 200;
+      // Held the jump, less what b's best sample left uncertain (half its round trip, 1 ms a second of its age).
+      expect(await startBy(b, () => now() - behind)).toBeGreaterThanOrEqual(150);
+      // Back: the offset follows at the next answer (not after 500 s of aging), and nothing waits.
+      const before = b.toRedis(0);
+      await sleep(gapWithMargin(300) + 50);
+      behind = -300;
+      expect(await startBy(b, () => now() - behind)).toBeLessThan(150);
+      expect(Math.abs(b.toRedis(0) - before + 500)).toBeLessThan(30); // within the two samples' round trips
+    });
+
     /** Two workers whose scripts are named in `scripts` as they run, a host table to save from, and a time 1 s ahead. */
     async function savingWorkers() {
       const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };

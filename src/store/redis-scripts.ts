@@ -38,8 +38,10 @@
  *   P counters   hash   started, …
  *   P h:HOST     hash   the host's shared politeness (Redis time, ms): last
  *                       start, inflight, pause, factor, cdelay, sgap, suntil,
- *                       givenup, failures; and the last saver's HostSaved JSON
- *                       (saved) with that saver's clock offset (off)
+ *                       givenup, failures; real: the latest start that was
+ *                       not later than last (a reservation's, maybe, for its
+ *                       return unwritten to go back to); and the last saver's
+ *                       HostSaved JSON (saved) with that saver's clock offset (off)
  *   P h:HOST:w:MS list  starts in the host's window of MS ms, as written (or read
  *                       by the server), newest logged first
  *   P h:HOST:pend set   leases of HOST claimed but not yet written to their socket
@@ -326,7 +328,16 @@ local function started(id, host, start, win)
   local h = P .. 'h:' .. host
   redis.call('SREM', h .. ':pend', id)
   local s = tonumber(start)
-  if s and s > (tonumber(redis.call('HGET', h, 'last')) or -math.huge) then redis.call('HSET', h, 'last', start) end
+  if s then
+    local last = tonumber(redis.call('HGET', h, 'last'))
+    if not last or s > last then
+      redis.call('HSET', h, 'last', start)
+    elseif s > (tonumber(redis.call('HGET', h, 'real')) or -math.huge) then
+      -- Not later than the last start, which may be a reservation made since: kept as 'real', for that
+      -- reservation given back unwritten (end_start) to go back to.
+      redis.call('HSET', h, 'real', start)
+    end
+  end
   log_start(id, host, start, win)
 end
 -- The end of a lease's or a slot's request (host: the lease's, which every caller has read already;
@@ -336,11 +347,14 @@ local function end_start(id, host, start, handed, win)
   local h = P .. 'h:' .. host
   -- Its worker says it was never written (robots.txt to wait for, a skip, a dead name), and no STARTED
   -- says otherwise (it is still pending): the host's last start goes back to what it was before the
-  -- reservation, unless a later start has moved it since.
+  -- reservation, or to a start that landed after the reservation but was not later than it (another
+  -- request's end, carrying when the server can have read it, late), unless a later start has moved it since.
   if start == '-' and redis.call('SISMEMBER', h .. ':pend', id) == 1 then
     local mark = redis.call('HGET', P .. 'leases', id .. ':l')
     local before, reserved = string.match(mark or '', '^(%S*) (%S+)$')
     if reserved and redis.call('HGET', h, 'last') == reserved then
+      local real = redis.call('HGET', h, 'real')
+      if real and (before == '' or tonumber(real) > tonumber(before)) then before = real end
       if before == '' then redis.call('HDEL', h, 'last') else redis.call('HSET', h, 'last', before) end
     end
   end

@@ -266,6 +266,28 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(Math.abs(b.toRedis(0) - before + 500)).toBeLessThan(30); // within the two samples' round trips
     });
 
+    it('keeps a later bound of when the server read a request when a start reserved after it is given back unwritten', async () => {
+      // Two at once: a's request W is written, and its end (carrying when the server can have read it, late)
+      // comes after b's claim X reserved the next start. X is given back unwritten (a robots.txt skip, say):
+      // the host's last start goes back to what it was before X, and that is W's late bound, not W's write.
+      const policy: SharedPolicy = { intervalMs: 300, windows: [], concurrency: 2 };
+      const [a, b] = await workers(2, { policyFor: () => policy });
+      for (let i = 0; i < 3; i++) await a.add(`http://h.example/${i}`, 'h', entry(`http://h.example/${i}`));
+      const w = (await a.claim('h')) as RedisLease;
+      const wroteAt = now();
+      await a.shared.dispatched(w, wroteAt); // its STARTED, after waiting half the gap for an end that does not come
+      await sleep(wroteAt + gapWithMargin(300) + 20 - now());
+      const x = await b.claim('h');
+      if (!isLease(x)) throw new Error(`no lease: ${JSON.stringify(x)}`);
+      a.shared.responded(w, wroteAt + 250); // the server can have read W as late as 250 ms after it was written
+      await a.complete(w);
+      await b.release(x, x.entry);
+      const next = await b.claim('h');
+      expect(isLease(next)).toBe(false);
+      // Not before that bound and a gap: W's write and a gap have passed already.
+      expect((next as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(wroteAt + 250 + gapWithMargin(300) - 5);
+    });
+
     /** Two workers whose scripts are named in `scripts` as they run, a host table to save from, and a time 1 s ahead. */
     async function savingWorkers() {
       const policy: SharedPolicy = { intervalMs: 100, windows: [], concurrency: 4 };

@@ -556,7 +556,8 @@ export class RedisStore implements CrawlStore {
     this.totals.queued = Math.max(0, this.totals.queued - 1);
     this.totals.leased++;
     this.held.set(lease.id, lease);
-    await this.waitOutStep();
+    const held = this.waitOutStep();
+    if (held) await held; // nothing to wait out: no extra turn
     return lease;
   }
 
@@ -568,7 +569,8 @@ export class RedisStore implements CrawlStore {
     if (Number(rest[0]) === 1) return { notBefore: this.toLocal(Number(rest[2])) };
     const slot: RedisSlot = { id: Number(rest[2]), key, reservedAt: Number(rest[1]), claimSentAt: t0 };
     this.slots.set(slot.id, slot);
-    await this.waitOutStep();
+    const held = this.waitOutStep();
+    if (held) await held; // nothing to wait out: no extra turn
     return slot;
   }
 
@@ -579,9 +581,9 @@ export class RedisStore implements CrawlStore {
    * older. The start stays reserved meanwhile, so every other worker waits
    * for its write as usual.
    */
-  private async waitOutStep(): Promise<void> {
+  private waitOutStep(): Promise<void> | undefined {
     const hold = this.clock.stepHold(this.now());
-    if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
+    return hold > 0 ? new Promise((resolve) => setTimeout(resolve, hold)) : undefined;
   }
 
   /** The slot's request is over: the host's in-flight count goes back, with its start if Redis may not have it yet. */

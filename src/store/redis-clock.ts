@@ -60,10 +60,15 @@ export class RedisClock {
       const slack = best.rtt / 2 + Math.max(0, t1 - best.at) / 1_000;
       const ahead = redisMs - (t1 + best.offset + slack);
       const behind = t0 + best.offset - slack - redisMs;
-      if (ahead > STEP_MIN_MS) this.step = { by: ahead, at: t1 };
-      // A jump back takes back as much of an earlier jump ahead: starts logged before both read older by the difference.
-      if (behind > STEP_MIN_MS && this.step) this.step = this.step.by - behind > STEP_MIN_MS ? { by: this.step.by - behind, at: this.step.at } : null;
-      stepped = ahead > STEP_MIN_MS || behind > STEP_MIN_MS;
+      if (ahead > STEP_MIN_MS) {
+        this.step = { by: ahead, at: t1 };
+        stepped = true;
+      } else if (behind > STEP_MIN_MS) {
+        // A jump back takes back as much of an earlier jump ahead: starts logged before both read older by the difference.
+        const step = this.step;
+        this.step = step !== null && step.by - behind > STEP_MIN_MS ? { by: step.by - behind, at: step.at } : null;
+        stepped = true;
+      }
     }
     if (!best || stepped || rtt <= best.rtt + (t1 - best.at) / 1_000) {
       this.best = { offset: redisMs - (t0 + t1) / 2, rtt, at: t1 };

@@ -557,7 +557,7 @@ export class RedisStore implements CrawlStore {
     this.totals.leased++;
     this.held.set(lease.id, lease);
     const held = this.waitOutStep();
-    if (held) await held; // nothing to wait out: no extra turn
+    if (held) await held; // awaited only when there is a hold: otherwise no extra turn
     return lease;
   }
 
@@ -570,7 +570,7 @@ export class RedisStore implements CrawlStore {
     const slot: RedisSlot = { id: Number(rest[2]), key, reservedAt: Number(rest[1]), claimSentAt: t0 };
     this.slots.set(slot.id, slot);
     const held = this.waitOutStep();
-    if (held) await held; // nothing to wait out: no extra turn
+    if (held) await held; // awaited only when there is a hold: otherwise no extra turn
     return slot;
   }
 

@@ -31,9 +31,16 @@ afterEach(async () => {
 describe('browser memory', () => {
   it('reads the PSS of the processes below this one', async () => {
     const before = descendantMemory() ?? 0;
-    const child = spawn(process.execPath, ['-e', 'const b = Buffer.alloc(64 * 2 ** 20, 1); setTimeout(() => b, 5000)'], { stdio: 'ignore' });
+    // Read once the child says its 64 MiB are filled: a fixed second was not always enough for a loaded
+    // machine to start Node and fill them (CI once read 27.7 MB).
+    const child = spawn(process.execPath, ['-e', "const b = Buffer.alloc(64 * 2 ** 20, 1); process.stdout.write('filled'); setTimeout(() => b, 30000)"], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await new Promise((resolve, reject) => {
+        child.stdout.once('data', resolve);
+        child.once('exit', (code) => reject(new Error(`the child exited (${code}) before filling its buffer`)));
+      });
       expect(descendantMemory()! - before).toBeGreaterThan(50 * 2 ** 20);
     } finally {
       child.kill('SIGKILL');

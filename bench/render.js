@@ -15,6 +15,12 @@
  * Reports rendered pages per second of each and their ratio (target ≥ 0.8),
  * CPU per rendered page, and requests made (from the server's own log).
  *
+ * Then a polite crawl of shells that all load one third-party script that
+ * answers 404 (every host at 2/s): wall time ÷ the politeness bound (the
+ * busiest host's requests, one gap apart), target ≤ 1.5. The failure is
+ * remembered crawl-wide (negative caching), so the script is asked for once;
+ * a plain loop asks once per page and keeps no gap.
+ *
  *   node bench/render.js [--quick] [--items N] [--concurrency N]
  */
 import { spawn } from 'node:child_process';
@@ -117,6 +123,50 @@ export async function run(opts = {}) {
         target: { op: '>=', value: 0.8 }, note: `${crawlRate.toFixed(2)} vs ${loopRate.toFixed(2)} pages/s, wall time from spawn (browser start included)` },
       { bench, metric: 'CPU per rendered page, crawl (process tree)', value: Math.round((crawl.cpuS / crawlPages) * 1000), unit: 'ms', note: `plain loop: ${Math.round((loop.cpuS / loopPages) * 1000)} ms` },
       { bench, metric: 'requests made for the crawl', value: crawlRequests, unit: '', note: `plain loop: ${loopRequests} for ${loopPages} pages (robots.txt included for the crawl)` },
+      ...(await failingScript({ pages: opts.quick ? 16 : 40, concurrency, log })),
+    ];
+  } finally {
+    await web.close();
+  }
+}
+
+/** Shells of one host, each loading a third-party script that answers 404; the first links every other page (built by script). */
+function failingScriptSites(pages) {
+  const links = Array.from({ length: pages - 1 }, (_, i) => `<a href="/p/${i + 1}">${i + 1}</a>`).join(' ');
+  const shell = (n) =>
+    `<title>Shop ${n}</title><div id="app"></div><script src="{{origin:third.localhost}}/widget.js"></script>` +
+    `<script>document.getElementById('app').innerHTML = '${n === 0 ? links : `item ${n}`}';</script>`;
+  const sitePages = {};
+  for (let n = 0; n < pages; n++) sitePages[`/p/${n}`] = shell(n);
+  return {
+    'shop.localhost': { robots: 'User-agent: *\nDisallow:\n', pages: sitePages },
+    'third.localhost': { robots: 'User-agent: *\nDisallow:\n', pages: {} },
+  };
+}
+
+/** The shared failing script: a polite crawl's wall time against its politeness bound, and what a plain loop does. */
+async function failingScript({ pages, concurrency, log }) {
+  const rate = 2;
+  const web = await startWeb({ sites: failingScriptSites(pages) });
+  try {
+    const seed = web.url('shop.localhost', '/p/0');
+    const crawl = await timed(['bin/crawl.js', '-q', '--render', '--browser', BROWSER, '--allow-private', '--rate', `${rate}/s`, '--render-concurrency', String(concurrency), seed]);
+    const rendered = crawl.stdout.split('\n').filter((l) => l.includes('"rendered":true')).length;
+    const busiest = Math.max(...['shop.localhost', 'third.localhost'].map((h) => web.requests(h).length));
+    const bound = (busiest - 1) / rate;
+    const widget = web.count('third.localhost', '/widget.js');
+    log(`  failing shared script, crawl --render at ${rate}/s: ${rendered} pages in ${crawl.wallS} s (bound ${bound} s), /widget.js asked ${widget}×`);
+    const mid = web.requests().length;
+    const loop = await timed([fileURLToPath(import.meta.url), '--loop', seed, String(concurrency)]);
+    const loopLog = web.requests().slice(mid).filter((e) => e.host === 'shop.localhost');
+    let minGap = Infinity;
+    for (let i = 1; i < loopLog.length; i++) minGap = Math.min(minGap, loopLog[i].at - loopLog[i - 1].at);
+    const loopWidget = web.requests().slice(mid).filter((e) => e.path === '/widget.js').length;
+    log(`  plain Playwright loop: ${loop.wallS} s, /widget.js asked ${loopWidget}×, smallest gap on shop.localhost ${minGap.toFixed(1)} ms`);
+    const bench = '11. Rendering';
+    return [
+      { bench, metric: `wall time ÷ politeness bound, ${pages} shells sharing a 404 script, ${rate}/s per host`, value: Math.round((crawl.wallS / bound) * 100) / 100, unit: '×',
+        target: { op: '<=', value: 1.5 }, note: `${crawl.wallS} s for a bound of ${bound} s (${busiest} requests on the busiest host); the script asked ${widget}× (plain loop: ${(loop.wallS / bound).toFixed(2)}×, asked ${loopWidget}×, smallest gap ${minGap.toFixed(1)} ms where ${1000 / rate} is due)` },
     ];
   } finally {
     await web.close();

@@ -58,6 +58,14 @@ export interface PageOutcome {
   nofollow: string[];
 }
 
+/** What a rendered page adds to its response (render/renderer.ts). */
+export interface RenderedDocument {
+  /** The document's URL when its DOM was read, when it differs from the one fetched (history.pushState): relative links resolve against it. */
+  documentUrl?: string;
+  /** GET navigations the page tried by itself after loading: links, like its anchors. */
+  navigations?: readonly string[];
+}
+
 /** A long body parsed ahead of `pageOutcome`, the event loop served between slices. */
 export interface ParsedBody {
   page: ExtractedPage;
@@ -75,8 +83,8 @@ export function parsesLong(res: FetchResult): boolean {
  * served between them, so progress and Ctrl-C are not held up by one big
  * page. Hand the result to `pageOutcome`.
  */
-export async function parseBody(entry: FrontierEntry, res: FetchResult, opts: OutcomeOptions): Promise<ParsedBody> {
-  const page = await extractPageYielding(res.body!, entry.url, extractOptions(res, opts));
+export async function parseBody(entry: FrontierEntry, res: FetchResult & RenderedDocument, opts: OutcomeOptions): Promise<ParsedBody> {
+  const page = await extractPageYielding(res.body!, res.documentUrl ?? entry.url, extractOptions(res, opts));
   if (opts.content === undefined) return { page };
   return { page, doc: await opts.content.features.parseDomYielding(res.body!) };
 }
@@ -86,7 +94,7 @@ function extractOptions(res: FetchResult, opts: OutcomeOptions) {
 }
 
 /** `parsed`: the body parsed ahead by `parseBody` (a long page), else it is parsed here. */
-export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRecord, opts: OutcomeOptions, parsed?: ParsedBody): PageOutcome {
+export function pageOutcome(entry: FrontierEntry, res: FetchResult & RenderedDocument, base: PageRecord, opts: OutcomeOptions, parsed?: ParsedBody): PageOutcome {
   // A body not read (not HTML) has no size we know: null, and the size the server declared.
   const unread = res.body === null && res.bytes === 0;
   // A copy that takes five to ten more fields below (title, links, validators…): by withFields, not a spread.
@@ -122,11 +130,12 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     return out;
   }
   if (res.body !== null && res.status >= 200 && res.status < 300) {
-    const page = parsed?.page ?? extractPage(res.body, entry.url, extractOptions(res, opts));
+    const page = parsed?.page ?? extractPage(res.body, res.documentUrl ?? entry.url, extractOptions(res, opts));
     record.title = page.title;
-    record.links = page.links.length;
-    if (opts.emitLinks) record.linkList = page.links;
-    for (const link of page.links) out.next.push({ url: link, depth: entry.depth + 1, hops: 0 });
+    const links = withNavigations(page.links, res.navigations);
+    record.links = links.length;
+    if (opts.emitLinks) record.linkList = links;
+    for (const link of links) out.next.push({ url: link, depth: entry.depth + 1, hops: 0 });
     out.nofollow = page.nofollowLinks;
     const canonical = page.canonical ?? canonicalFromLinkHeader(res.headers.link, entry.url);
     if (canonical !== null) record.canonical = canonical;
@@ -138,6 +147,13 @@ export function pageOutcome(entry: FrontierEntry, res: FetchResult, base: PageRe
     if (canonical !== null) record.canonical = canonical;
   }
   return out;
+}
+
+/** A page's links, then the navigations it tried that are not among them (already absolute: the browser resolved them). */
+function withNavigations(links: string[], navigations: readonly string[] | undefined): string[] {
+  if (navigations === undefined || navigations.length === 0) return links;
+  const seen = new Set(links);
+  return [...links, ...navigations.filter((url) => !seen.has(url))];
 }
 
 /** A Content-Length value as a number; null when absent or not one plain decimal number. */

@@ -161,6 +161,12 @@ export const pageRecordSchema = z
         'Why it was or was not rendered: "configured" (render true), "empty-mount", "noscript", "script-shell" (auto found an application shell), "static" (auto found none), "not-html".',
       ),
     subrequests: subrequestCountsSchema.optional().describe("A rendered page's browser requests."),
+    navigations: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'URLs a rendered page tried to navigate to by itself after loading (a script setting location, a form GET, a meta refresh, a link clicked, window.open): followed as links through the usual admission, while the page stayed as it was. Absent when it tried none.',
+      ),
     worker: worker(),
     error: z
       .strictObject({

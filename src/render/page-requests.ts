@@ -1,12 +1,24 @@
 /**
  * The route handler of one rendered page: every request the browser makes
- * for it arrives here (Playwright `page.route('**\/*')`), and none reaches the
- * network by itself.
+ * in that page's context — the page, its frames, its workers, and any popup
+ * it opens (Playwright `context.route('**\/*')`) — arrives here, and none
+ * reaches the network by itself (browser-pool.ts denies the rest).
  *
  * - The page's own document is answered from the response the crawler
  *   already fetched: it is never requested twice.
- * - Later navigations (a script setting `location`, frames) are aborted: a
- *   document is crawled as a page of its own, through the frontier.
+ * - A later navigation of the page (a script setting `location`, a form
+ *   submitted, a meta refresh, a link clicked) is a link, as a redirect is:
+ *   its URL is kept for the crawl to queue through the usual admission
+ *   (`navigations`), and the browser is answered 204 No Content, which ends
+ *   a navigation with the page left as it was, so the DOM read is the
+ *   page's own and not an error page. Only GETs are links (a POST is
+ *   counted `blocked`).
+ * - A popup (window.open, a target=_blank link or form) is a navigation of
+ *   its opener's: its URL is kept the same way and its request refused; the
+ *   popup closes with the page's context. Anything else a popup asks for
+ *   (a document written into it by script) is refused.
+ * - Frames' navigations are aborted: a document is crawled as a page of its
+ *   own, through the frontier.
  * - Resource types that a rendered DOM does not need are aborted and counted
  *   `blocked`: the ones in `--render-block` (default image, media, font), and
  *   always WebSocket, EventSource, manifests, pings, prefetches and other
@@ -18,8 +30,9 @@
  *   aborted as Google's renderer does), or requested through its host's
  *   limits (`fetched`).
  */
-import type { Page, Route } from 'playwright-core';
+import type { Frame, Page, Request, Route } from 'playwright-core';
 import type { FetchResult } from '../fetch/fetcher.js';
+import { resolveLink } from '../parse/url.js';
 import type { UserPattern } from '../config/user-pattern.js';
 import type { SubrequestCounts } from '../types.js';
 import type { SubresourceAnswer, SubresourceFetcher } from './subresource-fetcher.js';
@@ -40,8 +53,12 @@ export const ALWAYS_BLOCKED = new Set(['websocket', 'eventsource', 'manifest', '
 /** Headers that described the bytes on the wire, not the bytes handed to the browser (decoded, whole). */
 const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
+/** Client navigations kept per page, at most: a page that navigates in a loop does not grow its record without end. */
+export const MAX_NAVIGATIONS = 100;
+
 export interface PageRequestsOptions {
-  page: Page;
+  /** The page being rendered, once it exists (every request of its context is routed from before it is made). */
+  page(): Page | undefined;
   /** The document as the crawler fetched it. */
   document: FetchResult;
   fetcher: SubresourceFetcher;
@@ -53,6 +70,8 @@ export interface PageRequestsOptions {
 
 export class PageRequests {
   readonly counts: SubrequestCounts = { fetched: 0, cached: 0, blocked: 0, disallowed: 0 };
+  /** GET navigations the page (or a popup of it) tried after its document: links for the crawl, in order, each once. */
+  readonly navigations: string[] = [];
   private documentServed = false;
   private running = 0;
   private idleWaiters: Array<() => void> = [];
@@ -73,7 +92,7 @@ export class PageRequests {
 
   /** Closes the page now (its render timed out: a script that never ends would spin on until the context is replaced). */
   closePage(): void {
-    void this.opts.page.close().catch(() => {});
+    void this.opts.page()?.close().catch(() => {});
   }
 
   /** The page is done: nothing more is fetched for it. */
@@ -87,13 +106,29 @@ export class PageRequests {
     const req = route.request();
     const url = req.url();
     try {
+      const main = opts.page();
+      const frame = frameOf(req);
+      const from = frame?.page();
       if (req.isNavigationRequest()) {
-        if (!this.documentServed && req.frame() === opts.page.mainFrame()) {
-          this.documentServed = true;
-          return await route.fulfill(documentResponse(opts.document));
+        if (main !== undefined && frame === main.mainFrame()) {
+          if (!this.documentServed) {
+            this.documentServed = true;
+            return await route.fulfill(documentResponse(opts.document));
+          }
+          this.navigated(req, url);
+          // 204: the navigation ends and the page stays as it was (HTML's "abort navigation" for 204/205).
+          return await route.fulfill({ status: 204, body: '' });
+        }
+        // A popup's first navigation (its frame may not exist yet): a navigation of the opener's.
+        if (frame === undefined || (from !== main && frame === from?.mainFrame())) {
+          this.navigated(req, url);
+          // The popup is left on its error page; it closes with the page's context.
+          return await this.refuse(route, url, 'document', 'blocked');
         }
         return await this.refuse(route, url, 'document', 'blocked');
       }
+      // A popup's own requests (a document written into it by script): nobody reads what it shows.
+      if (from !== main && from !== undefined) return await this.refuse(route, url, req.resourceType(), 'blocked');
       const type = req.resourceType();
       if (!/^https?:/i.test(url)) return await route.continue(); // data:, blob: never leave the browser
       if (ALWAYS_BLOCKED.has(type) || opts.block.has(type) || req.method() !== 'GET' || opts.blockUrls.some((re) => re.test(url))) {
@@ -130,16 +165,40 @@ export class PageRequests {
     }
   }
 
+  /** A navigation the page tried after its document: a link when it is a GET of an http(s) URL, else refused and counted. */
+  private navigated(req: Request, url: string): void {
+    // Canonical as the parser's links are (fragment dropped, and so on); null for what the crawl cannot fetch.
+    const link = req.method() === 'GET' ? resolveLink(url, url) : null;
+    if (link === null) {
+      this.counts.blocked++;
+      this.opts.onEvent?.({ url, type: 'document', host: hostOf(url), outcome: 'blocked' });
+      return;
+    }
+    if (this.navigations.length < MAX_NAVIGATIONS && !this.navigations.includes(link)) this.navigations.push(link);
+  }
+
   private async refuse(route: Route, url: string, type: string, outcome: 'blocked'): Promise<void> {
     this.counts[outcome]++;
-    let host = '';
-    try {
-      host = new URL(url).host;
-    } catch {
-      // not a URL: counted, not named
-    }
-    this.opts.onEvent?.({ url, type, host, outcome });
+    this.opts.onEvent?.({ url, type, host: hostOf(url), outcome });
     await route.abort('blockedbyclient');
+  }
+}
+
+/** The frame a request was made for; undefined for one that has none (a service worker's, a popup's navigation before its frame exists). */
+function frameOf(req: Request): Frame | undefined {
+  try {
+    return req.frame();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A URL's host for counts and listings; '' when it is not a URL. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
   }
 }
 

@@ -29,6 +29,7 @@
  */
 import type { Page } from 'playwright-core';
 import type { FetchResult } from '../fetch/fetcher.js';
+import type { RenderedDocument } from '../crawl/page-outcome.js';
 import { redactCredentials } from '../fetch/redact.js';
 import type { FrontierEntry } from '../store/crawl-store.js';
 import type { Job, JobContext } from '../politeness/host-state.js';
@@ -46,14 +47,29 @@ import type { RenderTotals } from '../output/metrics.js';
 
 /** The DOM is read once it has not changed for this long (ms). */
 export const SETTLE_QUIET_MS = 500;
-/** …or after this long of changes (a ticking clock never goes quiet). */
+/** …or after this long of changes (a ticking clock never goes quiet); shortened to fit the render timeout. */
 export const SETTLE_MAX_MS = 5_000;
+/** Of the render timeout, what is kept for reading the DOM once watching it stops (ms). */
+const READ_MARGIN_MS = 250;
 
-export type RenderFields = Pick<PageRecord, 'rendered' | 'renderReason' | 'subrequests'>;
+/** What one render read from the browser. */
+interface Rendered {
+  html: string;
+  /** The document's URL when it was read (history.pushState changes it). */
+  documentUrl: string;
+  /** GET navigations the page tried after its document (page-requests.ts): links. */
+  navigations: string[];
+}
+
+export type RenderFields = Pick<PageRecord, 'rendered' | 'renderReason' | 'subrequests' | 'navigations'>;
 
 export interface RenderOutcome {
-  /** The fetched response, its body the rendered DOM when rendered. */
-  res: FetchResult;
+  /**
+   * The fetched response, its body the rendered DOM when rendered, with the
+   * document's URL then (relative links resolve against it) and the
+   * navigations the page tried (links too).
+   */
+  res: FetchResult & RenderedDocument;
   fields: RenderFields;
   error?: { code: 'RENDER_TIMEOUT' | 'RENDER_FAILED'; message: string };
 }
@@ -176,10 +192,13 @@ export class Renderer {
       for (let attempt = 0; attempt < 2; attempt++) {
         const requests: PageRequests[] = [];
         try {
-          const html = await this.renderOnce(entry, res, requests);
+          const { html, documentUrl, navigations } = await this.renderOnce(entry, res, requests);
           const counts = requests[0].counts;
           this.counts.pages++;
-          return { res: { ...res, body: html }, fields: { rendered: true, renderReason: decision.reason, subrequests: { ...counts } } };
+          return {
+            res: { ...res, body: html, documentUrl, navigations },
+            fields: { rendered: true, renderReason: decision.reason, subrequests: { ...counts }, ...(navigations.length > 0 && { navigations }) },
+          };
         } catch (err) {
           lastError = err;
           const counts = requests[0]?.counts;
@@ -216,7 +235,7 @@ export class Renderer {
    * the page too, since a browser that dies at the wrong moment can leave a
    * call pending that nothing will ever answer.
    */
-  private async renderOnce(entry: FrontierEntry, res: FetchResult, out: PageRequests[]): Promise<string> {
+  private async renderOnce(entry: FrontierEntry, res: FetchResult, out: PageRequests[]): Promise<Rendered> {
     const { timeoutMs } = this.settings;
     // Starting the browser (seconds on a busy machine) is not the page's time.
     await this.pool.ready();
@@ -240,30 +259,42 @@ export class Renderer {
     }
   }
 
-  private renderIn(entry: FrontierEntry, res: FetchResult, out: PageRequests[], timeoutMs: number): Promise<string> {
-    return this.pool.withPage(async (page) => {
-      const requests = new PageRequests({
-        page,
-        document: res,
-        fetcher: this.fetcher,
-        block: this.block,
-        blockUrls: this.settings.blockUrls,
-        onEvent: (event) => {
-          this.counts.subrequests[event.outcome]++;
-          countSubrequest(this.ctx.stats, event);
-          this.onEvent?.(entry.url, event);
-        },
-      });
-      out.push(requests);
-      try {
-        await page.route('**/*', (route) => requests.handle(route));
-        await page.goto(entry.url, { waitUntil: 'load', timeout: timeoutMs });
-        await settle(page, requests);
-        return await page.content();
-      } finally {
-        requests.finish();
-      }
+  private renderIn(entry: FrontierEntry, res: FetchResult, out: PageRequests[], timeoutMs: number): Promise<Rendered> {
+    let main: Page | undefined;
+    const requests = new PageRequests({
+      page: () => main,
+      document: res,
+      fetcher: this.fetcher,
+      block: this.block,
+      blockUrls: this.settings.blockUrls,
+      onEvent: (event) => {
+        this.counts.subrequests[event.outcome]++;
+        countSubrequest(this.ctx.stats, event);
+        this.onEvent?.(entry.url, event);
+      },
     });
+    out.push(requests);
+    return this.pool.withPage(
+      (route) => requests.handle(route),
+      async (page) => {
+        main = page;
+        try {
+          const started = Date.now();
+          // Load awaited in the page, not by Playwright's 'load': a navigation the page starts while loading (answered 204,
+          // page-requests.ts) leaves Playwright waiting for a load that belongs to a document that never comes.
+          await page.goto(entry.url, { waitUntil: 'commit', timeout: timeoutMs });
+          await page.evaluate(LOADED_SCRIPT);
+          // Watching the DOM may take what is left of the timeout, less a margin to read it in.
+          await settle(page, requests, Math.min(SETTLE_MAX_MS, timeoutMs - (Date.now() - started) - READ_MARGIN_MS));
+          const html = await page.content();
+          // After history.pushState the document's URL is not the one fetched: relative links resolve against it.
+          const documentUrl = page.url();
+          return { html, documentUrl, navigations: requests.navigations.slice() };
+        } finally {
+          requests.finish();
+        }
+      },
+    );
   }
 
   private slot(): Promise<void> {
@@ -298,7 +329,7 @@ export class Renderer {
 }
 
 /** Waits until no request of the page is under way and its DOM is quiet (see the contract). */
-async function settle(page: Page, requests: PageRequests): Promise<void> {
+async function settle(page: Page, requests: PageRequests, maxMs: number): Promise<void> {
   // Only time spent watching the DOM counts against SETTLE_MAX_MS: waiting for
   // the page's own requests (paced by their hosts' limits, so seconds behind
   // other pages' requests) is bounded by the render timeout instead. Counted
@@ -307,7 +338,7 @@ async function settle(page: Page, requests: PageRequests): Promise<void> {
   let watched = 0;
   for (;;) {
     await requests.idle();
-    const left = SETTLE_MAX_MS - watched;
+    const left = maxMs - watched;
     if (left <= 0) return;
     const from = Date.now();
     await page.evaluate(`(${QUIET_SCRIPT})(${JSON.stringify({ quietMs: SETTLE_QUIET_MS, maxMs: left })})`);
@@ -315,6 +346,14 @@ async function settle(page: Page, requests: PageRequests): Promise<void> {
     if (!requests.busy) return;
   }
 }
+
+/**
+ * Runs in the page: resolves once the document has loaded. Polled, not a
+ * 'load' listener: on a page that opens popups and navigates while loading,
+ * a listener added from here was seen never to fire although the document
+ * completed.
+ */
+const LOADED_SCRIPT = `new Promise((resolve) => { const check = () => (document.readyState === 'complete' ? resolve(true) : setTimeout(check, 50)); check(); })`;
 
 /** Runs in the page: resolves when no DOM change has happened for `quietMs`, or after `maxMs`. */
 const QUIET_SCRIPT = `({ quietMs, maxMs }) => new Promise((resolve) => {

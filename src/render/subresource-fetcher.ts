@@ -10,7 +10,10 @@
  * the request is made again after the pause, as a page's would be (up to the
  * host's `throttleRetries`), while a page still waits for it (the render
  * timeout bounds the wait). Requests for one URL already under way are shared, so pages rendering
- * at once that need the same bundle cause one request.
+ * at once that need the same bundle cause one request. A 404/410 and a
+ * failure of the host (DNS, refused) are remembered crawl-wide for a while
+ * (subresource-cache.ts): a missing script shared by every page is asked
+ * for once.
  */
 import { AddressRefusedError } from '../fetch/address-guard.js';
 import type { HostFeedback } from '../politeness/server-feedback.js';
@@ -21,7 +24,10 @@ import { hostKey, type CrawlContext } from '../crawl/crawl-context.js';
 import type { RequestSender } from '../crawl/request-sender.js';
 import type { Scheduler } from '../schedule/scheduler.js';
 import { errorCode } from '../crawl/page-exchange.js';
-import type { CachedResponse, SubresourceCache } from './subresource-cache.js';
+import type { CachedFailure, CachedResponse, SubresourceCache } from './subresource-cache.js';
+
+/** Failures that say something about the URL's host rather than the moment, so a page rendered a second later would meet them again. */
+const REMEMBERED_FAILURES: ReadonlySet<string> = new Set(['DNS_FAILURE', 'CONNECTION_REFUSED', 'PRIVATE_ADDRESS']);
 
 export type SubresourceAnswer =
   | { kind: 'response'; response: CachedResponse; host: string; cached: boolean }
@@ -57,8 +63,11 @@ export class SubresourceFetcher {
     } catch {
       return Promise.resolve({ kind: 'blocked', host: '', detail: 'not a URL the crawl can fetch' });
     }
-    const cached = parts.cache.get(url, ctx.clock.now());
+    const now = ctx.clock.now();
+    const cached = parts.cache.get(url, now);
     if (cached !== undefined) return Promise.resolve({ kind: 'response', response: cached, host: key, cached: true });
+    const failed = parts.cache.failure(url, now);
+    if (failed !== undefined) return Promise.resolve(failed);
     const running = this.inflight.get(url);
     if (running !== undefined) {
       running.wanted.push(wanted);
@@ -82,11 +91,7 @@ export class SubresourceFetcher {
     for (let attempt = 0; ; attempt++) {
       const sent = await this.once(url, key, wanted);
       if (sent === null) return { kind: 'failed', host: key, detail: 'no page waits for it any more' };
-      if ('err' in sent) {
-        const err = sent.err;
-        if (err instanceof AddressRefusedError) return { kind: 'blocked', host: key, detail: err.detail };
-        return { kind: 'failed', host: key, detail: `${errorCode(err)}: ${err instanceof Error ? err.message : String(err)}` };
-      }
+      if ('err' in sent) return this.failed(url, key, sent.err);
       const { res, startedAt, sinceLastMs } = sent;
       const { policy } = ctx.hosts.get(key);
       if (policy.throttleStatuses.includes(res.status)) {
@@ -101,6 +106,17 @@ export class SubresourceFetcher {
       parts.cache.put(url, response, ctx.clock.now());
       return { kind: 'response', response, host: key, cached: false };
     }
+  }
+
+  /** A request that failed; remembered crawl-wide when the failure is its host's (a name, a refusal), not the moment's (a timeout, a reset). */
+  private failed(url: string, key: string, err: unknown): SubresourceAnswer {
+    const refused = err instanceof AddressRefusedError;
+    const code = refused ? 'PRIVATE_ADDRESS' : errorCode(err);
+    const answer: CachedFailure = refused
+      ? { kind: 'blocked', host: key, detail: err.detail }
+      : { kind: 'failed', host: key, detail: `${code}: ${err instanceof Error ? err.message : String(err)}` };
+    if (REMEMBERED_FAILURES.has(code)) this.parts.cache.putFailure(url, answer, this.ctx.clock.now());
+    return answer;
   }
 
   /** One request as the next job of `key`'s host; null when no page wanted it by the time the host was ready. */

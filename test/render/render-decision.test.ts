@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { renderDecision } from '../../src/render/render-decision.js';
-import { reusableUntil, SubresourceCache } from '../../src/render/subresource-cache.js';
+import { FAILURE_TTL_S, MAX_FAILURES, NEGATIVE_TTL_S, reusableUntil, SubresourceCache } from '../../src/render/subresource-cache.js';
 
 const html = (body: string, status = 200, contentType: string | null = 'text/html') => ({ status, contentType, body });
 const text = 'Words a reader came for, enough of them to be a page of their own. '.repeat(10);
@@ -61,8 +61,12 @@ describe('the subresource cache', () => {
     [200, { 'cache-control': 'no-store' }, 0, null],
     [200, { 'cache-control': 'no-cache, max-age=600' }, 0, null],
     [200, { 'cache-control': 'private' }, 0, null],
-    [404, {}, 0, null],
     [206, {}, 0, null],
+    [500, {}, 0, null],
+    // Negative caching: a missing file is reused as missing, for NEGATIVE_TTL_S without a stated lifetime.
+    [404, {}, 1000, 1000 + NEGATIVE_TTL_S * 1000],
+    [410, { 'cache-control': 'max-age=30' }, 0, 30_000],
+    [404, { 'cache-control': 'no-store' }, 0, null],
   ])('status %s with %j at %s: reusable until %s', (status, headers, now, until) => {
     expect(reusableUntil(status, headers as Record<string, string>, now)).toBe(until);
   });
@@ -81,5 +85,18 @@ describe('the subresource cache', () => {
     expect(cache.get('u:c', 0)).toBeUndefined();
     expect(cache.get('u:b', 0)).toBeDefined();
     expect(cache.storedBytes).toBeLessThanOrEqual(4_000);
+  });
+
+  it('remembers a failed request for FAILURE_TTL_S, and at most MAX_FAILURES of them, the oldest dropped first', () => {
+    const cache = new SubresourceCache(4_000);
+    const failure = { kind: 'failed' as const, host: 'gone.example', detail: 'DNS_FAILURE: getaddrinfo ENOTFOUND gone.example' };
+    cache.putFailure('http://gone.example/a.js', failure, 1_000);
+    expect(cache.failure('http://gone.example/a.js', 1_000 + FAILURE_TTL_S * 1000 - 1)).toEqual(failure);
+    expect(cache.failure('http://gone.example/a.js', 1_000 + FAILURE_TTL_S * 1000)).toBeUndefined();
+    expect(cache.failure('http://gone.example/a.js', 0)).toBeUndefined(); // dropped once expired
+    for (let i = 0; i <= MAX_FAILURES; i++) cache.putFailure(`http://gone.example/${i}.js`, failure, 0);
+    expect(cache.failure('http://gone.example/0.js', 1)).toBeUndefined();
+    expect(cache.failure('http://gone.example/1.js', 1)).toEqual(failure);
+    expect(cache.failure(`http://gone.example/${MAX_FAILURES}.js`, 1)).toEqual(failure);
   });
 });

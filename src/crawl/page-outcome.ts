@@ -94,7 +94,13 @@ function extractOptions(res: FetchResult, opts: OutcomeOptions) {
 }
 
 /** `parsed`: the body parsed ahead by `parseBody` (a long page), else it is parsed here. */
-export function pageOutcome(entry: FrontierEntry, res: FetchResult & RenderedDocument, base: PageRecord, opts: OutcomeOptions, parsed?: ParsedBody): PageOutcome {
+export function pageOutcome(
+  entry: FrontierEntry,
+  res: FetchResult & RenderedDocument,
+  base: PageRecord,
+  opts: OutcomeOptions,
+  parsed?: ParsedBody,
+): PageOutcome {
   // A body not read (not HTML) has no size we know: null, and the size the server declared.
   const unread = res.body === null && res.bytes === 0;
   // A copy that takes five to ten more fields below (title, links, validators…): by withFields, not a spread.

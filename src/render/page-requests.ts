@@ -92,7 +92,10 @@ export class PageRequests {
 
   /** Closes the page now (its render timed out: a script that never ends would spin on until the context is replaced). */
   closePage(): void {
-    void this.opts.page()?.close().catch(() => {});
+    void this.opts
+      .page()
+      ?.close()
+      .catch(() => {});
   }
 
   /** The page is done: nothing more is fetched for it. */

@@ -146,7 +146,8 @@ describe.skipIf(!available)('a failing script that every page loads', () => {
       },
     });
     try {
-      const run = await startCrawl(['--render', '--browser', chromium.path, '--allow-private', '--rate', '20/s', web.url('shells.localhost', '/p/0')], dir).done;
+      const run = await startCrawl(['--render', '--browser', chromium.path, '--allow-private', '--rate', '20/s', web.url('shells.localhost', '/p/0')], dir)
+        .done;
       expect(run.code, run.stderr).toBe(0);
       expect(pages(run).map((r) => path(r.url))).toEqual(['/p/0', '/p/1', '/p/2', '/p/3', '/p/4', '/p/5']);
       expect(web.requests('third.localhost').map((e) => `${e.path} ${e.status}`)).toEqual(['/robots.txt 200', '/widget.js 404']);

@@ -60,11 +60,13 @@ export class RequestSender {
     scheduler: Pick<Scheduler<HostPolicy>, 'submit'>,
     key: string,
     run: (job: JobContext, slot: SharedStart | undefined) => Promise<T>,
+    wanted?: () => boolean,
   ): Promise<T> {
     const { shared } = this.ctx.store;
-    const slot = shared ? await this.sharedStart(shared, key) : undefined;
+    // Not wanted any more: no shared start is claimed for it (run still decides what it answers).
+    const slot = shared && (wanted === undefined || wanted()) ? await this.sharedStart(shared, key) : undefined;
     try {
-      return await new Promise<T>((resolve, reject) => scheduler.submit(key, (job) => run(job, slot).then(resolve, reject)));
+      return await new Promise<T>((resolve, reject) => scheduler.submit(key, (job) => run(job, slot).then(resolve, reject), wanted));
     } finally {
       if (slot && shared) this.ctx.calls.settle(shared.endStart(slot));
     }

@@ -58,6 +58,16 @@ export interface JobContext {
 /** One request's worth of work, run by the scheduler when its host may start one. */
 export type Job = (ctx: JobContext) => Promise<void>;
 
+/**
+ * A job submitted for a host, with what says whether anyone still wants it:
+ * one no longer wanted when its host is ready is dropped without taking a
+ * start (a browser's request for a page that timed out meanwhile).
+ */
+export interface InternalJob {
+  run: Job;
+  wanted?: () => boolean;
+}
+
 export interface HostState<P extends LimiterPolicy = HostPolicy> {
   readonly key: string;
   readonly policy: P;
@@ -68,8 +78,8 @@ export interface HostState<P extends LimiterPolicy = HostPolicy> {
   givenUp: boolean;
   /** The robots.txt rules whose Crawl-delay the limiter carries (null: none applied yet). */
   robotsApplied: object | null;
-  /** Scheduler: internal jobs (robots.txt fetches) waiting for this host, first in line. */
-  readonly jobs: Job[];
+  /** Scheduler: internal jobs (robots.txt fetches, a browser's requests) waiting for this host, first in line. */
+  readonly jobs: InternalJob[];
   /** Scheduler: the wake time this host is filed under (Infinity: not filed). */
   wakeAt: number;
 }

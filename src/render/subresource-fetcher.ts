@@ -119,17 +119,28 @@ export class SubresourceFetcher {
     return answer;
   }
 
-  /** One request as the next job of `key`'s host; null when no page wanted it by the time the host was ready. */
+  /**
+   * One request as the next job of `key`'s host; null when no page wanted it
+   * by the time the host was ready. A request no page wants any more (its
+   * render timed out) is dropped by the scheduler before it takes a start:
+   * the host's gap goes to requests that someone waits for.
+   */
   private once(url: string, key: string, wanted: () => boolean) {
     const { ctx, parts } = this;
     type Sent = Awaited<ReturnType<RequestSender['send']>>;
-    return parts.sender.submit(parts.scheduler, key, async (job, slot): Promise<Sent | { err: unknown } | null> => {
-      if (!wanted() || ctx.stopping) return null;
-      try {
-        return await parts.sender.send(url, key, job, { read: 'raw', capture: parts.archive?.keepResource !== undefined }, slot);
-      } catch (err) {
-        return { err };
-      }
-    });
+    const stillWanted = () => wanted() && !ctx.stopping;
+    return parts.sender.submit(
+      parts.scheduler,
+      key,
+      async (job, slot): Promise<Sent | { err: unknown } | null> => {
+        if (!stillWanted()) return null;
+        try {
+          return await parts.sender.send(url, key, job, { read: 'raw', capture: parts.archive?.keepResource !== undefined }, slot);
+        } catch (err) {
+          return { err };
+        }
+      },
+      stillWanted,
+    );
   }
 }

@@ -60,6 +60,9 @@ import { RingQueue } from '../util/ring-queue.js';
 import { PENDING, type HostAddresses } from './host-addresses.js';
 import type { IpLimits, IpState } from '../politeness/ip-limits.js';
 
+/** What a dropped job is called with: it is told nothing, and must start nothing. */
+const DROPPED: JobContext = { onDispatched: () => {}, onResponse: () => undefined };
+
 export type { Job, JobContext } from '../politeness/host-state.js';
 
 export type TakeResult = Job | { notBefore: number } | null;
@@ -155,9 +158,14 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     return this.queuedJobs;
   }
 
-  /** Runs `job` as the next request to `key`, through that host's limits. */
-  submit(key: string, job: Job): void {
-    this.hosts.get(key).jobs.push(job);
+  /**
+   * Runs `job` as the next request to `key`, through that host's limits;
+   * with `wanted`, only if it still says yes when the host is ready: a job
+   * dropped then is called with DROPPED (it must start nothing) and takes
+   * no start, so it costs its host no gap.
+   */
+  submit(key: string, job: Job, wanted?: () => boolean): void {
+    this.hosts.get(key).jobs.push(wanted === undefined ? { run: job } : { run: job, wanted });
     this.queuedJobs++;
     if (this.stopped || this.urgentSet.has(key)) return;
     this.urgentSet.add(key);
@@ -348,9 +356,8 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
       if (slot.jobs.length > 0 || this.opts.source.hasWork(key)) this.opts.ipLimits!.wait(ip, key);
       return;
     }
-    let job: Job | undefined = slot.jobs.length > 0 ? slot.jobs.shift() : undefined;
-    if (job) this.queuedJobs--;
-    else {
+    let job: Job | undefined = this.nextJob(slot);
+    if (job === undefined) {
       const taken = this.opts.source.take(key, now);
       // Opening ends with a page job, nothing to do, or a wait with a known end (not a load under way).
       if (this.opening.size > 0 && (taken === null || typeof taken === 'function' || taken.notBefore !== Infinity)) this.opened(key);
@@ -359,10 +366,10 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
         // Taking submitted an internal job for this host (its robots.txt): run it now,
         // as the host's next visit would. Nothing has started since readyAt said go.
         // Otherwise a broad start-up visited every seeded host once before its first request.
-        job = slot.jobs.shift()!;
-        this.queuedJobs--;
-      } else {
-        if (taken !== null && taken.notBefore !== Infinity) this.sleepUntil(key, slot, Math.max(taken.notBefore, now + 1));
+        job = this.nextJob(slot);
+      }
+      if (job === undefined) {
+        if (taken !== null && typeof taken !== 'function' && taken.notBefore !== Infinity) this.sleepUntil(key, slot, Math.max(taken.notBefore, now + 1));
         return;
       }
     }
@@ -370,6 +377,16 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     // Back of the round-robin: the next pass starts another request if the
     // host is still ready (concurrency > 1, no gap), or files it under its readyAt.
     this.wake(key);
+  }
+
+  /** The host's next internal job that is still wanted; those no longer wanted are dropped on the way, taking no start. */
+  private nextJob(slot: HostSlot): Job | undefined {
+    for (let next = slot.jobs.shift(); next !== undefined; next = slot.jobs.shift()) {
+      this.queuedJobs--;
+      if (next.wanted === undefined || next.wanted()) return next.run;
+      void next.run(DROPPED).catch(() => {});
+    }
+    return undefined;
   }
 
   private start(key: string, slot: HostSlot, job: Job, now: number, ip: IpState | undefined): void {

@@ -29,7 +29,7 @@ describe('HostTable', () => {
     hosts.get('paused').limiter.pauseUntil(LATER + 1);
     hosts.get('throttled').feedback = { ...initialFeedback(), events: 1 };
     hosts.get('given-up').givenUp = true;
-    hosts.get('job').jobs.push(async () => {});
+    hosts.get('job').jobs.push({ run: async () => {} });
     hosts.get('filed').wakeAt = 5;
     hosts.sweep(LATER, (key) => key === 'busy-caller');
     expect([...hosts.values()].map((h) => h.key).sort()).toEqual(['busy-caller', 'filed', 'given-up', 'in-flight', 'job', 'paused', 'throttled']);

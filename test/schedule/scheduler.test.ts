@@ -133,6 +133,41 @@ describe('Scheduler jobs', () => {
     expect(env.scheduler.pendingJobs).toBe(0);
   });
 
+  // Issue 42, item 9: a timed-out page's browser requests took their host's gaps (52 × 206 ms idle on a 5/s host).
+  it('drops a job no longer wanted when its host is ready: it takes no start, and the next wanted job keeps the first gap', async () => {
+    const env = setup({ a: { items: 0, policy: { intervalMs: 1_000 } } }, { concurrency: 4, serviceMs: 1 });
+    const ran: string[] = [];
+    let pageWaits = true;
+    const dropped: string[] = [];
+    env.scheduler.submit('a', async () => void ran.push(`first@${env.clock.now()}`));
+    for (let i = 0; i < 5; i++) {
+      env.scheduler.submit(
+        'a',
+        async (ctx) => {
+          // A dropped job is told nothing: it must not send.
+          ctx.onDispatched(env.clock.now());
+          dropped.push(`abandoned${i}`);
+        },
+        () => pageWaits,
+      );
+    }
+    env.scheduler.submit(
+      'a',
+      async () => void ran.push(`wanted@${env.clock.now()}`),
+      () => true,
+    );
+    await env.clock.advanceAsync(10, 1);
+    pageWaits = false; // the page timed out
+    await env.clock.advanceAsync(3_000, 10);
+    expect(ran).toHaveLength(2);
+    // One gap (1,000 ms and the limiter's margin) after the first, not six.
+    const wantedAt = Number(ran[1].split('@')[1]);
+    expect(wantedAt).toBeGreaterThanOrEqual(1_000);
+    expect(wantedAt).toBeLessThan(1_100);
+    expect(dropped).toHaveLength(5); // each was called once, to settle whoever waits on it
+    expect(env.scheduler.pendingJobs).toBe(0);
+  });
+
   it('a job that throws or rejects frees its slot and the host goes on', async () => {
     const env = setup({ a: { items: 1, policy: { concurrency: 1 } } }, { concurrency: 1, serviceMs: 1 });
     const throwing: Job = () => {

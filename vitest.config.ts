@@ -28,8 +28,16 @@ const systemWorkers = Number(process.env.CRAWL_TEST_WORKERS ?? 4);
  * stamps an arrival on its own event loop, so a core taken by a parallel
  * file shortens a measured gap without any request being early. They run
  * last, one at a time, on a quiet machine: their assertions stay exact.
+ * Also the heaviest browser file, which would take the cores from others.
  */
-const serialFiles = ['test/crawl/crawl.system.test.ts', 'test/web.system.test.ts', 'test/fetch/http2.system.test.ts'];
+const serialFiles = [
+  'test/crawl/crawl.system.test.ts',
+  'test/web.system.test.ts',
+  'test/fetch/http2.system.test.ts',
+  // Not for millisecond gaps but for its weight: ~30 pages rendered, popups included, at 4 at once; beside the
+  // other browser files it starved them (render timeouts in render.system.test.ts, late Redis answers).
+  'test/render/escape.system.test.ts',
+];
 
 /**
  * System files that take 15 s or more (seconds, one full run on 2 cores),

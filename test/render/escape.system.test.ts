@@ -28,6 +28,8 @@ const available = chromium.missing === undefined;
 if (!available) console.warn(`render escape: skipped, ${chromium.missing}`);
 
 const path = (url: string) => new URL(url).pathname;
+/** Popups opened to a disallowed path at once (the issue's report had 20 reach the server within 1.3 s). */
+const POPUPS = 8;
 const pages = (run: CrawlRun) => jsonLines<PageRecord>(run.stdout).filter((r) => r.type === 'page');
 
 let dir: string;
@@ -102,7 +104,7 @@ describe.skipIf(!available)('a rendering browser aimed at a refused address', ()
 
 describe.skipIf(!available)('popups and navigations are links: robots.txt and the rate hold for them', () => {
   it('never requests what robots.txt disallows, keeps the gap, and fetches an allowed target once', async () => {
-    const opens = Array.from({ length: 20 }, (_, i) => `window.open('/private/popup${i}');`).join(' ');
+    const opens = Array.from({ length: POPUPS }, (_, i) => `window.open('/private/popup${i}');`).join(' ');
     const web = await startWeb({
       sites: {
         'popups.localhost': {
@@ -123,9 +125,9 @@ describe.skipIf(!available)('popups and navigations are links: robots.txt and th
       // 2/s: 500 ms between starts, as the server saw them (a little allowed for a busy machine's stamps).
       for (let i = 1; i < log.length; i++) expect(log[i].at - log[i - 1].at, log[i].path).toBeGreaterThanOrEqual(450);
       const home = pages(run).find((r) => path(r.url) === '/')!;
-      expect(home.navigations!.map(path)).toEqual([...Array.from({ length: 20 }, (_, i) => `/private/popup${i}`), '/public/a', '/public/b']);
+      expect(home.navigations!.map(path)).toEqual([...Array.from({ length: POPUPS }, (_, i) => `/private/popup${i}`), '/public/a', '/public/b']);
       const robots = jsonLines<SkipRecord>(run.stdout).filter((r) => r.type === 'skipped' && r.reason === 'robots');
-      expect(robots).toHaveLength(20);
+      expect(robots).toHaveLength(POPUPS);
     } finally {
       await web.close();
     }

@@ -174,7 +174,8 @@ export class BrowserPool {
       }
     } finally {
       live.open--;
-      if (slot !== undefined) await this.giveBack(live, slot);
+      // Not awaited: the page's record need not wait for its tab to be cleared; the context is idle only once it is.
+      if (slot !== undefined) void this.giveBack(live, slot);
       if (live.retired && live.open === 0) void live.browser.close().catch(() => {});
     }
   }
@@ -205,6 +206,7 @@ export class BrowserPool {
    */
   private async giveBack(live: Live, slot: Slot): Promise<void> {
     slot.handler = null;
+    if (this.dead(live)) return; // its contexts went with it
     const tab = slot.page;
     const cleared = Promise.all(
       slot.context.pages().map((page) => (page === tab ? page.goto('about:blank').then(() => true) : page.close().then(() => true))),

@@ -209,7 +209,7 @@ export class LeaseSource {
   private start(key: string, lease: Lease): Job {
     const { parts } = this;
     const page = (job: JobContext) => parts.exchange.fetchPage(lease, job);
-    return parts.slow.wrap(key, parts.renderer ? parts.renderer.wrap(page) : page);
+    return parts.slow.wrap(key, parts.renderer ? parts.renderer.wrap(page, key) : page);
   }
 
   private claimLater(key: string, claim: Promise<Lease | ClaimWait | undefined>): void {

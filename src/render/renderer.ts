@@ -12,10 +12,12 @@
  *   requests — to that same host too — need them (holding them would
  *   deadlock a host with concurrency 1; DESIGN: never wait holding a slot).
  *   Each browser request is then a job of its own host (subresource-fetcher.ts).
- * - At most `concurrency` pages render at once; at most as many more wait,
- *   fetched, for a browser page. Past that a host that may render gets no
- *   new page job (`holdBack`) until one starts rendering, so fetching never
- *   runs ahead of rendering.
+ * - At most `concurrency` pages render at once; at most as many more are
+ *   being fetched (on hosts that render every page) or wait, fetched, for a
+ *   browser page. Past that a host that
+ *   may render gets no new page job (`holdBack`) until one starts rendering
+ *   or its page job ends, so fetching never runs ahead of rendering (a crash
+ *   then loses at most that many fetched documents, fetched again on resume).
  * - `pending` counts pages handed off and not finished: the crawl does not
  *   end before they are.
  * - A page not rendered within `timeoutMs` is closed: its record keeps the
@@ -85,6 +87,8 @@ export class Renderer {
   /** Pages handed off and not finished. */
   pending = 0;
   private rendering = 0;
+  /** Page jobs of hosts that may render, from their start until they hand off (or end): documents being fetched. */
+  private fetching = 0;
   private readonly queue: Array<() => void> = [];
   private readonly heldBack = new Set<string>();
   private readonly pool: BrowserPool;
@@ -141,11 +145,22 @@ export class Renderer {
     this.pool.warm();
   }
 
-  /** Gives the page job a way to end before the page does (see the contract). */
-  wrap(job: Job): Job {
+  /** Gives the page job a way to end before the page does (see the contract); `key`: its host. */
+  wrap(job: Job, key: string): Job {
     return (ctx) =>
       new Promise<void>((resolve) => {
         let handed = false;
+        // Counted until it hands off or ends: a document being fetched for a host that renders every page is a page
+        // ahead of the browser too. Not on an "auto" host, most of whose pages are usually static: counted there, a
+        // broad crawl would fetch no more pages at once than it renders.
+        let counted = this.ctx.hosts.get(key).policy.render === true;
+        if (counted) this.fetching++;
+        const uncount = () => {
+          if (!counted) return;
+          counted = false;
+          this.fetching--;
+          this.wakeHeldBack();
+        };
         const inner: JobContext = {
           onDispatched: (at) => ctx.onDispatched(at),
           onResponse: (at) => ctx.onResponse(at),
@@ -154,10 +169,12 @@ export class Renderer {
             if (handed) return;
             handed = true;
             this.pending++;
+            uncount();
             resolve();
           },
         };
         const end = () => {
+          uncount();
           if (!handed) return resolve();
           this.pending--;
           // A handed-off page finished: the crawl may be done.
@@ -167,9 +184,14 @@ export class Renderer {
       });
   }
 
-  /** True when `key` may render and enough fetched pages wait for the browser: it is woken when one starts. */
+  /** Pages ahead of the browser: being fetched, or fetched and waiting for a browser page. */
+  private get ahead(): number {
+    return this.fetching + this.queue.length;
+  }
+
+  /** True when `key` may render and enough pages are ahead of the browser: it is woken when one starts rendering or a page job ends. */
   holdBack(key: string): boolean {
-    if (this.queue.length < this.settings.concurrency) return false;
+    if (this.ahead < this.settings.concurrency) return false;
     if (this.ctx.hosts.get(key).policy.render === false) return false;
     this.heldBack.add(key);
     return true;
@@ -315,12 +337,15 @@ export class Renderer {
     this.rendering--;
     const next = this.queue.shift();
     if (next) next();
-    // Room in the queue again: the hosts held back may fetch their next page.
-    if (this.heldBack.size > 0 && this.queue.length < this.settings.concurrency) {
-      const keys = [...this.heldBack];
-      this.heldBack.clear();
-      for (const key of keys) this.ctx.signals.wake(key);
-    }
+    this.wakeHeldBack();
+  }
+
+  /** Room ahead of the browser again: the hosts held back may fetch their next page. */
+  private wakeHeldBack(): void {
+    if (this.heldBack.size === 0 || this.ahead >= this.settings.concurrency) return;
+    const keys = [...this.heldBack];
+    this.heldBack.clear();
+    for (const key of keys) this.ctx.signals.wake(key);
   }
 
   close(): Promise<void> {

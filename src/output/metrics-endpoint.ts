@@ -10,9 +10,17 @@
  *   the endpoint it was asked for.
  * - `close()` stops listening and drops open connections: the endpoint ends
  *   with the crawl.
+ * - It answers only requests whose `Host` names it: an IP address, `localhost`,
+ *   or the host given to `--metrics`. A page in a browser on this machine
+ *   could otherwise read it through a name of its own that resolves here
+ *   (DNS rebinding); such a request gets 421.
+ * - A client gets HEADERS_TIMEOUT_MS to send its request's headers and
+ *   REQUEST_TIMEOUT_MS for the whole request, checked every second, and at
+ *   most MAX_CONNECTIONS connections are open at once: a client that opens
+ *   sockets and sends half a request cannot hold them.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import type { CrawlMetrics } from './metrics.js';
 import { MetricsError, type MetricsAddress } from './metrics-address.js';
 
@@ -24,6 +32,24 @@ export interface MetricsEndpoint {
   close(): Promise<void>;
 }
 
+/** How long a client may take to send a request's headers, and the whole request (ms). */
+const HEADERS_TIMEOUT_MS = 5_000;
+const REQUEST_TIMEOUT_MS = 10_000;
+/** Connections open at once; more are closed as they arrive. */
+const MAX_CONNECTIONS = 64;
+
+/** Whether a request's Host header names this endpoint (see the contract): an IP literal, localhost, or the host it was given. */
+export function hostAllowed(header: string | undefined, given: string): boolean {
+  if (header === undefined) return false;
+  const host = header
+    .trim()
+    .toLowerCase()
+    .replace(/:\d*$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
+  if (host === 'localhost' || host === given.toLowerCase() || isIP(host) !== 0) return true;
+  return false;
+}
+
 const LISTEN_ERRORS: Record<string, string> = {
   EADDRINUSE: 'the port is already in use',
   EACCES: 'not allowed to listen there (ports below 1024 need privileges)',
@@ -33,24 +59,31 @@ const LISTEN_ERRORS: Record<string, string> = {
 };
 
 export async function openMetricsEndpoint(address: MetricsAddress, metrics: CrawlMetrics, flag = '--metrics'): Promise<MetricsEndpoint> {
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
-      return;
-    }
-    if (path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('crawl: metrics are at /metrics\n');
-      return;
-    }
-    metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
-      (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`crawl: metrics failed: ${(err as Error).message}\n`),
-    );
-  });
+  const server: Server = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    (req, res) => {
+      if (!hostAllowed(req.headers.host, address.host)) {
+        res.writeHead(421, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' }).end('crawl: this endpoint answers only to its own address\n');
+        return;
+      }
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET, HEAD' }).end();
+        return;
+      }
+      if (path !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('crawl: metrics are at /metrics\n');
+        return;
+      }
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`crawl: metrics failed: ${(err as Error).message}\n`),
+      );
+    },
+  );
   // A scraper that never reads must not keep the crawl's process alive or hold sockets forever.
   server.keepAliveTimeout = 5_000;
-  server.requestTimeout = 10_000;
+  server.maxConnections = MAX_CONNECTIONS;
   const where = address.host.includes(':') ? `[${address.host}]:${address.port}` : `${address.host}:${address.port}`;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {

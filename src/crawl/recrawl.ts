@@ -31,7 +31,7 @@ import type { CrawlContext } from './crawl-context.js';
 import { entryKind } from './entries/entry-kind.js';
 import type { DueTimer } from '../util/due-timer.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { changeOf, conditionalHeaders, nextHistory, revisitInterval, type Answer, type RevisitBounds } from '../recrawl/recrawl-change.js';
+import { changeOf, conditionalHeaders, nextHistory, revisitInterval, varyStar, type Answer, type RevisitBounds } from '../recrawl/recrawl-change.js';
 import { withFields } from '../util/with-fields.js';
 
 export interface RecrawlMode {
@@ -159,7 +159,7 @@ export class PageRevisits {
   ): PendingHistory | undefined | Promise<PendingHistory | undefined> {
     if (entryKind(entry) !== 'page' || record.status === null) return undefined;
     if (!this.mode.compare && !this.mode.keep && res.status !== 304) {
-      showValidators(record, res.headers.etag, res.headers['last-modified'], res.digest);
+      showValidators(record, res.headers.etag, res.headers['last-modified'], res.digest, res);
       if (record.status >= 200 && record.status < 300) this.markDuplicate(record);
       return undefined;
     }
@@ -186,7 +186,7 @@ export class PageRevisits {
     // A 304 names what it confirmed: the kept validators (or the ones it sent) and the kept digest.
     const shown: Partial<PageHistory> =
       res.status === 304 && page !== undefined ? page : { etag: res.headers.etag, lastModified: res.headers['last-modified'], digest: answer.digest };
-    showValidators(record, shown.etag, shown.lastModified, shown.digest);
+    showValidators(record, shown.etag, shown.lastModified, shown.digest, res);
     const described = (priorTarget: string | undefined) => this.compared(entry, record, res, prior, answer, page, priorTarget, links);
     if (!this.mode.compare) return described(undefined);
     const targets =
@@ -246,9 +246,14 @@ export class PageRevisits {
   }
 }
 
-/** The validators and digest a record shows, each when there is one. */
-function showValidators(record: PageRecord, etag: string | undefined, lastModified: string | undefined, digest: string | undefined): void {
+/**
+ * The validators and digest a record shows, each when there is one; and
+ * `varyAll` when the answer said `Vary: *`: its validators are good for this
+ * answer only, said in the record so that a `--since` pass sends none either.
+ */
+function showValidators(record: PageRecord, etag: string | undefined, lastModified: string | undefined, digest: string | undefined, res: FetchResult): void {
   if (etag !== undefined) record.etag = etag;
   if (lastModified !== undefined) record.lastModified = lastModified;
   if (digest !== undefined) record.digest = digest;
+  if (res.status !== 304 && varyStar(res.headers)) record.varyAll = true;
 }

@@ -129,6 +129,12 @@ export const pageRecordSchema = z
     throttles: z.array(throttleEventSchema).optional().describe('The 429/503 answers this URL got (the latest 10), oldest first.'),
     etag: z.string().optional().describe('The response\'s ETag as sent (W/"…" when weak); on a 304 that names none, the one kept from the last pass.'),
     lastModified: z.string().optional().describe("The response's Last-Modified as sent; on a 304 that names none, the one kept from the last pass."),
+    varyAll: z
+      .literal(true)
+      .optional()
+      .describe(
+        'The response said `Vary: *`: its etag and lastModified are shown but never sent in a later conditional request (not by --recrawl, not by --since).',
+      ),
     digest: z
       .string()
       .optional()

@@ -113,7 +113,8 @@ function isWeak(etag: string): boolean {
   return etag.startsWith('W/');
 }
 
-function varyStar(headers: Record<string, string>): boolean {
+/** Whether a response said `Vary: *`: whatever it varies on, its validators are good for no later request. */
+export function varyStar(headers: Record<string, string>): boolean {
   return headers.vary !== undefined && headers.vary.split(',').some((v) => v.trim() === '*');
 }
 

@@ -62,8 +62,11 @@ export function sinceEntry(value: unknown): SinceEntry | undefined {
   if (r.kind !== undefined) return undefined; // sitemaps and link checks are not pages to compare
   const fetchedAt = Date.parse(typeof r.fetchedAt === 'string' ? r.fetchedAt : '');
   const page: PageHistory = { status: r.status === 304 ? 200 : r.status, fetchedAt: Number.isFinite(fetchedAt) ? fetchedAt : 0 };
-  if (typeof r.etag === 'string') page.etag = r.etag;
-  if (typeof r.lastModified === 'string') page.lastModified = r.lastModified;
+  // Validators of an answer that said `Vary: *` are never sent again (recrawl-change.ts), from a state file or from here.
+  if (r.varyAll !== true) {
+    if (typeof r.etag === 'string') page.etag = r.etag;
+    if (typeof r.lastModified === 'string') page.lastModified = r.lastModified;
+  }
   if (typeof r.digest === 'string') page.digest = r.digest;
   // A redirect's one outlink is its target (what a later pass compares a redirect with).
   const links =

@@ -30,6 +30,20 @@ describe('crawl({ since })', () => {
     expect(web.requests(HOST).find((e) => e.path === '/s1')!.headers['if-none-match']).toBe('"s1-1"');
   }, 30_000);
 
+  // Issue 42, item 11: --recrawl sent nothing to such a page, --since sent the ETag back.
+  it('sends no validator back to a page that answered Vary: *, and its record says why', async () => {
+    const page = { body: '<title>V</title>', etag: '"v1"', lastModified: 'Tue, 01 Dec 2026 00:00:00 GMT', headers: { vary: '*' } };
+    web = await startWeb({ sites: { [HOST]: { robots: null, pages: { '/': page } } } });
+    const options = { seeds: [web.url(HOST, '/')], defaults: { rate: '50/s' } };
+    const previous = (await collect(crawl(options))).filter((r): r is PageRecord => r.type === 'page');
+    expect(previous[0]).toMatchObject({ etag: '"v1"', varyAll: true });
+    web.reset();
+    await collect(crawl({ ...options, since: previous }));
+    const [asked] = web.requests(HOST).filter((e) => e.path === '/');
+    expect(asked.headers['if-none-match']).toBeUndefined();
+    expect(asked.headers['if-modified-since']).toBeUndefined();
+  }, 30_000);
+
   it('refuses a since that is not records', () => {
     expect(() => crawl({ seeds: ['http://a.localhost/'], since: 'last.jsonl' as unknown as object[] })).toThrow(/since: expected an array of records/);
   });

@@ -63,8 +63,23 @@ function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
+/**
+ * Config keys a user writes from the name of the flag that sets them (`--host-concurrency` sets a host's
+ * `concurrency`): too far from the real key for a spelling hint, and exactly what a reader of --help would try.
+ */
+const FLAG_NAMED_KEYS: Record<string, { inPolicy?: string; atTop: string }> = {
+  hostConcurrency: { inPolicy: 'concurrency', atTop: 'defaults.concurrency' },
+  renderConcurrency: { atTop: 'renderOptions.concurrency' },
+  renderTimeout: { atTop: 'renderOptions.timeout' },
+};
+
 /** A hint for an unknown key: a near-miss spelling of a key valid here, or where the key belongs. */
 function didYouMean(objectPath: readonly PropertyKey[], key: string): string {
+  const named = Object.hasOwn(FLAG_NAMED_KEYS, key) ? FLAG_NAMED_KEYS[key] : undefined;
+  if (named !== undefined) {
+    if (objectPath.length === 0) return ` (did you mean "${named.atTop}"?)`;
+    if (named.inPolicy !== undefined && knownKeysAt(objectPath).includes(named.inPolicy)) return ` (did you mean "${named.inPolicy}"?)`;
+  }
   // A per-host field written at the top level is a common slip; said first, as an exact key beats a near miss.
   if (objectPath.length === 0 && knownKeysAt(['defaults']).includes(key)) {
     return ` ("${key}" belongs in "defaults" or a "domains" entry)`;

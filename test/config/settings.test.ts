@@ -243,6 +243,11 @@ describe('validateConfig', () => {
     [{ maxQueued: 0 }, 'c.json: maxQueued: expected an integer >= 1, got 0'],
     [{ traps: { maxPathRepeats: 0 } }, 'c.json: traps.maxPathRepeats: expected an integer >= 1, got 0'],
     [{ traps: { maxQueryVariant: 5 } }, 'c.json: traps.maxQueryVariant: unknown key (did you mean "maxQueryVariants"?)'],
+    // A key named after its flag (--host-concurrency, --render-concurrency) is too far from the real one for a spelling hint.
+    [{ defaults: { hostConcurrency: 2 } }, 'c.json: defaults.hostConcurrency: unknown key (did you mean "concurrency"?)'],
+    [{ domains: { 'a.com': { hostConcurrency: 2 } } }, 'c.json: domains["a.com"].hostConcurrency: unknown key (did you mean "concurrency"?)'],
+    [{ hostConcurrency: 2 }, 'c.json: hostConcurrency: unknown key (did you mean "defaults.concurrency"?)'],
+    [{ renderConcurrency: 2 }, 'c.json: renderConcurrency: unknown key (did you mean "renderOptions.concurrency"?)'],
     [{ defaults: { maxPagesPerHost: 0 } }, 'c.json: defaults.maxPagesPerHost: expected an integer >= 1, got 0'],
     [{ domains: { 'a.com': { maxPagesPerHost: 'lots' } } }, 'c.json: domains["a.com"].maxPagesPerHost: expected an integer >= 1, got "lots"'],
   ])('rejects %j', (raw, problem) => {

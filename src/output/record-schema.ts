@@ -171,7 +171,7 @@ export const pageRecordSchema = z
       .array(z.string())
       .optional()
       .describe(
-        'URLs a rendered page tried to navigate to by itself after loading (a script setting location, a form GET, a meta refresh, a link clicked, window.open): followed as links through the usual admission, while the page stayed as it was. Absent when it tried none.',
+        'URLs a rendered page tried to navigate to by itself after loading (a script setting location, a form GET, a meta refresh, a link clicked): followed as links through the usual admission, while the page stayed as it was. Absent when it tried none.',
       ),
     worker: worker(),
     error: z

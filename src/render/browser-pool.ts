@@ -4,24 +4,22 @@
  *
  * Contract:
  * - The browser is launched on first use, once (concurrent callers share the
- *   launch). A page is rendered in a browser context that holds no other
- *   page while it renders: the context's route (every request of the page,
- *   its frames, workers and popups) goes to that render's handler, so a
- *   popup is its opener's by construction. When the render ends, its
- *   popups are closed and its tab taken to about:blank before the context
- *   serves another page; the context and its tab are reused (a new tab costs
- *   a renderer process: rendering with a context per page took 1.6× the
- *   time) until they have served `recycleAfter` pages (a context's caches
- *   and leaked listeners grow with every page: playwright#6319). A request
- *   that arrives while no render holds the context is refused.
+ *   launch). Pages come from a shared context that is replaced every
+ *   `recycleAfter` pages (a context's caches, cookies and leaked listeners
+ *   grow with every page: playwright#6319); the old one is closed when its
+ *   last page closes.
+ * - Every context blocks service workers (they would fetch behind our route
+ *   handler's back) and answers every WebSocket itself, closing it. A page's
+ *   own route (the renderer's) answers its requests; the context's route
+ *   refuses every request of a page that has none: a popup, whose pages are
+ *   also closed as soon as their opener reports them.
  * - The network is denied at the network layer, not only per page: the
  *   browser's only proxy is a dead end of ours (a local socket that closes
  *   every connection it is given, loopback included: `<-loopback>`), so a
- *   request the route handler never sees — a speculative prefetch, a
+ *   request no route sees — a speculative prefetch or prerender, a
  *   preconnect, a navigation's socket, a vector nobody thought of — has no
  *   way out and fails closed. WebRTC may use proxied traffic only (no UDP at
- *   all, TCP to the dead end), and pages get no RTCPeerConnection either.
- *   Service workers are blocked and WebSockets answered (closed) by us.
+ *   all, TCP to the dead end), and pages get no RTCPeerConnection.
  *   Connections the dead end took are counted (`escapes`).
  * - When the browser dies (killed, crashed, OOM), the next page launches a
  *   new one; `withPage` rejects with
@@ -32,7 +30,7 @@
  *   accumulate; pages it still holds finish in it first.
  * - `close()` closes the browser and the dead end; pages still open reject.
  */
-import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createServer, type Server } from 'node:net';
 import { descendantMemory } from './browser-memory.js';
 
@@ -40,7 +38,7 @@ export interface BrowserPoolOptions {
   executablePath: string;
   /** The crawl's User-Agent: what scripts read in navigator.userAgent (every request carries it anyway). */
   userAgent: string;
-  /** Pages one context serves before it is closed and a fresh one made. @default 50 */
+  /** Pages per context before a new one is made. @default 50 */
   recycleAfter?: number;
   /** Pages per browser before it is restarted. @default 1000 */
   restartAfter?: number;
@@ -87,27 +85,13 @@ export class BrowserCrashedError extends Error {
   }
 }
 
-/** The route handler of the render that holds a context. */
-export type RouteHandler = (route: Route) => Promise<void>;
-
-/** A context and whose render it serves now. */
-interface Slot {
-  context: BrowserContext;
-  /** Its tab, kept between renders (on about:blank): a new tab costs a renderer process. */
-  page: Page | null;
-  /** Pages it has served. */
-  served: number;
-  /** The render holding it; null between renders (its requests are refused then). */
-  handler: RouteHandler | null;
-}
-
 interface Live {
   browser: Browser;
   pages: number;
-  /** Pages rendering now: a retired browser closes when none is left. */
-  open: number;
-  /** Contexts no render holds, ready for the next. */
-  idle: Slot[];
+  context: BrowserContext | null;
+  contextPages: number;
+  /** Pages open per context, so a replaced context closes when its last page does. */
+  open: Map<BrowserContext, number>;
   /** Past `restartAfter` or the memory cap: no new pages; closed when its last page closes. */
   retired: boolean;
   /** `pages` when the memory was last looked at. */
@@ -121,7 +105,7 @@ export class BrowserPool {
   private deadEnd: Promise<Server> | null = null;
   /** Browsers started, restarts included: what a crash test and the summary read. */
   launches = 0;
-  /** Connections the browser made by itself, which the dead end took and closed: each was a way out that the route handler never saw. */
+  /** Connections the browser made by itself, which the dead end took and closed: each was a way out that no route saw. */
   escapes = 0;
 
   constructor(private readonly opts: BrowserPoolOptions) {}
@@ -131,90 +115,36 @@ export class BrowserPool {
     return this.live !== null && (this.current === null || this.current.browser.isConnected());
   }
 
-  /** Starts the browser now, so its launch (seconds) overlaps the first fetches; a failed launch is tried again by the first page. */
-  warm(): void {
-    if (!this.closed) this.ensure().catch(() => {});
-  }
-
   /** Resolves once a browser is up (launching one if needed; the launch has its own timeout). */
   async ready(): Promise<void> {
     await this.connected();
   }
 
-  /**
-   * Runs `fn` on a fresh page whose context routes every request to
-   * `handler` (the page's, its frames', workers' and popups'). The page and
-   * its popups are closed afterwards however `fn` ends.
-   */
-  async withPage<T>(handler: RouteHandler, fn: (page: Page) => Promise<T>): Promise<T> {
+  /** Runs `fn` on a fresh page, closed afterwards however `fn` ends. */
+  async withPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
     if (this.closed) throw new BrowserCrashedError();
     let live = await this.connected();
     if (live.pages >= (this.opts.restartAfter ?? 1000) || this.overMemory(live)) {
       this.retire(live);
       live = await this.connected();
     }
-    live.pages++;
-    live.open++;
-    let slot: Slot | undefined;
+    const context = await this.contextFor(live);
+    let page: Page;
     try {
-      let page: Page;
-      try {
-        slot = live.idle.pop() ?? (await this.newSlot(live));
-        slot.handler = handler;
-        slot.served++;
-        page = slot.page !== null && !slot.page.isClosed() ? slot.page : await slot.context.newPage();
-        slot.page = page;
-      } catch (err) {
-        throw this.dead(live) ? new BrowserCrashedError(err) : err;
-      }
-      try {
-        return await fn(page);
-      } catch (err) {
-        throw this.dead(live) ? new BrowserCrashedError(err) : err;
-      }
-    } finally {
-      live.open--;
-      // Not awaited: the page's record need not wait for its tab to be cleared; the context is idle only once it is.
-      if (slot !== undefined) void this.giveBack(live, slot);
-      if (live.retired && live.open === 0) void live.browser.close().catch(() => {});
+      page = await context.newPage();
+    } catch (err) {
+      this.release(live, context);
+      throw this.dead(live) ? new BrowserCrashedError(err) : err;
     }
-  }
-
-  /** A new context: its only way out is the route of whichever render holds it. */
-  private async newSlot(live: Live): Promise<Slot> {
-    const context = await live.browser.newContext({
-      serviceWorkers: 'block',
-      userAgent: this.opts.userAgent,
-      acceptDownloads: false,
-      viewport: { width: 1280, height: 900 },
-    });
-    const slot: Slot = { context, page: null, served: 0, handler: null };
-    // A WebSocket routed and never connected to its server is answered by us: closed at once.
-    await context.routeWebSocket(/.*/, (ws) => ws.close());
-    await context.addInitScript(NO_WEBRTC_SCRIPT);
-    await context.route('**/*', (route) => (slot.handler === null ? route.abort('blockedbyclient').catch(() => {}) : slot.handler(route)));
-    return slot;
-  }
-
-  /**
-   * Ends the render's hold on its context: from now on the context's
-   * requests are refused; its popups are closed and its tab is taken to
-   * about:blank (what the page was doing ends there, its pagehide beacons
-   * refused), bounded so that a wedged browser cannot hold the page's record.
-   * The context is kept for the next page, or closed when it has served its
-   * share, something would not close, or the browser is going.
-   */
-  private async giveBack(live: Live, slot: Slot): Promise<void> {
-    slot.handler = null;
-    if (this.dead(live)) return; // its contexts went with it
-    const tab = slot.page;
-    const cleared = Promise.all(
-      slot.context.pages().map((page) => (page === tab ? page.goto('about:blank').then(() => true) : page.close().then(() => true))),
-    ).catch(() => false);
-    const clean = await Promise.race([cleared, new Promise<false>((resolve) => setTimeout(() => resolve(false), CLOSE_WAIT_MS).unref())]);
-    const reusable = clean && slot.context.pages().length <= 1 && !live.retired && !this.dead(live) && this.current === live;
-    if (reusable && slot.served < (this.opts.recycleAfter ?? 50)) live.idle.push(slot);
-    else void slot.context.close().catch(() => {});
+    try {
+      return await fn(page);
+    } catch (err) {
+      throw this.dead(live) ? new BrowserCrashedError(err) : err;
+    } finally {
+      // Bounded: a wedged browser must not hold the page's record.
+      await Promise.race([page.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+      this.release(live, context);
+    }
   }
 
   /** Whether the browser holds more memory than its cap: looked at every MEMORY_CHECK_EVERY pages, restarts then come between pages. */
@@ -294,7 +224,7 @@ export class BrowserPool {
       proxy: { server: `http://127.0.0.1:${port}` },
     });
     this.launches++;
-    const live: Live = { browser, pages: 0, open: 0, idle: [], retired: false };
+    const live: Live = { browser, pages: 0, context: null, contextPages: 0, open: new Map(), retired: false };
     this.current = live;
     browser.on('disconnected', () => {
       // The next page gets a new browser; the pages this one held reject with BrowserCrashedError.
@@ -313,8 +243,48 @@ export class BrowserPool {
       this.live = null;
     }
     live.retired = true;
-    for (const slot of live.idle.splice(0)) void slot.context.close().catch(() => {});
-    if (live.open === 0) void live.browser.close().catch(() => {});
+    if (live.open.size === 0) void live.browser.close().catch(() => {});
+  }
+
+  private async contextFor(live: Live): Promise<BrowserContext> {
+    const recycleAfter = this.opts.recycleAfter ?? 50;
+    if (live.context === null || live.contextPages >= recycleAfter) {
+      const old = live.context;
+      live.context = null;
+      const context = await live.browser.newContext({
+        serviceWorkers: 'block',
+        userAgent: this.opts.userAgent,
+        acceptDownloads: false,
+        viewport: { width: 1280, height: 900 },
+      });
+      // A WebSocket routed and never connected to its server is answered by us: closed at once.
+      await context.routeWebSocket(/.*/, (ws) => ws.close());
+      await context.addInitScript(NO_WEBRTC_SCRIPT);
+      // A page's own route comes first; this one answers the pages that have none (popups): refused.
+      await context.route('**/*', (route) => route.abort('blockedbyclient').catch(() => {}));
+      if (live.context === null) {
+        live.context = context;
+        live.contextPages = 0;
+      } else {
+        void context.close().catch(() => {}); // another caller made one meanwhile
+      }
+      if (old !== null && (live.open.get(old) ?? 0) === 0) void old.close().catch(() => {});
+    }
+    const context = live.context;
+    live.contextPages++;
+    live.pages++;
+    live.open.set(context, (live.open.get(context) ?? 0) + 1);
+    return context;
+  }
+
+  private release(live: Live, context: BrowserContext): void {
+    const left = (live.open.get(context) ?? 1) - 1;
+    if (left > 0) live.open.set(context, left);
+    else {
+      live.open.delete(context);
+      if (context !== live.context) void context.close().catch(() => {});
+    }
+    if (live.retired && live.open.size === 0) void live.browser.close().catch(() => {});
   }
 
   async close(): Promise<void> {

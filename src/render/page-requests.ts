@@ -1,8 +1,7 @@
 /**
  * The route handler of one rendered page: every request the browser makes
- * in that page's context — the page, its frames, its workers, and any popup
- * it opens (Playwright `context.route('**\/*')`) — arrives here, and none
- * reaches the network by itself (browser-pool.ts denies the rest).
+ * for it arrives here (Playwright `page.route('**\/*')`), and none reaches the
+ * network by itself (browser-pool.ts denies the rest, popups included).
  *
  * - The page's own document is answered from the response the crawler
  *   already fetched: it is never requested twice.
@@ -13,10 +12,6 @@
  *   a navigation with the page left as it was, so the DOM read is the
  *   page's own and not an error page. Only GETs are links (a POST is
  *   counted `blocked`).
- * - A popup (window.open, a target=_blank link or form) is a navigation of
- *   its opener's: its URL is kept the same way and its request refused; the
- *   popup closes with the page's context. Anything else a popup asks for
- *   (a document written into it by script) is refused.
  * - Frames' navigations are aborted: a document is crawled as a page of its
  *   own, through the frontier.
  * - Resource types that a rendered DOM does not need are aborted and counted
@@ -30,7 +25,7 @@
  *   aborted as Google's renderer does), or requested through its host's
  *   limits (`fetched`).
  */
-import type { Frame, Page, Request, Route } from 'playwright-core';
+import type { Page, Request, Route } from 'playwright-core';
 import type { FetchResult } from '../fetch/fetcher.js';
 import { resolveLink } from '../parse/url.js';
 import type { UserPattern } from '../config/user-pattern.js';
@@ -57,8 +52,7 @@ const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-en
 export const MAX_NAVIGATIONS = 100;
 
 export interface PageRequestsOptions {
-  /** The page being rendered, once it exists (every request of its context is routed from before it is made). */
-  page(): Page | undefined;
+  page: Page;
   /** The document as the crawler fetched it. */
   document: FetchResult;
   fetcher: SubresourceFetcher;
@@ -70,7 +64,7 @@ export interface PageRequestsOptions {
 
 export class PageRequests {
   readonly counts: SubrequestCounts = { fetched: 0, cached: 0, blocked: 0, disallowed: 0 };
-  /** GET navigations the page (or a popup of it) tried after its document: links for the crawl, in order, each once. */
+  /** GET navigations the page tried after its document: links for the crawl, in order, each once. */
   readonly navigations: string[] = [];
   private documentServed = false;
   private running = 0;
@@ -92,10 +86,7 @@ export class PageRequests {
 
   /** Closes the page now (its render timed out: a script that never ends would spin on until the context is replaced). */
   closePage(): void {
-    void this.opts
-      .page()
-      ?.close()
-      .catch(() => {});
+    void this.opts.page.close().catch(() => {});
   }
 
   /** The page is done: nothing more is fetched for it. */
@@ -109,11 +100,8 @@ export class PageRequests {
     const req = route.request();
     const url = req.url();
     try {
-      const main = opts.page();
-      const frame = frameOf(req);
-      const from = frame?.page();
       if (req.isNavigationRequest()) {
-        if (main !== undefined && frame === main.mainFrame()) {
+        if (req.frame() === opts.page.mainFrame()) {
           if (!this.documentServed) {
             this.documentServed = true;
             return await route.fulfill(documentResponse(opts.document));
@@ -122,16 +110,8 @@ export class PageRequests {
           // 204: the navigation ends and the page stays as it was (HTML's "abort navigation" for 204/205).
           return await route.fulfill({ status: 204, body: '' });
         }
-        // A popup's first navigation (its frame may not exist yet): a navigation of the opener's.
-        if (frame === undefined || (from !== main && frame === from?.mainFrame())) {
-          this.navigated(req, url);
-          // The popup is left on its error page; it closes with the page's context.
-          return await this.refuse(route, url, 'document', 'blocked');
-        }
         return await this.refuse(route, url, 'document', 'blocked');
       }
-      // A popup's own requests (a document written into it by script): nobody reads what it shows.
-      if (from !== main && from !== undefined) return await this.refuse(route, url, req.resourceType(), 'blocked');
       const type = req.resourceType();
       if (!/^https?:/i.test(url)) return await route.continue(); // data:, blob: never leave the browser
       if (ALWAYS_BLOCKED.has(type) || opts.block.has(type) || req.method() !== 'GET' || opts.blockUrls.some((re) => re.test(url))) {
@@ -184,15 +164,6 @@ export class PageRequests {
     this.counts[outcome]++;
     this.opts.onEvent?.({ url, type, host: hostOf(url), outcome });
     await route.abort('blockedbyclient');
-  }
-}
-
-/** The frame a request was made for; undefined for one that has none (a service worker's, a popup's navigation before its frame exists). */
-function frameOf(req: Request): Frame | undefined {
-  try {
-    return req.frame();
-  } catch {
-    return undefined;
   }
 }
 

@@ -40,6 +40,7 @@ import type { PageRecord } from '../types.js';
 import type { CrawlContext } from '../crawl/crawl-context.js';
 import { entryKind } from '../crawl/entries/entry-kind.js';
 import { BrowserCrashedError, BrowserPool } from './browser-pool.js';
+import { BrowserMissingError, INSTALL_HINT } from './browser-path.js';
 import { PageRequests, type SubrequestEvent } from './page-requests.js';
 import { renderDecision } from './render-decision.js';
 import { SubresourceCache } from './subresource-cache.js';
@@ -105,7 +106,7 @@ export class Renderer {
     private readonly ctx: CrawlContext,
     parts: RendererParts,
     private readonly settings: RenderSettings,
-    executablePath: string,
+    private readonly executablePath: string,
     private readonly onEvent?: (page: string, event: SubrequestEvent) => void,
   ) {
     this.pool = new BrowserPool({
@@ -140,9 +141,19 @@ export class Renderer {
     else this.counts.decisions.set(key, { render, reason, count: 1 });
   }
 
-  /** Launches the browser ahead of the first page (the crawl calls it as it starts). */
-  warm(): void {
-    this.pool.warm();
+  /**
+   * Launches the browser before the crawl's first request (the crawl awaits
+   * it): a browser that cannot start (`--browser /bin/true`, a broken
+   * install) is one line and exit 2, not a RENDER_FAILED on every page.
+   */
+  async start(): Promise<void> {
+    try {
+      await this.pool.ready();
+    } catch (err) {
+      throw new BrowserMissingError(
+        `rendering needs a browser: ${JSON.stringify(this.executablePath)} did not start as Chromium (${messageOf(err)}); ${INSTALL_HINT}`,
+      );
+    }
   }
 
   /** Gives the page job a way to end before the page does (see the contract); `key`: its host. */
@@ -282,41 +293,39 @@ export class Renderer {
   }
 
   private renderIn(entry: FrontierEntry, res: FetchResult, out: PageRequests[], timeoutMs: number): Promise<Rendered> {
-    let main: Page | undefined;
-    const requests = new PageRequests({
-      page: () => main,
-      document: res,
-      fetcher: this.fetcher,
-      block: this.block,
-      blockUrls: this.settings.blockUrls,
-      onEvent: (event) => {
-        this.counts.subrequests[event.outcome]++;
-        countSubrequest(this.ctx.stats, event);
-        this.onEvent?.(entry.url, event);
-      },
+    return this.pool.withPage(async (page) => {
+      const requests = new PageRequests({
+        page,
+        document: res,
+        fetcher: this.fetcher,
+        block: this.block,
+        blockUrls: this.settings.blockUrls,
+        onEvent: (event) => {
+          this.counts.subrequests[event.outcome]++;
+          countSubrequest(this.ctx.stats, event);
+          this.onEvent?.(entry.url, event);
+        },
+      });
+      out.push(requests);
+      // A popup gets nothing (the context's route refuses its requests) and is closed once it is reported.
+      page.on('popup', (popup) => void popup.close().catch(() => {}));
+      try {
+        await page.route('**/*', (route) => requests.handle(route));
+        const started = Date.now();
+        // Load awaited in the page, not by Playwright's 'load': a navigation the page starts while loading (answered 204,
+        // page-requests.ts) leaves Playwright waiting for a load that belongs to a document that never comes.
+        await page.goto(entry.url, { waitUntil: 'commit', timeout: timeoutMs });
+        await page.evaluate(LOADED_SCRIPT);
+        // Watching the DOM may take what is left of the timeout, less a margin to read it in.
+        await settle(page, requests, Math.min(SETTLE_MAX_MS, timeoutMs - (Date.now() - started) - READ_MARGIN_MS));
+        const html = await page.content();
+        // After history.pushState the document's URL is not the one fetched: relative links resolve against it.
+        const documentUrl = page.url();
+        return { html, documentUrl, navigations: requests.navigations.slice() };
+      } finally {
+        requests.finish();
+      }
     });
-    out.push(requests);
-    return this.pool.withPage(
-      (route) => requests.handle(route),
-      async (page) => {
-        main = page;
-        try {
-          const started = Date.now();
-          // Load awaited in the page, not by Playwright's 'load': a navigation the page starts while loading (answered 204,
-          // page-requests.ts) leaves Playwright waiting for a load that belongs to a document that never comes.
-          await page.goto(entry.url, { waitUntil: 'commit', timeout: timeoutMs });
-          await page.evaluate(LOADED_SCRIPT);
-          // Watching the DOM may take what is left of the timeout, less a margin to read it in.
-          await settle(page, requests, Math.min(SETTLE_MAX_MS, timeoutMs - (Date.now() - started) - READ_MARGIN_MS));
-          const html = await page.content();
-          // After history.pushState the document's URL is not the one fetched: relative links resolve against it.
-          const documentUrl = page.url();
-          return { html, documentUrl, navigations: requests.navigations.slice() };
-        } finally {
-          requests.finish();
-        }
-      },
-    );
   }
 
   private slot(): Promise<void> {

@@ -8,10 +8,11 @@
  * connections without a byte included.
  *
  * A page that navigates by itself (during load, after it, by form or meta
- * refresh, by popup) keeps its own DOM and title, and the target is a link
- * queued through the usual admission; popups obey robots.txt and the host's
- * rate as every link does, judged from the seed host's own log. A script
- * that every page loads and that answers 404 is asked for once.
+ * refresh) keeps its own DOM and title, and the target is a link queued
+ * through the usual admission, obeying robots.txt and the host's rate as
+ * every link does, judged from the seed host's own log. A popup gets
+ * nothing: its requests are refused and it is closed. A script that every
+ * page loads and that answers 404 is asked for once.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -80,9 +81,6 @@ describe.skipIf(!available)('a rendering browser aimed at a refused address', ()
       '/meta-refresh': '/meta-refresh',
       '/form-get': '/form-get',
       '/link-click': '/link-click',
-      '/popup-open': '/popup',
-      '/popup-link': '/popup-link',
-      '/popup-form': '/popup-form',
     };
     for (const [page, target] of Object.entries(navigating)) {
       const r = byPath.get(page)!;
@@ -93,17 +91,24 @@ describe.skipIf(!available)('a rendering browser aimed at a refused address', ()
       expect(r.navigations?.map(path), page).toEqual([target]);
       expect(r.linkList, page).toContain(r.navigations![0]);
     }
-    // A POST is no link: the page stays, nothing is followed.
-    expect(byPath.get('/form-post')).toMatchObject({ status: 200, rendered: true, title: 'form POST' });
-    expect(byPath.get('/form-post')!.navigations).toBeUndefined();
+    // A POST is no link, and a popup gets nothing: the page stays, nothing is followed.
+    for (const [page, title] of [
+      ['/form-post', 'form POST'],
+      ['/popup-open', 'window.open'],
+      ['/popup-link', 'target=_blank link clicked'],
+      ['/popup-form', 'target=_blank form submitted'],
+    ]) {
+      expect(byPath.get(page), page).toMatchObject({ status: 200, rendered: true, title });
+      expect(byPath.get(page)!.navigations, page).toBeUndefined();
+    }
     // The targets were admitted as links are: out of scope (another host) here.
     const skipped = jsonLines<SkipRecord>(run.stdout).filter((r) => r.type === 'skipped' && r.url.startsWith(canary.origin));
-    expect(skipped.map((r) => path(r.url))).toEqual(expect.arrayContaining(['/location', '/popup', '/form-get']));
+    expect(skipped.map((r) => path(r.url))).toEqual(expect.arrayContaining(['/location', '/meta-refresh', '/form-get']));
   });
 });
 
-describe.skipIf(!available)('popups and navigations are links: robots.txt and the rate hold for them', () => {
-  it('never requests what robots.txt disallows, keeps the gap, and fetches an allowed target once', async () => {
+describe.skipIf(!available)('popups get nothing; navigations are links, held to robots.txt and the rate', () => {
+  it('requests no popup, keeps the gap, and fetches an allowed navigation once', async () => {
     const opens = Array.from({ length: POPUPS }, (_, i) => `window.open('/private/popup${i}');`).join(' ');
     const web = await startWeb({
       sites: {
@@ -121,13 +126,11 @@ describe.skipIf(!available)('popups and navigations are links: robots.txt and th
       const run = await startCrawl(['--render', '--browser', chromium.path, '--rate', '2/s', '--emit-skipped', web.url('popups.localhost', '/')], dir).done;
       expect(run.code, run.stderr).toBe(0);
       const log = web.requests('popups.localhost');
-      expect(log.map((e) => e.path)).toEqual(['/robots.txt', '/', '/public/a', '/public/b']);
+      expect(log.map((e) => e.path)).toEqual(['/robots.txt', '/', '/public/b']);
       // 2/s: 500 ms between starts, as the server saw them (a little allowed for a busy machine's stamps).
       for (let i = 1; i < log.length; i++) expect(log[i].at - log[i - 1].at, log[i].path).toBeGreaterThanOrEqual(450);
       const home = pages(run).find((r) => path(r.url) === '/')!;
-      expect(home.navigations!.map(path)).toEqual([...Array.from({ length: POPUPS }, (_, i) => `/private/popup${i}`), '/public/a', '/public/b']);
-      const robots = jsonLines<SkipRecord>(run.stdout).filter((r) => r.type === 'skipped' && r.reason === 'robots');
-      expect(robots).toHaveLength(POPUPS);
+      expect(home.navigations!.map(path)).toEqual(['/public/b']);
     } finally {
       await web.close();
     }

@@ -318,6 +318,8 @@ export class Crawler {
         );
       for (const [key, saved] of await store.loadHosts()) ctx.hosts.restore(key, saved, unclean, behind);
     }
+    // Before the first request: a browser that cannot start is one line, not a failed render on every page.
+    await this.renderer?.start();
     // Before the first page: a page's record is built synchronously, with content/ already loaded if asked for.
     await this.links.loadContent();
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
@@ -331,7 +333,6 @@ export class Crawler {
     for (const seed of this.sitemaps.start(opts.seeds)) this.robots.preload(seed, hostKey(ctx, seed));
     // Work the store held before this run (a resume) wakes its hosts.
     if (opened.resumed) for (const key of store.hostsWithWork()) this.scheduler.wake(key);
-    this.renderer?.warm();
     this.end.markSeeded();
     this.dueTimer.armAt(store.nextDueAt());
     if (store.shared) this.survey.arm();

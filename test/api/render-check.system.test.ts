@@ -48,6 +48,11 @@ describe.skipIf(!available)('crawl check --render', () => {
     const apiLog = web.requests().filter((r) => r.host.startsWith('api.localhost'));
     expect(apiLog[0].path).toBe('/robots.txt');
     expect(apiLog.some((r) => r.path.startsWith('/private/'))).toBe(false);
+    // The check's own robots.txt request and the render's crawl (which asks again) keep the host's gap (1/s by
+    // default): they were 31.5 ms apart on a 2/s host (issue 42, item 8).
+    const appLog = web.requests().filter((r) => r.host.startsWith('app.localhost'));
+    expect(appLog.slice(0, 2).map((r) => r.path)).toEqual(['/robots.txt', '/robots.txt']);
+    for (let i = 1; i < appLog.length; i++) expect(appLog[i].at - appLog[i - 1].at, appLog[i].path).toBeGreaterThanOrEqual(950);
   }, 90_000);
 
   it('without --render, fetches nothing but robots.txt and lists no browser hosts', async () => {

@@ -61,9 +61,7 @@ const RENDER_ARGS = [
   '--warc',
   'site.warc.gz',
   '--render-timeout',
-  // Not 10 s: each render slot has a browser context (and so renderer processes) of its own, and on a machine whose
-  // cores other test files take, a page rendered again after the kill came within a second of 10 s (19 s in one run).
-  '20s',
+  '10s',
 ];
 
 let dir: string;
@@ -274,6 +272,28 @@ describe.skipIf(!available)('--render with --warc', () => {
     expect(paths('cdn.localhost')).toEqual(['/bundle.js', '/style.css']);
     expect(paths('api.localhost')).toEqual(['/items', ...Array.from({ length: ITEMS }, (_, i) => `/items/${i}`)]);
     expect(paths('app.localhost')).toEqual([...DOCUMENTS, '/app.js'].sort());
+  });
+});
+
+describe.skipIf(!available)('with a browser that does not start', () => {
+  // Issue 42, item 14: every page was RENDER_FAILED ("Target page, context or browser has been closed"), exit 0.
+  it('says so in one line and exits 2 before any request', async () => {
+    const web = await startWeb({ sites: appSites({ items: 1 }) });
+    try {
+      const run = await startCrawl(['--browser', '/bin/true', '--render', web.url('app.localhost', '/')], dir).done;
+      expect(run.code, run.stderr).toBe(2);
+      // The crawl's opening line, then the one line that says what is wrong.
+      const lines = run.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('crawl: crawling '));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^crawl: rendering needs a browser: "\/bin\/true" did not start as Chromium \(.+\); install Chromium/);
+      expect(web.requests()).toEqual([]);
+      expect(run.stdout).toBe('');
+    } finally {
+      await web.close();
+    }
   });
 });
 

@@ -54,7 +54,7 @@ docs/long-crawls.md, docs/crawling-again.md, docs/redis.md, docs/report.md,
 docs/library.md in the package (node_modules/polite-crawler/docs/), or the
 README.`;
 
-/** Builds the program; `onCrawl` / `onCheck` receive the parsed flags (tests call this with stubs). */
+/** Builds the program; each of `handlers` (`crawl`, `check`, …) receives its command's parsed flags (tests call this with stubs). */
 export function buildProgram(
   handlers: {
     crawl(seeds: string[], flags: CrawlFlags): Promise<number>;

@@ -372,12 +372,12 @@ export class Crawler {
     return progressSnapshot(this.ctx, this.progressParts);
   }
 
-  /** Hosts by state, for metrics (a walk over every host: on a scrape, not per request). */
   /** What rendering has done, for `--metrics`; undefined when no host renders. */
   renderTotals(): RenderTotals | undefined {
     return this.renderer?.totals();
   }
 
+  /** Hosts by state, for metrics (a walk over every host: on a scrape, not per request). */
   hostCounts(): HostCounts {
     return hostCounts(this.ctx, this.progressParts);
   }

@@ -137,6 +137,32 @@ describe.skipIf(!available)('popups get nothing; navigations are links, held to 
   }, 60_000);
 });
 
+describe.skipIf(!available)('a page that moves itself with history.pushState', () => {
+  // Issue 42, item 7: a relative link added after pushState resolved against the fetched URL (/child).
+  it('resolves the links it adds afterwards against its new URL', async () => {
+    const web = await startWeb({
+      sites: {
+        'push.localhost': {
+          robots: 'User-agent: *\nDisallow:\n',
+          pages: {
+            '/': `<title>Push</title><body><script>history.pushState({}, '', '/deep/path/'); document.body.insertAdjacentHTML('beforeend', '<a href="child">child</a>');</script>`,
+            '/deep/path/child': '<title>Child</title>',
+          },
+        },
+      },
+    });
+    try {
+      const run = await startCrawl(['--render', '--browser', chromium.path, '--rate', '20/s', '--links', web.url('push.localhost', '/')], dir).done;
+      expect(run.code, run.stderr).toBe(0);
+      const home = pages(run).find((r) => path(r.url) === '/')!;
+      expect(home.linkList!.map(path)).toEqual(['/deep/path/child']);
+      expect(web.requests('push.localhost').map((e) => e.path)).toEqual(['/robots.txt', '/', '/deep/path/child']);
+    } finally {
+      await web.close();
+    }
+  }, 60_000);
+});
+
 describe.skipIf(!available)('a failing script that every page loads', () => {
   it('is asked for once: its 404 is remembered crawl-wide', async () => {
     const shell = (n: number) =>

@@ -20,7 +20,6 @@
  *   preconnect, a navigation's socket, a vector nobody thought of — has no
  *   way out and fails closed. WebRTC may use proxied traffic only (no UDP at
  *   all, TCP to the dead end), and pages get no RTCPeerConnection.
- *   Connections the dead end took are counted (`escapes`).
  * - When the browser dies (killed, crashed, OOM), the next page launches a
  *   new one; `withPage` rejects with
  *   BrowserCrashedError for a page the dead browser held, so the renderer can
@@ -105,8 +104,6 @@ export class BrowserPool {
   private deadEnd: Promise<Server> | null = null;
   /** Browsers started, restarts included: what a crash test and the summary read. */
   launches = 0;
-  /** Connections the browser made by itself, which the dead end took and closed: each was a way out that no route saw. */
-  escapes = 0;
 
   constructor(private readonly opts: BrowserPoolOptions) {}
 
@@ -198,7 +195,6 @@ export class BrowserPool {
   private openDeadEnd(): Promise<Server> {
     this.deadEnd ??= new Promise<Server>((resolve, reject) => {
       const server = createServer((socket) => {
-        this.escapes++;
         socket.on('error', () => {});
         socket.destroy();
       });

@@ -154,7 +154,7 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
     ? robotsResult(await robotsFor(url, settings, input.robotsTxt, clock, guard, lookup, requests), url)
     : { checked: false, allowed: true };
   const crawlDelayMs = robots.checked && robots.kind === 'rules' ? robots.crawlDelayMs : null;
-  const network = await networkFor(url, settings, guard, scope.inScope, lookup);
+  const network = await networkFor(url, settings, guard, lookup);
   const described = requests.describe(url);
   const perIp = await perIpFor(url, settings, described.proxy !== null, lookup);
   return {
@@ -193,14 +193,14 @@ async function perIpFor(url: string, settings: CrawlSettings, proxied: boolean, 
 }
 
 /** The guard's verdict on the URL's host, as the connect step would reach it. */
-async function networkFor(url: string, settings: CrawlSettings, guard: AddressGuard, inScope: boolean, lookup: LookupFunction): Promise<NetworkResult> {
+async function networkFor(url: string, settings: CrawlSettings, guard: AddressGuard, lookup: LookupFunction): Promise<NetworkResult> {
   const notChecked = (explanation: string): NetworkResult => ({ allowed: true, checked: false, addresses: [], explanation });
   if (guard.off) return notChecked('not checked: allowPrivate lifts the guard');
   const target = new URL(url);
   const hostname = target.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = target.port === '' ? (target.protocol === 'https:' ? 443 : 80) : Number(target.port);
   if (guard.exempts(hostname, port)) return notChecked("not checked: a seed's host (host and port) is exempt");
-  if (!inScope) return notChecked('not checked: out of scope');
+  // Judged out of scope too: "allowed, not checked" for a private address read as if the guard would let it through.
   let addresses: string[];
   if (net.isIP(hostname) !== 0) {
     addresses = [hostname];

@@ -378,6 +378,10 @@ describe('explain()', () => {
       'refused: evil.localhost resolves to 127.0.0.1 (loopback, 127.0.0.0/8), a special-purpose address; --allow-private or allowNetworks lifts it',
     );
     expect(refused.wouldFetch).toBe(false);
+    // Out of scope, the guard's verdict is still given: it said "allowed, not checked" (issue 42, item 14).
+    const outOfScope = await explain(web.url('evil.localhost', '/x'), { seeds: [web.url('site.localhost', '/')], robots: { enabled: false } });
+    expect(outOfScope.scope.inScope).toBe(false);
+    expect(outOfScope.network).toMatchObject({ allowed: false, checked: true, addresses: ['127.0.0.1'] });
     const seed = await explain(web.url('site.localhost', '/'), { robots: { enabled: false } });
     expect(seed.network).toMatchObject({ allowed: true, checked: false });
     expect(seed.wouldFetch).toBe(true);

@@ -34,9 +34,11 @@ const serialFiles = [
   'test/crawl/crawl.system.test.ts',
   'test/web.system.test.ts',
   'test/fetch/http2.system.test.ts',
-  // Not for millisecond gaps but for its weight: ~30 pages rendered, popups included, at 4 at once; beside the
-  // other browser files it starved them (render timeouts in render.system.test.ts, late Redis answers).
+  // Not for millisecond gaps but for their weight: ~30 pages rendered, popups included, at 4 at once; beside the
+  // other browser files it starved them (render timeouts in render.system.test.ts, late Redis answers). And a
+  // browser at --host-concurrency 8, which beside the Redis files left `status --watch` two prints.
   'test/render/escape.system.test.ts',
+  'test/render/fetch-ahead.system.test.ts',
 ];
 
 /**

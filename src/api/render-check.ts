@@ -11,6 +11,8 @@ import type { RecordSink } from '../output/sink.js';
 import type { CrawlSettings } from '../config/settings-types.js';
 import type { PageRecord } from '../types.js';
 import { createCrawlSession, loadRendering } from './crawl-session.js';
+import { sleep, systemClock } from '../clock.js';
+import { gapWithMargin } from '../politeness/host-limiter.js';
 import type { CrawlLog } from './options.js';
 
 /** One host the rendering browser asked something of. */
@@ -34,7 +36,16 @@ export interface RenderCheck {
 const EXAMPLES = 3;
 
 /** Renders `url` once through a one-page crawl and groups its browser's requests by host. */
-export async function renderCheck(url: string, settings: CrawlSettings, opts: { cwd?: string; log?: CrawlLog } = {}): Promise<RenderCheck> {
+export async function renderCheck(
+  url: string,
+  settings: CrawlSettings,
+  opts: {
+    cwd?: string;
+    log?: CrawlLog;
+    /** A request the caller made to the host (`check`'s robots.txt) at `at` (systemClock ms): the render's first waits out `gapMs` after it, with the limiter's margin. */
+    after?: { at: number; gapMs: number };
+  } = {},
+): Promise<RenderCheck> {
   const byHost = new Map<string, SubresourceHost>();
   const records: PageRecord[] = [];
   const sink: RecordSink = {
@@ -65,6 +76,12 @@ export async function renderCheck(url: string, settings: CrawlSettings, opts: { 
   // This module is itself loaded only for `check --render`: the renderer and the browser lookup come with it.
   const { findBrowser } = await import('../render/browser-path.js');
   const render = settings.render?.enabled ? await loadRendering(findBrowser(settings.render.browser, process.env, opts.cwd)) : undefined;
+  // The render is a crawl of its own, which asks for robots.txt again: one gap of the host after the caller's request
+  // (sent before `at`), not 30 ms (issue 42, item 8).
+  if (opts.after !== undefined) {
+    const wait = opts.after.at + gapWithMargin(opts.after.gapMs) - systemClock.now();
+    if (wait > 0) await sleep(systemClock, wait);
+  }
   const session = createCrawlSession({ settings: { ...settings, maxPages: 1 }, seeds: [url], sink, cwd: opts.cwd, log: opts.log, onSubrequest, render });
   await session.run();
   const total = (h: SubresourceHost) => Object.values(h.outcomes).reduce((a, b) => a + b, 0);

@@ -15,8 +15,8 @@ import { explainWith, type CheckResult, type RobotsResult } from '../api/check.j
 import { redactCredentials } from '../fetch/redact.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
 import { robotsCutMessage } from '../robots/gate.js';
+import { systemClock } from '../clock.js';
 import type { HostPolicy } from '../config/settings-types.js';
-import { gapWithMargin } from '../politeness/host-limiter.js';
 
 export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): Promise<number> {
   const [url] = checkSeeds([rawUrl]);
@@ -46,16 +46,15 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
   // The file is only read when robots.txt is checked at all.
   const robotsTxt = flags.robotsFile !== undefined && settings.robots.enabled ? await readRobotsFile(flags.robotsFile, io.cwd) : undefined;
   const result = await explainWith({ url: url, seeds, settings, robotsTxt, cwd: io.cwd });
-  const explainedAt = performance.now();
+  const explainedAt = systemClock.now();
   io.stdout.write(formatCheck(result));
   // --render: render the page once, politely, and list the hosts its browser asks things of (api/render-check.ts).
   if (flags.render !== undefined && result.wouldFetch && result.policy.render !== false) {
     const [{ renderCheck }, { formatRenderCheck }] = await Promise.all([import('../api/render-check.js'), import('./render-check-lines.js')]);
-    // The render is a crawl of its own, which asks for robots.txt again: one gap of the host after the check's own
-    // request (sent before the explanation ended), not 30 ms (issue 42, item 8).
-    if (result.robots.checked && robotsTxt === undefined)
-      await sleep(explainedAt + hostGapMs(result.policy.intervalMs, result.crawlDelayMs) - performance.now());
-    io.stdout.write(formatRenderCheck(await renderCheck(url, settings, { cwd: io.cwd })));
+    // The check's own robots.txt request went out before the explanation ended: the render's crawl keeps the host's gap after it.
+    const after =
+      result.robots.checked && robotsTxt === undefined ? { at: explainedAt, gapMs: Math.max(result.policy.intervalMs, result.crawlDelayMs ?? 0) } : undefined;
+    io.stdout.write(formatRenderCheck(await renderCheck(url, settings, { cwd: io.cwd, after })));
   }
   return result.wouldFetch ? 0 : 1;
 }
@@ -138,13 +137,4 @@ function describeRobots(r: RobotsResult): string {
       return `${r.allowed ? 'allowed' : 'disallowed'} by "${r.rule}" (line ${r.line})${group} — ${r.source}`;
     }
   }
-}
-
-/** The gap between two requests to a host at its rate (or Crawl-delay, the larger), with the limiter's margin. */
-function hostGapMs(intervalMs: number, crawlDelayMs: number | null): number {
-  return gapWithMargin(Math.max(intervalMs, crawlDelayMs ?? 0));
-}
-
-function sleep(ms: number): Promise<void> {
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }

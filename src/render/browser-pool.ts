@@ -95,6 +95,13 @@ interface Live {
   retired: boolean;
   /** `pages` when the memory was last looked at. */
   checkedAt?: number;
+  /**
+   * Rejects when the browser disconnects. A page's work races it: a call in
+   * flight when the browser is killed (or a wait of ours on the page) is not
+   * always answered, and the page would otherwise learn of the crash only at
+   * its render timeout.
+   */
+  gone: Promise<never>;
 }
 
 export class BrowserPool {
@@ -128,13 +135,13 @@ export class BrowserPool {
     const context = await this.contextFor(live);
     let page: Page;
     try {
-      page = await context.newPage();
+      page = await Promise.race([context.newPage(), live.gone]);
     } catch (err) {
       this.release(live, context);
       throw this.dead(live) ? new BrowserCrashedError(err) : err;
     }
     try {
-      return await fn(page);
+      return await Promise.race([fn(page), live.gone]);
     } catch (err) {
       throw this.dead(live) ? new BrowserCrashedError(err) : err;
     } finally {
@@ -220,9 +227,13 @@ export class BrowserPool {
       proxy: { server: `http://127.0.0.1:${port}` },
     });
     this.launches++;
-    const live: Live = { browser, pages: 0, context: null, contextPages: 0, open: new Map(), retired: false };
+    let disconnected: (err: Error) => void = () => {};
+    const gone = new Promise<never>((_, reject) => (disconnected = reject));
+    gone.catch(() => {}); // raced by pages; nobody else waits on it
+    const live: Live = { browser, pages: 0, context: null, contextPages: 0, open: new Map(), retired: false, gone };
     this.current = live;
     browser.on('disconnected', () => {
+      disconnected(new BrowserCrashedError());
       // The next page gets a new browser; the pages this one held reject with BrowserCrashedError.
       if (this.current === live) {
         this.current = null;

@@ -34,10 +34,24 @@ export { ConfigError } from './config/settings.js';
 export { UsageError } from './config/seeds.js';
 // A `saveDir` or `warc` that cannot be written (the first pull rejects with it).
 export { OutputError } from './output/sink.js';
+// The crawl stopped by a page handler's error (handlerErrors: 'stop').
+export { HandlerError } from './handler/handler-error.js';
 
 // What the iteration yields and reports.
 export type { HostPolicy, WindowLimit } from './config/settings-types.js';
-export type { ErrorCode, OutputRecord, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from './types.js';
+export type { ErrorCode, ItemRecord, OutputRecord, PageRecord, RecordErrorCode, RobotsFetchRecord, SkipReason, SkipRecord, ThrottleEvent } from './types.js';
+// Site-specific crawls: the `handle` option's types.
+export type {
+  EnqueueOptions,
+  HandlerContext,
+  HandlerLog,
+  HandlerPage,
+  HandlerResult,
+  HandlerRouter,
+  HandlerSpec,
+  JsonValue,
+  PageHandler,
+} from './handler/handler-types.js';
 export type { ProgressSnapshot } from './output/progress.js';
 export type { CrawlSummary, HostStats } from './output/summary.js';
 /** @deprecated The name of `run.done`'s result before it became plain JSON: use CrawlSummary. */

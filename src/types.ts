@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type {
   FETCH_ERROR_CODES,
+  itemRecordSchema,
   PAGE_CHANGES,
   RECORD_ERROR_CODES,
   SKIP_REASONS,
@@ -40,4 +41,7 @@ export type SkipRecord = z.output<typeof skipRecordSchema>;
 /** One robots.txt request (each redirect hop is one), written with `--emit-robots` (and always kept for the report). */
 export type RobotsFetchRecord = z.output<typeof robotsRecordSchema>;
 
-export type OutputRecord = PageRecord | SkipRecord | RobotsFetchRecord;
+/** An item a page handler pushed (`ctx.push`), written just before its page's record. */
+export type ItemRecord = z.output<typeof itemRecordSchema>;
+
+export type OutputRecord = PageRecord | SkipRecord | RobotsFetchRecord | ItemRecord;

@@ -67,6 +67,10 @@ export interface CrawlSessionOptions {
   since?: CrawlerOptions['since'];
   /** Ask every page again after an adaptive interval; the crawl never ends by itself (crawl/recrawl.ts). @default none */
   revisit?: CrawlerOptions['revisit'];
+  /** The user's page handler (handler/page-handlers.ts). @default none */
+  handler?: CrawlerOptions['handler'];
+  /** Where a failing handler's stack goes (`-v`). @default nowhere */
+  debug?: CrawlerOptions['debug'];
 }
 
 export interface CrawlSession {
@@ -130,6 +134,8 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
     recrawl: opts.recrawl,
     since: opts.since,
     revisit: opts.revisit,
+    handler: opts.handler,
+    debug: opts.debug,
   });
   const onAbort = (): void => {
     crawler.stop();

@@ -34,6 +34,8 @@ import { checkTargets, type NamedTarget } from '../output/output-targets.js';
 import { findBrowser } from '../render/browser-path.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import type { MetricsEndpoint } from '../output/metrics-endpoint.js';
+import { handlerSettings } from '../handler/handler-options.js';
+import type { HandlerSpec } from '../handler/handler-types.js';
 
 /** A running (or not yet started) crawl: iterate it for records. */
 export interface CrawlRun extends AsyncIterable<OutputRecord> {
@@ -122,6 +124,15 @@ export function crawl(options: CrawlOptions): CrawlRun {
         robotsRecords: extra.emitRobots === true,
         render,
         since: sinceOf(extra.since),
+        handler:
+          extra.handle === undefined
+            ? undefined
+            : handlerSettings(extra.handle as HandlerSpec, {
+                timeout: extra.handlerTimeout as string | number | undefined,
+                errors: extra.handlerErrors as 'record' | 'stop' | undefined,
+                concurrency: extra.handlerConcurrency as number | undefined,
+                crawlConcurrency: settings.concurrency,
+              }),
       });
     } catch (error) {
       // A CA or cookie file that cannot be read: the first pull rejects with it.

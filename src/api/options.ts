@@ -7,6 +7,7 @@
  */
 import type { z } from 'zod';
 import type { configFileSchema } from '../config/file-schema.js';
+import type { HandlerSpec } from '../handler/handler-types.js';
 
 /**
  * The config file's shape, exactly as in crawler.config.json (durations as
@@ -127,6 +128,37 @@ export interface CrawlOptions extends CrawlConfig {
    * @default none
    */
   since?: readonly object[];
+  /**
+   * A page handler: `handle(page, ctx)` is called once per page answered 2xx
+   * (after rendering, on a host that renders), or a router by label,
+   * `{ default: fn, detail: fn }`. It reads the page (`page.$()` is cheerio
+   * on it), adds URLs with `ctx.enqueue(url, { label, userData })`, emits
+   * items with `ctx.push(data)` (yielded as `type: "item"` records just
+   * before the page's), and may keep the crawl from following the page's
+   * links (`ctx.follow(false)`). A throw is the page's `HANDLER_ERROR`.
+   * See docs/handlers.md.
+   * @default none
+   */
+  handle?: HandlerSpec;
+  /**
+   * A handler that has not settled by then gives the page `HANDLER_TIMEOUT`.
+   * @default "30s"
+   */
+  handlerTimeout?: string | number;
+  /**
+   * `"stop"`: the first handler error stops the crawl (after its page's
+   * record), and the iteration then throws a `HandlerError` (code
+   * `HANDLER_ERROR`). `"record"`: it is the page's record's error only.
+   * @default "record"
+   */
+  handlerErrors?: 'record' | 'stop';
+  /**
+   * Handlers running at once, at most; a page waits for a turn while still
+   * holding its host's slot, so a slow handler slows the crawl instead of
+   * piling pages up in memory.
+   * @default the crawl's `concurrency`
+   */
+  handlerConcurrency?: number;
 }
 
 /** Options of {@link explain}: the config file's fields plus the ones below. */

@@ -13,6 +13,7 @@ import { integerProblem } from '../config/fields.js';
 import { archiveTargetProblem } from '../archive/open-archive.js';
 import type { CrawlSettings } from '../config/settings-types.js';
 import { metricsAddressProblem } from '../output/metrics-address.js';
+import { handleProblem, handlerConcurrencyProblem, handlerErrorsProblem, handlerTimeoutProblem } from '../handler/handler-options.js';
 
 /** Names the options object in messages, where a config file's path would stand. */
 export const OPTIONS_SOURCE = 'options';
@@ -59,6 +60,10 @@ export const CRAWL_ONLY: Record<string, Check> = {
   metrics: metricsAddress,
   metricsHosts: (v) => integerProblem(v, 0, 1000),
   since: records,
+  handle: handleProblem,
+  handlerTimeout: handlerTimeoutProblem,
+  handlerErrors: handlerErrorsProblem,
+  handlerConcurrency: handlerConcurrencyProblem,
 };
 export const EXPLAIN_ONLY: Record<string, Check> = { robotsTxt: text };
 

@@ -148,6 +148,19 @@ export function buildProgram(
       "add a record field read with a CSS selector (repeatable); name[]=… takes every match, ::attr(x) an attribute, ::html the markup, e.g. --extract 'img[]=img::attr(src)'",
       collect,
     )
+    .option(
+      '--handler <file>',
+      'an ES module exporting handle(page, ctx): called for each page answered 2xx; it can enqueue URLs and push items (docs/handlers.md)',
+    )
+    .option('--handler-timeout <duration>', 'with --handler: a handler not settled within this gives HANDLER_TIMEOUT; a bare number is seconds (default 30s)')
+    .addOption(
+      new Option('--handler-errors <mode>', "with --handler: on a handler's error, record it on the page (default) or stop the crawl with exit 1").choices([
+        'record',
+        'stop',
+      ]),
+    )
+    .option('--handler-concurrency <n>', 'with --handler: handlers running at once (default: --concurrency)')
+    .option('--items-only', 'with --handler: write only the items handlers push ("type": "item"), not the page records')
     .option('--follow-canonical', "dedupe by rel=canonical: a page's in-scope canonical URL is marked seen, not fetched again")
     .option(
       '--sitemap <url>',
@@ -317,6 +330,10 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     ) {
       for (const line of String(known.message).split('\n')) errLine(line, known.code);
       return EXIT.usage;
+    }
+    if (known && known.code === 'HANDLER_ERROR' && known.message !== undefined) {
+      errLine(`stopped: ${known.message} (--handler-errors stop)`, known.code);
+      return EXIT.internal;
     }
     const ioLine = ioFailure(err);
     if (ioLine) {

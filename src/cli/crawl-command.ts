@@ -28,6 +28,8 @@ import { openOutput, wrapSink } from '../output/sink.js';
 import { createProgress } from '../output/progress.js';
 import { checkSeeds, readSeedsFile, UsageError } from '../config/seeds.js';
 import { checkRecrawlFlags, loadSince, revisitBounds } from './recrawl-flags.js';
+import { loadHandler } from './handler-module.js';
+import type { HandlerSettings } from '../handler/page-handlers.js';
 import type { SinceEntry } from '../recrawl/recrawl-since.js';
 import { checkStateFlags, DEFAULT_WAIT_FOR_CRAWL_MS, openStateTarget, waitForCrawlMs, type StateTarget } from './state-target.js';
 import type { RecordSink } from '../output/sink.js';
@@ -67,6 +69,8 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   const seeds = none && (flags.state !== undefined || flags.redis !== undefined || (flags.sitemap?.length ?? 0) > 0) ? [] : checkSeeds(args, fileSeeds);
   const file = await loadConfig(flags.config, io.cwd);
   const settings = buildSettings(file, toOverrides(flags));
+  // A handler module that cannot be loaded is one line, before anything is opened.
+  const handler = await loadHandler(flags, io.cwd, settings.concurrency);
   // A bad --ca or --cookie-jar fails now, before any output exists; the session uses this setup.
   const requests = setUpRequests(settings, seeds, { cwd: io.cwd, now: () => clock.wallNow() });
   // Outputs that would overwrite one another (or an input) are refused before any file is opened.
@@ -88,7 +92,7 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     }
     const target = await openStateTarget(flags, io.cwd, settings, clock, log, metrics?.metrics);
     try {
-      return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath, metrics?.metrics, since);
+      return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath, metrics?.metrics, since, handler);
     } finally {
       await target?.close();
     }
@@ -148,6 +152,7 @@ async function crawlInto(
   browserPath?: string,
   metrics?: CrawlMetrics,
   since?: SinceEntry[],
+  handler?: HandlerSettings,
 ): Promise<number> {
   const clock = systemClock;
   const store = target?.store;
@@ -207,7 +212,7 @@ async function crawlInto(
   const render = browserPath === undefined ? undefined : await loadRendering(browserPath);
   const named = target?.worker === undefined ? sink : nameWorker(sink, target.worker);
   // The report and the state's record log get robots.txt records; the output only with --emit-robots.
-  const routes = routeRecords(named, { emitRobots: flags.emitRobots, tap, log: store?.durable ? store.recordLog?.() : undefined });
+  const routes = routeRecords(named, { emitRobots: flags.emitRobots, itemsOnly: flags.itemsOnly, tap, log: store?.durable ? store.recordLog?.() : undefined });
   const session = (started = createCrawlSession({
     settings,
     seeds,
@@ -223,6 +228,8 @@ async function crawlInto(
     recrawl: flags.recrawl,
     since,
     revisit: revisitBounds(flags),
+    handler,
+    debug: flags.verbose ? (message) => log.debug(message) : undefined,
     // -v: each browser request, as `crawl --render -v --max-pages 1 URL` lists a page's subresources and their hosts' limits.
     onSubrequest: flags.verbose
       ? (page, e) =>

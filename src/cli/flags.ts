@@ -107,6 +107,13 @@ export interface CrawlFlags {
   metricsHosts?: string;
   /** `text` (default) or `json`: stderr messages as JSON lines. */
   logFormat?: string;
+  /** An ES module exporting `handle(page, ctx)` or a router of them. */
+  handler?: string;
+  handlerTimeout?: string;
+  handlerErrors?: string;
+  handlerConcurrency?: string;
+  /** Write only the items handlers push, not the page records. */
+  itemsOnly?: boolean;
 }
 
 export interface StatusFlags {

@@ -39,6 +39,8 @@ export interface CrawlEndParts {
   abort: AbortController;
   /** Pages being rendered after their job ended (render/renderer.ts). @default none */
   renderer?: { readonly pending: number };
+  /** Pages whose handler runs after their job ended (handler/page-handlers.ts). @default none */
+  handlers?: { readonly pending: number };
 }
 
 export class CrawlEnd {
@@ -78,7 +80,14 @@ export class CrawlEnd {
     const { store } = ctx;
     if (ctx.finished || !this.seeded) return;
     if (parts.scheduler.inFlight > 0 || parts.scheduler.pendingJobs > 0 || parts.robots.pending > 0) return;
-    if (ctx.calls.pending > 0 || parts.leases.claimingCount > 0 || parts.slow.count > 0 || (parts.renderer?.pending ?? 0) > 0) return;
+    if (
+      ctx.calls.pending > 0 ||
+      parts.leases.claimingCount > 0 ||
+      parts.slow.count > 0 ||
+      (parts.renderer?.pending ?? 0) > 0 ||
+      (parts.handlers?.pending ?? 0) > 0
+    )
+      return;
     if (!ctx.stopping && (!capReached(ctx) || parts.leases.reservedCount > 0)) {
       if (parts.leases.heldCount > 0) return;
       if (store.shared) {

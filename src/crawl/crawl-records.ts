@@ -9,7 +9,7 @@
 import type { RecordSink } from '../output/sink.js';
 import { countPage, countSkip, hostStats } from '../output/summary.js';
 import type { Cleared, FrontierEntry, Lease } from '../store/crawl-store.js';
-import type { ErrorCode, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
+import type { ErrorCode, ItemRecord, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
 import { decorateRecord } from './entries/entry-kind.js';
 import { isoTimeFormatter } from '../util/iso-time.js';
@@ -44,6 +44,13 @@ export class CrawlRecords {
     }
     countPage(this.ctx.stats, record, key);
     this.write(record);
+  }
+
+  /** A page handler's items, written just before their page's record. */
+  items(items: readonly ItemRecord[]): void {
+    const counts = this.ctx.stats.handler;
+    if (counts) counts.items += items.length;
+    for (const item of items) this.write(item);
   }
 
   /** A page record for a URL whose host could not be reached before any request of its own: an error, not a skip. */

@@ -74,6 +74,8 @@ import type { Renderer } from '../render/renderer.js';
 import type { RenderTotals } from '../output/metrics.js';
 import type { SubrequestEvent } from '../render/page-requests.js';
 import { PageRevisits } from './recrawl.js';
+import { PageHandlers, type HandlerSettings } from '../handler/page-handlers.js';
+import type { HandlerError } from '../handler/handler-error.js';
 import type { SinceEntry } from '../recrawl/recrawl-since.js';
 import type { RevisitBounds } from '../recrawl/recrawl-change.js';
 
@@ -123,6 +125,10 @@ export interface CrawlerOptions {
   render?: { Renderer: typeof Renderer; browserPath: string };
   /** Each request a rendering browser makes, and what became of it. @default none */
   onSubrequest?: (page: string, event: SubrequestEvent) => void;
+  /** The user's page handler (handler/page-handlers.ts): called once per page answered 2xx. @default none */
+  handler?: HandlerSettings;
+  /** Where a handler's stack goes when it throws (`-v`). @default nowhere */
+  debug?: (message: string) => void;
 }
 
 export class Crawler {
@@ -146,6 +152,10 @@ export class Crawler {
   private readonly renderer: Renderer | undefined;
   /** Validators, digests, change and history of pages (recrawl.ts). */
   private readonly revisits: PageRevisits;
+  /** The user's page handler, when there is one. */
+  private readonly handlers: PageHandlers | undefined;
+  /** What stopped the crawl when handler errors stop it: `run()` rejects with it once every record is written. */
+  private handlerFailure: HandlerError | undefined;
 
   constructor(private readonly opts: CrawlerOptions) {
     const { settings, clock, random } = opts;
@@ -153,6 +163,7 @@ export class Crawler {
     const stats = createStats(clock);
     this.stats = stats;
     if (settings.checkLinks) stats.linkCheck = { checked: 0, broken: 0, brokenPages: 0 };
+    if (opts.handler) stats.handler = { items: 0, failed: 0 };
     // Made first, connected last (below): how a part reaches one built after it.
     const signals = new CrawlSignals();
     const calls = new StoreCalls(store, signals);
@@ -255,10 +266,46 @@ export class Crawler {
         : undefined);
     const links = (this.links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) }));
     const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
-    const exchange = new PageExchange(ctx, { records, sender, feedback, links, redirects, dueTimer, archive: opts.archive, random, renderer, revisits });
-    const leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, exchange, renderer });
+    const log = opts.log;
+    const handlers = (this.handlers =
+      opts.handler === undefined
+        ? undefined
+        : new PageHandlers(opts.handler, {
+            log: log && { info: (m) => log.info(m), warn: (m) => log.warn(m), debug: opts.debug },
+            stop: (err) => {
+              this.handlerFailure ??= err;
+              this.stop();
+            },
+            settled: signals.settled,
+          }));
+    const exchange = new PageExchange(ctx, {
+      records,
+      sender,
+      feedback,
+      links,
+      redirects,
+      dueTimer,
+      archive: opts.archive,
+      random,
+      renderer,
+      revisits,
+      handlers,
+    });
+    const leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, exchange, renderer, handlers });
     const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, scheduler, robots, leases, slow }));
-    const end = (this.end = new CrawlEnd(ctx, { records, leases, scheduler, robots, slow, dueTimer, feedback, survey, abort: this.abortController, renderer }));
+    const end = (this.end = new CrawlEnd(ctx, {
+      records,
+      leases,
+      scheduler,
+      robots,
+      slow,
+      dueTimer,
+      feedback,
+      survey,
+      abort: this.abortController,
+      renderer,
+      handlers,
+    }));
     this.progressParts = { records, leases, scheduler, slow, feedback };
     // Every part exists: each signal reaches its one target from here on.
     signals.connect({
@@ -322,6 +369,7 @@ export class Crawler {
     await this.renderer?.start();
     // Before the first page: a page's record is built synchronously, with content/ already loaded if asked for.
     await this.links.loadContent();
+    await this.handlers?.load();
     // On a resume, seeds seen before are dropped by dedupe; new ones join the crawl.
     for (const seed of opts.seeds) this.intake.enqueue(seed, 0, null, 0, true);
     // --since: every page the previous run recorded is compared with and requested again (scope and limits apply).
@@ -343,6 +391,8 @@ export class Crawler {
       await this.renderer?.close();
     }
     await this.records.writes;
+    // Stopped by a handler's error (handlerErrors: 'stop'): every record is out, and the run fails with it.
+    if (this.handlerFailure) throw this.handlerFailure;
     return this.stats;
   }
 

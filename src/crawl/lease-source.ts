@@ -19,6 +19,7 @@
  */
 import type { Job, JobContext } from '../politeness/host-state.js';
 import type { Renderer } from '../render/renderer.js';
+import type { PageHandlers } from '../handler/page-handlers.js';
 import type { RobotsGate } from '../robots/gate.js';
 import type { ClaimWait, Lease } from '../store/crawl-store.js';
 import type { ErrorCode } from '../types.js';
@@ -41,6 +42,8 @@ export interface LeaseSourceParts {
   exchange: Pick<PageExchange, 'fetchPage'>;
   /** Renders pages (render/renderer.ts): it may hold a host's next page back, and its jobs may end before their page does. @default none */
   renderer?: Pick<Renderer, 'holdBack' | 'wrap'>;
+  /** The user's page handler: without a renderer, its jobs get their way to end before their page does. @default none */
+  handlers?: Pick<PageHandlers, 'wrap'>;
 }
 
 export class LeaseSource {
@@ -209,7 +212,8 @@ export class LeaseSource {
   private start(key: string, lease: Lease): Job {
     const { parts } = this;
     const page = (job: JobContext) => parts.exchange.fetchPage(lease, job);
-    return parts.slow.wrap(key, parts.renderer ? parts.renderer.wrap(page, key) : page);
+    // The renderer's wrap serves the handler too: one hand-off per job.
+    return parts.slow.wrap(key, parts.renderer ? parts.renderer.wrap(page, key) : parts.handlers ? parts.handlers.wrap(page) : page);
   }
 
   private claimLater(key: string, claim: Promise<Lease | ClaimWait | undefined>): void {

@@ -15,7 +15,7 @@ import type { FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { backoffDelay } from '../politeness/backoff.js';
 import { RETRYABLE_CODES, type HostFeedback } from '../politeness/server-feedback.js';
 import type { JobContext } from '../politeness/host-state.js';
-import type { EntryExtra, Lease } from '../store/crawl-store.js';
+import type { EntryExtra, FrontierEntry, Lease } from '../store/crawl-store.js';
 import type { PageHistory } from '../store/page-history.js';
 import type { HostPolicy } from '../config/settings-types.js';
 import type { ErrorCode, PageRecord } from '../types.js';
@@ -26,12 +26,15 @@ import type { DueTimer } from '../util/due-timer.js';
 import { decorateRecord, entryKind, requestFor } from './entries/entry-kind.js';
 import { asGet, wantsGet } from './entries/link-check.js';
 import type { PageLinks } from './page-links.js';
+import type { PageOutcome, RenderedDocument } from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
 import type { Renderer } from '../render/renderer.js';
 import type { PageRevisits, PendingHistory } from './recrawl.js';
 import { withFields } from '../util/with-fields.js';
+import type { HandlerOutcome, PageHandlers } from '../handler/page-handlers.js';
+import type { ItemRecord } from '../types.js';
 
 export interface PageExchangeParts {
   records: CrawlRecords;
@@ -48,6 +51,8 @@ export interface PageExchangeParts {
   renderer?: Pick<Renderer, 'page'>;
   /** Validators, digests, change and history of pages (recrawl.ts). */
   revisits: PageRevisits;
+  /** The user's page handler (handler/page-handlers.ts). @default none */
+  handlers?: PageHandlers;
 }
 
 export class PageExchange {
@@ -88,6 +93,7 @@ export class PageExchange {
       Object.assign(base, historyFields(entry.extra));
     }
     let record: PageRecord;
+    let items: ItemRecord[] | undefined;
     let captured: FetchResult | undefined;
     let history: PendingHistory | undefined;
     let prior: PageHistory | undefined;
@@ -119,21 +125,35 @@ export class PageExchange {
               emitLinks: settings.emitLinks,
               chain: parts.redirects.before(entry),
             }).catch(asError);
+      // Handing the job's slot back is done once, whichever step (rendering, the handler) does it first.
+      const handing = this.handingOffShared(job, lease);
       // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
-      const rendered =
-        parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, this.handingOffShared(job, lease)) : null;
+      const rendered = parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, handing) : null;
       if (rendered) Object.assign(base, rendered.fields);
       const body = rendered?.res ?? res;
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
       const parsed = sitemap === undefined && parts.links.parsesLong(body) ? await parts.links.parseAhead(entry, body) : undefined;
       let next: string[] | undefined;
-      record = parts.links.follow(entry, body, base, sitemap, parsed, (urls) => (next = urls));
+      const out = parts.links.outcome(entry, body, base, sitemap, parsed, (urls) => (next = urls));
+      record = out.record;
+      // The user's handler, between the links and the record; its items are written just before the record.
+      const handled =
+        parts.handlers && sitemap === undefined && action !== 'throttle' && handles(entry, body) ? await this.handle(entry, body, out, handing) : undefined;
+      parts.links.enqueueNext(entry, out, handled?.follow ?? true);
+      if (handled) {
+        parts.links.enqueueFrom(entry, handled.enqueued);
+        items = this.itemRecords(entry, record, handled);
+      }
       if (res.status === 304) await parts.revisits.notModified(entry, record);
       if (action !== 'throttle') {
         const described = parts.revisits.describe(entry, record, res, prior, next);
         history = described instanceof Promise ? await described : described;
       }
       if (rendered?.error) record.error = rendered.error;
+      if (handled?.error) {
+        record.error = { code: handled.error.code, message: handled.error.message };
+        ctx.stats.handler!.failed++;
+      }
       if (action === 'throttle') {
         record.throttles = historyFields(entry.extra, throttle).throttles;
         record.error = { code: 'THROTTLED', message: `still answered ${res.status} after ${policy.throttleRetries} throttle retries` };
@@ -152,6 +172,7 @@ export class PageExchange {
       record = withFields(base, { elapsedMs: Math.round(clock.now() - t0), error: { code, message: errorMessage(err) } });
     }
     if (captured !== undefined && !(await this.archive(record, captured))) return;
+    if (items) parts.records.items(items);
     parts.records.page(record, key);
     if (entry.hops > 0) parts.redirects.done(entry.url);
     // A durable store completes the URL only once its record is confirmed: a record lost to a full disk is fetched again on resume.
@@ -163,6 +184,38 @@ export class PageExchange {
   }
 
   /**
+   * Runs the page's handler: its turn first (backpressure, while the job
+   * still holds its slot), then the job hands its slot back, so other pages
+   * of the host go on while user code runs.
+   */
+  private async handle(entry: FrontierEntry, res: FetchResult & RenderedDocument, out: PageOutcome, job: JobContext): Promise<HandlerOutcome> {
+    const handlers = this.parts.handlers!;
+    await handlers.acquire();
+    try {
+      job.handOff?.();
+      return await handlers.handle({
+        url: entry.url,
+        finalUrl: res.documentUrl ?? entry.url,
+        status: res.status,
+        headers: res.headers,
+        body: res.body,
+        links: this.parts.links.inScope(out),
+        record: out.record,
+        depth: entry.depth,
+        extra: entry.extra,
+      });
+    } finally {
+      handlers.release();
+    }
+  }
+
+  /** A handler's items as records: each names its page and the fetch it came from. */
+  private itemRecords(entry: FrontierEntry, record: PageRecord, handled: HandlerOutcome): ItemRecord[] {
+    const label = typeof entry.extra?.label === 'string' ? entry.extra.label : null;
+    return handled.items.map((data) => ({ type: 'item', url: entry.url, label, fetchedAt: record.fetchedAt, data }));
+  }
+
+  /**
    * The job as the renderer gets it: with a shared store, handing the job's
    * slot back also gives the lease's in-flight count back to every worker,
    * since the browser's requests to that host take starts of their own.
@@ -170,9 +223,12 @@ export class PageExchange {
   private handingOffShared(job: JobContext, lease: Lease): JobContext {
     const { shared } = this.ctx.store;
     if (!shared || !job.handOff) return job;
+    let handed = false;
     return {
       ...job,
       handOff: () => {
+        if (handed) return;
+        handed = true;
         job.handOff!();
         this.ctx.calls.settle(shared.handOff(lease));
       },
@@ -258,6 +314,11 @@ export class PageExchange {
     this.handBack(lease, { ...entry, attempt, extra }, dueAt, () => parts.dueTimer.armAt(ctx.store.nextDueAt()));
     return true;
   }
+}
+
+/** Whether a page goes to the handler: a page (not a sitemap or a link check) answered 2xx. */
+function handles(entry: FrontierEntry, res: FetchResult): boolean {
+  return entryKind(entry) === 'page' && res.status >= 200 && res.status < 300;
 }
 
 /** A failure's stable code (fetch/fetch-error.ts); anything else is FETCH_FAILED. */

@@ -10,12 +10,21 @@
 import type { FetchResult } from '../fetch/fetcher.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { addNote } from '../output/summary.js';
-import type { FrontierEntry } from '../store/crawl-store.js';
+import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
 import type { PageRecord } from '../types.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { FrontierIntake } from './frontier-intake.js';
-import { loadContent, pageOutcome, parseBody, parsesLong, type OutcomeOptions, type PageContentStep, type ParsedBody } from './page-outcome.js';
+import {
+  loadContent,
+  pageOutcome,
+  parseBody,
+  parsesLong,
+  type OutcomeOptions,
+  type PageContentStep,
+  type PageOutcome,
+  type ParsedBody,
+} from './page-outcome.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { SitemapOutcome, SitemapSeeds } from './entries/sitemaps.js';
 import { withFields } from '../util/with-fields.js';
@@ -61,38 +70,85 @@ export class PageLinks {
     parsed?: ParsedBody,
     onNext?: (urls: string[]) => void,
   ): PageRecord {
-    const { ctx, parts } = this;
-    const chain = parts.redirects.before(entry);
-    let out: ReturnType<typeof pageOutcome>;
+    const out = this.outcome(entry, res, base, sitemap, parsed, onNext);
+    this.enqueueNext(entry, out);
+    return out.record;
+  }
+
+  /**
+   * The first half of `follow`: the record and where the page leads, nothing
+   * queued yet (a page handler runs in between). Never throws: a failure is
+   * said once as a note, and the record is what was fetched, leading nowhere.
+   */
+  outcome(
+    entry: FrontierEntry,
+    res: FetchResult,
+    base: PageRecord,
+    sitemap?: SitemapOutcome | Error,
+    parsed?: ParsedBody,
+    onNext?: (urls: string[]) => void,
+  ): PageOutcome {
+    const { parts } = this;
     try {
       if (sitemap instanceof Error) throw sitemap;
       for (const message of sitemap?.notes ?? []) parts.sitemaps.note(message);
-      out = sitemap ?? pageOutcome(entry, res, base, this.outcomeOptions(chain), parsed);
+      const out = sitemap ?? pageOutcome(entry, res, base, this.outcomeOptions(parts.redirects.before(entry)), parsed);
+      onNext?.(out.next.map((next) => next.url));
+      return out;
     } catch (err) {
       this.linksFailed(entry.url, err);
-      return withFields(base, { status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) });
+      const record = withFields(base, { status: res.status, contentType: res.contentType, bytes: res.bytes, elapsedMs: Math.round(res.elapsedMs) });
+      return { record, next: [], nofollow: [] };
     }
-    onNext?.(out.next.map((next) => next.url));
+  }
+
+  /**
+   * The second half of `follow`: feeds the URLs the page leads to back into
+   * the store; `follow: false` (a page handler's) keeps its links out, and
+   * the skip records of its nofollow links with them.
+   */
+  enqueueNext(entry: FrontierEntry, out: PageOutcome, follow = true): void {
+    const { ctx, parts } = this;
     const { settings } = ctx;
     // A stopping crawl that will resume (a durable store) still keeps the links of a page it
     // finishes: the page is marked done, so they would never be found again.
-    if (!ctx.stopping || ctx.store.durable) {
-      try {
-        // Before the links: one of them is often the canonical itself.
-        if (settings.followCanonical) parts.intake.claimCanonical(entry.url, out.record.canonical);
-        for (const next of out.next) {
-          if (parts.intake.enqueue(next.url, next.depth, entry.url, next.hops, next.named, next.extra) && next.hops > 0)
-            parts.redirects.queued(next.url, chain, entry.url);
-        }
-        // Not marked seen: a followed link to the same URL elsewhere still counts.
-        for (const link of out.nofollow) {
-          if (!ctx.store.isSeen(link)) parts.records.skip(link, 'nofollow', entry.depth + 1, entry.url);
-        }
-      } catch (err) {
-        this.linksFailed(entry.url, err);
+    if (ctx.stopping && !ctx.store.durable) return;
+    try {
+      const chain = parts.redirects.before(entry);
+      // Before the links: one of them is often the canonical itself.
+      if (settings.followCanonical) parts.intake.claimCanonical(entry.url, out.record.canonical);
+      for (const next of out.next) {
+        if (!follow && next.hops === 0) continue;
+        if (parts.intake.enqueue(next.url, next.depth, entry.url, next.hops, next.named, next.extra) && next.hops > 0)
+          parts.redirects.queued(next.url, chain, entry.url);
       }
+      if (!follow) return;
+      // Not marked seen: a followed link to the same URL elsewhere still counts.
+      for (const link of out.nofollow) {
+        if (!ctx.store.isSeen(link)) parts.records.skip(link, 'nofollow', entry.depth + 1, entry.url);
+      }
+    } catch (err) {
+      this.linksFailed(entry.url, err);
     }
-    return out.record;
+  }
+
+  /** URLs a page handler enqueued: one deeper than the page, through the same intake as its links. */
+  enqueueFrom(entry: FrontierEntry, urls: ReadonlyArray<{ url: string; extra: EntryExtra | undefined }>): void {
+    const { ctx, parts } = this;
+    if (ctx.stopping && !ctx.store.durable) return;
+    try {
+      for (const { url, extra } of urls) parts.intake.enqueue(url, entry.depth + 1, entry.url, 0, false, extra);
+    } catch (err) {
+      this.linksFailed(entry.url, err);
+    }
+  }
+
+  /** Of the links an outcome leads to, those the crawl's scope allows (what a page handler sees as `page.links`). */
+  inScope(out: PageOutcome): string[] {
+    const { intake } = this.parts;
+    const links: string[] = [];
+    for (const next of out.next) if (next.hops === 0 && intake.inScope(next.url).ok) links.push(next.url);
+    return links;
   }
 
   /** Whether `follow` would parse a body long enough to be parsed ahead with `parseAhead`, the event loop served meanwhile. */

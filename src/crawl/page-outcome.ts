@@ -200,7 +200,8 @@ export function redactRecord<R extends OutputRecord>(record: R): R {
     r.linkList?.some(hasCredentials)
   ))
     return record;
-  const out: Fields = { ...r, url: redactCredentials(r.url), parent: r.parent === null ? null : redactCredentials(r.parent) };
+  // An item has no parent: none is added to it.
+  const out: Fields = { ...r, url: redactCredentials(r.url), parent: r.parent == null ? r.parent : redactCredentials(r.parent) };
   if (r.location !== undefined) out.location = redactCredentials(r.location);
   if (r.canonical !== undefined) out.canonical = redactCredentials(r.canonical);
   if (r.detail !== undefined) out.detail = redactCredentials(r.detail);

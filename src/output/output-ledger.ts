@@ -34,8 +34,8 @@ export interface OutputLedger {
  * is (its page is not fetched again, so neither is it written again),
  * unless the state will hand its URL out again (`willHandOut`: a URL
  * skipped when claimed, robots.txt forbidding it, whose completion the
- * crash lost), which writes it again. Other records, and lines that do not
- * parse, stay. A page waiting for its revisit (`--revisit`) is no longer
+ * crash lost), which writes it again; an item (a page handler's) as its
+ * page's record. Other records, and lines that do not parse, stay. A page waiting for its revisit (`--revisit`) is no longer
  * done: its record stays when the state completed it after the record's
  * claim.
  */
@@ -56,7 +56,8 @@ export type CrashRecord = { type?: unknown; url?: unknown; parent?: unknown; fet
 export function keepRecordAfterCrash(record: CrashRecord, state: Pick<OutputLedger, 'isDone' | 'willHandOut'>): boolean {
   if (typeof record.url !== 'string') return true;
   const isDone = (url: string, claimedAt?: number) => state.isDone(url, claimedAt);
-  if (record.type === 'page') return pageRecordDone({ ...record, url: record.url }, isDone);
+  // An item goes with its page's fetch: written again when that page is.
+  if (record.type === 'page' || record.type === 'item') return pageRecordDone({ ...record, url: record.url }, isDone);
   if (record.type === 'skipped') {
     if (state.willHandOut(record.url)) return false;
     return isDone(record.url) || (typeof record.parent === 'string' && isDone(record.parent));

@@ -57,7 +57,7 @@ export const FETCH_ERROR_CODES = [
 ] as const;
 
 /** A record's error codes: a failed request's, or what the crawl concluded about an answer that arrived (a redirect back into its own chain, a render that failed). */
-export const RECORD_ERROR_CODES = [...FETCH_ERROR_CODES, 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED'] as const;
+export const RECORD_ERROR_CODES = [...FETCH_ERROR_CODES, 'REDIRECT_LOOP', 'RENDER_TIMEOUT', 'RENDER_FAILED', 'HANDLER_ERROR', 'HANDLER_TIMEOUT'] as const;
 
 export const PAGE_CHANGES = ['new', 'changed', 'unchanged', 'removed'] as const;
 
@@ -214,8 +214,19 @@ export const robotsRecordSchema = z
   })
   .describe('A robots.txt request, written with --emit-robots.');
 
+export const itemRecordSchema = z
+  .strictObject({
+    type: z.literal('item'),
+    url: z.string().describe('The page whose handler pushed the item (its page record comes right after its items).'),
+    label: z.string().nullable().describe('The label the page was enqueued with; null for seeds and links the crawl followed.'),
+    fetchedAt: instant().describe("The page record's fetchedAt: which fetch of the page the item came from."),
+    data: z.json().describe('What the handler pushed (ctx.push), as JSON.'),
+    worker: worker(),
+  })
+  .describe('An item a page handler emitted (--handler, or the `handle` option).');
+
 export const outputRecordSchema = z
-  .discriminatedUnion('type', [pageRecordSchema, skipRecordSchema, robotsRecordSchema])
+  .discriminatedUnion('type', [pageRecordSchema, skipRecordSchema, robotsRecordSchema, itemRecordSchema])
   .meta({ title: 'crawl record', description: "One line of crawl's JSON-lines output." });
 
 /** The exact text of record.schema.json. */

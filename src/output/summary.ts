@@ -62,6 +62,8 @@ export interface CrawlStats {
   /** A re-crawl (crawl/recrawl.ts): page records by what changed since the last pass, and the pass (2 and up; 1 with --since). */
   changes?: Record<PageChange, number>;
   pass?: number;
+  /** With a page handler: items pushed and written, and pages whose handler failed (HANDLER_ERROR or HANDLER_TIMEOUT). */
+  handler?: { items: number; failed: number };
 }
 
 /** How many hosts the summary table lists before "+N more". */
@@ -293,6 +295,9 @@ export function formatSummary(stats: CrawlStats): string {
       `  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`,
     );
   }
+  const handler = stats.handler;
+  if (handler)
+    out.push(`  items    ${int(handler.items)} pushed by the page handler; ${int(handler.failed)} page${handler.failed === 1 ? '' : 's'} where it failed`);
   const changes = stats.changes;
   if (changes) {
     out.push(
@@ -344,6 +349,8 @@ export interface CrawlSummary {
   changes?: Record<PageChange, number>;
   /** In a re-crawl with --state or --redis: the pass (2 and up). */
   pass?: number;
+  /** With a page handler: items written, and pages whose handler failed. */
+  handler?: { items: number; failed: number };
 }
 
 export function statsToJson(stats: CrawlStats): CrawlSummary {
@@ -373,5 +380,6 @@ export function statsToJson(stats: CrawlStats): CrawlSummary {
     ...(stats.linkCheck && { linkCheck: { ...stats.linkCheck } }),
     ...(stats.changes && { changes: { ...stats.changes } }),
     ...(stats.pass !== undefined && { pass: stats.pass }),
+    ...(stats.handler && { handler: { ...stats.handler } }),
   };
 }

@@ -13,11 +13,13 @@ import type { OutputRecord, PageRecord } from '../types.js';
 // A skip's parent lets a resume after a crash drop the skip records of a page fetched again (SqliteStore).
 const SKIP_FIELDS = ['type', 'url', 'reason', 'detail', 'parent'] as const;
 const ROBOTS_FIELDS = ['type', 'url', 'host', 'status', 'startedAt', 'elapsedMs', 'bytes', 'pausedUntil', 'retryAfterMs', 'error'] as const;
+// An item keeps what a resume after a crash judges it by (its page's fetch), not its data: the report has no use for it.
+const ITEM_FIELDS = ['type', 'url', 'fetchedAt'] as const;
 
 export function keptRecord(record: OutputRecord): Record<string, unknown> {
   if (record.type === 'page') return keptPage(record);
   const from = record as unknown as Record<string, unknown>;
-  const fields = record.type === 'skipped' ? SKIP_FIELDS : ROBOTS_FIELDS;
+  const fields = record.type === 'skipped' ? SKIP_FIELDS : record.type === 'item' ? ITEM_FIELDS : ROBOTS_FIELDS;
   const out: Record<string, unknown> = {};
   for (const f of fields) if (from[f] !== undefined) out[f] = from[f];
   return out;

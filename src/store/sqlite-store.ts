@@ -898,9 +898,15 @@ export class SqliteStore implements CrawlStore {
           this.lastRecordRow = row;
           const { type, url, parent } = record as { type?: unknown; url?: unknown; parent?: unknown };
           // A leased URL's record (a page, or a skip when claimed) is settled by its completion (see `settledRecords`); its
-          // first row counts. So are the skips of links found on a leased page: they come before the page's own record.
+          // first row counts. So are the skips of links found on a leased page and its handler's items: they come before
+          // the page's own record.
           const holder = type === 'skipped' && typeof parent === 'string' && this.leasedUrls.has(parent) ? parent : url;
-          if ((type === 'page' || type === 'skipped') && typeof holder === 'string' && this.leasedUrls.has(holder) && !this.unsettledRecords.has(holder)) {
+          if (
+            (type === 'page' || type === 'skipped' || type === 'item') &&
+            typeof holder === 'string' &&
+            this.leasedUrls.has(holder) &&
+            !this.unsettledRecords.has(holder)
+          ) {
             // Appended just before it goes to the output (record-routes.ts): the output's next record is this one.
             this.unsettledRecords.set(holder, { row, output: this.output ? this.output.queued() : Infinity });
           }

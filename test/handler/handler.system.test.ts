@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl, HandlerError, type OutputRecord, type PageHandler } from '../../src/index.js';
 import { startWeb, type Web } from '../../fixtures/web.js';
+import { chromium } from '../support/system-fixtures.js';
 
 const listing = (page: number, last: number) =>
   `<title>Listing ${page}</title><ul>${[1, 2].map((i) => `<li><a class="item" href="/item/${page}-${i}">Item ${page}-${i}</a></li>`).join('')}</ul>` +
@@ -201,4 +202,36 @@ describe('a page handler', () => {
       'options: handle: detail: expected a function (page, ctx), got "nope"',
     );
   });
+});
+
+describe.skipIf(chromium.missing !== undefined)('a page handler on a rendered page', () => {
+  it('reads the rendered DOM, after rendering', async () => {
+    const app = await startWeb({
+      sites: {
+        'app.localhost': {
+          pages: {
+            '/': '<title>App</title><div id="app"></div><script>document.getElementById("app").innerHTML = \'<a class="built" href="/built">built by script</a>\';</script>',
+            '/built': '<title>Built</title>',
+          },
+        },
+      },
+    });
+    try {
+      const seen: Array<{ path: string; built: number; links: readonly string[] }> = [];
+      const records = await run({
+        seeds: [app.url('app.localhost', '/')],
+        allowNetworks: ['127.0.0.0/8'],
+        defaults: { rate: '20/s', render: true },
+        renderOptions: { browser: chromium.path },
+        handle: (page, ctx) => {
+          seen.push({ path: path(page.url), built: page.$()('a.built').length, links: page.links.map(path) });
+          ctx.push({ rendered: page.record.rendered });
+        },
+      });
+      expect(seen.find((s) => s.path === '/')).toEqual({ path: '/', built: 1, links: ['/built'] });
+      expect(records.filter((r) => r.type === 'item').map((r) => r.type === 'item' && r.data)).toEqual([{ rendered: true }, { rendered: true }]);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
 });

@@ -23,7 +23,9 @@
  *   shared-survey.ts: the whole crawl's state when the store is shared;
  * - progress-snapshot.ts: what the progress line shows;
  * - render/renderer.ts (only when some host renders): pages rendered in a
- *   browser, each browser request a job of its own host.
+ *   browser, each browser request a job of its own host;
+ * - handler/page-handlers.ts (only with a page handler): the user's code
+ *   between a page's links and its record.
  *
  * How they are wired: the constructor builds each part from parts built
  * before it, never from a field set later. The links that go back are

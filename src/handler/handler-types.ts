@@ -3,7 +3,9 @@
  * what it may answer (docs/handlers.md). Types only: the step that runs a
  * handler is page-handlers.ts.
  */
-import type { CheerioAPI } from 'cheerio';
+import type { Cheerio, CheerioAPI } from 'cheerio';
+// cheerio's own types name domhandler's: wherever they resolve, so does this.
+import type { Element } from 'domhandler';
 import type { PageRecord } from '../types.js';
 
 /** A JSON value: what `userData` and an item's `data` may hold. */
@@ -20,8 +22,12 @@ export interface HandlerPage {
   readonly headers: Readonly<Record<string, string>>;
   /** The body as text (the rendered DOM's HTML when rendered); null when the crawl did not read it (not HTML or text). */
   readonly body: string | null;
-  /** cheerio on the body, built at the first call and then reused; an empty document when there is no body. */
-  $(): CheerioAPI;
+  /**
+   * cheerio on the body (the rendered DOM when rendered), built at the first
+   * call and then reused; an empty document when there is no body.
+   * `page.$('h1')` selects, as `page.$()('h1')` does.
+   */
+  $: PageQuery;
   /** The links the crawl found on the page that its scope allows, canonical, in document order. */
   readonly links: readonly string[];
   /** The record that will be written for the page (changes to it are written too). */
@@ -34,11 +40,17 @@ export interface HandlerPage {
   readonly depth: number;
 }
 
+/** `page.$`: the page's cheerio root, or a selection when given a selector. */
+export interface PageQuery {
+  (): CheerioAPI;
+  (selector: string): Cheerio<Element>;
+}
+
 export interface EnqueueOptions {
   /** Routes the page to `handle[label]` when `handle` is a router. */
   label?: string;
-  /** JSON carried to the page's handler as `page.userData`; at most 16 KiB as JSON. */
-  userData?: JsonValue;
+  /** JSON carried to the page's handler as `page.userData`; at most 16 KiB as JSON (a field set to undefined is left out, as JSON does). */
+  userData?: unknown;
 }
 
 export interface HandlerLog {
@@ -55,8 +67,13 @@ export interface HandlerContext {
    * label and userData. Throws a TypeError for a URL that is not http(s).
    */
   enqueue(urls: string | readonly string[], options?: EnqueueOptions): void;
-  /** Emits an item: a `{"type":"item","url",…,"data"}` record written before the page's own. `data` must be JSON. */
-  push(data: JsonValue): void;
+  /**
+   * Emits an item: a `{"type":"item","url",…,"data"}` record written before
+   * the page's own. `data` must be JSON: a function, a cycle, a BigInt, NaN
+   * or a class instance other than Date throws (a field set to undefined is
+   * left out, as JSON does).
+   */
+  push(data: unknown): void;
   /** `follow(false)`: the page's links are not followed by the crawl; only what the handler enqueues is. @default true */
   follow(follow: boolean): void;
   /** The crawl's log (stderr for the CLI), each line prefixed with the page's URL. */

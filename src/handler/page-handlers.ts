@@ -27,7 +27,7 @@ import { resolveLink } from '../parse/url.js';
 import type { EntryExtra } from '../store/crawl-store.js';
 import type { PageRecord } from '../types.js';
 import { HandlerError } from './handler-error.js';
-import type { EnqueueOptions, HandlerContext, HandlerPage, HandlerSpec, JsonValue, PageHandler } from './handler-types.js';
+import type { EnqueueOptions, HandlerContext, HandlerPage, HandlerSpec, JsonValue, PageHandler, PageQuery } from './handler-types.js';
 
 /** The largest `userData`, as JSON: it travels with the queued URL through every store. */
 export const USER_DATA_MAX_BYTES = 16 * 1024;
@@ -197,13 +197,14 @@ export class PageHandlers {
   private view(page: HandledPage, label: string | undefined): HandlerPage {
     const cheerio = this.cheerio;
     let dom: CheerioAPI | undefined;
+    const root = () => (dom ??= cheerio!.load(page.body ?? '', { baseURI: page.finalUrl }));
     return {
       url: page.url,
       finalUrl: page.finalUrl,
       status: page.status,
       headers: page.headers,
       body: page.body,
-      $: () => (dom ??= cheerio!.load(page.body ?? '', { baseURI: page.finalUrl })),
+      $: ((selector?: string) => (selector === undefined ? root() : root()(selector))) as PageQuery,
       links: page.links,
       record: page.record,
       label,
@@ -311,6 +312,7 @@ function notJson(value: unknown, at: string, open: Set<object>): string | undefi
       return undefined;
     }
     for (const [key, v] of Object.entries(value)) {
+      if (v === undefined) continue; // left out, as JSON does: an optional field
       const problem = notJson(v, `${at}.${key}`, open);
       if (problem) return problem;
     }

@@ -187,7 +187,7 @@ describe('a page handler', () => {
       handle: (page, ctx) => {
         ctx.follow(false);
         if (path(page.url) === '/item/3-1') ctx.enqueue('/about', { userData: { blob: 'x'.repeat(20_000) } });
-        else ctx.enqueue('/about', { userData: { f: () => 1 } as never });
+        else ctx.enqueue('/about', { userData: { f: () => 1 } });
       },
     });
     const errors = records.filter((r) => r.type === 'page' && r.error).map((r) => (r.type === 'page' ? r.error!.message : ''));

@@ -9,13 +9,16 @@
  * the end-to-end throughput benchmark swings with whatever else the machine
  * is doing, this one much less.
  *
- *   node bench/loop-cpu.js [--quick] [--runs N] [--pages N] [--store memory|sqlite] [--base DIR]
+ *   node bench/loop-cpu.js [--quick] [--runs N] [--pages N] [--store memory|sqlite] [--base DIR] [--handler]
  *
  * --store sqlite: the crawl keeps its state in an SQLite file (`--state`),
  * as the CLI opens it; the difference to the memory store is the durable
  * store's own cost per page, without a server's noise. Its records also go
  * to the file's record log, as the CLI's do. --base DIR: also run
- * another build's dist (DIR/dist), alternating with this one.
+ * another build's dist (DIR/dist), alternating with this one. --handler:
+ * also run this build with a page handler (issue 45), alternating: `noop`
+ * (returns at once: the handler step's own cost) and `push` (pushes one
+ * item per page read from its record, which the sink counts apart).
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +26,13 @@ import { median, round } from './lib/stats.js';
 
 const HOSTS = 5;
 
-async function child(pages, storeKind, root) {
+/** The handlers --handler measures: the step's own cost, and one item per page. */
+const HANDLERS = {
+  noop: () => {},
+  push: (page, ctx) => ctx.push({ title: page.record.title }),
+};
+
+async function child(pages, storeKind, root, handlerKind) {
   const dist = root ? `${root}/dist` : '../dist';
   const { Crawler } = await import(`${dist}/crawl/crawler.js`);
   const { buildSettings, validateConfig } = await import(`${dist}/config/settings.js`);
@@ -46,7 +55,16 @@ async function child(pages, storeKind, root) {
     async close() {},
   };
   let written = 0;
-  const sink = { write: async () => void written++, close: async () => {}, broken: false, get written() { return written; } };
+  let items = 0;
+  const sink = {
+    write: async (r) => void (r.type === 'item' ? items++ : written++),
+    close: async () => {},
+    broken: false,
+    get written() {
+      return written;
+    },
+  };
+  const handler = handlerKind ? { handler: { handle: HANDLERS[handlerKind], timeoutMs: 30_000, concurrency: 64, errors: 'record' } } : {};
   const seeds = Array.from({ length: HOSTS }, (_, i) => `http://h${i}.localhost/p/0`);
   let store;
   let dir;
@@ -60,32 +78,35 @@ async function child(pages, storeKind, root) {
   // As the CLI does with --state: every record also goes to the file's record log (for `crawl report --state`).
   const routed = store ? (await import(`${dist}/report/record-routes.js`)).routeRecords(sink, { log: store.recordLog() }).sink : sink;
   const cpu0 = process.cpuUsage();
-  await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink: routed, ...(store && { store }) }).run();
+  await new Crawler({ settings, seeds, clock: systemClock, fetcher, sink: routed, ...(store && { store }), ...handler }).run();
   const cpu = process.cpuUsage(cpu0);
   if (store) {
     store.close();
     (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
   }
   if (written !== perHost * HOSTS) throw new Error(`crawled ${written} pages, expected ${perHost * HOSTS}`);
+  if (handlerKind === 'push' && items !== written) throw new Error(`${items} items for ${written} pages`);
   process.stdout.write(JSON.stringify({ pages: written, usPerPage: (cpu.user + cpu.system) / written }) + '\n');
 }
 
-/** @param {{ quick?: boolean, runs?: number, pages?: number, store?: string, base?: string }} [opts] */
+/** @param {{ quick?: boolean, runs?: number, pages?: number, store?: string, base?: string, handler?: boolean }} [opts] */
 export async function run(opts = {}) {
   const runs = Number(opts.runs ?? (opts.quick ? 3 : 7));
   const pages = Number(opts.pages ?? 50_000);
   const storeKind = opts.store ?? 'memory';
   const base = opts.base === undefined ? null : String(opts.base).replace(/\/$/, '');
-  const once = (root) => {
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(pages), storeKind, ...(root ? [root] : [])], { encoding: 'utf8' });
+  const once = (root, handlerKind) => {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(pages), storeKind, root ?? '', handlerKind ?? ''], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`loop-cpu child exited with ${r.status}: ${r.stderr}`);
     return JSON.parse(r.stdout).usPerPage;
   };
   const samples = [];
   const baseSamples = [];
+  const handlerSamples = { noop: [], push: [] };
   for (let i = 0; i < runs; i++) {
     if (base) baseSamples.push(once(base));
     samples.push(once(null));
+    if (opts.handler) for (const kind of Object.keys(handlerSamples)) handlerSamples[kind].push(once(null, kind));
   }
   const bench = `6. Crawl loop CPU (instant fetcher${storeKind === 'memory' ? '' : `, ${storeKind} store`})`;
   const range = (s) => `${round(Math.min(...s))}–${round(Math.max(...s))} µs`;
@@ -96,11 +117,23 @@ export async function run(opts = {}) {
   if (base) {
     rows.push({ bench, metric: 'base build, CPU per page', value: round(median(baseSamples)), unit: 'µs', note: `alternating with this build; range ${range(baseSamples)}` });
   }
+  if (opts.handler) {
+    for (const [kind, s] of Object.entries(handlerSamples)) {
+      const ratio = median(s) / median(samples);
+      rows.push({
+        bench,
+        metric: `with a ${kind} page handler, CPU per page`,
+        value: round(median(s)),
+        unit: 'µs',
+        note: `${round(ratio, 3)}× without (target ≤ 1.10); alternating; range ${range(s)}`,
+      });
+    }
+  }
   return rows;
 }
 
 if (process.argv[2] === '--child') {
-  await child(Number(process.argv[3]), process.argv[4] ?? 'memory', process.argv[5]);
+  await child(Number(process.argv[3]), process.argv[4] ?? 'memory', process.argv[5] || undefined, process.argv[6] || undefined);
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const { parseArgs, printRows } = await import('./lib/cli.js');
   printRows(await run(parseArgs(process.argv.slice(2))));

@@ -137,8 +137,9 @@ export class PageExchange {
       const out = parts.links.outcome(entry, body, base, sitemap, parsed, (urls) => (next = urls));
       record = out.record;
       // The user's handler, between the links and the record; its items are written just before the record.
-      const handled =
-        parts.handlers && sitemap === undefined && action !== 'throttle' && handles(entry, body) ? await this.handle(entry, body, out, handing) : undefined;
+      let handled =
+        parts.handlers && sitemap === undefined && action !== 'throttle' && handles(entry, body) ? this.handle(entry, body, out, handing) : undefined;
+      if (handled instanceof Promise) handled = await handled;
       parts.links.enqueueNext(entry, out, handled?.follow ?? true);
       if (handled) {
         parts.links.enqueueFrom(entry, handled.enqueued);
@@ -184,29 +185,26 @@ export class PageExchange {
   }
 
   /**
-   * Runs the page's handler: its turn first (backpressure, while the job
-   * still holds its slot), then the job hands its slot back, so other pages
-   * of the host go on while user code runs.
+   * Runs the page's handler (handler/page-handlers.ts `run`): a handler
+   * that returns a promise gets the job's slot handed back while it waits,
+   * so other pages of the host go on while user code runs.
    */
-  private async handle(entry: FrontierEntry, res: FetchResult & RenderedDocument, out: PageOutcome, job: JobContext): Promise<HandlerOutcome> {
-    const handlers = this.parts.handlers!;
-    await handlers.acquire();
-    try {
-      job.handOff?.();
-      return await handlers.handle({
+  private handle(entry: FrontierEntry, res: FetchResult & RenderedDocument, out: PageOutcome, job: JobContext): HandlerOutcome | Promise<HandlerOutcome> {
+    const { links } = this.parts;
+    return this.parts.handlers!.run(
+      {
         url: entry.url,
         finalUrl: res.documentUrl ?? entry.url,
         status: res.status,
         headers: res.headers,
         body: res.body,
-        links: this.parts.links.inScope(out),
+        links: () => links.inScope(out),
         record: out.record,
         depth: entry.depth,
         extra: entry.extra,
-      });
-    } finally {
-      handlers.release();
-    }
+      },
+      () => job.handOff?.(),
+    );
   }
 
   /** A handler's items as records: each names its page and the fetch it came from. */

@@ -49,7 +49,7 @@ export class PageLinks {
 
   /**
    * Loads content/ when the crawl asks for `--content` or `--extract`; the
-   * crawler awaits it before the first page, so `follow` stays synchronous
+   * crawler awaits it before the first page, so `outcome` stays synchronous
    * and a crawl that asks for neither never loads it.
    */
   async loadContent(): Promise<void> {
@@ -57,28 +57,10 @@ export class PageLinks {
   }
 
   /**
-   * Builds the record and feeds the URLs it leads to back into the store
-   * (and to `onNext`, all of them, before scope and dedupe: a re-crawl keeps them).
-   * Never throws: a failure in link handling is ours, not the page's, so the
-   * record stays what was fetched and the failure is reported as a note.
-   */
-  follow(
-    entry: FrontierEntry,
-    res: FetchResult,
-    base: PageRecord,
-    sitemap?: SitemapOutcome | Error,
-    parsed?: ParsedBody,
-    onNext?: (urls: string[]) => void,
-  ): PageRecord {
-    const out = this.outcome(entry, res, base, sitemap, parsed, onNext);
-    this.enqueueNext(entry, out);
-    return out.record;
-  }
-
-  /**
-   * The first half of `follow`: the record and where the page leads, nothing
-   * queued yet (a page handler runs in between). Never throws: a failure is
-   * said once as a note, and the record is what was fetched, leading nowhere.
+   * The record and where the page leads (all of it to `onNext`, before scope
+   * and dedupe: a re-crawl keeps them), nothing queued yet: a page handler
+   * runs in between, then `enqueueNext`. Never throws: a failure is said
+   * once as a note, and the record is what was fetched, leading nowhere.
    */
   outcome(
     entry: FrontierEntry,
@@ -103,9 +85,9 @@ export class PageLinks {
   }
 
   /**
-   * The second half of `follow`: feeds the URLs the page leads to back into
-   * the store; `follow: false` (a page handler's) keeps its links out, and
-   * the skip records of its nofollow links with them.
+   * Feeds the URLs an outcome leads to back into the store; `follow: false`
+   * (a page handler's) keeps its links out, and the skip records of its
+   * nofollow links with them (redirect targets still go).
    */
   enqueueNext(entry: FrontierEntry, out: PageOutcome, follow = true): void {
     const { ctx, parts } = this;
@@ -151,7 +133,7 @@ export class PageLinks {
     return links;
   }
 
-  /** Whether `follow` would parse a body long enough to be parsed ahead with `parseAhead`, the event loop served meanwhile. */
+  /** Whether `outcome` would parse a body long enough to be parsed ahead with `parseAhead`, the event loop served meanwhile. */
   parsesLong(res: FetchResult): boolean {
     return parsesLong(res);
   }
@@ -159,7 +141,7 @@ export class PageLinks {
   /**
    * Parses a long page ahead of `follow`, in slices with the event loop
    * served between them (progress, Ctrl-C). Undefined when that failed:
-   * `follow` then parses it again and reports the failure as its own.
+   * `outcome` then parses it again and reports the failure as its own.
    */
   async parseAhead(entry: FrontierEntry, res: FetchResult): Promise<ParsedBody | undefined> {
     return parseBody(entry, res, this.outcomeOptions()).catch(() => undefined);

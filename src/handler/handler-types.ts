@@ -25,7 +25,8 @@ export interface HandlerPage {
   /**
    * cheerio on the body (the rendered DOM when rendered), built at the first
    * call and then reused; an empty document when there is no body.
-   * `page.$('h1')` selects, as `page.$()('h1')` does.
+   * `page.$('h1')` selects, as `page.$()('h1')` does. A method: call it on
+   * `page` (`const { $ } = page` loses it).
    */
   $: PageQuery;
   /** The links the crawl found on the page that its scope allows, canonical, in document order. */

@@ -12,14 +12,18 @@
  *   links are followed as without a handler, unless it called
  *   `follow(false)` first. Calls made after it settled are ignored.
  * - At most `concurrency` handlers run at once; a page waits for its turn
- *   before its job hands its host's slot back (`acquire`), so the wait is
- *   backpressure on the crawl, never memory.
+ *   while its job still holds its slot, so the wait is backpressure on the
+ *   crawl, never memory.
+ * - A handler that returns a promise is raced against `timeoutMs`, and its
+ *   page's job hands its slot back while it waits. One that returns at once
+ *   keeps the slot (nothing else runs meanwhile anyway) and cannot time out:
+ *   JavaScript cannot interrupt a synchronous loop.
  * - `userData` must be JSON of at most USER_DATA_MAX_BYTES; an item, JSON.
  *   Past either, the call throws (a HANDLER_ERROR when not caught).
  * - `wrap` gives a page job the hand-off the renderer gives on crawls that
  *   render (render/renderer.ts): the job ends, giving its global slot and its
- *   host's concurrency back, while the handler runs on; `pending` counts
- *   such pages, and the crawl does not end while any is.
+ *   host's concurrency back, while the handler's promise is pending;
+ *   `pending` counts such pages, and the crawl does not end while any is.
  */
 import type { CheerioAPI } from 'cheerio';
 import type { Job, JobContext } from '../politeness/host-state.js';
@@ -51,8 +55,8 @@ export interface HandledPage {
   status: number;
   headers: Record<string, string>;
   body: string | null;
-  /** Links the scope allows, canonical. */
-  links: string[];
+  /** Links the scope allows, canonical: asked for only when the handler reads `page.links`. */
+  links: () => string[];
   record: PageRecord;
   depth: number;
   extra: EntryExtra | undefined;
@@ -104,10 +108,11 @@ export class PageHandlers {
     return (ctx) =>
       new Promise<void>((resolve) => {
         let handed = false;
+        // One shape, no spread: on a page's path a spread's new fields take V8's slow path (docs/architecture.md).
         const inner: JobContext = {
           onDispatched: (at) => ctx.onDispatched(at),
           onResponse: (at) => ctx.onResponse(at),
-          ...(ctx.detach && { detach: () => ctx.detach!() }),
+          detach: ctx.detach && (() => ctx.detach!()),
           handOff: () => {
             if (handed) return;
             handed = true;
@@ -124,58 +129,85 @@ export class PageHandlers {
       });
   }
 
-  /** Resolves when a handler may start (see the contract); `release` after it. */
-  acquire(): Promise<void> {
+  /**
+   * Runs the page's handler once it has a turn and gives its outcome; never
+   * throws. A handler that returns at once (no promise) is done with at
+   * once: nothing else could run while it did, so its page keeps its slot
+   * and no promise is made for it (the common case costs little). One that
+   * returns a promise is raced against the timeout, and `handOff` is called
+   * first: the page's job gives its slot back while the handler waits.
+   */
+  run(page: HandledPage, handOff: () => void): HandlerOutcome | Promise<HandlerOutcome> {
     if (this.running < this.settings.concurrency) {
       this.running++;
-      return Promise.resolve();
+      return this.runHeld(page, handOff);
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    // Waiting for a turn still holds the job's slot: backpressure on the crawl.
+    return new Promise<void>((resolve) => this.waiting.push(resolve)).then(() => this.runHeld(page, handOff));
   }
 
-  release(): void {
+  private release(): void {
     const next = this.waiting.shift();
     if (next) next();
     else this.running--;
   }
 
-  /** Runs the page's handler (its turn already acquired) and gives its outcome; never throws. */
-  async handle(page: HandledPage): Promise<HandlerOutcome> {
+  private runHeld(page: HandledPage, handOff: () => void): HandlerOutcome | Promise<HandlerOutcome> {
     const label = typeof page.extra?.label === 'string' ? page.extra.label : undefined;
     const fn = this.route(label);
     const outcome: HandlerOutcome = { items: [], enqueued: [], follow: true };
-    if (fn === undefined) return outcome;
-    let open = true;
-    const ctx = this.context(page, outcome, () => open);
-    let timer: { cancel(): void } | undefined;
+    if (fn === undefined) {
+      this.release();
+      return outcome;
+    }
+    const state = { open: true };
+    let result: unknown;
     try {
-      const ran = new Promise<unknown>((resolve, reject) => {
-        try {
-          resolve(fn(this.view(page, label), ctx));
-        } catch (err) {
-          reject(err instanceof Error ? err : new Error(String(err)));
-        }
-      });
-      const timeout = new Promise<never>((_, reject) => {
-        timer = this.setTimer(() => reject(new HandlerTimeout()), this.settings.timeoutMs);
-      });
-      ran.catch(() => {}); // lost the race: its rejection is nobody's now
-      const result = await Promise.race([ran, timeout]);
-      if (result !== null && typeof result === 'object' && (result as { follow?: unknown }).follow === false) outcome.follow = false;
+      result = fn(this.view(page, label), this.context(page, outcome, state));
     } catch (err) {
-      const follow = outcome.follow;
-      outcome.items = [];
-      outcome.enqueued = [];
-      outcome.follow = follow;
-      outcome.error =
-        err instanceof HandlerTimeout
-          ? { code: 'HANDLER_TIMEOUT', message: `the page handler did not settle within ${this.settings.timeoutMs / 1000}s` }
-          : { code: 'HANDLER_ERROR', message: messageOf(err), cause: err };
-      this.failed(page.url, outcome.error);
+      return this.failedWith(page, outcome, state, err);
+    }
+    if (!isThenable(result)) return this.settled(outcome, state, result);
+    handOff();
+    return this.awaited(page, outcome, state, result);
+  }
+
+  private async awaited(page: HandledPage, outcome: HandlerOutcome, state: { open: boolean }, pending: PromiseLike<unknown>): Promise<HandlerOutcome> {
+    let timer: { cancel(): void } | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = this.setTimer(() => reject(new HandlerTimeout()), this.settings.timeoutMs);
+    });
+    const ran = Promise.resolve(pending);
+    ran.then(undefined, () => {}); // lost the race: its rejection is nobody's now
+    try {
+      return this.settled(outcome, state, await Promise.race([ran, timeout]));
+    } catch (err) {
+      return this.failedWith(page, outcome, state, err);
     } finally {
-      open = false;
       timer?.cancel();
     }
+  }
+
+  /** The handler returned `result`: its turn goes back, late calls are ignored, and the outcome is final. */
+  private settled(outcome: HandlerOutcome, state: { open: boolean }, result: unknown): HandlerOutcome {
+    state.open = false;
+    this.release();
+    if (result !== null && typeof result === 'object' && (result as { follow?: unknown }).follow === false) outcome.follow = false;
+    return outcome;
+  }
+
+  /** The handler failed with `err` (or timed out): as `settled`, and all or nothing: half a page's work is none. */
+  private failedWith(page: HandledPage, outcome: HandlerOutcome, state: { open: boolean }, err: unknown): HandlerOutcome {
+    state.open = false;
+    this.release();
+    // Whether to follow its links is what it said before it failed.
+    outcome.items = [];
+    outcome.enqueued = [];
+    outcome.error =
+      err instanceof HandlerTimeout
+        ? { code: 'HANDLER_TIMEOUT', message: `the page handler did not settle within ${this.settings.timeoutMs / 1000}s` }
+        : { code: 'HANDLER_ERROR', message: messageOf(err), cause: err };
+    this.failed(page.url, outcome.error);
     return outcome;
   }
 
@@ -195,25 +227,11 @@ export class PageHandlers {
   }
 
   private view(page: HandledPage, label: string | undefined): HandlerPage {
-    const cheerio = this.cheerio;
-    let dom: CheerioAPI | undefined;
-    const root = () => (dom ??= cheerio!.load(page.body ?? '', { baseURI: page.finalUrl }));
-    return {
-      url: page.url,
-      finalUrl: page.finalUrl,
-      status: page.status,
-      headers: page.headers,
-      body: page.body,
-      $: ((selector?: string) => (selector === undefined ? root() : root()(selector))) as PageQuery,
-      links: page.links,
-      record: page.record,
-      label,
-      userData: page.extra?.userData as JsonValue | undefined,
-      depth: page.depth,
-    };
+    return new PageView(page, label, this.cheerio!);
   }
 
-  private context(page: HandledPage, outcome: HandlerOutcome, open: () => boolean): HandlerContext {
+  /** `ctx`: plain closures, so a handler may destructure it (`handle(page, { push })`). */
+  private context(page: HandledPage, outcome: HandlerOutcome, state: { open: boolean }): HandlerContext {
     const { log } = this.parts;
     const late = (what: string) => log?.warn(`the page handler of ${page.url} called ${what} after it settled: ignored`);
     return {
@@ -226,16 +244,17 @@ export class PageHandlers {
           if (url === null) throw new TypeError(`ctx.enqueue: not an http(s) URL: ${JSON.stringify(u)}`);
           return url;
         });
-        if (!open()) return late('enqueue()');
+        if (!state.open) return late('enqueue()');
         for (const url of resolved) outcome.enqueued.push({ url, extra });
       },
       push: (data) => {
-        const json = jsonOf(data, 'ctx.push');
-        if (!open()) return late('push()');
-        outcome.items.push(JSON.parse(json) as JsonValue);
+        checkJson(data, 'ctx.push');
+        if (!state.open) return late('push()');
+        // Kept as given, not copied: it is written when the handler has settled, as it is then.
+        outcome.items.push(data as JsonValue);
       },
       follow: (follow) => {
-        if (open()) outcome.follow = follow !== false;
+        if (state.open) outcome.follow = follow !== false;
       },
       log: {
         info: (message) => log?.info(`${page.url}: ${String(message)}`),
@@ -251,7 +270,60 @@ export class PageHandlers {
   }
 }
 
+/**
+ * A page as its handler sees it. A class, not an object literal: a literal
+ * with a getter is built on V8's slow path, which tripled the crawl loop's
+ * CPU per page (bench/loop-cpu.js --handler).
+ */
+class PageView implements HandlerPage {
+  readonly url: string;
+  readonly finalUrl: string;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string | null;
+  readonly record: PageRecord;
+  readonly userData: JsonValue | undefined;
+  readonly depth: number;
+  private dom: CheerioAPI | undefined;
+  private found: string[] | undefined;
+
+  constructor(
+    private readonly page: HandledPage,
+    readonly label: string | undefined,
+    private readonly cheerio: typeof import('cheerio'),
+  ) {
+    this.url = page.url;
+    this.finalUrl = page.finalUrl;
+    this.status = page.status;
+    this.headers = page.headers;
+    this.body = page.body;
+    this.record = page.record;
+    this.userData = page.extra?.userData as JsonValue | undefined;
+    this.depth = page.depth;
+  }
+
+  // A method, not a closure made per page: one made per page cost as much as the rest of the handler step
+  // (bench/loop-cpu.js --handler). So `page.$(…)`, not `const { $ } = page`.
+  $(): CheerioAPI;
+  $(selector: string): ReturnType<PageQuery>;
+  $(selector?: string): CheerioAPI | ReturnType<PageQuery> {
+    return selector === undefined ? this.root() : (this.root()(selector) as ReturnType<PageQuery>);
+  }
+
+  get links(): readonly string[] {
+    return (this.found ??= this.page.links());
+  }
+
+  private root(): CheerioAPI {
+    return (this.dom ??= this.cheerio.load(this.page.body ?? '', { baseURI: this.page.finalUrl }));
+  }
+}
+
 class HandlerTimeout extends Error {}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function';
+}
 
 /** What travels with an enqueued URL: its label and userData, checked. */
 function enqueueExtra(options: EnqueueOptions | undefined): EntryExtra | undefined {
@@ -280,41 +352,57 @@ function enqueueExtra(options: EnqueueOptions | undefined): EntryExtra | undefin
  * NaN into null, so what the handler meant would not be what is written.
  */
 function jsonOf(value: unknown, what: string): string {
-  const problem = notJson(value, '', new Set());
-  if (problem !== undefined) throw new TypeError(`${what}: not JSON: ${problem}`);
+  checkJson(value, what);
   return JSON.stringify(value);
 }
 
+/** Throws a TypeError naming `what` and where in `value` it is not JSON. */
+function checkJson(value: unknown, what: string): void {
+  const problem = notJson(value, '', new Set());
+  if (problem !== undefined) throw new TypeError(`${what}: not JSON: ${problem}`);
+}
+
+/**
+ * What in `value` is not JSON ("a function at .price"), or undefined. The
+ * path is built only on the way back from a problem: checking a good value
+ * allocates nothing but the set of objects open on the way down.
+ */
 function notJson(value: unknown, at: string, open: Set<object>): string | undefined {
-  const where = at === '' ? '' : ` at ${at}`;
+  const problem = firstProblem(value, open);
+  return problem === undefined ? undefined : `${problem.what}${problem.path === '' && at === '' ? '' : ` at ${at}${problem.path}`}`;
+}
+
+function firstProblem(value: unknown, open: Set<object>): { what: string; path: string } | undefined {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return undefined;
     case 'number':
-      return Number.isFinite(value) ? undefined : `${value}${where}`;
+      return Number.isFinite(value) ? undefined : { what: String(value), path: '' };
     case 'object':
       break;
     default:
-      return `${typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`}${where}`;
+      return { what: typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`, path: '' };
   }
   if (value === null || value instanceof Date) return undefined;
-  if (open.has(value)) return `a cycle${where}`;
+  if (open.has(value)) return { what: 'a cycle', path: '' };
   const proto = Object.getPrototypeOf(value) as unknown;
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return `a ${value.constructor?.name ?? 'non-plain'} object${where}`;
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return { what: `a ${value.constructor?.name ?? 'non-plain'} object`, path: '' };
   open.add(value);
   try {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        const problem = notJson(value[i], `${at}[${i}]`, open);
-        if (problem) return problem;
+        const problem = firstProblem(value[i], open);
+        if (problem) return { what: problem.what, path: `[${i}]${problem.path}` };
       }
       return undefined;
     }
-    for (const [key, v] of Object.entries(value)) {
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const v = (value as Record<string, unknown>)[key];
       if (v === undefined) continue; // left out, as JSON does: an optional field
-      const problem = notJson(v, `${at}.${key}`, open);
-      if (problem) return problem;
+      const problem = firstProblem(v, open);
+      if (problem) return { what: problem.what, path: `.${key}${problem.path}` };
     }
     return undefined;
   } finally {

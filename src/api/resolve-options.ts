@@ -12,7 +12,7 @@ import { showValue } from '../config/units.js';
 import { integerProblem } from '../config/fields.js';
 import { archiveTargetProblem } from '../archive/open-archive.js';
 import type { CrawlSettings } from '../config/settings-types.js';
-import { metricsAddressProblem } from '../output/metrics-address.js';
+import { metricsAddressProblem } from '../config/metrics-address.js';
 import { handleProblem, handlerConcurrencyProblem, handlerErrorsProblem, handlerTimeoutProblem } from '../handler/handler-options.js';
 
 /** Names the options object in messages, where a config file's path would stand. */

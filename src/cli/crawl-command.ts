@@ -19,7 +19,7 @@ import { systemClock } from '../clock.js';
 import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
 import type { FileConfig } from '../config/file-schema.js';
-import { keepAfterCrash } from '../output/output-ledger.js';
+import { keepAfterCrash } from '../store/output-ledger.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, loadRendering, type CrawlSession } from '../api/crawl-session.js';
 import { redactCredentials } from '../fetch/redact.js';

@@ -13,7 +13,7 @@ import { parseDuration } from '../config/units.js';
 import type { Logger } from '../output/logger.js';
 import { readCaFile } from '../fetch/tls.js';
 import type { CrawlStore } from '../store/crawl-store.js';
-import type { OutputLedger } from '../output/output-ledger.js';
+import type { OutputLedger } from '../store/output-ledger.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import { redactUrl } from '../fetch/redact.js';
 import type { CrawlSettings } from '../config/settings-types.js';

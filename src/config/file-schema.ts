@@ -25,7 +25,7 @@ import { contentFields } from './content-fields.js';
 import { DEFAULT_RENDER_BLOCK, renderFields, renderOptionsSchema } from './render-schema.js';
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
-import { metricsAddressProblem } from '../output/metrics-address.js';
+import { metricsAddressProblem } from './metrics-address.js';
 
 export { fieldSchemas, parseOnce } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';

@@ -22,6 +22,7 @@ import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { DueTimer } from '../util/due-timer.js';
 import type { LeaseSource } from './lease-source.js';
+import type { LeaseFate } from './lease-fate.js';
 import type { Scheduler } from '../schedule/scheduler.js';
 import type { SharedSurvey } from './shared-survey.js';
 import type { SlowRequests } from '../schedule/slow-requests.js';
@@ -35,6 +36,8 @@ export interface CrawlEndParts {
   dueTimer: DueTimer;
   feedback: HostFeedback;
   survey: SharedSurvey;
+  /** Where held leases end (lease-fate.ts). */
+  fate: LeaseFate;
   /** Aborted when the crawl fails: requests still running end at once. */
   abort: AbortController;
   /** Pages being rendered after their job ended (render/renderer.ts). @default none */
@@ -108,7 +111,7 @@ export class CrawlEnd {
     if (store.durable && (ctx.stopping || capReached(ctx))) {
       // A durable crawl goes on later (after a stop, or with a higher --max-pages):
       // what is left stays in the store, held leases go back.
-      for (const lease of parts.leases.takeAllHeld()) ctx.calls.settle(store.release(lease, lease.entry));
+      for (const lease of parts.leases.takeAllHeld()) parts.fate.putBack(lease);
       this.closeStats(ctx.stopping);
       this.resolveDone();
       return;
@@ -121,7 +124,7 @@ export class CrawlEnd {
     }
     const reason: SkipReason = ctx.stopping ? 'interrupted' : 'max-pages';
     for (const lease of parts.leases.takeAllHeld()) {
-      ctx.calls.settle(store.complete(lease, reason));
+      parts.fate.complete(lease, reason);
       parts.records.skip(lease.entry.url, reason, lease.entry.depth, lease.entry.parent);
     }
     this.skipLeft(reason, undefined, () => {
@@ -137,7 +140,7 @@ export class CrawlEnd {
     const held = parts.leases.takeHeld(key);
     if (held) {
       const wrote = parts.records.skip(held.entry.url, 'host-failed', held.entry.depth, held.entry.parent);
-      parts.records.completeAfterRecord(held, 'host-failed', wrote);
+      parts.fate.completeAfterRecord(held, 'host-failed', wrote);
     }
     this.skipLeft('host-failed', key, (left) => {
       const count = left + (held ? 1 : 0);

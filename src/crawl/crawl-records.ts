@@ -8,7 +8,7 @@
  */
 import type { RecordSink } from '../output/sink.js';
 import { countPage, countSkip, hostStats } from '../output/summary.js';
-import type { Cleared, FrontierEntry, Lease } from '../store/crawl-store.js';
+import type { Cleared, FrontierEntry } from '../store/crawl-store.js';
 import type { ErrorCode, ItemRecord, OutputRecord, PageRecord, SkipReason, SkipRecord } from '../types.js';
 import { hostKey, type CrawlContext } from './crawl-context.js';
 import { decorateRecord } from './entries/entry-kind.js';
@@ -109,24 +109,6 @@ export class CrawlRecords {
   confirmed(): Promise<void> {
     const sink = this.sink;
     return this.writes.then(() => sink.confirmed?.());
-  }
-
-  /**
-   * Completes the lease whose record was just written (`wrote`; a skip may
-   * have none), then runs `then`. A durable store
-   * completes the URL only once that record is confirmed, as a fetched
-   * page's (page-exchange.ts): a crash between the two then asks for the URL
-   * again instead of losing its record, and the output ledger drops the
-   * record the first process wrote.
-   */
-  completeAfterRecord(lease: Lease, outcome: string, wrote: boolean, then?: () => void): void {
-    const { calls, store } = this.ctx;
-    if (wrote && store.durable)
-      calls.settle(
-        this.confirmed().then(() => (this.readerGone ? store.release(lease, lease.entry) : store.complete(lease, outcome))),
-        then,
-      );
-    else calls.settle(store.complete(lease, outcome), then);
   }
 
   /**

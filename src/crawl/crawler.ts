@@ -69,6 +69,7 @@ import { fetchRobotsHop, type RobotsHopParts } from './robots-hop.js';
 import { PageLinks } from './page-links.js';
 import { PageExchange } from './page-exchange.js';
 import { LeaseSource } from './lease-source.js';
+import { LeaseFate } from './lease-fate.js';
 import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { hostCounts, progressSnapshot, type HostCounts, type ProgressParts } from './progress-snapshot.js';
@@ -280,7 +281,9 @@ export class Crawler {
             },
             settled: signals.settled,
           }));
+    const fate = new LeaseFate(ctx, records);
     const exchange = new PageExchange(ctx, {
+      fate,
       records,
       sender,
       feedback,
@@ -293,10 +296,11 @@ export class Crawler {
       revisits,
       handlers,
     });
-    const leases = new LeaseSource(ctx, { records, robots, slow, addresses, dueTimer, exchange, renderer, handlers });
+    const leases = new LeaseSource(ctx, { records, fate, robots, slow, addresses, dueTimer, exchange, renderer, handlers });
     const survey = (this.survey = new SharedSurvey(ctx, { dueTimer, scheduler, robots, leases, slow }));
     const end = (this.end = new CrawlEnd(ctx, {
       records,
+      fate,
       leases,
       scheduler,
       robots,
@@ -354,8 +358,8 @@ export class Crawler {
     if (opened.resumed) {
       this.stats.resumed = 'resumed';
       // Scope follows every seed the crawl was ever given, not only this run's.
-      this.intake.allow([...new Set([...opened.meta.seeds, ...opts.seeds])]);
-      this.sender.allow([...opened.meta.seeds, ...opts.seeds]);
+      this.intake.scopeTo([...new Set([...opened.meta.seeds, ...opts.seeds])]);
+      this.sender.exemptSeedHosts([...opened.meta.seeds, ...opts.seeds]);
       opts.seedsKnown?.(opened.meta.seeds);
     }
     if (store.durable) {

@@ -30,11 +30,11 @@ export class FrontierIntake {
     private readonly parts: FrontierIntakeParts,
     seeds: string[],
   ) {
-    this.allow(seeds);
+    this.scopeTo(seeds);
   }
 
   /** Scope follows these seeds (and the sitemaps the user named). */
-  allow(seeds: string[]): void {
+  scopeTo(seeds: string[]): void {
     this.inScope = this.scopeFor(seeds);
   }
 

@@ -20,6 +20,7 @@
 import type { Job, JobContext } from '../politeness/host-state.js';
 import type { Renderer } from '../render/renderer.js';
 import type { PageHandlers } from '../handler/page-handlers.js';
+import type { LeaseFate } from './lease-fate.js';
 import type { RobotsGate } from '../robots/gate.js';
 import type { ClaimWait, Lease } from '../store/crawl-store.js';
 import type { ErrorCode } from '../types.js';
@@ -27,7 +28,8 @@ import { capReached, type CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 import type { DueTimer } from '../util/due-timer.js';
 import type { HostAddresses } from '../schedule/host-addresses.js';
-import { errorCode, type PageExchange } from './page-exchange.js';
+import type { PageExchange } from './page-exchange.js';
+import { errorCode } from '../fetch/fetch-error.js';
 import type { TakeResult } from '../schedule/scheduler.js';
 import type { SlowRequests } from '../schedule/slow-requests.js';
 
@@ -40,6 +42,8 @@ export interface LeaseSourceParts {
   dueTimer: DueTimer;
   /** Makes a started lease's request. */
   exchange: Pick<PageExchange, 'fetchPage'>;
+  /** Where leases end without a request: completed after their skip record, or given back (lease-fate.ts). */
+  fate: LeaseFate;
   /** Renders pages (render/renderer.ts): it may hold a host's next page back, and its jobs may end before their page does. @default none */
   renderer?: Pick<Renderer, 'holdBack' | 'wrap'>;
   /** The user's page handler: without a renderer, its jobs get their way to end before their page does. @default none */
@@ -105,7 +109,7 @@ export class LeaseSource {
   /** Picks the host's next request, skipping what robots.txt forbids. Never waits. */
   take(key: string, now: number): TakeResult {
     const { ctx, parts } = this;
-    const { store, calls } = ctx;
+    const { store } = ctx;
     if (ctx.stopping) return null;
     // Enough fetched pages wait for the browser: this host's next one waits too (woken when one starts rendering).
     if (parts.renderer?.holdBack(key)) return this.waitWithout(key);
@@ -155,7 +159,7 @@ export class LeaseSource {
           // give it back rather than hold it while robots.txt loads.
           if (store.shared) {
             this.unreserve(lease);
-            calls.settle(store.release(lease, entry));
+            parts.fate.putBack(lease);
           } else this.held.set(key, lease);
           return { notBefore: verdict.until };
         }
@@ -175,7 +179,7 @@ export class LeaseSource {
           continue;
         }
       }
-      if (!this.reserved.delete(lease)) calls.settle(store.addToCounter('started', 1));
+      if (!this.reserved.delete(lease)) parts.fate.countStart();
       return this.start(key, lease);
     }
   }
@@ -190,13 +194,13 @@ export class LeaseSource {
   private waitWithout(key: string): TakeResult {
     const { ctx } = this;
     const lease = ctx.store.shared ? this.takeHeld(key) : undefined;
-    if (lease) ctx.calls.settle(ctx.store.release(lease, lease.entry));
+    if (lease) this.parts.fate.putBack(lease);
     return { notBefore: Infinity };
   }
 
   /**
    * Completes a lease that ends without a request, its record just written
-   * (`wrote`), once that record is confirmed (`CrawlRecords.completeAfterRecord`).
+   * (`wrote`), once that record is confirmed (`LeaseFate.completeAfterRecord`).
    * A shared store counts the lease among its host's starts until then, so
    * the host's next claim waits for the completion instead of being told
    * "busy": the host sleeps (the answer returned) until it is woken then.
@@ -204,7 +208,7 @@ export class LeaseSource {
   private endUnstarted(key: string, lease: Lease, outcome: string, wrote: boolean): TakeResult | undefined {
     const { ctx, parts } = this;
     const waits = wrote && ctx.store.durable && ctx.store.shared;
-    parts.records.completeAfterRecord(lease, outcome, wrote, waits ? () => ctx.signals.wake(key) : undefined);
+    parts.fate.completeAfterRecord(lease, outcome, wrote, { then: waits ? () => ctx.signals.wake(key) : undefined });
     return waits ? { notBefore: Infinity } : undefined;
   }
 
@@ -229,11 +233,10 @@ export class LeaseSource {
         return;
       }
       // Shared, with a page cap: the lease takes its place in every worker's count before it is held.
-      ctx.calls.settle(ctx.store.addToCounter('started', 1), (count) => {
+      this.parts.fate.countStart((count) => {
         this.claiming.delete(key);
         if (count > ctx.settings.maxPages) {
-          ctx.calls.settle(ctx.store.addToCounter('started', -1));
-          ctx.calls.settle(ctx.store.release(answer, answer.entry));
+          this.parts.fate.handBack(answer);
           return;
         }
         this.reserved.add(answer);
@@ -245,7 +248,7 @@ export class LeaseSource {
 
   /** A reserved lease will not start after all: its place in the count goes back. */
   private unreserve(lease: Lease): void {
-    if (this.reserved.delete(lease)) this.ctx.calls.settle(this.ctx.store.addToCounter('started', -1));
+    if (this.reserved.delete(lease)) this.parts.fate.uncountStart();
   }
 
   /** Delayed entries (retries) came due (the due timer's `due` signal): they are at the head of their hosts' queues now. */

@@ -10,7 +10,7 @@
  */
 import type { PageArchive } from '../archive/page-archive.js';
 import { AddressRefusedError } from '../fetch/address-guard.js';
-import { FetchError } from '../fetch/fetch-error.js';
+import { errorCode } from '../fetch/fetch-error.js';
 import type { FetchRequest, FetchResult } from '../fetch/fetcher.js';
 import { backoffDelay } from '../politeness/backoff.js';
 import { RETRYABLE_CODES, type HostFeedback } from '../politeness/server-feedback.js';
@@ -18,7 +18,7 @@ import type { JobContext } from '../politeness/host-state.js';
 import type { EntryExtra, FrontierEntry, Lease } from '../store/crawl-store.js';
 import type { PageHistory } from '../store/page-history.js';
 import type { HostPolicy } from '../config/settings-types.js';
-import type { ErrorCode, PageRecord } from '../types.js';
+import type { PageRecord } from '../types.js';
 import { historyFields, throttleEvent, withAttempt } from './attempt-history.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
@@ -27,6 +27,7 @@ import { decorateRecord, entryKind, requestFor } from './entries/entry-kind.js';
 import { asGet, wantsGet } from './entries/link-check.js';
 import type { PageLinks } from './page-links.js';
 import type { PageOutcome, RenderedDocument } from './page-outcome.js';
+import type { LeaseFate } from './lease-fate.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
@@ -53,6 +54,8 @@ export interface PageExchangeParts {
   revisits: PageRevisits;
   /** The user's page handler (handler/page-handlers.ts). @default none */
   handlers?: PageHandlers;
+  /** Where the lease ends: completed, handed back (lease-fate.ts). */
+  fate: LeaseFate;
 }
 
 export class PageExchange {
@@ -128,7 +131,8 @@ export class PageExchange {
       // Handing the job's slot back is done once, whichever step (rendering, the handler) does it first.
       const handing = this.handingOffShared(job, lease);
       // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
-      const rendered = parts.renderer && action !== 'throttle' && res.status !== 304 ? await parts.renderer.page(entry, res, key, handing) : null;
+      const rendered =
+        parts.renderer && action !== 'throttle' && res.status !== 304 && entryKind(entry) === 'page' ? await parts.renderer.page(entry, res, key, handing) : null;
       if (rendered) Object.assign(base, rendered.fields);
       const body = rendered?.res ?? res;
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
@@ -165,7 +169,7 @@ export class PageExchange {
       if (wantsGet(entry, { code }) && this.checkWithGet(lease)) return;
       // Our own shortage (EMFILE, …): try again later, without counting it against the host.
       if (code === 'LOCAL_RESOURCE' && !ctx.stopping && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
-      if (code === 'ABORTED' && ctx.stopping && store.durable) return this.handBack(lease); // cut short by the stop
+      if (code === 'ABORTED' && ctx.stopping && store.durable) return parts.fate.handBack(lease); // cut short by the stop
       if (this.leftForResume(lease, policy, RETRYABLE_CODES.has(code))) return;
       const action = parts.feedback.errored(key, code, !ctx.stopping);
       if (action === 'retry' && this.retryLater(lease, policy, withAttempt(entry.extra, t0))) return;
@@ -177,10 +181,9 @@ export class PageExchange {
     parts.records.page(record, key);
     if (entry.hops > 0) parts.redirects.done(entry.url);
     // A durable store completes the URL only once its record is confirmed: a record lost to a full disk is fetched again on resume.
-    await (store.durable ? parts.records.confirmed() : parts.records.writes);
-    if (store.durable && parts.records.readerGone) return this.handBack(lease); // its record may have reached nobody
+    if (!(await parts.fate.recordOut(lease))) return;
     parts.revisits.keep(history);
-    ctx.calls.settle(store.complete(lease, record.error?.code ?? String(record.status)));
+    parts.fate.complete(lease, record.error?.code ?? String(record.status));
     parts.revisits.schedule(entry, history, prior);
   }
 
@@ -241,19 +244,8 @@ export class PageExchange {
    */
   private leftForResume(lease: Lease, policy: HostPolicy, retryable: boolean): boolean {
     if (!this.ctx.stopping || !this.ctx.store.durable || !retryable || lease.entry.attempt >= policy.retries) return false;
-    this.handBack(lease);
+    this.parts.fate.handBack(lease);
     return true;
-  }
-
-  /**
-   * The lease goes back to the store, as `entry` (as it was, by default),
-   * due at `dueAt` if given, no longer counted as started: taken again later,
-   * or by the resumed crawl. `then` runs once the store has it.
-   */
-  private handBack(lease: Lease, entry = lease.entry, dueAt?: number, then?: () => void): void {
-    const { calls, store } = this.ctx;
-    calls.settle(store.addToCounter('started', -1));
-    calls.settle(store.release(lease, entry, dueAt), then);
   }
 
   /** A page read as usual also hands its bytes to the archive, when there is one (no cost otherwise). */
@@ -280,16 +272,14 @@ export class PageExchange {
    */
   private refused(lease: Lease, err: AddressRefusedError): void {
     const { entry } = lease;
-    const { calls, store } = this.ctx;
-    calls.settle(store.addToCounter('started', -1));
     const wrote = this.parts.records.skip(entry.url, 'private-address', entry.depth, entry.parent, err.detail, entry.hops > 0);
-    this.parts.records.completeAfterRecord(lease, 'private-address', wrote);
+    this.parts.fate.completeAfterRecord(lease, 'private-address', wrote, { started: true });
   }
 
   /** A link check's HEAD was refused: back to the head of its host's queue, to be checked with GET (paying the host's gap again). */
   private checkWithGet(lease: Lease): boolean {
     if (this.ctx.stopping) return false;
-    this.handBack(lease, asGet(lease.entry), undefined, () => this.ctx.signals.wake(lease.key)); // one link, one count
+    this.parts.fate.handBack(lease, { entry: asGet(lease.entry), then: () => this.ctx.signals.wake(lease.key) }); // one link, one count
     return true;
   }
 
@@ -298,7 +288,7 @@ export class PageExchange {
     const throttles = (lease.entry.throttles ?? 0) + 1;
     // Stopping: recorded as throttled, unless a store outlives the process (the resumed crawl asks again, after the pause it keeps).
     if (throttles > policy.throttleRetries || (this.ctx.stopping && !this.ctx.store.durable)) return false;
-    this.handBack(lease, { ...lease.entry, throttles, extra }, undefined, () => this.ctx.signals.wake(lease.key)); // it will be taken again
+    this.parts.fate.handBack(lease, { entry: { ...lease.entry, throttles, extra }, then: () => this.ctx.signals.wake(lease.key) }); // it will be taken again
     return true;
   }
 
@@ -309,7 +299,7 @@ export class PageExchange {
     if (entry.attempt >= policy.retries) return false;
     const attempt = entry.attempt + 1;
     const dueAt = ctx.clock.now() + backoffDelay(attempt, { baseMs: policy.backoffBaseMs, capMs: policy.backoffCapMs, random: parts.random ?? Math.random });
-    this.handBack(lease, { ...entry, attempt, extra }, dueAt, () => parts.dueTimer.armAt(ctx.store.nextDueAt()));
+    parts.fate.handBack(lease, { entry: { ...entry, attempt, extra }, dueAt, then: () => parts.dueTimer.armAt(ctx.store.nextDueAt()) });
     return true;
   }
 }
@@ -319,10 +309,6 @@ function handles(entry: FrontierEntry, res: FetchResult): boolean {
   return entryKind(entry) === 'page' && res.status >= 200 && res.status < 300;
 }
 
-/** A failure's stable code (fetch/fetch-error.ts); anything else is FETCH_FAILED. */
-export function errorCode(err: unknown): ErrorCode {
-  return err instanceof FetchError ? err.code : 'FETCH_FAILED';
-}
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));

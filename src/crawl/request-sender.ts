@@ -39,11 +39,11 @@ export class RequestSender {
     private readonly signal: AbortSignal,
     seeds: string[],
   ) {
-    this.allow(seeds);
+    this.exemptSeedHosts(seeds);
   }
 
   /** A user who typed a seed meant it: the seeds' own hosts (and named sitemaps') are exempt from the SSRF guard. */
-  allow(seeds: string[]): void {
+  exemptSeedHosts(seeds: string[]): void {
     const { settings } = this.ctx;
     this.guard = createAddressGuard({ ...settings.network, allowUrls: [...seeds, ...settings.sitemaps.urls] });
   }

@@ -154,3 +154,8 @@ function classifyOne(current: object): ErrorCode | undefined {
   if ((current as { name?: unknown }).name === 'AbortError') return 'ABORTED';
   return undefined;
 }
+
+/** A failure's stable code: a FetchError's own; anything else is FETCH_FAILED. */
+export function errorCode(err: unknown): ErrorCode {
+  return err instanceof FetchError ? err.code : 'FETCH_FAILED';
+}

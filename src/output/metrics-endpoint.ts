@@ -22,9 +22,9 @@
 import { createServer, type Server } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import type { CrawlMetrics } from './metrics.js';
-import { MetricsError, type MetricsAddress } from './metrics-address.js';
+import { MetricsError, type MetricsAddress } from '../config/metrics-address.js';
 
-export { MetricsError, parseMetricsAddress, type MetricsAddress } from './metrics-address.js';
+export { MetricsError, parseMetricsAddress, type MetricsAddress } from '../config/metrics-address.js';
 
 export interface MetricsEndpoint {
   /** e.g. http://127.0.0.1:9464/metrics, with the port actually bound. */

@@ -38,7 +38,6 @@ import type { Job, JobContext } from '../politeness/host-state.js';
 import type { RenderSettings } from '../config/settings-types.js';
 import type { PageRecord } from '../types.js';
 import type { CrawlContext } from '../crawl/crawl-context.js';
-import { entryKind } from '../crawl/entries/entry-kind.js';
 import { BrowserCrashedError, BrowserPool } from './browser-pool.js';
 import { BrowserMissingError, INSTALL_HINT } from './browser-path.js';
 import { PageRequests, type SubrequestEvent } from './page-requests.js';
@@ -210,11 +209,11 @@ export class Renderer {
 
   /**
    * What the record of a fetched page is built from, on a host that renders;
-   * null when its host does not render (or it is a sitemap or link check).
+   * null when its host does not render. Pages only: the crawl never asks for a sitemap or a link check.
    */
   async page(entry: FrontierEntry, res: FetchResult, key: string, job: JobContext): Promise<RenderOutcome | null> {
     const mode = this.ctx.hosts.get(key).policy.render;
-    if (mode === false || entryKind(entry) !== 'page') return null;
+    if (mode === false) return null;
     const decision = renderDecision(mode, res);
     this.decided(decision.render, decision.reason);
     if (!decision.render) return { res, fields: { rendered: false, renderReason: decision.reason } };

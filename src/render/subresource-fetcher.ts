@@ -20,10 +20,11 @@ import type { HostFeedback } from '../politeness/server-feedback.js';
 import type { RobotsGate } from '../robots/gate.js';
 import type { HostPolicy } from '../config/settings-types.js';
 import type { PageArchive } from '../archive/page-archive.js';
-import { hostKey, type CrawlContext } from '../crawl/crawl-context.js';
+import type { CrawlContext } from '../crawl/crawl-context.js';
+import { hostKeyOf } from '../parse/url.js';
 import type { RequestSender } from '../crawl/request-sender.js';
 import type { Scheduler } from '../schedule/scheduler.js';
-import { errorCode } from '../crawl/page-exchange.js';
+import { errorCode } from '../fetch/fetch-error.js';
 import type { CachedFailure, CachedResponse, SubresourceCache } from './subresource-cache.js';
 
 /** Failures that say something about the URL's host rather than the moment, so a page rendered a second later would meet them again. */
@@ -59,7 +60,7 @@ export class SubresourceFetcher {
     const { ctx, parts } = this;
     let key: string;
     try {
-      key = hostKey(ctx, url);
+      key = hostKeyOf(url, ctx.settings.hostKey);
     } catch {
       return Promise.resolve({ kind: 'blocked', host: '', detail: 'not a URL the crawl can fetch' });
     }

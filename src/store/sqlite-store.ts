@@ -58,7 +58,7 @@ import type {
 import { fingerprint, SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
-import { keepRecordAfterCrash, type CrashRecord, type OutputPosition } from '../output/output-ledger.js';
+import { keepRecordAfterCrash, type CrashRecord, type OutputPosition } from './output-ledger.js';
 import {
   APP_ID,
   damagedMessage,

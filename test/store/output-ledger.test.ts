@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keepAfterCrash } from '../../src/output/output-ledger.js';
+import { keepAfterCrash } from '../../src/store/output-ledger.js';
 
 describe('keepAfterCrash: the -o lines after the last commit that a resumed crawl keeps', () => {
   const done = new Map<string, number>([

@@ -132,7 +132,9 @@ export class PageExchange {
       const handing = this.handingOffShared(job, lease);
       // On a host that renders: the rendered DOM stands in for the body (the job hands its slot back first).
       const rendered =
-        parts.renderer && action !== 'throttle' && res.status !== 304 && entryKind(entry) === 'page' ? await parts.renderer.page(entry, res, key, handing) : null;
+        parts.renderer && action !== 'throttle' && res.status !== 304 && entryKind(entry) === 'page'
+          ? await parts.renderer.page(entry, res, key, handing)
+          : null;
       if (rendered) Object.assign(base, rendered.fields);
       const body = rendered?.res ?? res;
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
@@ -308,7 +310,6 @@ export class PageExchange {
 function handles(entry: FrontierEntry, res: FetchResult): boolean {
   return entryKind(entry) === 'page' && res.status >= 200 && res.status < 300;
 }
-
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));

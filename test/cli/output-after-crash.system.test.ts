@@ -12,7 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { useTempDir } from '../support/system-fixtures.js';
-import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { jsonLines, killAtRandom, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let web: Web | undefined;
 /** Pages per host. */
@@ -45,20 +45,8 @@ describe('-o after kill -9 with --state', () => {
       '-q',
       ...hosts.map((h) => web!.url(h, '/')),
     ];
-    const random = seededRandom(7);
-    let kills = 0;
-    for (let i = 0; i < 6; i++) {
-      const { child, done } = startCrawl(args, tmp.path);
-      // Killed once pages are flowing, at a random moment after that.
-      const before = web.requests().length;
-      const deadline = Date.now() + 20_000;
-      while (web.requests().length < before + 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, random() * 200));
-      child.kill('SIGKILL');
-      const r = await done;
-      if (r.code === 0) break;
-      kills++;
-    }
+    // Killed once pages are flowing, at a random moment after that.
+    const kills = await killAtRandom(args, tmp.path, web, { runs: 6, after: 50, maxDelayMs: 200, random: seededRandom(7) });
     expect(kills).toBeGreaterThanOrEqual(3);
     const last = await startCrawl(args, tmp.path).done;
     expect(last.code, last.stderr).toBe(0);

@@ -12,7 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { newCrawlId, redisServerMissing, useRedisServer, useTempDir } from '../support/system-fixtures.js';
-import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { jsonLines, killAtRandom, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let web: Web | undefined;
 beforeAll(requireBuilt);
@@ -141,19 +141,7 @@ describe('crawl --handler --state, killed with kill -9 and resumed', () => {
       '-q',
       ...hosts.map((h) => web!.url(h, '/')),
     ];
-    const random = seededRandom(11);
-    let kills = 0;
-    for (let i = 0; i < 5; i++) {
-      const { child, done } = startCrawl(args, tmp.path);
-      const before = web.requests().length;
-      const deadline = Date.now() + 20_000;
-      while (web.requests().length < before + 40 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, random() * 150));
-      child.kill('SIGKILL');
-      const r = await done;
-      if (r.code === 0) break;
-      kills++;
-    }
+    const kills = await killAtRandom(args, tmp.path, web, { runs: 5, after: 40, maxDelayMs: 150, random: seededRandom(11) });
     expect(kills).toBeGreaterThanOrEqual(3);
     const last = await startCrawl(args, tmp.path).done;
     expect(last.code, last.stderr).toBe(0);

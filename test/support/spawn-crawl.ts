@@ -85,3 +85,30 @@ export function sendLog(path: string): { opts: StartOptions; written: () => Prom
     written: async () => jsonLines<SentRequest>(await readFile(path, 'utf8').catch(() => '')),
   };
 }
+
+/**
+ * Crash test: starts `crawl ...args` up to `runs` times, each killed with
+ * SIGKILL at a random moment (`random() * maxDelayMs`) once `web` has seen
+ * `after` more requests (or 20 s passed); stops early when a run finishes
+ * first. Resolves with how many runs were killed.
+ */
+export async function killAtRandom(
+  args: readonly string[],
+  cwd: string,
+  web: { requests(): readonly unknown[] },
+  opts: { runs: number; after: number; maxDelayMs: number; random: () => number },
+): Promise<number> {
+  let kills = 0;
+  for (let i = 0; i < opts.runs; i++) {
+    const { child, done } = startCrawl(args, cwd);
+    const before = web.requests().length;
+    const deadline = Date.now() + 20_000;
+    while (web.requests().length < before + opts.after && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, opts.random() * opts.maxDelayMs));
+    child.kill('SIGKILL');
+    const r = await done;
+    if (r.code === 0) break;
+    kills++;
+  }
+  return kills;
+}

@@ -193,8 +193,17 @@ export interface Frontier {
   counts(): StoreCounts;
 }
 
-/** The crawl's own state besides the frontier: its life (open, finish), per-host records, robots.txt, counters, and optional logs. */
-export interface CrawlState {
+/** What the store keeps per host key and per origin: the politeness a resumed or shared crawl restores, and robots.txt. */
+export interface HostRecords {
+  saveHost(key: string, saved: HostSaved): MaybePromise<void>;
+  loadHosts(): MaybePromise<Array<[string, HostSaved]>>;
+  /** What robots.txt said for an origin ("http://host:port"). */
+  putRobots(origin: string, record: RobotsRecord): MaybePromise<void>;
+  getRobots(origin: string): MaybePromise<RobotsRecord | undefined>;
+}
+
+/** The crawl's life: opened (new or resumed), counted, finished, closed. */
+export interface CrawlLife {
   /** Short name for messages: "memory", "sqlite", "redis". */
   readonly kind: string;
   /** Outlives the process or is shared: the crawl keeps host records and robots.txt in it (and skips that work otherwise). */
@@ -210,15 +219,16 @@ export interface CrawlState {
   finish(): MaybePromise<boolean | void>;
   close(): MaybePromise<void>;
 
-  saveHost(key: string, saved: HostSaved): MaybePromise<void>;
-  loadHosts(): MaybePromise<Array<[string, HostSaved]>>;
-  /** What robots.txt said for an origin ("http://host:port"). */
-  putRobots(origin: string, record: RobotsRecord): MaybePromise<void>;
-  getRobots(origin: string): MaybePromise<RobotsRecord | undefined>;
-
   counter(name: CounterName): number;
   addToCounter(name: CounterName, by: number): MaybePromise<number>;
+}
 
+/**
+ * The crawl's own state besides the frontier: its life, its host records,
+ * and two optional parts (a store without them has none: the crawl asks
+ * once, by the field's presence).
+ */
+export interface CrawlState extends CrawlLife, HostRecords {
   /**
    * The crawl's record log, for `crawl report --state` (and a shared store's
    * `--redis`): records appended as they are written (only the fields the

@@ -28,6 +28,7 @@ import { asGet, wantsGet } from './entries/link-check.js';
 import type { PageLinks } from './page-links.js';
 import type { PageOutcome, RenderedDocument } from './page-outcome.js';
 import type { LeaseFate } from './lease-fate.js';
+import { loadUsageParser, needsUsageParser } from '../usage/page-usage.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
@@ -139,6 +140,8 @@ export class PageExchange {
       const body = rendered?.res ?? res;
       // A long page is parsed in slices first, so one big page never holds up progress or Ctrl-C.
       const parsed = sitemap === undefined && parts.links.parsesLong(body) ? await parts.links.parseAhead(entry, body) : undefined;
+      // What the page states it may be used for is read with an RFC 9651 parser, loaded at the first page that needs it.
+      if (needsUsageParser(body.headers)) await loadUsageParser();
       let next: string[] | undefined;
       const out = parts.links.outcome(entry, body, base, sitemap, parsed, (urls) => (next = urls));
       record = out.record;

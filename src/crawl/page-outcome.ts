@@ -10,7 +10,8 @@
  */
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
-import { extractPage, extractPageYielding, type ExtractedPage } from '../parse/parser.js';
+import { extractPage, extractPageYielding, parseXRobotsTag, type ExtractedPage } from '../parse/parser.js';
+import { usageOf } from '../usage/page-usage.js';
 import { parsesInSlices } from '../parse/bounded-parser.js';
 import type { OutputRecord, PageRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';
@@ -137,6 +138,7 @@ export function pageOutcome(
   }
   if (res.body !== null && res.status >= 200 && res.status < 300) {
     const page = parsed?.page ?? extractPage(res.body, res.documentUrl ?? entry.url, extractOptions(res, opts));
+    statedUsage(record, res.headers, opts.userAgentToken, page);
     record.title = page.title;
     const links = withNavigations(page.links, res.navigations);
     record.links = links.length;
@@ -147,13 +149,32 @@ export function pageOutcome(
     if (canonical !== null) record.canonical = canonical;
     const { content } = opts;
     if (content !== undefined) Object.assign(record, content.features.pageContent(res.body, page.baseUrl, content.settings, parsed?.doc));
-  } else if (res.status >= 200 && res.status < 300 && res.headers.link !== undefined) {
-    // A PDF or an image may name its canonical in a header too.
-    const canonical = canonicalFromLinkHeader(res.headers.link, entry.url);
+  } else if (res.status >= 200 && res.status < 300) {
+    // A PDF or an image may name its canonical in a header too, and say what it may be used for.
+    const canonical = res.headers.link === undefined ? null : canonicalFromLinkHeader(res.headers.link, entry.url);
     if (canonical !== null) record.canonical = canonical;
+    statedUsage(record, res.headers, opts.userAgentToken, undefined);
   }
   return out;
 }
+
+/**
+ * `usage`, `usageSources` and `robotsDirectives` on the record, when the
+ * response or its document stated any (usage/page-usage.ts). Costs a page
+ * that states nothing three lookups.
+ */
+function statedUsage(record: PageRecord, headers: Readonly<Record<string, string>>, token: string | undefined, page: ExtractedPage | undefined): void {
+  const xRobotsTag = headers['x-robots-tag'];
+  const fromHeader = xRobotsTag === undefined ? NO_DIRECTIVES : parseXRobotsTag(xRobotsTag, token).all;
+  const directives = page?.robotsDirectives ?? fromHeader;
+  const tdmMeta = page?.tdmReservation ?? null;
+  if (directives.length === 0 && tdmMeta === null && headers['content-usage'] === undefined && headers['tdm-reservation'] === undefined) return;
+  if (directives.length > 0) record.robotsDirectives = [...directives];
+  const stated = usageOf({ headers, tdmMeta, robotsDirectives: directives, noaiFromHeader: fromHeader.includes('noai') });
+  if (stated !== undefined) Object.assign(record, stated);
+}
+
+const NO_DIRECTIVES: readonly string[] = [];
 
 /** A page's links, then the navigations it tried that are not among them (already absolute: the browser resolved them). */
 function withNavigations(links: string[], navigations: readonly string[] | undefined): string[] {

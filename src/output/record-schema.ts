@@ -65,6 +65,15 @@ export const PAGE_CHANGES = ['new', 'changed', 'unchanged', 'removed'] as const;
 const instant = () => z.iso.datetime({ precision: 3 }).describe('An instant: ISO 8601 UTC with milliseconds ("2026-11-21T10:00:00.123Z").');
 const worker = () => z.string().optional().describe('The worker that wrote the record, in a crawl shared through Redis (--worker; default host-pid).');
 
+/** Per use, what was stated: "y" (allowed) or "n" (not); a use not stated is absent. */
+const usageSchema = () =>
+  z.strictObject({
+    search: z.enum(['y', 'n']).optional(),
+    'train-ai': z.enum(['y', 'n']).optional(),
+    'ai-input': z.enum(['y', 'n']).optional(),
+    tdm: z.enum(['y', 'n']).optional(),
+  });
+
 export const throttleEventSchema = z
   .strictObject({
     at: instant().describe("When the answer came (ISO 8601): the host's pause began then."),
@@ -172,6 +181,28 @@ export const pageRecordSchema = z
       .optional()
       .describe(
         'URLs a rendered page tried to navigate to by itself after loading (a script setting location, a form GET, a meta refresh, a link clicked): followed as links through the usual admission, while the page stayed as it was. Absent when it tried none.',
+      ),
+    usage: usageSchema()
+      .optional()
+      .describe(
+        'What the site stated this content may be used for, per use ("y" or "n"), combined over every source (any "n" wins); a use no source stated is absent. Absent when nothing was stated.',
+      ),
+    usageSources: z
+      .array(
+        z.strictObject({
+          source: z.enum(['header', 'meta']).describe('A response header, or a <meta> tag of the document.'),
+          name: z.string().describe('The header or meta name, lowercased (content-usage, tdm-reservation, x-robots-tag, robots).'),
+          value: z.string().describe('What it said, as sent.'),
+          states: usageSchema().describe('What it stated, per use (nothing when it did not parse).'),
+        }),
+      )
+      .optional()
+      .describe('Where each usage statement came from, in the order read. Absent when nothing was stated.'),
+    robotsDirectives: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'The robots directives addressed to this crawler (X-Robots-Tag, <meta name="robots">, or the meta of its product token): noindex, nofollow, noarchive, nosnippet, noimageindex, notranslate, noai, noimageai, indexifembedded. Absent when none.',
       ),
     worker: worker(),
     error: z

@@ -57,6 +57,15 @@ export interface ExtractedPage {
   nofollowAll: boolean;
   /** The page (meta robots or X-Robots-Tag) asks not to be indexed. */
   noindex: boolean;
+  /**
+   * Every robots directive addressed to us (meta robots, our product
+   * token's meta, X-Robots-Tag), lowercased, once each, in the order met;
+   * `none` stands as `noindex` and `nofollow`. Only the directives of
+   * ROBOTS_DIRECTIVES; valued ones (`max-snippet: 50`) are left out.
+   */
+  robotsDirectives: string[];
+  /** `<meta name="tdm-reservation" content>` (W3C TDMRep), trimmed; null when absent. */
+  tdmReservation: string | null;
   /** The URL relative links were resolved against: `<base href>` if usable, else the page URL. */
   baseUrl: string;
   /**
@@ -69,7 +78,25 @@ export interface ExtractedPage {
 export interface RobotsDirectives {
   noindex: boolean;
   nofollow: boolean;
+  /** Every directive of ROBOTS_DIRECTIVES addressed to us, once each, in the order met. */
+  all: string[];
 }
+
+/**
+ * The robots directives a record lists: the indexing ones search engines
+ * document, and the AI ones sites use (`noai`, `noimageai`).
+ */
+export const ROBOTS_DIRECTIVES: ReadonlySet<string> = new Set([
+  'noindex',
+  'nofollow',
+  'noarchive',
+  'nosnippet',
+  'noimageindex',
+  'notranslate',
+  'noai',
+  'noimageai',
+  'indexifembedded',
+]);
 
 const TITLE_MAX_LENGTH = 1000;
 
@@ -209,8 +236,10 @@ function pageFrom(events: PageEvents, pageUrl: string, opts: ExtractOptions): Ex
   const token = opts.userAgentToken?.trim().toLowerCase() || undefined;
   const robots = parseXRobotsTag(opts.xRobotsTag, token);
   const meta = events.metaContents;
+  let tdmReservation: string | null = null;
   for (let i = 0; i < meta.length; i += 2) {
     if (isMetaForUs(meta[i], token)) mergeDirectives(robots, meta[i + 1].split(/[\s,]+/));
+    else if (tdmReservation === null && meta[i].trim().toLowerCase() === 'tdm-reservation') tdmReservation = meta[i + 1].trim();
   }
 
   const { baseUrl, canonical } = resolveBase(events.baseHref, pageUrl);
@@ -236,6 +265,8 @@ function pageFrom(events: PageEvents, pageUrl: string, opts: ExtractOptions): Ex
     nofollowLinks: [...withheld],
     nofollowAll: robots.nofollow,
     noindex: robots.noindex,
+    robotsDirectives: robots.all,
+    tdmReservation,
     baseUrl,
     canonical: events.canonicalHref === undefined ? null : resolveLink(events.canonicalHref, canonical ? baseUrl : NO_BASE),
   };
@@ -258,7 +289,7 @@ const AGENT_PREFIX = /^([^:\s]+)\s*:\s*(.*)$/s;
  * @param token our product token; prefixed directives are ignored without one.
  */
 export function parseXRobotsTag(header: string | string[] | null | undefined, token?: string): RobotsDirectives {
-  const result: RobotsDirectives = { noindex: false, nofollow: false };
+  const result: RobotsDirectives = { noindex: false, nofollow: false, all: [] };
   if (header === null || header === undefined) return result;
   const ours = token?.trim().toLowerCase() || undefined;
   for (const value of Array.isArray(header) ? header : [header]) {
@@ -280,10 +311,13 @@ export function parseXRobotsTag(header: string | string[] | null | undefined, to
 
 function mergeDirectives(into: RobotsDirectives, words: string[]): void {
   for (const word of words) {
-    switch (word.toLowerCase()) {
+    const directive = word.toLowerCase();
+    switch (directive) {
       case 'none':
         into.noindex = true;
         into.nofollow = true;
+        addDirective(into, 'noindex');
+        addDirective(into, 'nofollow');
         break;
       case 'noindex':
         into.noindex = true;
@@ -292,7 +326,12 @@ function mergeDirectives(into: RobotsDirectives, words: string[]): void {
         into.nofollow = true;
         break;
     }
+    if (ROBOTS_DIRECTIVES.has(directive)) addDirective(into, directive);
   }
+}
+
+function addDirective(into: RobotsDirectives, directive: string): void {
+  if (!into.all.includes(directive)) into.all.push(directive);
 }
 
 function isMetaForUs(name: string | undefined, token: string | undefined): boolean {

@@ -216,7 +216,7 @@ describe('parseXRobotsTag', () => {
   ];
 
   it.each(cases)('%j (token %s)', (header, token, expected) => {
-    expect(parseXRobotsTag(header, token)).toEqual(expected);
+    expect(parseXRobotsTag(header, token)).toMatchObject(expected);
   });
 });
 
@@ -401,7 +401,7 @@ describe('extractPage memory', () => {
  * before the streaming one), kept as the reference the event-based version
  * must agree with.
  */
-function extractViaDom(html: string, pageUrl: string, _opts: ExtractOptions): Omit<ExtractedPage, 'noindex' | 'nofollowAll' | 'nofollowLinks' | 'canonical'> {
+function extractViaDom(html: string, pageUrl: string, _opts: ExtractOptions): Pick<ExtractedPage, 'title' | 'links' | 'baseUrl'> {
   type Node = { type: string; name?: string; data?: string; attribs?: Record<string, string>; children?: Node[] };
   const root = load(html, { xml: { xmlMode: false, decodeEntities: true } }).root()[0] as unknown as Node;
   let baseHref: string | undefined;

@@ -25,7 +25,19 @@ const trace = join(root, 'bench', 'lib', 'load-trace.js');
  * Packages only some crawls use: Chromium, SQLite, metrics, the linear-time regex engine, Redis, selectors,
  * the report's charts, cookies (until one is held), the public suffix list (registrable domains).
  */
-const LAZY_PACKAGES = ['playwright-core', 'better-sqlite3', 'prom-client', 're2js', 'redis', '@redis/client', 'cheerio', 'uplot', 'tough-cookie', 'tldts', 'structured-headers'];
+const LAZY_PACKAGES = [
+  'playwright-core',
+  'better-sqlite3',
+  'prom-client',
+  're2js',
+  'redis',
+  '@redis/client',
+  'cheerio',
+  'uplot',
+  'tough-cookie',
+  'tldts',
+  'structured-headers',
+];
 
 /**
  * Functions only the content features define: content/'s own (pageContent,

@@ -3,7 +3,8 @@
  * stderr and an exit code, and owns signals. Commands are plain async
  * functions returning an exit code; nothing else calls process.exit.
  *
- * Exit codes (EXIT in flags.ts): 0 finished, 1 internal error, 2 usage or
+ * Exit codes (EXIT in flags.ts): 0 finished, 1 internal error (or a page
+ * handler's with --handler-errors stop), 2 usage or
  * config error, 3 nothing could be reached, 4 a file could not be written
  * (disk full, read-only, permission), 5 a Redis crawl's state is gone from
  * Redis, 130 SIGINT, 143 SIGTERM.
@@ -40,8 +41,8 @@ Output: one JSON object per line on stdout (or -o FILE); progress, logs and
 the summary go to stderr. Config: ./crawler.config.json is used when present
 (see crawler.config.example.json for every option); flags override it.
 
-Exit codes: 0 finished (some URL answered, even with 404); 1 internal error;
-2 usage or config error; 3 nothing could be reached (every seed failed:
+Exit codes: 0 finished (some URL answered, even with 404); 1 internal error,
+or a page handler failed with --handler-errors stop; 2 usage or config error; 3 nothing could be reached (every seed failed:
 refused, DNS failure, timeout; no HTTP answer at all); 4 a file could not be
 written (disk full, read-only file system, permission); 5 the shared state of
 a --redis crawl is gone from Redis (restarted without persistence, flushed,

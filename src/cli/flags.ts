@@ -8,7 +8,8 @@ import { parseDuration, secondsIfBare } from '../config/units.js';
 
 /**
  * Exit codes (documented in `crawl --help` and the README): 0 finished,
- * 1 internal error (or `crawl check`: the URL would be skipped), 2 usage or
+ * 1 internal error (or `crawl check`: the URL would be skipped; or a page
+ * handler failed with `--handler-errors stop`), 2 usage or
  * config error, 3 nothing could be reached (every seed failed: no HTTP answer
  * at all; exit-code.ts), 4 the machine refused a file the crawl writes
  * (disk full, read-only file system, no permission: an environment error,

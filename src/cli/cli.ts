@@ -162,6 +162,10 @@ export function buildProgram(
     )
     .option('--handler-concurrency <n>', 'with --handler: handlers running at once (default: --concurrency)')
     .option('--items-only', 'with --handler: write only the items handlers push ("type": "item"), not the page records')
+    .option(
+      '--purpose <uses>',
+      'what the output is for, comma-separated: search, train-ai, ai-input, tdm; a page that states "n" for one keeps its record but not its content (docs/politeness.md)',
+    )
     .option('--follow-canonical', "dedupe by rel=canonical: a page's in-scope canonical URL is marked seen, not fetched again")
     .option(
       '--sitemap <url>',

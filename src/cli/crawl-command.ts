@@ -425,6 +425,7 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     maxContent: f.maxContent,
     extract: f.extract,
     followCanonical: f.followCanonical,
+    purpose: f.purpose,
     sitemap: f.sitemap,
     sitemaps: f.sitemaps,
     checkLinks: f.checkLinks,

@@ -94,6 +94,8 @@ export interface CrawlFlags {
   maxContent?: string;
   extract?: string[];
   followCanonical?: boolean;
+  /** What the output is for: search, train-ai, ai-input, tdm (comma-separated). */
+  purpose?: string;
   saveDir?: string;
   warc?: string;
   render?: string | boolean;

@@ -9,6 +9,34 @@ import { fieldSchemas, once } from './fields.js';
 import { ExtractRuleError, parseExtractFlag, parseExtractRule } from '../content/extract-rules.js';
 import type { ExtractRule } from './settings-types.js';
 import { showValue } from './units.js';
+import { knownPurposes, purposeOf, type Purpose } from '../usage/usage-vocab.js';
+
+/** `purpose`: a list, or a comma-separated string as the flag gives it → the uses, each once; an unknown name is a problem naming the known ones. */
+export function purposeList() {
+  return z
+    .union([z.string(), z.array(z.string())], {
+      error: (i) => `expected a list of uses like ["search"] or "train-ai,ai-input", got ${showValue(i.input)}`,
+    })
+    .transform((value, ctx): Purpose[] => {
+      const names = Array.isArray(value) ? value : value.split(',');
+      const out: Purpose[] = [];
+      names.forEach((raw, i) => {
+        const name = raw.trim();
+        if (name === '') return;
+        const purpose = purposeOf(name);
+        // A list's problem names its index, as every other list field's does; the flag's string has none.
+        if (purpose === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            message: `unknown use ${JSON.stringify(name)}; known: ${knownPurposes()}`,
+            input: name,
+            path: Array.isArray(value) ? [i] : [],
+          });
+        else if (!out.includes(purpose)) out.push(purpose);
+      });
+      return out;
+    });
+}
 
 /** `content` is cut at this many UTF-8 bytes when the config sets no `maxContent`. */
 export const DEFAULT_MAX_CONTENT = '1MiB';
@@ -69,6 +97,11 @@ export const contentFields = once(() => ({
     .describe(
       'Fields read from each HTML page with CSS selectors (cheerio), into the record\'s "extract" object: {"title": "h1", "links[]": "a::attr(href)"}. ' +
         '"name" takes the first match (null if none), "name[]" every match; append ::text (default), ::html or ::attr(NAME). Default none.',
+    ),
+  purpose: purposeList()
+    .prefault([])
+    .describe(
+      'What the crawl\'s output is for: "search", "train-ai" (or "ai-train"), "ai-input" (or "ai-use"), "tdm". A page whose response states "n" for one of them (Content-Usage, tdm-reservation, noai) keeps its record, status and links, but its content, extract, saved body and WARC records are withheld and the record says "usageDenied"; no page handler runs on it. Default none: records only say what was stated.',
     ),
   followCanonical: fieldSchemas
     .boolean()

@@ -302,6 +302,7 @@ export function fileDefaults(): FileConfig {
     maxContent: 1_048_576,
     extract: [],
     followCanonical: false,
+    purpose: [],
     renderOptions: {
       concurrency: 4,
       timeout: 30_000,

@@ -3,6 +3,7 @@
  * forms that config/ (settings.ts, policy-resolver.ts and the zod schemas
  * of the config file) builds from flags and the config file.
  */
+import type { Purpose } from '../usage/usage-vocab.js';
 import type { HeaderValue, Secret } from '../fetch/secret.js';
 import type { UserPattern } from './user-pattern.js';
 
@@ -186,6 +187,8 @@ export interface CrawlSettings {
   content: ContentSettings;
   /** `--follow-canonical`: a page's in-scope rel=canonical marks that URL seen (crawl/page-links.ts). */
   followCanonical: boolean;
+  /** `--purpose`: the uses the output is for; a page stated `n` for one has its content withheld (usage/). Empty: none declared. */
+  purpose: Purpose[];
   /** Sitemaps that seed the crawl (crawl/entries/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
   sitemaps: { urls: string[]; fromRobots: boolean };
   /** Link-check mode (crawl/entries/link-check.ts): out-of-scope links get one HEAD (then GET) request each, never parsed or followed. */

@@ -15,7 +15,7 @@ import type { CrawlSettings } from './settings-types.js';
 import { secondsIfBare, showValue } from './units.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { urlList } from './url-list.js';
-import { contentFormat, extractFlags } from './content-fields.js';
+import { contentFormat, extractFlags, purposeList } from './content-fields.js';
 import { cookiePairs, placedSecrets } from './request-schema.js';
 import { proxyUrlProblem } from '../fetch/request-syntax.js';
 import { parseHeaderLine } from '../fetch/request-headers.js';
@@ -235,6 +235,8 @@ export interface CliOverrides {
   extract?: string[];
   /** `--follow-canonical`: replaces `followCanonical`. */
   followCanonical?: boolean;
+  /** `--purpose LIST`: replaces `purpose`. */
+  purpose?: string;
   /** `--sitemap` (repeatable): sitemap files that seed the crawl; replaces the file's `sitemaps`. */
   sitemap?: string[];
   /** `--sitemaps`: also use the seeds' robots.txt Sitemap: lines (`robotsSitemaps`). */
@@ -293,6 +295,7 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   maxContent: '--max-content',
   extract: '--extract',
   followCanonical: '--follow-canonical',
+  purpose: '--purpose',
   sitemap: '--sitemap',
   sitemaps: '--sitemaps',
   checkLinks: '--check-links',
@@ -361,6 +364,7 @@ const FLAG_SCHEMAS = {
   maxContent: () => fieldSchemas.size().optional(),
   extract: () => extractFlags().optional(),
   followCanonical: () => fieldSchemas.boolean().optional(),
+  purpose: () => purposeList().optional(),
   sitemap: () => urlList().optional(),
   sitemaps: () => fieldSchemas.boolean().optional(),
   checkLinks: () => fieldSchemas.boolean().optional(),
@@ -475,6 +479,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
       extract: [...base.extract.filter((rule) => !flags.extract?.some((f) => f.name === rule.name)), ...(flags.extract ?? [])],
     },
     followCanonical: flags.followCanonical ?? base.followCanonical,
+    purpose: flags.purpose ?? base.purpose,
     sitemaps: { urls: flags.sitemap ?? base.sitemaps, fromRobots: flags.sitemaps ?? base.robotsSitemaps },
     checkLinks: flags.checkLinks ?? base.checkLinks,
     network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },

@@ -29,6 +29,7 @@ import type { PageLinks } from './page-links.js';
 import type { PageOutcome, RenderedDocument } from './page-outcome.js';
 import type { LeaseFate } from './lease-fate.js';
 import { loadUsageParser, needsUsageParser } from '../usage/page-usage.js';
+import { countDenied, deniedPurpose, withhold } from '../usage/usage-denied.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
@@ -145,9 +146,18 @@ export class PageExchange {
       let next: string[] | undefined;
       const out = parts.links.outcome(entry, body, base, sitemap, parsed, (urls) => (next = urls));
       record = out.record;
+      // A use the crawl is declared for that the page denies: its content goes to no output (usage/usage-denied.ts).
+      const denied = deniedPurpose(settings.purpose, record.usage);
+      if (denied !== undefined) {
+        withhold(record, denied);
+        captured = undefined;
+        countDenied(ctx.stats, denied);
+      }
       // The user's handler, between the links and the record; its items are written just before the record.
       let handled =
-        parts.handlers && sitemap === undefined && action !== 'throttle' && handles(entry, body) ? this.handle(entry, body, out, handing) : undefined;
+        parts.handlers && sitemap === undefined && action !== 'throttle' && denied === undefined && handles(entry, body)
+          ? this.handle(entry, body, out, handing)
+          : undefined;
       if (handled instanceof Promise) handled = await handled;
       parts.links.enqueueNext(entry, out, handled?.follow ?? true);
       if (handled) {

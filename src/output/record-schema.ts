@@ -198,6 +198,12 @@ export const pageRecordSchema = z
       )
       .optional()
       .describe('Where each usage statement came from, in the order read. Absent when nothing was stated.'),
+    usageDenied: z
+      .enum(['search', 'train-ai', 'ai-input', 'tdm'])
+      .optional()
+      .describe(
+        'The declared purpose (--purpose) this page stated "n" for: its content, extract, saved body and WARC records were withheld, and no page handler ran on it.',
+      ),
     robotsDirectives: z
       .array(z.string())
       .optional()

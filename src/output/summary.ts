@@ -64,6 +64,8 @@ export interface CrawlStats {
   pass?: number;
   /** With a page handler: items pushed and written, and pages whose handler failed (HANDLER_ERROR or HANDLER_TIMEOUT). */
   handler?: { items: number; failed: number };
+  /** With --purpose: pages whose content was withheld, by the purpose they denied. */
+  usageDenied?: Record<string, number>;
 }
 
 /** How many hosts the summary table lists before "+N more". */
@@ -295,6 +297,13 @@ export function formatSummary(stats: CrawlStats): string {
       `  links    ${int(links.checked)} checked out of scope, ${int(links.broken)} broken; ${int(links.brokenPages)} broken page${links.brokenPages === 1 ? '' : 's'} in scope`,
     );
   }
+  const denied = stats.usageDenied;
+  if (denied)
+    out.push(
+      `  withheld ${Object.entries(denied)
+        .map(([purpose, n]) => `${purpose} ×${int(n)}`)
+        .join(', ')} (the page stated "n" for a declared --purpose: record kept, content withheld)`,
+    );
   const handler = stats.handler;
   if (handler)
     out.push(`  items    ${int(handler.items)} pushed by the page handler; ${int(handler.failed)} page${handler.failed === 1 ? '' : 's'} where it failed`);
@@ -351,6 +360,8 @@ export interface CrawlSummary {
   pass?: number;
   /** With a page handler: items written, and pages whose handler failed. */
   handler?: { items: number; failed: number };
+  /** With --purpose: pages whose content was withheld, by purpose. */
+  usageDenied?: Record<string, number>;
 }
 
 export function statsToJson(stats: CrawlStats): CrawlSummary {
@@ -381,5 +392,6 @@ export function statsToJson(stats: CrawlStats): CrawlSummary {
     ...(stats.changes && { changes: { ...stats.changes } }),
     ...(stats.pass !== undefined && { pass: stats.pass }),
     ...(stats.handler && { handler: { ...stats.handler } }),
+    ...(stats.usageDenied && { usageDenied: { ...stats.usageDenied } }),
   };
 }

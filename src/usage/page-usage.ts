@@ -21,22 +21,9 @@
  * `y`, else the use is not in `usage` at all (unknown).
  */
 import type { Dictionary, Token } from 'structured-headers';
+import { PURPOSES, type Purpose } from './usage-vocab.js';
 
-/** The uses a crawl can be declared for (`--purpose`) and records speak of, in one vocabulary. */
-export const PURPOSES = ['search', 'train-ai', 'ai-input', 'tdm'] as const;
-export type Purpose = (typeof PURPOSES)[number];
-
-/** Other vocabularies' names for the same uses: the aipref draft's and Cloudflare's Content-Signal. */
-export const PURPOSE_ALIASES: Readonly<Record<string, Purpose>> = {
-  'ai-train': 'train-ai',
-  'ai-use': 'ai-input',
-};
-
-/** The use a name stands for (its own, or an alias), or undefined. */
-export function purposeOf(name: string): Purpose | undefined {
-  const lower = name.trim().toLowerCase();
-  return (PURPOSES as readonly string[]).includes(lower) ? (lower as Purpose) : PURPOSE_ALIASES[lower];
-}
+export { PURPOSES, purposeOf, type Purpose } from './usage-vocab.js';
 
 export type UsageValue = 'y' | 'n';
 

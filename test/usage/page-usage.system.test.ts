@@ -4,9 +4,13 @@
  * and without a declared purpose nothing else changes (the content is
  * still there, every page is fetched).
  */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl, type OutputRecord, type PageRecord } from '../../src/index.js';
 import { startWeb, type Web } from '../../fixtures/web.js';
+import { useTempDir } from '../support/system-fixtures.js';
+import { requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let web: Web;
 beforeAll(async () => {
@@ -58,5 +62,46 @@ describe('a crawl without a purpose', () => {
       expect(r.usageSources, path).toBeUndefined();
       expect(r.robotsDirectives, path).toBeUndefined();
     }
+  });
+});
+
+describe('a crawl declared for a purpose (--purpose)', () => {
+  const tmp = useTempDir('crawl-purpose-');
+  beforeAll(requireBuilt);
+
+  it('keeps the record, status and links of a page that says "n" to it, withholds its content and archive, and fetches every page', async () => {
+    const args = ['--purpose', 'ai-train', '--allow-private', '--rate', '50/s', '--content', 'text', '--links', '--save-dir', 'saved', '--stats', 'stats.json'];
+    const run = await startCrawl([...args, web.url('site.localhost', '/')], tmp.path).done;
+    expect(run.code, run.stderr).toBe(0);
+    const pages = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as PageRecord);
+    const byPath = new Map(pages.map((r) => [new URL(r.url).pathname, r]));
+    // ai-train is train-ai: /cu says train-ai=n, /tdm reserves TDM, /xr says noai.
+    for (const path of ['/cu', '/tdm', '/xr']) {
+      const r = byPath.get(path)!;
+      expect(r, path).toMatchObject({ status: 200, usageDenied: 'train-ai' });
+      expect(r.content, path).toBeUndefined();
+      expect(r.savedPath, path).toBeUndefined();
+    }
+    // A page that allows it, or says nothing, keeps everything.
+    for (const path of ['/plain', '/doc.pdf']) expect(byPath.get(path)!.usageDenied, path).toBeUndefined();
+    expect(byPath.get('/plain')!.content).toContain('Nothing said.');
+    expect(byPath.get('/')!.linkList).toHaveLength(6);
+    const saved = (await readdir(join(tmp.path, 'saved'), { recursive: true })).map(String);
+    expect(saved.some((f) => f.includes('plain'))).toBe(true);
+    expect(saved.some((f) => /(^|\/)(cu|tdm|xr)(\.html)?$/.test(f))).toBe(false);
+    expect(run.stderr).toMatch(/withheld +train-ai ×3/);
+    expect(JSON.parse(await readFile(join(tmp.path, 'stats.json'), 'utf8'))).toMatchObject({ usageDenied: { 'train-ai': 3 } });
+  });
+
+  it('refuses a use it does not know in one line naming the known ones, exit 2, before any request', async () => {
+    const before = web.requests().length;
+    const run = await startCrawl(['--purpose', 'search,training', web.url('site.localhost', '/')], tmp.path).done;
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(/^crawl: --purpose: unknown use "training"; known: search, train-ai \(or ai-train\), ai-input \(or ai-use\), tdm/);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(web.requests().length).toBe(before);
   });
 });

@@ -130,3 +130,16 @@ describe('robots directives addressed to us', () => {
     ]);
   });
 });
+
+describe('the declared purpose', () => {
+  it('reads a list or the flag’s comma-separated string, each use once by its own name; an unknown name names the known ones', async () => {
+    const { validateConfig, ConfigError } = await import('../../src/config/settings.js');
+    expect(validateConfig({ purpose: ['ai-train', 'search', 'train-ai'] }, 'c.json').purpose).toEqual(['train-ai', 'search']);
+    expect(validateConfig({ purpose: 'ai-use, tdm' }, 'c.json').purpose).toEqual(['ai-input', 'tdm']);
+    expect(validateConfig({}, 'c.json').purpose).toEqual([]);
+    expect(() => validateConfig({ purpose: ['search', 'indexing'] }, 'c.json')).toThrow(ConfigError);
+    expect(() => validateConfig({ purpose: ['search', 'indexing'] }, 'c.json')).toThrow(
+      'c.json: purpose[1]: unknown use "indexing"; known: search, train-ai (or ai-train), ai-input (or ai-use), tdm',
+    );
+  });
+});

@@ -1,0 +1,31 @@
+/**
+ * A page whose use for the crawl's declared purpose (`--purpose`) was
+ * stated `n` after its response came (its headers or its document): its
+ * record keeps URL, status, links and what was stated, and says
+ * `usageDenied`; its content, extracted fields, saved body and WARC records
+ * are withheld, and no page handler runs on it. Its links are still
+ * followed: they are the site's, not the page's content.
+ */
+import type { CrawlStats } from '../output/summary.js';
+import type { PageRecord } from '../types.js';
+import type { Purpose } from './usage-vocab.js';
+
+/** The first declared purpose the page's usage states `n` for, or undefined. */
+export function deniedPurpose(purposes: readonly Purpose[], usage: PageRecord['usage']): Purpose | undefined {
+  if (usage === undefined || purposes.length === 0) return undefined;
+  return purposes.find((p) => usage[p] === 'n');
+}
+
+/** Takes the page's content off its record and says why. */
+export function withhold(record: PageRecord, purpose: Purpose): void {
+  delete record.content;
+  delete record.contentTruncated;
+  delete record.extract;
+  record.usageDenied = purpose;
+}
+
+/** One more page withheld for `purpose`, for the summary and --stats. */
+export function countDenied(stats: CrawlStats, purpose: Purpose): void {
+  stats.usageDenied ??= {};
+  stats.usageDenied[purpose] = (stats.usageDenied[purpose] ?? 0) + 1;
+}

@@ -42,11 +42,12 @@ the summary go to stderr. Config: ./crawler.config.json is used when present
 (see crawler.config.example.json for every option); flags override it.
 
 Exit codes: 0 finished (some URL answered, even with 404); 1 internal error,
-or a page handler failed with --handler-errors stop; 2 usage or config error; 3 nothing could be reached (every seed failed:
-refused, DNS failure, timeout; no HTTP answer at all); 4 a file could not be
-written (disk full, read-only file system, permission); 5 the shared state of
-a --redis crawl is gone from Redis (restarted without persistence, flushed,
-evicted): the crawl stopped partway; 130 SIGINT; 143 SIGTERM.
+or a page handler failed with --handler-errors stop; 2 usage or config error;
+3 nothing could be reached (every seed failed: refused, DNS failure, timeout;
+no HTTP answer at all); 4 a file could not be written (disk full, read-only
+file system, permission); 5 the shared state of a --redis crawl is gone from
+Redis (restarted without persistence, flushed, evicted): the crawl stopped
+partway; 130 SIGINT; 143 SIGTERM.
 --max-time and a closed pipe (| head) end with 0.
 
 Documentation: docs/cli-and-config.md, docs/records.md, docs/politeness.md,

@@ -143,7 +143,8 @@ describe('a page handler', () => {
       ...base(),
       seeds: [web.url('shop.localhost', '/item/2-1'), web.url('shop.localhost', '/item/2-2')],
       defaults: { rate: '100/s', concurrency: 1 },
-      handlerTimeout: '300ms',
+      // Long enough that the other seed (robots.txt, then the page) is done first even on a loaded machine.
+      handlerTimeout: '2s',
       handle: (page, ctx) => {
         if (path(page.url) !== '/item/2-1') return;
         return new Promise(() => {

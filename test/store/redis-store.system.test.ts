@@ -279,13 +279,15 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       await sleep(wroteAt + gapWithMargin(300) + 20 - now());
       const x = await b.claim('h');
       if (!isLease(x)) throw new Error(`no lease: ${JSON.stringify(x)}`);
-      a.shared.responded(w, wroteAt + 250); // the server can have read W as late as 250 ms after it was written
+      // The server can have read W as late as 1.5 s after it was written: a bound far enough out that the calls
+      // below, slowed by a loaded machine, still come before it (at 250 ms they once came after it, and got a lease).
+      a.shared.responded(w, wroteAt + 1500);
       await a.complete(w);
       await b.release(x, x.entry);
       const next = await b.claim('h');
       expect(isLease(next)).toBe(false);
       // Not before that bound and a gap: W's write and a gap have passed already.
-      expect((next as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(wroteAt + 250 + gapWithMargin(300) - 5);
+      expect((next as { notBefore: number }).notBefore).toBeGreaterThanOrEqual(wroteAt + 1500 + gapWithMargin(300) - 5);
     });
 
     /** Two workers whose scripts are named in `scripts` as they run, a host table to save from, and a time 1 s ahead. */

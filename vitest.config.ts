@@ -52,12 +52,15 @@ const serialFiles = [
  */
 const slowFirst = [
   'test/store/redis-workers.system.test.ts', // 42
+  'test/handler/handler-crash.system.test.ts', // 39
+  'test/render/render.system.test.ts', // 35
   'test/crawl/recrawl.system.test.ts', // 31
   'test/crawl/revisit.system.test.ts', // 28
   'test/store/redis-workers-control.system.test.ts', // 28
   'test/store/state.system.test.ts', // 25
   'test/package.system.test.ts', // 23
   'test/store/state-files.system.test.ts', // 23
+  'test/handler/handler-cli.system.test.ts', // 25 under load
   'test/store/redis-restart.system.test.ts', // 23
   'test/cli/status-live.system.test.ts', // 21
   'test/store/state-safety.system.test.ts', // 20

@@ -97,7 +97,13 @@ export interface RobotsView {
   throttle: ThrottleView | null;
 }
 
-export type RecordView = PageView | SkipView | RobotsView;
+/** An item a page handler pushed: a record, not charted (the report is about the visits). */
+export interface ItemView {
+  kind: 'item';
+  url: string;
+}
+
+export type RecordView = PageView | SkipView | RobotsView | ItemView;
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -121,7 +127,7 @@ export function hostOf(url: string, mode: HostKeyMode = 'host'): string {
 
 /**
  * The report's view of one parsed JSON value, or null when it is not a
- * crawl record (no `type` of "page" / "skipped", or no string `url`).
+ * crawl record (no `type` of "page", "skipped", "robots" or "item", or no string `url`).
  */
 export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView | null {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return null;
@@ -131,6 +137,7 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
   const host = str(r.host) ?? hostOf(url, mode);
   if (r.type === 'skipped') return { kind: 'skipped', url, host, reason: str(r.reason) ?? '(none)', detail: str(r.detail) };
   if (r.type === 'robots') return robotsView(r, url, host);
+  if (r.type === 'item') return { kind: 'item', url };
   if (r.type !== 'page') return null;
   const startedAt = instant(r.startedAt);
   const fetchedAt = typeof r.fetchedAt === 'string' ? Date.parse(r.fetchedAt) : NaN;

@@ -175,6 +175,7 @@ export class ReportBuilder {
   }
 
   add(r: RecordView): void {
+    if (r.kind === 'item') return; // a page handler's data: a record, but not a visit
     if (r.kind === 'robots') return this.addRobots(r);
     this.redirects.add(r);
     if (r.kind === 'skipped') return this.addSkip(r);

@@ -27,6 +27,8 @@ const RECORDS = [
   { type: 'skipped', url: 'http://c.test/private', reason: 'robots', depth: 1, parent: 'http://a.test/1' },
   page('http://a.test/3', 2000, 200, 200, 3000, { attempts: 2 }),
   { type: 'skipped', url: 'http://a.test/deep', reason: 'max-depth', depth: 9, parent: 'http://a.test/3' },
+  // A page handler's item: a record (not a bad line), about no visit of its own.
+  { type: 'item', url: 'http://a.test/3', label: null, fetchedAt: at(2000), data: { price: 12 } },
 ];
 
 function build(limits = {}) {

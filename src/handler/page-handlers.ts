@@ -26,7 +26,8 @@
  *   `pending` counts such pages, and the crawl does not end while any is.
  */
 import type { CheerioAPI } from 'cheerio';
-import type { Job, JobContext } from '../politeness/host-state.js';
+import type { Job } from '../politeness/host-state.js';
+import { handOffJob, type HandOffHooks } from '../schedule/hand-off-job.js';
 import { resolveLink } from '../parse/url.js';
 import type { EntryExtra } from '../store/crawl-store.js';
 import type { PageRecord } from '../types.js';
@@ -105,29 +106,17 @@ export class PageHandlers {
 
   /** Gives a page job a way to end before its page does (see the contract). */
   wrap(job: Job): Job {
-    return (ctx) =>
-      new Promise<void>((resolve) => {
-        let handed = false;
-        // One shape, no spread: on a page's path a spread's new fields take V8's slow path (docs/architecture.md).
-        const inner: JobContext = {
-          onDispatched: (at) => ctx.onDispatched(at),
-          onResponse: (at) => ctx.onResponse(at),
-          detach: ctx.detach && (() => ctx.detach!()),
-          handOff: () => {
-            if (handed) return;
-            handed = true;
-            this.pending++;
-            resolve();
-          },
-        };
-        const end = () => {
-          if (!handed) return resolve();
-          this.pending--;
-          this.parts.settled();
-        };
-        job(inner).then(end, end);
-      });
+    return handOffJob(job, this.handOffHooks);
   }
+
+  private readonly handOffHooks: HandOffHooks = {
+    handedOff: () => this.pending++,
+    ended: (handed) => {
+      if (!handed) return;
+      this.pending--;
+      this.parts.settled();
+    },
+  };
 
   /**
    * Runs the page's handler once it has a turn and gives its outcome; never

@@ -35,6 +35,7 @@ import type { RenderedDocument } from '../crawl/page-outcome.js';
 import { redactCredentials } from '../fetch/redact.js';
 import type { FrontierEntry } from '../store/crawl-store.js';
 import type { Job, JobContext } from '../politeness/host-state.js';
+import { handOffJob } from '../schedule/hand-off-job.js';
 import type { RenderSettings } from '../config/settings-types.js';
 import type { PageRecord } from '../types.js';
 import type { CrawlContext } from '../crawl/crawl-context.js';
@@ -157,41 +158,32 @@ export class Renderer {
 
   /** Gives the page job a way to end before the page does (see the contract); `key`: its host. */
   wrap(job: Job, key: string): Job {
-    return (ctx) =>
-      new Promise<void>((resolve) => {
-        let handed = false;
-        // Counted until it hands off or ends: a document being fetched for a host that renders every page is a page
-        // ahead of the browser too. Not on an "auto" host, most of whose pages are usually static: counted there, a
-        // broad crawl would fetch no more pages at once than it renders.
-        let counted = this.ctx.hosts.get(key).policy.render === true;
-        if (counted) this.fetching++;
-        const uncount = () => {
-          if (!counted) return;
-          counted = false;
-          this.fetching--;
-          this.wakeHeldBack();
-        };
-        const inner: JobContext = {
-          onDispatched: (at) => ctx.onDispatched(at),
-          onResponse: (at) => ctx.onResponse(at),
-          ...(ctx.detach && { detach: () => ctx.detach!() }),
-          handOff: () => {
-            if (handed) return;
-            handed = true;
-            this.pending++;
-            uncount();
-            resolve();
-          },
-        };
-        const end = () => {
+    return (ctx) => {
+      // Counted until it hands off or ends: a document being fetched for a host that renders every page is a page
+      // ahead of the browser too. Not on an "auto" host, most of whose pages are usually static: counted there, a
+      // broad crawl would fetch no more pages at once than it renders.
+      let counted = this.ctx.hosts.get(key).policy.render === true;
+      if (counted) this.fetching++;
+      const uncount = () => {
+        if (!counted) return;
+        counted = false;
+        this.fetching--;
+        this.wakeHeldBack();
+      };
+      return handOffJob(job, {
+        handedOff: () => {
+          this.pending++;
           uncount();
-          if (!handed) return resolve();
+        },
+        ended: (handed) => {
+          uncount();
+          if (!handed) return;
           this.pending--;
           // A handed-off page finished: the crawl may be done.
           this.ctx.signals.settled();
-        };
-        job(inner).then(end, end);
-      });
+        },
+      })(ctx);
+    };
   }
 
   /** Pages ahead of the browser: being fetched, or fetched and waiting for a browser page. */

@@ -13,7 +13,7 @@ import { integerProblem } from '../config/fields.js';
 import { archiveTargetProblem } from '../archive/open-archive.js';
 import type { CrawlSettings } from '../config/settings-types.js';
 import { metricsAddressProblem } from '../config/metrics-address.js';
-import { handleProblem, handlerConcurrencyProblem, handlerErrorsProblem, handlerTimeoutProblem } from '../handler/handler-options.js';
+import { handleProblem, handlerErrorsProblem, handlerTimeoutProblem } from '../handler/handler-options.js';
 
 /** Names the options object in messages, where a config file's path would stand. */
 export const OPTIONS_SOURCE = 'options';
@@ -63,7 +63,7 @@ export const CRAWL_ONLY: Record<string, Check> = {
   handle: handleProblem,
   handlerTimeout: handlerTimeoutProblem,
   handlerErrors: handlerErrorsProblem,
-  handlerConcurrency: handlerConcurrencyProblem,
+  handlerConcurrency: (v) => integerProblem(v, 1, 1000),
 };
 export const EXPLAIN_ONLY: Record<string, Check> = { robotsTxt: text };
 

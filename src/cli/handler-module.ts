@@ -10,7 +10,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UsageError } from '../config/seeds.js';
 import { secondsIfBare } from '../config/units.js';
-import { handleProblem, handlerConcurrencyProblem, handlerSettings, handlerTimeoutProblem } from '../handler/handler-options.js';
+import { integerProblem } from '../config/fields.js';
+import { handleProblem, handlerSettings, handlerTimeoutProblem } from '../handler/handler-options.js';
 import type { HandlerSpec } from '../handler/handler-types.js';
 import type { HandlerSettings } from '../handler/page-handlers.js';
 import type { CrawlFlags } from './flags.js';
@@ -32,9 +33,8 @@ export async function loadHandler(flags: CrawlFlags, cwd: string, crawlConcurren
   const timeoutProblem = timeout === undefined ? undefined : handlerTimeoutProblem(timeout);
   if (timeoutProblem) throw new UsageError(`--handler-timeout: ${timeoutProblem}`);
   const concurrency = flags.handlerConcurrency === undefined ? undefined : Number(flags.handlerConcurrency);
-  const concurrencyProblem = concurrency === undefined ? undefined : handlerConcurrencyProblem(concurrency);
-  if (concurrencyProblem)
-    throw new UsageError(`--handler-concurrency: ${concurrencyProblem.replace(/got .*/, `got ${JSON.stringify(flags.handlerConcurrency)}`)}`);
+  const concurrencyProblem = concurrency === undefined ? undefined : integerProblem(concurrency, 1, 1000, flags.handlerConcurrency);
+  if (concurrencyProblem) throw new UsageError(`--handler-concurrency: ${concurrencyProblem}`);
   const handle = await importHandle(flags.handler, cwd);
   return handlerSettings(handle, {
     timeout,

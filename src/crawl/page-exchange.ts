@@ -155,9 +155,7 @@ export class PageExchange {
       }
       // The user's handler, between the links and the record; its items are written just before the record.
       let handled =
-        parts.handlers && sitemap === undefined && action !== 'throttle' && denied === undefined && handles(entry, body)
-          ? this.handle(entry, body, out, handing)
-          : undefined;
+        parts.handlers && action !== 'throttle' && denied === undefined && handles(entry, body) ? this.handle(entry, body, out, handing) : undefined;
       if (handled instanceof Promise) handled = await handled;
       parts.links.enqueueNext(entry, out, handled?.follow ?? true);
       if (handled) {

@@ -164,14 +164,20 @@ export function pageOutcome(
  * that states nothing three lookups.
  */
 function statedUsage(record: PageRecord, headers: Readonly<Record<string, string>>, token: string | undefined, page: ExtractedPage | undefined): void {
-  const xRobotsTag = headers['x-robots-tag'];
-  const fromHeader = xRobotsTag === undefined ? NO_DIRECTIVES : parseXRobotsTag(xRobotsTag, token).all;
-  const directives = page?.robotsDirectives ?? fromHeader;
+  const directives = page?.robotsDirectives ?? headerDirectives(headers, token);
   const tdmMeta = page?.tdmReservation ?? null;
   if (directives.length === 0 && tdmMeta === null && headers['content-usage'] === undefined && headers['tdm-reservation'] === undefined) return;
   if (directives.length > 0) record.robotsDirectives = [...directives];
-  const stated = usageOf({ headers, tdmMeta, robotsDirectives: directives, noaiFromHeader: fromHeader.includes('noai') });
+  // A parsed page's directives already include the header's (parse/parser.ts): it is read again only to say where a noai came from.
+  const noaiFromHeader = directives.includes('noai') && (page === undefined || headerDirectives(headers, token).includes('noai'));
+  const stated = usageOf({ headers, tdmMeta, robotsDirectives: directives, noaiFromHeader });
   if (stated !== undefined) Object.assign(record, stated);
+}
+
+/** The robots directives of the X-Robots-Tag header alone. */
+function headerDirectives(headers: Readonly<Record<string, string>>, token: string | undefined): readonly string[] {
+  const xRobotsTag = headers['x-robots-tag'];
+  return xRobotsTag === undefined ? NO_DIRECTIVES : parseXRobotsTag(xRobotsTag, token).all;
 }
 
 const NO_DIRECTIVES: readonly string[] = [];

@@ -35,12 +35,6 @@ export function handlerErrorsProblem(value: unknown): string | undefined {
   return value === 'record' || value === 'stop' ? undefined : `expected "record" (the page's record says HANDLER_ERROR) or "stop", got ${showValue(value)}`;
 }
 
-export function handlerConcurrencyProblem(value: unknown): string | undefined {
-  return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 1000
-    ? undefined
-    : `expected an integer from 1 to 1000, got ${showValue(value)}`;
-}
-
 /** Settings from values already checked; `concurrency` defaults to the crawl's global concurrency. */
 export function handlerSettings(
   handle: HandlerSpec,

@@ -14,6 +14,7 @@
  * record table in docs/records.md.
  */
 import { z } from 'zod';
+import { PURPOSES, type Purpose } from '../usage/usage-vocab.js';
 
 /** Why a URL was not fetched. Stable strings: scripts match on them. */
 export const SKIP_REASONS = [
@@ -66,13 +67,8 @@ const instant = () => z.iso.datetime({ precision: 3 }).describe('An instant: ISO
 const worker = () => z.string().optional().describe('The worker that wrote the record, in a crawl shared through Redis (--worker; default host-pid).');
 
 /** Per use, what was stated: "y" (allowed) or "n" (not); a use not stated is absent. */
-const usageSchema = () =>
-  z.strictObject({
-    search: z.enum(['y', 'n']).optional(),
-    'train-ai': z.enum(['y', 'n']).optional(),
-    'ai-input': z.enum(['y', 'n']).optional(),
-    tdm: z.enum(['y', 'n']).optional(),
-  });
+const usageValue = () => z.enum(['y', 'n']).optional();
+const usageSchema = () => z.strictObject(Object.fromEntries(PURPOSES.map((p) => [p, usageValue()])) as { [P in Purpose]: ReturnType<typeof usageValue> });
 
 export const throttleEventSchema = z
   .strictObject({
@@ -199,7 +195,7 @@ export const pageRecordSchema = z
       .optional()
       .describe('Where each usage statement came from, in the order read. Absent when nothing was stated.'),
     usageDenied: z
-      .enum(['search', 'train-ai', 'ai-input', 'tdm'])
+      .enum(PURPOSES)
       .optional()
       .describe(
         'The declared purpose (--purpose) this page stated "n" for: its content, extract, saved body and WARC records were withheld, and no page handler ran on it.',

@@ -22,8 +22,10 @@ import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
 import { createScope, explainScope, type ScopeRejection } from '../parse/scope.js';
 import { hostKeyOf, originOf } from '../parse/url.js';
 import { capRobotsText, parseRobots } from '../robots/rules.js';
-import { RobotsCache } from '../robots/cache.js';
+import { loadUsageParserFor, RobotsCache } from '../robots/cache.js';
 import type { RobotsState } from '../robots/types.js';
+import { combine, type UsageSource, type UsageValue } from '../usage/page-usage.js';
+import type { Purpose } from '../usage/usage-vocab.js';
 import type { CrawlSettings, HostPolicy, IpPolicy } from '../config/settings-types.js';
 import type { ErrorCode } from '../types.js';
 import type { ExplainOptions } from './options.js';
@@ -84,6 +86,24 @@ export interface PerIpResult {
   explanation: string;
 }
 
+/**
+ * What robots.txt states the URL's content may be used for, against the
+ * crawl's declared purposes (`purpose`). What the page's own response
+ * states (headers, <meta>) is known only once it is fetched.
+ */
+export interface UsageResult {
+  /** The declared purposes; empty when none. */
+  purposes: Purpose[];
+  /** robots.txt's Content-Usage / Content-Signal rules for the URL (none when robots.txt was not read or has none). */
+  stated: UsageSource[];
+  /** Combined per use (any "n" wins). */
+  usage: Partial<Record<Purpose, UsageValue>>;
+  /** The first declared purpose robots.txt states "n" for; null when none. */
+  denied: Purpose | null;
+  /** `fetchDenied`: a denied page is requested anyway (its content withheld). */
+  fetchDenied: boolean;
+}
+
 export interface CheckResult {
   /** The URL in canonical form. */
   url: string;
@@ -95,13 +115,14 @@ export interface CheckResult {
   /** The policy for that key; `policy.matched` is the config entry that decided it, or "defaults". */
   policy: HostPolicy;
   robots: RobotsResult;
+  usage: UsageResult;
   /** robots.txt Crawl-delay for our group, in ms; null when absent or not checked. */
   crawlDelayMs: number | null;
   network: NetworkResult;
   perIp: PerIpResult;
   /** What a request to the URL carries: headers (secrets as `***`), the kind of credentials, the proxy, cookie names. */
   requests: RequestDescription;
-  /** In scope, allowed by robots.txt, and on an address the crawl may connect to. */
+  /** In scope, allowed by robots.txt, not denied a declared purpose by it (or `fetchDenied`), and on an address the crawl may connect to. */
   wouldFetch: boolean;
 }
 
@@ -150,9 +171,9 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
   const clock = input.clock ?? systemClock;
   // An unset secret's variable is reported in `requests`, not refused: a check explains, it does not crawl.
   const requests = setUpRequests(settings, seeds, { cwd: input.cwd, now: () => clock.wallNow(), requireSecrets: false });
-  const robots: RobotsResult = settings.robots.enabled
-    ? robotsResult(await robotsFor(url, settings, input.robotsTxt, clock, guard, lookup, requests), url)
-    : { checked: false, allowed: true };
+  const robotsState = settings.robots.enabled ? await robotsFor(url, settings, input.robotsTxt, clock, guard, lookup, requests) : undefined;
+  const robots: RobotsResult = robotsState ? robotsResult(robotsState, url) : { checked: false, allowed: true };
+  const usage = usageResult(robotsState, url, settings);
   const crawlDelayMs = robots.checked && robots.kind === 'rules' ? robots.crawlDelayMs : null;
   const network = await networkFor(url, settings, guard, lookup);
   const described = requests.describe(url);
@@ -164,11 +185,12 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
     hostKey,
     policy,
     robots,
+    usage,
     crawlDelayMs,
     network,
     perIp,
     requests: described,
-    wouldFetch: scope.inScope && robots.allowed && network.allowed,
+    wouldFetch: scope.inScope && robots.allowed && (usage.denied === null || usage.fetchDenied) && network.allowed,
   };
 }
 
@@ -262,6 +284,7 @@ async function robotsFor(
   if (text !== undefined) {
     // Read exactly as much of the file as a crawl would.
     const capped = capRobotsText(text, settings.robots.maxBytes);
+    await loadUsageParserFor(capped.text);
     const rules = parseRobots(`${originOf(url)}/robots.txt`, capped.text, settings.userAgent, clock.now(), settings.robots.cacheTtlMs);
     if (capped.truncated) rules.truncatedAt = settings.robots.maxBytes;
     return rules;
@@ -299,6 +322,13 @@ async function robotsFor(
   } finally {
     await fetcher.close();
   }
+}
+
+function usageResult(state: RobotsState | undefined, url: string, settings: CrawlSettings): UsageResult {
+  const stated = state?.kind === 'rules' ? state.usage(url) : [];
+  const usage = combine(stated.map((s) => s.states));
+  const denied = settings.purpose.find((p) => usage[p] === 'n') ?? null;
+  return { purposes: [...settings.purpose], stated, usage, denied, fetchDenied: settings.fetchDenied };
 }
 
 function robotsResult(state: RobotsState, url: string): RobotsResult {

@@ -41,6 +41,8 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
     insecure: flags.insecure,
     ca: flags.ca,
     render: flags.render,
+    purpose: flags.purpose,
+    fetchDenied: flags.fetchDenied,
   });
   if (settings.requests.tls.insecure) io.stderr.write(`crawl: warning: ${INSECURE_WARNING}\n`);
   // The file is only read when robots.txt is checked at all.
@@ -80,12 +82,34 @@ export function formatCheck(r: CheckResult): string {
   if (r.robots.checked && r.robots.kind === 'rules' && r.robots.truncatedAt !== undefined) {
     out.push(`         ${robotsCutMessage(r.robots.source, r.robots.truncatedAt)}`);
   }
+  out.push(...describeUsage(r));
   out.push(`network: ${r.network.explanation}`);
   out.push(`render:  ${describeRender(r)}`);
   out.push(...describeRequests(r));
   const unreachable = r.scope.inScope && r.network.allowed && r.robots.checked && r.robots.kind === 'unavailable' ? r.robots.connectError : undefined;
   out.push(`verdict: ${r.wouldFetch ? 'would be fetched' : unreachable ? `would be recorded with error ${unreachable}, not requested` : 'would be skipped'}`);
   return out.join('\n') + '\n';
+}
+
+/** What robots.txt states the page may be used for, against the declared purposes; nothing when neither says anything. */
+function describeUsage(r: CheckResult): string[] {
+  const { purposes, stated, usage, denied, fetchDenied } = r.usage;
+  if (purposes.length === 0 && stated.length === 0) return [];
+  const said = Object.entries(usage).map(([use, v]) => `${use}=${v}`);
+  const head = said.length === 0 ? 'robots.txt states nothing about its use' : `robots.txt states ${said.join(', ')}`;
+  const verdict =
+    purposes.length === 0
+      ? 'no purpose declared (--purpose): the record carries what was stated'
+      : denied === null
+        ? `may be used for ${purposes.join(', ')} as far as robots.txt says; its response (Content-Usage, tdm-reservation, noai) is read when fetched`
+        : fetchDenied
+          ? `denied for ${denied}: fetched anyway (--fetch-denied), its content withheld`
+          : `denied for ${denied}: not requested (a usage-denied skip; --fetch-denied fetches it for its links)`;
+  const lines = [`usage:   ${head}; ${verdict}`];
+  for (const s of stated)
+    if (s.source === 'robots')
+      lines.push(`         line ${s.line} of ${redactCredentials(s.url)}: ${s.name === 'content-signal' ? 'Content-Signal' : 'Content-Usage'}: ${s.value}`);
+  return lines;
 }
 
 /** Whether a crawl would render the page (render/render-decision.ts), and how to see what the browser would ask for. */

@@ -167,6 +167,8 @@ export function buildProgram(
       '--purpose <uses>',
       'what the output is for, comma-separated: search, train-ai, ai-input, tdm; a page that states "n" for one keeps its record but not its content (docs/politeness.md)',
     )
+    .option('--archive-noarchive', 'keep pages that say noarchive in --save-dir and --warc too')
+    .option('--fetch-denied', 'with --purpose: request pages robots.txt denies for it anyway, for their links only')
     .option('--follow-canonical', "dedupe by rel=canonical: a page's in-scope canonical URL is marked seen, not fetched again")
     .option(
       '--sitemap <url>',
@@ -253,6 +255,8 @@ export function buildProgram(
     .option('--insecure', 'accept any TLS certificate when fetching robots.txt')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
     .option('--robots-file <file>', 'use this local robots.txt instead of fetching it')
+    .option('--purpose <uses>', 'what the output is for, as for crawl: says whether robots.txt denies it')
+    .option('--fetch-denied', 'as for crawl: a page robots.txt denies the purpose would be fetched anyway')
     .option('--no-robots', 'skip the robots.txt verdict')
     .option('--timeout <duration>', 'timeout for the robots.txt request (a bare number is seconds)')
     .addHelpText(

@@ -425,6 +425,8 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     maxContent: f.maxContent,
     extract: f.extract,
     followCanonical: f.followCanonical,
+    fetchDenied: f.fetchDenied,
+    archiveNoarchive: f.archiveNoarchive,
     purpose: f.purpose,
     sitemap: f.sitemap,
     sitemaps: f.sitemaps,

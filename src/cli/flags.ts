@@ -94,6 +94,8 @@ export interface CrawlFlags {
   maxContent?: string;
   extract?: string[];
   followCanonical?: boolean;
+  fetchDenied?: boolean;
+  archiveNoarchive?: boolean;
   /** What the output is for: search, train-ai, ai-input, tdm (comma-separated). */
   purpose?: string;
   saveDir?: string;
@@ -145,6 +147,8 @@ export interface ReportFlags {
 
 export interface CheckFlags {
   config?: string;
+  purpose?: string;
+  fetchDenied?: boolean;
   render?: string | boolean;
   seed?: string[];
   scope?: string;

@@ -103,6 +103,18 @@ export const contentFields = once(() => ({
     .describe(
       'What the crawl\'s output is for: "search", "train-ai" (or "ai-train"), "ai-input" (or "ai-use"), "tdm". A page whose response states "n" for one of them (Content-Usage, tdm-reservation, noai) keeps its record, status and links, but its content, extract, saved body and WARC records are withheld and the record says "usageDenied"; no page handler runs on it. Default none: records only say what was stated.',
     ),
+  fetchDenied: fieldSchemas
+    .boolean()
+    .prefault(false)
+    .describe(
+      'With "purpose": request a page robots.txt states "n" for a declared purpose anyway (Content-Usage, Content-Signal), for its links only: its content is withheld as for a page whose response says "n". Default false: such a page is not requested, and gets a "usage-denied" skip.',
+    ),
+  archiveNoarchive: fieldSchemas
+    .boolean()
+    .prefault(false)
+    .describe(
+      'Keep pages that say noarchive (X-Robots-Tag, <meta name="robots">) in --save-dir and --warc as well: for archivists whose archive is not public. Default false: such a page keeps its record but is not saved, and its record says "notArchived".',
+    ),
   followCanonical: fieldSchemas
     .boolean()
     .prefault(false)

@@ -302,6 +302,8 @@ export function fileDefaults(): FileConfig {
     maxContent: 1_048_576,
     extract: [],
     followCanonical: false,
+    fetchDenied: false,
+    archiveNoarchive: false,
     purpose: [],
     renderOptions: {
       concurrency: 4,

@@ -185,6 +185,10 @@ export interface CrawlSettings {
   emitLinks: boolean;
   /** What `--content` and `--extract` add to page records (src/content/). */
   content: ContentSettings;
+  /** `--archive-noarchive`: pages that say noarchive are saved and archived too. */
+  archiveNoarchive: boolean;
+  /** `--fetch-denied`: request pages robots.txt denies a declared purpose anyway (robots/gate.ts). */
+  fetchDenied: boolean;
   /** `--follow-canonical`: a page's in-scope rel=canonical marks that URL seen (crawl/page-links.ts). */
   followCanonical: boolean;
   /** `--purpose`: the uses the output is for; a page stated `n` for one has its content withheld (usage/). Empty: none declared. */

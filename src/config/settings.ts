@@ -233,6 +233,10 @@ export interface CliOverrides {
   maxContent?: string;
   /** `--extract name=selector` (repeatable): added to the file's `extract`; a name in both takes the flag's. */
   extract?: string[];
+  /** `--archive-noarchive`: replaces `archiveNoarchive`. */
+  archiveNoarchive?: boolean;
+  /** `--fetch-denied`: replaces `fetchDenied`. */
+  fetchDenied?: boolean;
   /** `--follow-canonical`: replaces `followCanonical`. */
   followCanonical?: boolean;
   /** `--purpose LIST`: replaces `purpose`. */
@@ -295,6 +299,8 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   maxContent: '--max-content',
   extract: '--extract',
   followCanonical: '--follow-canonical',
+  fetchDenied: '--fetch-denied',
+  archiveNoarchive: '--archive-noarchive',
   purpose: '--purpose',
   sitemap: '--sitemap',
   sitemaps: '--sitemaps',
@@ -364,6 +370,8 @@ const FLAG_SCHEMAS = {
   maxContent: () => fieldSchemas.size().optional(),
   extract: () => extractFlags().optional(),
   followCanonical: () => fieldSchemas.boolean().optional(),
+  fetchDenied: () => fieldSchemas.boolean().optional(),
+  archiveNoarchive: () => fieldSchemas.boolean().optional(),
   purpose: () => purposeList().optional(),
   sitemap: () => urlList().optional(),
   sitemaps: () => fieldSchemas.boolean().optional(),
@@ -479,6 +487,8 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
       extract: [...base.extract.filter((rule) => !flags.extract?.some((f) => f.name === rule.name)), ...(flags.extract ?? [])],
     },
     followCanonical: flags.followCanonical ?? base.followCanonical,
+    fetchDenied: flags.fetchDenied ?? base.fetchDenied,
+    archiveNoarchive: flags.archiveNoarchive ?? base.archiveNoarchive,
     purpose: flags.purpose ?? base.purpose,
     sitemaps: { urls: flags.sitemap ?? base.sitemaps, fromRobots: flags.sitemaps ?? base.robotsSitemaps },
     checkLinks: flags.checkLinks ?? base.checkLinks,

@@ -6,6 +6,8 @@
  * once. A URL the user named (a seed, or where it redirects) always gets its
  * record; other skips only with `emitSkipped`.
  */
+import type { DeniedUse } from '../robots/gate.js';
+import { countDenied } from '../usage/usage-denied.js';
 import type { RecordSink } from '../output/sink.js';
 import { countPage, countSkip, hostStats } from '../output/summary.js';
 import type { Cleared, FrontierEntry } from '../store/crawl-store.js';
@@ -75,14 +77,19 @@ export class CrawlRecords {
   }
 
   /** Counts a skip, and writes its record when one is wanted: true if it did. */
-  skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false): boolean {
+  skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false, usage?: DeniedUse): boolean {
     this.skipped++;
     if (this.redirects.size > 0) this.redirects.done(url);
     countSkip(this.ctx.stats, reason, hostKey(this.ctx, url));
     // A URL the user named (a seed, or where it redirects) is never dropped silently.
+    if (usage) countDenied(this.ctx.stats, usage.purpose, hostKey(this.ctx, url));
     if (!this.ctx.settings.emitSkipped && depth > 0 && !named) return false;
     const record: SkipRecord = { type: 'skipped', url, reason, depth, parent };
     if (detail) record.detail = detail;
+    if (usage) {
+      record.usageDenied = usage.purpose;
+      record.usageSources = usage.sources;
+    }
     this.write(record);
     return true;
   }

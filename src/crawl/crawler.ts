@@ -243,6 +243,8 @@ export class Crawler {
       wake: signals.wake,
       settled: signals.settled,
       loaded: (origin, state) => sitemaps.robotsLoaded(origin, state),
+      purposes: settings.purpose,
+      fetchDenied: settings.fetchDenied,
       note: (key, message) => addNote(stats, message, key),
       // Its messages may quote a robots.txt redirect target, credentials and all.
       warn: (message) => opts.log?.warn(redactCredentials(message)),
@@ -267,7 +269,14 @@ export class Crawler {
             opts.onSubrequest,
           )
         : undefined);
-    const links = (this.links = new PageLinks(ctx, { intake, records, redirects, sitemaps, token: productToken(settings.userAgent) }));
+    const links = (this.links = new PageLinks(ctx, {
+      intake,
+      records,
+      redirects,
+      sitemaps,
+      token: productToken(settings.userAgent),
+      robotsUsage: (url) => robots.usage(url),
+    }));
     const revisits = (this.revisits = new PageRevisits(ctx, intake, dueTimer));
     const log = opts.log;
     const handlers = (this.handlers =

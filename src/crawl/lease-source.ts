@@ -173,7 +173,7 @@ export class LeaseSource {
         }
         if (verdict.kind === 'skip') {
           this.unreserve(lease);
-          const wrote = parts.records.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail);
+          const wrote = parts.records.skip(entry.url, verdict.reason, entry.depth, entry.parent, verdict.detail, false, verdict.usage);
           const wait = this.endUnstarted(key, lease, verdict.reason, wrote);
           if (wait) return wait;
           continue;

@@ -38,6 +38,7 @@ import type { PageRevisits, PendingHistory } from './recrawl.js';
 import { withFields } from '../util/with-fields.js';
 import type { HandlerOutcome, PageHandlers } from '../handler/page-handlers.js';
 import type { ItemRecord } from '../types.js';
+import { addNote } from '../output/summary.js';
 
 export interface PageExchangeParts {
   records: CrawlRecords;
@@ -151,7 +152,13 @@ export class PageExchange {
       if (denied !== undefined) {
         withhold(record, denied);
         captured = undefined;
-        countDenied(ctx.stats, denied);
+        countDenied(ctx.stats, denied, key);
+      }
+      // A page that asks not to be archived stays out of --save-dir and --warc, unless --archive-noarchive.
+      if (captured !== undefined && !settings.archiveNoarchive && record.robotsDirectives?.includes('noarchive')) {
+        captured = undefined;
+        record.notArchived = 'noarchive';
+        addNote(ctx.stats, 'pages that say noarchive (X-Robots-Tag, <meta name="robots">) were kept out of the archive; --archive-noarchive keeps them');
       }
       // The user's handler, between the links and the record; its items are written just before the record.
       let handled =

@@ -7,6 +7,7 @@
  * handling is ours, not the page's, so the record stays what was fetched and
  * the failure is said once as a note.
  */
+import type { UsageSource } from '../usage/page-usage.js';
 import type { FetchResult } from '../fetch/fetcher.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { addNote } from '../output/summary.js';
@@ -36,6 +37,8 @@ export interface PageLinksParts {
   sitemaps: SitemapSeeds;
   /** The robots.txt product token of the crawl's user agent (for `<meta name="…">`). */
   token: string;
+  /** What robots.txt states a URL's content may be used for (robots/gate.ts). @default nothing */
+  robotsUsage?: (url: string) => readonly UsageSource[];
 }
 
 export class PageLinks {
@@ -156,6 +159,7 @@ export class PageLinks {
       userAgentToken: this.parts.token,
       chain,
       content: this.content,
+      robotsUsage: this.parts.robotsUsage,
     };
   }
 

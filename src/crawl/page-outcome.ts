@@ -11,7 +11,7 @@
 import type { FetchResult } from '../fetch/fetcher.js';
 import type { EntryExtra, FrontierEntry } from '../store/crawl-store.js';
 import { extractPage, extractPageYielding, parseXRobotsTag, type ExtractedPage } from '../parse/parser.js';
-import { usageOf } from '../usage/page-usage.js';
+import { usageOf, type UsageSource } from '../usage/page-usage.js';
 import { parsesInSlices } from '../parse/bounded-parser.js';
 import type { OutputRecord, PageRecord } from '../types.js';
 import { resolveLink } from '../parse/url.js';
@@ -33,6 +33,8 @@ export interface OutcomeOptions {
   chain?: readonly string[];
   /** `--content` / `--extract`: what to add to a 2xx HTML page's record, and the code that adds it (`loadContent`). @default nothing */
   content?: PageContentStep;
+  /** What the robots.txt in force states the URL's content may be used for (robots/gate.ts `usage`). @default nothing */
+  robotsUsage?: (url: string) => readonly UsageSource[];
 }
 
 /** Settings that ask for content or extracted fields, with content/ loaded to serve them. */
@@ -138,7 +140,7 @@ export function pageOutcome(
   }
   if (res.body !== null && res.status >= 200 && res.status < 300) {
     const page = parsed?.page ?? extractPage(res.body, res.documentUrl ?? entry.url, extractOptions(res, opts));
-    statedUsage(record, res.headers, opts.userAgentToken, page);
+    statedUsage(record, res.headers, opts.userAgentToken, page, opts.robotsUsage?.(entry.url));
     record.title = page.title;
     const links = withNavigations(page.links, res.navigations);
     record.links = links.length;
@@ -153,24 +155,31 @@ export function pageOutcome(
     // A PDF or an image may name its canonical in a header too, and say what it may be used for.
     const canonical = res.headers.link === undefined ? null : canonicalFromLinkHeader(res.headers.link, entry.url);
     if (canonical !== null) record.canonical = canonical;
-    statedUsage(record, res.headers, opts.userAgentToken, undefined);
+    statedUsage(record, res.headers, opts.userAgentToken, undefined, opts.robotsUsage?.(entry.url));
   }
   return out;
 }
 
 /**
- * `usage`, `usageSources` and `robotsDirectives` on the record, when the
- * response or its document stated any (usage/page-usage.ts). Costs a page
- * that states nothing three lookups.
+ * `usage`, `usageSources` and `robotsDirectives` on the record, when
+ * robots.txt, the response or its document stated any (usage/page-usage.ts).
+ * Costs a page that states nothing three lookups.
  */
-function statedUsage(record: PageRecord, headers: Readonly<Record<string, string>>, token: string | undefined, page: ExtractedPage | undefined): void {
+function statedUsage(
+  record: PageRecord,
+  headers: Readonly<Record<string, string>>,
+  token: string | undefined,
+  page: ExtractedPage | undefined,
+  robots: readonly UsageSource[] | undefined,
+): void {
   const directives = page?.robotsDirectives ?? headerDirectives(headers, token);
   const tdmMeta = page?.tdmReservation ?? null;
-  if (directives.length === 0 && tdmMeta === null && headers['content-usage'] === undefined && headers['tdm-reservation'] === undefined) return;
+  const fromRobots = robots !== undefined && robots.length > 0;
+  if (!fromRobots && directives.length === 0 && tdmMeta === null && headers['content-usage'] === undefined && headers['tdm-reservation'] === undefined) return;
   if (directives.length > 0) record.robotsDirectives = [...directives];
   // A parsed page's directives already include the header's (parse/parser.ts): it is read again only to say where a noai came from.
   const noaiFromHeader = directives.includes('noai') && (page === undefined || headerDirectives(headers, token).includes('noai'));
-  const stated = usageOf({ headers, tdmMeta, robotsDirectives: directives, noaiFromHeader });
+  const stated = usageOf({ headers, tdmMeta, robotsDirectives: directives, noaiFromHeader, robots });
   if (stated !== undefined) Object.assign(record, stated);
 }
 

@@ -135,6 +135,9 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
   counter('crawl_skipped_total', 'URLs skipped, by reason (robots, scope, depth, caps, …)', ['reason'], (s) =>
     [...s.stats.skippedByReason].map(([reason, n]) => [{ reason }, n]),
   );
+  counter('crawl_usage_denied_total', 'Pages the site denied a declared --purpose (not requested, or their content withheld), by purpose', ['purpose'], (s) =>
+    Object.entries(s.stats.usageDenied ?? {}).map(([purpose, n]) => [{ purpose }, n]),
+  );
   counter('crawl_aborted_total', "Requests the crawl aborted itself (a stop's grace period ran out)", [], (s) => one(s.stats.aborted ?? 0));
   counter('crawl_throttles_total', 'Throttling answers (429, 503, …); each pauses its host and may lower its rate', [], (s) => one(s.stats.throttles ?? 0));
   counter('crawl_retry_after_pauses_total', "Throttling answers whose pause came from the server's Retry-After header", [], (s) =>

@@ -34,6 +34,7 @@ export const SKIP_REASONS = [
   'max-pages-per-host', // its host key had maxPagesPerHost URLs accepted already (not remembered either)
   'repeated-path', // a path segment repeated more than traps.maxPathRepeats times (/a/b/a/b/a/b/a/b/)
   'query-explosion', // more than traps.maxQueryParams parameters, or its path had traps.maxQueryVariants query strings already
+  'usage-denied', // robots.txt states "n" for a declared --purpose (Content-Usage, Content-Signal); usageDenied and usageSources say which
 ] as const;
 
 /** Stable error codes of a request that failed; group by these, never by message. */
@@ -68,6 +69,21 @@ const worker = () => z.string().optional().describe('The worker that wrote the r
 
 /** Per use, what was stated: "y" (allowed) or "n" (not); a use not stated is absent. */
 const usageValue = () => z.enum(['y', 'n']).optional();
+/** Where each usage statement came from (page records; skip records of `usage-denied`). */
+const usageSourcesSchema = () =>
+  z
+    .array(
+      z.strictObject({
+        source: z.enum(['robots', 'header', 'meta']).describe('A robots.txt rule, a response header, or a <meta> tag of the document.'),
+        name: z.string().describe('The rule, header or meta name, lowercased (content-usage, content-signal, tdm-reservation, x-robots-tag, robots).'),
+        value: z.string().describe('What it said, as sent (a robots.txt rule: the value after its colon, path included).'),
+        line: z.int().min(1).optional().describe('A robots.txt rule: its 1-based line number.'),
+        url: z.string().optional().describe('A robots.txt rule: the robots.txt it is a line of.'),
+        fetchedAt: instant().optional().describe('A robots.txt rule: when that robots.txt was fetched (the copy in force when the page was), ISO 8601.'),
+        states: usageSchema().describe('What it stated, per use (nothing when it did not parse).'),
+      }),
+    )
+    .optional();
 const usageSchema = () => z.strictObject(Object.fromEntries(PURPOSES.map((p) => [p, usageValue()])) as { [P in Purpose]: ReturnType<typeof usageValue> });
 
 export const throttleEventSchema = z
@@ -183,23 +199,17 @@ export const pageRecordSchema = z
       .describe(
         'What the site stated this content may be used for, per use ("y" or "n"), combined over every source (any "n" wins); a use no source stated is absent. Absent when nothing was stated.',
       ),
-    usageSources: z
-      .array(
-        z.strictObject({
-          source: z.enum(['header', 'meta']).describe('A response header, or a <meta> tag of the document.'),
-          name: z.string().describe('The header or meta name, lowercased (content-usage, tdm-reservation, x-robots-tag, robots).'),
-          value: z.string().describe('What it said, as sent.'),
-          states: usageSchema().describe('What it stated, per use (nothing when it did not parse).'),
-        }),
-      )
-      .optional()
-      .describe('Where each usage statement came from, in the order read. Absent when nothing was stated.'),
+    usageSources: usageSourcesSchema().describe('Where each usage statement came from, in the order read. Absent when nothing was stated.'),
     usageDenied: z
       .enum(PURPOSES)
       .optional()
       .describe(
         'The declared purpose (--purpose) this page stated "n" for: its content, extract, saved body and WARC records were withheld, and no page handler ran on it.',
       ),
+    notArchived: z
+      .literal('noarchive')
+      .optional()
+      .describe('The page said noarchive: it was kept out of --save-dir and --warc (--archive-noarchive keeps it). Absent otherwise, and without an archive.'),
     robotsDirectives: z
       .array(z.string())
       .optional()
@@ -227,6 +237,8 @@ export const skipRecordSchema = z
     depth: z.int().min(0).describe('As in a page record.'),
     parent: z.string().nullable().describe('As in a page record.'),
     detail: z.string().optional().describe('More on the reason: the deciding robots.txt rule, the refused address, …'),
+    usageDenied: z.enum(PURPOSES).optional().describe('A `usage-denied` skip: the declared purpose (--purpose) robots.txt states "n" for.'),
+    usageSources: usageSourcesSchema().describe('A `usage-denied` skip: the robots.txt rules that apply to the URL.'),
     worker: worker(),
   })
   .describe('A URL not fetched (seeds and redirect targets always; others with --emit-skipped).');

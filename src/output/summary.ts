@@ -26,6 +26,8 @@ export interface HostStats {
   notes: string[];
   /** What rendering browsers asked of this host (render/subrequest-stats.ts); absent when they asked nothing. */
   subrequests?: SubrequestCounts;
+  /** With --purpose: this host's pages denied a declared purpose, by purpose (as the crawl's `usageDenied`); absent when none. */
+  usageDenied?: Record<string, number>;
 }
 
 export interface CrawlStats {
@@ -64,7 +66,11 @@ export interface CrawlStats {
   pass?: number;
   /** With a page handler: items pushed and written, and pages whose handler failed (HANDLER_ERROR or HANDLER_TIMEOUT). */
   handler?: { items: number; failed: number };
-  /** With --purpose: pages whose content was withheld, by the purpose they denied. */
+  /**
+   * With --purpose: pages the site denied a declared purpose, by purpose:
+   * not requested (robots.txt said so; also `usage-denied` skips) or
+   * fetched with their content withheld (the response said so).
+   */
   usageDenied?: Record<string, number>;
 }
 
@@ -302,7 +308,7 @@ export function formatSummary(stats: CrawlStats): string {
     out.push(
       `  withheld ${Object.entries(denied)
         .map(([purpose, n]) => `${purpose} ×${int(n)}`)
-        .join(', ')} (the page stated "n" for a declared --purpose: record kept, content withheld)`,
+        .join(', ')} (the site stated "n" for a declared --purpose: content withheld, or not requested when robots.txt said so)`,
     );
   const handler = stats.handler;
   if (handler)
@@ -360,7 +366,7 @@ export interface CrawlSummary {
   pass?: number;
   /** With a page handler: items written, and pages whose handler failed. */
   handler?: { items: number; failed: number };
-  /** With --purpose: pages whose content was withheld, by purpose. */
+  /** With --purpose: pages denied a declared purpose (not requested, or their content withheld), by purpose. */
   usageDenied?: Record<string, number>;
 }
 
@@ -386,7 +392,9 @@ export function statsToJson(stats: CrawlStats): CrawlSummary {
     pagesByStatus: Object.fromEntries([...stats.pagesByStatus].map(([k, v]) => [String(k), v])),
     errorsByCode: Object.fromEntries(stats.errorsByCode),
     skippedByReason: Object.fromEntries(stats.skippedByReason),
-    hosts: [...stats.perHost].map(([host, h]) => ({ host, ...h, notes: [...h.notes] })).sort((a, b) => b.fetched - a.fetched || a.host.localeCompare(b.host)),
+    hosts: [...stats.perHost]
+      .map(([host, h]) => ({ host, ...h, notes: [...h.notes], ...(h.usageDenied && { usageDenied: { ...h.usageDenied } }) }))
+      .sort((a, b) => b.fetched - a.fetched || a.host.localeCompare(b.host)),
     notes: [...stats.notes],
     ...(stats.linkCheck && { linkCheck: { ...stats.linkCheck } }),
     ...(stats.changes && { changes: { ...stats.changes } }),

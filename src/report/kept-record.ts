@@ -11,7 +11,7 @@
 import type { OutputRecord, PageRecord } from '../types.js';
 
 // A skip's parent lets a resume after a crash drop the skip records of a page fetched again (SqliteStore).
-const SKIP_FIELDS = ['type', 'url', 'reason', 'detail', 'parent'] as const;
+const SKIP_FIELDS = ['type', 'url', 'reason', 'detail', 'parent', 'usageDenied'] as const;
 const ROBOTS_FIELDS = ['type', 'url', 'host', 'status', 'startedAt', 'elapsedMs', 'bytes', 'pausedUntil', 'retryAfterMs', 'error'] as const;
 // An item keeps what a resume after a crash judges it by (its page's fetch), not its data: the report has no use for it.
 const ITEM_FIELDS = ['type', 'url', 'fetchedAt'] as const;
@@ -46,6 +46,7 @@ function keptPage(r: PageRecord): Record<string, unknown> {
     throttles: r.throttles,
     error: r.error,
     change: r.change,
+    usageDenied: r.usageDenied,
     fetchedAt: r.startedAt === undefined ? r.fetchedAt : undefined,
     parent: r.error !== undefined || (r.status !== null && r.status >= 400) ? r.parent : undefined,
   };

@@ -66,6 +66,8 @@ export interface PageView {
   exactStart: boolean;
   /** In a re-crawl: what changed since the last pass (`new`, `changed`, `unchanged`, `removed`); null otherwise. */
   change: string | null;
+  /** The declared purpose the page denied (its content withheld); null otherwise. */
+  usageDenied: string | null;
 }
 
 export interface SkipView {
@@ -74,6 +76,8 @@ export interface SkipView {
   host: string;
   reason: string;
   detail: string | null;
+  /** A `usage-denied` skip: the declared purpose robots.txt denied; null otherwise. */
+  usageDenied: string | null;
 }
 
 /** A throttling answer and the pause it caused its host. */
@@ -135,7 +139,7 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
   const url = str(r.url);
   if (url === null) return null;
   const host = str(r.host) ?? hostOf(url, mode);
-  if (r.type === 'skipped') return { kind: 'skipped', url, host, reason: str(r.reason) ?? '(none)', detail: str(r.detail) };
+  if (r.type === 'skipped') return { kind: 'skipped', url, host, reason: str(r.reason) ?? '(none)', detail: str(r.detail), usageDenied: str(r.usageDenied) };
   if (r.type === 'robots') return robotsView(r, url, host);
   if (r.type === 'item') return { kind: 'item', url };
   if (r.type !== 'page') return null;
@@ -163,6 +167,7 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
     rateLabel: str(r.rateLabel),
     exactStart: startedAt !== null,
     change: str(r.change),
+    usageDenied: str(r.usageDenied),
   };
 }
 

@@ -210,6 +210,7 @@ ${countTable('Status codes', d.statuses, 'No pages.')}
 ${countTable('Error codes', d.errorCodes, 'No errors.')}
 ${countTable('Skip reasons', d.skipReasons, d.policySource === 'crawl' ? 'No URL was skipped.' : 'No skip records (crawl with --emit-skipped to see them).')}
 ${d.changes.length > 0 ? countTable('Changes since the last pass', d.changes, '') : ''}
+${d.usageDenied.length > 0 ? countTable('Denied a declared purpose by the site', d.usageDenied, '') : ''}
 </div>
 </section>`;
 }

@@ -90,6 +90,8 @@ export interface ReportData {
   skipReasons: Counts;
   /** In a re-crawl: page records by change (new, changed, unchanged, removed); empty otherwise. */
   changes: Counts;
+  /** With --purpose: pages the site denied a declared purpose, as "host: purpose, content withheld | not requested"; empty otherwise. */
+  usageDenied: Counts;
   throughput: ThroughputData;
   hosts: HostRow[];
   hostsOmitted: number;
@@ -146,6 +148,7 @@ export class ReportBuilder {
   private readonly errorCodes = new Map<string, number>();
   private readonly skipReasons = new Map<string, number>();
   private readonly changes = new Map<string, number>();
+  private readonly usageDenied = new Map<string, number>();
   private readonly throughput: Throughput;
   private readonly redirects: RedirectTracker;
   private readonly failures: FailureTable;
@@ -183,6 +186,7 @@ export class ReportBuilder {
     this.bytes += r.bytes;
     bump(this.statuses, r.status === null ? 'error' : String(r.status));
     if (r.change !== null) bump(this.changes, r.change);
+    if (r.usageDenied !== null) bump(this.usageDenied, `${r.host}: ${r.usageDenied}, content withheld`);
     if (r.errorCode !== null) {
       this.errors++;
       bump(this.errorCodes, r.errorCode);
@@ -261,6 +265,7 @@ export class ReportBuilder {
       errorCodes: byCount(this.errorCodes),
       skipReasons: byCount(this.skipReasons),
       changes: byCount(this.changes),
+      usageDenied: byCount(this.usageDenied),
       throughput: this.throughput.finish(origin),
       hosts: byRequests.slice(0, this.limits.tableHosts).map((h) => h.row),
       hostsOmitted: Math.max(0, byRequests.length - this.limits.tableHosts),
@@ -310,6 +315,7 @@ export class ReportBuilder {
   private addSkip(r: SkipView): void {
     this.skipped++;
     bump(this.skipReasons, r.reason);
+    if (r.usageDenied !== null) bump(this.usageDenied, `${r.host}: ${r.usageDenied}, not requested`);
     this.host(r.host).skipped++;
   }
 

@@ -46,6 +46,8 @@
  */
 import { sleep, type Clock } from '../clock.js';
 import type { RobotsRecord, RobotsRecordStore, RobotsResponse, RobotsState } from './types.js';
+import { loadUsageParser } from '../usage/page-usage.js';
+import { mentionsUsage } from '../usage/robots-usage.js';
 import { capRobotsText, MAX_ROBOTS_REDIRECTS, MIN_ROBOTS_BYTES, parseRobots, productToken } from './rules.js';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
@@ -229,6 +231,7 @@ export class RobotsCache {
     if (now >= record.expiresAt) return undefined;
     if (record.kind === 'allow-all') return { ...record };
     entry.text = record.text;
+    await loadUsageParserFor(record.text);
     const rules = parseRobots(record.source, record.text, this.opts.userAgent, record.fetchedAt, this.opts.cacheTtlMs);
     return { ...rules, expiresAt: record.expiresAt, ...(record.truncatedAt !== undefined && { truncatedAt: record.truncatedAt }) };
   }
@@ -315,7 +318,10 @@ export class RobotsCache {
         return { kind: 'unreachable', reason, connectError: { code, message: err instanceof Error ? err.message : String(err) } };
       }
       const { status } = res;
-      if (status >= 200 && status < 300) return this.parse(url, res, entry);
+      if (status >= 200 && status < 300) {
+        await loadUsageParserFor(res.body ?? '');
+        return this.parse(url, res, entry);
+      }
       if (status >= 300 && status < 400) {
         if (hop === MAX_ROBOTS_REDIRECTS)
           return this.allowAll(`robots.txt redirected more than ${MAX_ROBOTS_REDIRECTS} times: read as unavailable, all allowed (RFC 9309 §2.3.1.2)`);
@@ -351,6 +357,11 @@ export class RobotsCache {
     const now = this.opts.clock.now();
     return { kind: 'allow-all', fetchedAt: now, expiresAt: now + this.opts.cacheTtlMs, reason };
   }
+}
+
+/** Loads the RFC 9651 parser when a robots.txt has usage rules to read (usage/robots-usage.ts); most files have none and load nothing. */
+export async function loadUsageParserFor(text: string): Promise<void> {
+  if (mentionsUsage(text)) await loadUsageParser();
 }
 
 /** Resolves a Location header against the URL that sent it; null unless it yields an http(s) URL. */

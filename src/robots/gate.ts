@@ -15,6 +15,8 @@ import type { RobotsCache } from './cache.js';
 import type { RobotsState } from './types.js';
 import type { SkipReason } from '../types.js';
 import { originOf } from '../parse/url.js';
+import type { UsageSource } from '../usage/page-usage.js';
+import type { Purpose } from '../usage/usage-vocab.js';
 
 /**
  * `fail`: the URL's host could not be connected to for its robots.txt and
@@ -22,7 +24,16 @@ import { originOf } from '../parse/url.js';
  * null) instead of a skip, so a dead link reads as one. Not fetched.
  */
 export type GateVerdict =
-  { kind: 'go' } | { kind: 'skip'; reason: SkipReason; detail?: string } | { kind: 'wait'; until: number } | { kind: 'fail'; code: string; message: string };
+  | { kind: 'go' }
+  | { kind: 'skip'; reason: SkipReason; detail?: string; usage?: DeniedUse }
+  | { kind: 'wait'; until: number }
+  | { kind: 'fail'; code: string; message: string };
+
+/** A page not requested because robots.txt states `n` for a declared purpose: the purpose and the statements. */
+export interface DeniedUse {
+  purpose: Purpose;
+  sources: UsageSource[];
+}
 
 export interface RobotsGateOptions {
   cache: RobotsCache;
@@ -36,6 +47,13 @@ export interface RobotsGateOptions {
   warn(message: string): void;
   /** An origin's robots.txt load finished (before the hosts waiting on it are woken): the crawl's sitemaps read its `Sitemap:` lines. @default none */
   loaded?(origin: string, state: RobotsState): void;
+  /**
+   * `--purpose`: a page robots.txt states `n` for one of these is skipped
+   * (`usage-denied`) rather than requested, unless `fetchDenied`. @default none
+   */
+  purposes?: readonly Purpose[];
+  /** `--fetch-denied`: request such pages anyway (their content is withheld after the response). @default false */
+  fetchDenied?: boolean;
 }
 
 const GO: GateVerdict = { kind: 'go' };
@@ -64,7 +82,8 @@ export class RobotsGate {
     if (!this.opts.cache.peek(origin)) this.load(origin, key);
   }
 
-  check(url: string, key: string): GateVerdict {
+  /** `page`: the URL is a page of the crawl, which a declared purpose robots.txt denies skips; a browser's subresource is not. */
+  check(url: string, key: string, page = true): GateVerdict {
     const origin = originOf(url);
     const state = this.opts.cache.peek(origin);
     if (!state) {
@@ -92,10 +111,16 @@ export class RobotsGate {
           const readyAt = this.opts.hosts.get(key).limiter.readyAt(now);
           if (readyAt > now) return { kind: 'wait', until: readyAt };
         }
-        if (state.isAllowed(url)) return GO;
-        return { kind: 'skip', reason: 'robots', detail: state.explain(url).rule ?? undefined };
+        if (!state.isAllowed(url)) return { kind: 'skip', reason: 'robots', detail: state.explain(url).rule ?? undefined };
+        return page ? this.usageVerdict(url, state) : GO;
       }
     }
+  }
+
+  /** What the robots.txt in force for `url`'s origin states its content may be used for; nothing when none is loaded. */
+  usage(url: string): UsageSource[] {
+    const state = this.opts.cache.peek(originOf(url));
+    return state?.kind === 'rules' ? state.usage(url) : [];
   }
 
   /**
@@ -107,7 +132,7 @@ export class RobotsGate {
   async verdict(url: string, key: string): Promise<Exclude<GateVerdict, { kind: 'wait' }>> {
     const origin = originOf(url);
     for (let i = 0; i < 3; i++) {
-      const v = this.check(url, key);
+      const v = this.check(url, key, false);
       if (v.kind !== 'wait') return v;
       // Infinity: a load is under way (check() started it); a time: a Crawl-delay was just applied, or a retry is due later.
       if (v.until === Infinity) await this.opts.cache.load(origin);
@@ -141,6 +166,25 @@ export class RobotsGate {
       for (const k of waiters) this.opts.wake(k);
       this.opts.settled();
     });
+  }
+
+  /** Go, or a `usage-denied` skip when robots.txt states `n` for a declared purpose (usage/robots-usage.ts). */
+  private usageVerdict(url: string, state: RobotsState & { kind: 'rules' }): GateVerdict {
+    const { purposes, fetchDenied } = this.opts;
+    if (purposes === undefined || purposes.length === 0 || fetchDenied) return GO;
+    const sources = state.usage(url);
+    if (sources.length === 0) return GO;
+    const purpose = purposes.find((p) => sources.some((s) => s.states[p] === 'n'));
+    if (purpose === undefined) return GO;
+    // robots.txt's own statements: every source here is a line of it.
+    const decided = sources.find((s) => s.states[purpose] === 'n') as UsageSource & { source: 'robots' };
+    const label = decided.name === 'content-signal' ? 'Content-Signal' : 'Content-Usage';
+    return {
+      kind: 'skip',
+      reason: 'usage-denied',
+      detail: `${purpose}: robots.txt line ${decided.line}: ${label}: ${decided.value}`,
+      usage: { purpose, sources },
+    };
   }
 
   /** True when it just raised the host's gap. */

@@ -28,6 +28,8 @@
  */
 import { createRequire } from 'node:module';
 import type { RobotsExplanation, RobotsState } from './types.js';
+import { readUsageLine, usageForPath, type RobotsUsageLine } from '../usage/robots-usage.js';
+import type { UsageSource } from '../usage/page-usage.js';
 
 /** The part of robots-parser's API we use. */
 interface ParsedRobots {
@@ -256,6 +258,8 @@ interface PreparedText {
   withRules: Set<AgentKey>;
   /** `Sitemap:` values as written, in file order (they belong to no group). */
   sitemaps: string[];
+  /** Content-Usage and Content-Signal rules, with the user-agent lines of their group. */
+  usage: { rule: RobotsUsageLine; agents: AgentLine[] }[];
 }
 
 /**
@@ -271,6 +275,7 @@ function prepare(source: string, token: string): PreparedText {
   const groups = new Map<AgentKey, AgentLine>();
   const withRules = new Set<AgentKey>();
   const sitemaps: string[] = [];
+  const usage: PreparedText['usage'] = [];
   let agents: AgentLine[] = [];
   let inAgentRun = false;
   const out = lines.map((raw, index) => {
@@ -294,6 +299,14 @@ function prepare(source: string, token: string): PreparedText {
       if (!groups.has(agent.key)) groups.set(agent.key, agent);
       return `user-agent: ${agent.key}`;
     }
+    if (key === 'content-usage' || key === 'content-signal') {
+      // A rule of its group (the aipref draft): it ends a run of user-agent lines as Allow does.
+      // robots-parser gets an empty Crawl-delay, which does the same there and nothing else (Crawl-delay is ours).
+      inAgentRun = false;
+      const rule = readUsageLine(key, value, index + 1, canonicalPath);
+      if (rule !== null) usage.push({ rule, agents });
+      return 'crawl-delay:';
+    }
     if (key !== 'allow' && key !== 'disallow' && key !== 'crawl-delay') return '';
     inAgentRun = false;
     const current = agents;
@@ -308,7 +321,7 @@ function prepare(source: string, token: string): PreparedText {
     }
     return `${key}: ${pattern}`;
   });
-  return { text: out.join('\n'), rules, delays, groups, withRules, sitemaps };
+  return { text: out.join('\n'), rules, delays, groups, withRules, sitemaps, usage };
 }
 
 /** Seconds as digits with an optional fraction ("10", "0.5", ".5"); anything else is invalid. */
@@ -370,12 +383,25 @@ export function parseRobots(robotsUrl: string, text: string, userAgent: string, 
     };
   };
 
+  // The usage rules of the group that applies to us; a file without them answers every page with nothing.
+  const usageLines = key === null ? [] : prepared.usage.filter((u) => u.agents.some((a) => a.key === key)).map((u) => u.rule);
+  let fetchedIso: string | undefined;
+  const usage = (url: string): UsageSource[] => {
+    if (usageLines.length === 0) return [];
+    const target = pathOf(url);
+    // A disallowed path has no usage (the draft): it is not fetched at all.
+    if (target === null || !explain(url).allowed) return [];
+    fetchedIso ??= new Date(now).toISOString();
+    return usageForPath(usageLines, target.path, robotsUrl, fetchedIso);
+  };
+
   return {
     kind: 'rules',
     fetchedAt: now,
     expiresAt: now + ttlMs,
     isAllowed: (url) => explain(url).allowed,
     explain,
+    usage,
     crawlDelayMs,
     source: robotsUrl,
     sitemaps: absoluteSitemaps(prepared.sitemaps, robotsUrl),

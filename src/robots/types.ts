@@ -4,6 +4,7 @@
  * Its own module so the cache, the rules and the gate import it without
  * importing each other.
  */
+import type { UsageSource } from '../usage/page-usage.js';
 
 /** Why a URL is (dis)allowed: the deciding line of the robots.txt, for skip records and `crawl check`. */
 export interface RobotsExplanation {
@@ -30,6 +31,13 @@ export type RobotsState =
        */
       isAllowed(url: string): boolean;
       explain(url: string): RobotsExplanation;
+      /**
+       * What the file's Content-Usage and Content-Signal rules for our group
+       * state about `url`'s content (usage/robots-usage.ts); empty when none
+       * applies or the URL is disallowed. Needs the RFC 9651 parser loaded
+       * (`loadUsageParser`) when the file has such rules (`mentionsUsage`).
+       */
+      usage(url: string): UsageSource[];
       /** Crawl-delay of the chosen group in milliseconds; null if absent or invalid. */
       crawlDelayMs: number | null;
       /** The robots.txt URL whose body was parsed (the last hop of a redirect chain). */

@@ -30,7 +30,17 @@ export type UsageValue = 'y' | 'n';
 /** Where a statement came from, as a record says it. */
 export type UsageSource =
   | { source: 'header'; name: string; value: string; states: Partial<Record<Purpose, UsageValue>> }
-  | { source: 'meta'; name: string; value: string; states: Partial<Record<Purpose, UsageValue>> };
+  | { source: 'meta'; name: string; value: string; states: Partial<Record<Purpose, UsageValue>> }
+  | {
+      source: 'robots';
+      name: 'content-usage' | 'content-signal';
+      value: string;
+      /** Its 1-based line in the robots.txt at `url`, fetched at `fetchedAt` (ISO 8601). */
+      line: number;
+      url: string;
+      fetchedAt: string;
+      states: Partial<Record<Purpose, UsageValue>>;
+    };
 
 export interface PageUsage {
   /** Per use any source stated, combined (any `n` wins). */
@@ -47,6 +57,8 @@ export interface UsageInputs {
   robotsDirectives: readonly string[];
   /** Where `noai` came from: the X-Robots-Tag header, or (also) the document. */
   noaiFromHeader: boolean;
+  /** What the robots.txt current at the fetch stated for the page's path (usage/robots-usage.ts). @default none */
+  robots?: readonly UsageSource[];
 }
 
 /** structured-headers' dictionary parser and Token class, once loaded (`loadUsageParser`). */
@@ -70,7 +82,7 @@ export function needsUsageParser(headers: Readonly<Record<string, string>>): boo
 
 /** The page's usage, or undefined when nothing was stated. Call `loadUsageParser` first when `needsUsageParser`. */
 export function usageOf(inputs: UsageInputs): PageUsage | undefined {
-  const sources: UsageSource[] = [];
+  const sources: UsageSource[] = inputs.robots === undefined ? [] : [...inputs.robots];
   const contentUsage = inputs.headers['content-usage'];
   if (contentUsage !== undefined) {
     const states = contentUsageStates(contentUsage);
@@ -89,8 +101,26 @@ export function usageOf(inputs: UsageInputs): PageUsage | undefined {
   return { usage: combine(sources.map((s) => s.states)), usageSources: sources };
 }
 
-/** One Content-Usage field's statements: nothing when it does not parse as a Dictionary. */
+/** One Content-Usage field's (or robots.txt rule's) statements: nothing when it does not parse as a Dictionary. */
 export function contentUsageStates(value: string): Partial<Record<Purpose, UsageValue>> {
+  // The draft's own labels only: an alias of another vocabulary (ai-train) is not a key of this one.
+  return dictionaryStates(value, (key) => (key === 'train-ai' || key === 'search' ? key : key === 'ai-use' ? 'ai-input' : undefined), CONTENT_USAGE_VALUES);
+}
+
+/** A robots.txt Content-Signal line's statements (`search`, `ai-input`, `ai-train` = `yes` / `no`); nothing when it does not parse. */
+export function contentSignalStates(value: string): Partial<Record<Purpose, UsageValue>> {
+  return dictionaryStates(value, (key) => (key === 'search' || key === 'ai-input' ? key : key === 'ai-train' ? 'train-ai' : undefined), CONTENT_SIGNAL_VALUES);
+}
+
+const CONTENT_USAGE_VALUES: Readonly<Record<string, UsageValue>> = { y: 'y', n: 'n' };
+const CONTENT_SIGNAL_VALUES: Readonly<Record<string, UsageValue>> = { yes: 'y', no: 'n' };
+
+/** A Dictionary's members as statements: keys through `purposeOfKey`, Token values through `values`; the rest states nothing. */
+function dictionaryStates(
+  value: string,
+  purposeOfKey: (key: string) => Purpose | undefined,
+  values: Readonly<Record<string, UsageValue>>,
+): Partial<Record<Purpose, UsageValue>> {
   const states: Partial<Record<Purpose, UsageValue>> = {};
   if (parseDictionary === undefined) throw new Error('the Content-Usage parser is not loaded (loadUsageParser)');
   let dict: Dictionary;
@@ -100,13 +130,13 @@ export function contentUsageStates(value: string): Partial<Record<Purpose, Usage
     return states;
   }
   for (const [key, member] of dict) {
-    // The draft's own labels only: an alias of another vocabulary (ai-train) is not a key of this one.
-    const purpose = key === 'train-ai' || key === 'search' ? key : key === 'ai-use' ? 'ai-input' : undefined;
+    const purpose = purposeOfKey(key);
     if (purpose === undefined) continue;
     const [item] = member;
     // Only a Token: the String "n" or a Boolean states nothing (the draft).
     const token = item instanceof TokenClass! ? item.toString() : undefined;
-    if (token === 'y' || token === 'n') states[purpose] = token;
+    const stated = token !== undefined && Object.hasOwn(values, token) ? values[token] : undefined;
+    if (stated !== undefined) states[purpose] = stated;
   }
   return states;
 }

@@ -6,7 +6,7 @@
  * are withheld, and no page handler runs on it. Its links are still
  * followed: they are the site's, not the page's content.
  */
-import type { CrawlStats } from '../output/summary.js';
+import { hostStats, type CrawlStats } from '../output/summary.js';
 import type { PageRecord } from '../types.js';
 import type { Purpose } from './usage-vocab.js';
 
@@ -24,8 +24,11 @@ export function withhold(record: PageRecord, purpose: Purpose): void {
   record.usageDenied = purpose;
 }
 
-/** One more page withheld for `purpose`, for the summary and --stats. */
-export function countDenied(stats: CrawlStats, purpose: Purpose): void {
+/** One more page of `host` denied `purpose` (withheld, or not requested), for the summary, --stats and the report. */
+export function countDenied(stats: CrawlStats, purpose: Purpose, host: string): void {
   stats.usageDenied ??= {};
   stats.usageDenied[purpose] = (stats.usageDenied[purpose] ?? 0) + 1;
+  const row = hostStats(stats, host);
+  row.usageDenied ??= {};
+  row.usageDenied[purpose] = (row.usageDenied[purpose] ?? 0) + 1;
 }

@@ -152,6 +152,7 @@ describe('viewRecord', () => {
       host: 'a.test',
       reason: 'robots',
       detail: null,
+      usageDenied: null,
     });
     const odd = viewRecord({ type: 'page', url: 'not a url', status: '200', elapsedMs: 'slow', bytes: -3, error: { code: 5 } });
     expect(odd).toMatchObject({ host: '(invalid url)', status: null, elapsedMs: 0, bytes: 0, errorCode: 'UNKNOWN' });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl, type OutputRecord, type PageRecord } from '../../src/index.js';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { useTempDir } from '../support/system-fixtures.js';
-import { requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
 
 let web: Web;
 beforeAll(async () => {
@@ -94,6 +94,24 @@ describe('a crawl declared for a purpose (--purpose)', () => {
     expect(saved.some((f) => /(^|\/)(cu|tdm|xr)(\.html)?$/.test(f))).toBe(false);
     expect(run.stderr).toMatch(/withheld +train-ai ×3/);
     expect(JSON.parse(await readFile(join(tmp.path, 'stats.json'), 'utf8'))).toMatchObject({ usageDenied: { 'train-ai': 3 } });
+  });
+
+  it('keeps a page that says noarchive out of --save-dir, and out of nothing else; --archive-noarchive keeps it too', async () => {
+    const seed = web.url('site.localhost', '/');
+    const run = await startCrawl(['--allow-private', '--rate', '50/s', '--content', 'text', '--save-dir', 'kept', seed], tmp.path).done;
+    expect(run.code, run.stderr).toBe(0);
+    const byPath = new Map(jsonLines<PageRecord>(run.stdout).map((r) => [new URL(r.url).pathname, r]));
+    // /tdm says noarchive to everyone; /xr says it to another bot only.
+    expect(byPath.get('/tdm')).toMatchObject({ notArchived: 'noarchive', content: expect.stringContaining('Reserved.') });
+    expect(byPath.get('/tdm')!.savedPath).toBeUndefined();
+    expect(byPath.get('/xr')!.notArchived).toBeUndefined();
+    expect(byPath.get('/xr')!.savedPath).toBeDefined();
+    expect(run.stderr).toContain('--archive-noarchive keeps them');
+    const again = await startCrawl(['--allow-private', '--rate', '50/s', '--save-dir', 'all', '--archive-noarchive', seed], tmp.path).done;
+    expect(again.code, again.stderr).toBe(0);
+    const tdm = jsonLines<PageRecord>(again.stdout).find((r) => r.url.endsWith('/tdm'))!;
+    expect(tdm.notArchived).toBeUndefined();
+    expect(await readFile(join(tmp.path, 'all', tdm.savedPath!), 'utf8')).toContain('Reserved.');
   });
 
   it('refuses a use it does not know in one line naming the known ones, exit 2, before any request', async () => {

@@ -96,7 +96,7 @@ function describeUsage(r: CheckResult): string[] {
   const { purposes, stated, usage, denied, fetchDenied } = r.usage;
   if (purposes.length === 0 && stated.length === 0) return [];
   const said = Object.entries(usage).map(([use, v]) => `${use}=${v}`);
-  const head = said.length === 0 ? 'robots.txt states nothing about its use' : `robots.txt states ${said.join(', ')}`;
+  const head = said.length === 0 ? 'robots.txt (and tdmrep.json) state nothing about its use' : `stated before the request: ${said.join(', ')}`;
   const verdict =
     purposes.length === 0
       ? 'no purpose declared (--purpose): the record carries what was stated'
@@ -106,9 +106,11 @@ function describeUsage(r: CheckResult): string[] {
           ? `denied for ${denied}: fetched anyway (--fetch-denied), its content withheld`
           : `denied for ${denied}: not requested (a usage-denied skip; --fetch-denied fetches it for its links)`;
   const lines = [`usage:   ${head}; ${verdict}`];
-  for (const s of stated)
+  for (const s of stated) {
     if (s.source === 'robots')
       lines.push(`         line ${s.line} of ${redactCredentials(s.url)}: ${s.name === 'content-signal' ? 'Content-Signal' : 'Content-Usage'}: ${s.value}`);
+    else if (s.source === 'tdmrep') lines.push(`         ${redactCredentials(s.url)}: ${s.value}`);
+  }
   return lines;
 }
 

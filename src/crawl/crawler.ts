@@ -45,6 +45,7 @@ import { redactCredentials } from '../fetch/redact.js';
 import { SlowRequests } from '../schedule/slow-requests.js';
 import { RobotsCache } from '../robots/cache.js';
 import { RobotsGate } from '../robots/gate.js';
+import { TDMREP_PURPOSES } from '../usage/tdmrep.js';
 import { productToken } from '../robots/rules.js';
 import { Scheduler } from '../schedule/scheduler.js';
 import { HostAddresses } from '../schedule/host-addresses.js';
@@ -237,6 +238,7 @@ export class Crawler {
             }
           : undefined,
         onRecordError: signals.fail,
+        tdmrep: settings.purpose.some((p) => TDMREP_PURPOSES.includes(p)),
       }),
       clock,
       hosts,

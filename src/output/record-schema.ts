@@ -74,12 +74,16 @@ const usageSourcesSchema = () =>
   z
     .array(
       z.strictObject({
-        source: z.enum(['robots', 'header', 'meta']).describe('A robots.txt rule, a response header, or a <meta> tag of the document.'),
+        source: z
+          .enum(['robots', 'tdmrep', 'header', 'meta'])
+          .describe("A robots.txt rule, the origin's /.well-known/tdmrep.json, a response header, or a <meta> tag of the document."),
         name: z.string().describe('The rule, header or meta name, lowercased (content-usage, content-signal, tdm-reservation, x-robots-tag, robots).'),
         value: z.string().describe('What it said, as sent (a robots.txt rule: the value after its colon, path included).'),
         line: z.int().min(1).optional().describe('A robots.txt rule: its 1-based line number.'),
-        url: z.string().optional().describe('A robots.txt rule: the robots.txt it is a line of.'),
-        fetchedAt: instant().optional().describe('A robots.txt rule: when that robots.txt was fetched (the copy in force when the page was), ISO 8601.'),
+        url: z.string().optional().describe('A robots.txt rule: the robots.txt it is a line of; tdmrep: the tdmrep.json.'),
+        fetchedAt: instant()
+          .optional()
+          .describe('A robots.txt rule or tdmrep.json: when that file was fetched (the copy in force when the page was), ISO 8601.'),
         states: usageSchema().describe('What it stated, per use (nothing when it did not parse).'),
       }),
     )

@@ -48,6 +48,7 @@ import { sleep, type Clock } from '../clock.js';
 import type { RobotsRecord, RobotsRecordStore, RobotsResponse, RobotsState } from './types.js';
 import { loadUsageParser } from '../usage/page-usage.js';
 import { mentionsUsage } from '../usage/robots-usage.js';
+import { parseTdmrep, tdmrepUrl, type TdmrepFile } from '../usage/tdmrep.js';
 import { capRobotsText, MAX_ROBOTS_REDIRECTS, MIN_ROBOTS_BYTES, parseRobots, productToken } from './rules.js';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
@@ -79,6 +80,8 @@ export interface RobotsCacheOptions {
   records?: RobotsRecordStore;
   /** Called when the records store fails to keep an outcome (the crawl cannot trust its store then). @default ignored */
   onRecordError?: (err: unknown) => void;
+  /** Also fetch each origin's tdmrep.json after its robots.txt, with the same `fetchOne` (a declared purpose needs it; usage/tdmrep.ts). @default false */
+  tdmrep?: boolean;
 }
 
 interface Entry {
@@ -173,6 +176,7 @@ export class RobotsCache {
     const settled = entry;
     settled.inflight = this.stored(key, settled)
       .then((known) => known ?? this.fetchOnce(key, settled))
+      .then((outcome) => this.withTdmrep(key, outcome))
       .catch((err: unknown): Outcome => ({ kind: 'unreachable', reason: `robots.txt handling failed: ${String(err)}` }))
       .then((outcome) => {
         const state = this.settle(key, settled, outcome);
@@ -233,7 +237,12 @@ export class RobotsCache {
     entry.text = record.text;
     await loadUsageParserFor(record.text);
     const rules = parseRobots(record.source, record.text, this.opts.userAgent, record.fetchedAt, this.opts.cacheTtlMs);
-    return { ...rules, expiresAt: record.expiresAt, ...(record.truncatedAt !== undefined && { truncatedAt: record.truncatedAt }) };
+    return {
+      ...rules,
+      expiresAt: record.expiresAt,
+      ...(record.truncatedAt !== undefined && { truncatedAt: record.truncatedAt }),
+      ...(record.tdmrep && { tdmrep: record.tdmrep }),
+    };
   }
 
   private record(entry: Entry, state: RobotsState): RobotsRecord | undefined {
@@ -247,9 +256,16 @@ export class RobotsCache {
           fetchedAt: state.fetchedAt,
           expiresAt: state.expiresAt,
           ...(state.truncatedAt !== undefined && { truncatedAt: state.truncatedAt }),
+          ...(state.tdmrep && { tdmrep: state.tdmrep }),
         };
       case 'allow-all':
-        return { kind: 'allow-all', reason: state.reason, fetchedAt: state.fetchedAt, expiresAt: state.expiresAt };
+        return {
+          kind: 'allow-all',
+          reason: state.reason,
+          fetchedAt: state.fetchedAt,
+          expiresAt: state.expiresAt,
+          ...(state.tdmrep && { tdmrep: state.tdmrep }),
+        };
       case 'unavailable':
         return {
           kind: 'unavailable',
@@ -297,6 +313,26 @@ export class RobotsCache {
     entry.failures = attempts;
     entry.state = state;
     return state;
+  }
+
+  /**
+   * The origin's tdmrep.json beside an answered robots.txt, when asked for
+   * and not already there (a record of another worker or an earlier run may
+   * carry it): requested only where robots.txt allows it, and any answer but
+   * a 2xx, or a failure, is read as no reservation.
+   */
+  private async withTdmrep(origin: string, outcome: Outcome): Promise<Outcome> {
+    if (!this.opts.tdmrep || (outcome.kind !== 'rules' && outcome.kind !== 'allow-all') || outcome.tdmrep) return outcome;
+    const url = tdmrepUrl(origin);
+    const none = (): TdmrepFile => ({ url, fetchedAt: this.opts.clock.now(), rules: [] });
+    if (outcome.kind === 'rules' && !outcome.isAllowed(url)) return { ...outcome, tdmrep: none() };
+    try {
+      const res = await this.opts.fetchOne(url, origin);
+      const ok = res.status >= 200 && res.status < 300 && res.body !== null && !res.truncated;
+      return { ...outcome, tdmrep: ok ? { ...none(), rules: parseTdmrep(res.body!) } : none() };
+    } catch {
+      return { ...outcome, tdmrep: none() };
+    }
   }
 
   /** Requests robots.txt for `origin`, following redirects, and classifies the answer. */

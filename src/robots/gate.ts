@@ -17,6 +17,7 @@ import type { SkipReason } from '../types.js';
 import { originOf } from '../parse/url.js';
 import type { UsageSource } from '../usage/page-usage.js';
 import type { Purpose } from '../usage/usage-vocab.js';
+import { tdmrepUsage } from '../usage/tdmrep.js';
 
 /**
  * `fail`: the URL's host could not be connected to for its robots.txt and
@@ -92,7 +93,7 @@ export class RobotsGate {
     }
     switch (state.kind) {
       case 'allow-all':
-        return GO;
+        return page && state.tdmrep ? this.usageVerdict(url, state) : GO;
       case 'unavailable':
         if (state.retryAt !== null) return { kind: 'wait', until: state.retryAt };
         if (state.connectError) {
@@ -120,7 +121,7 @@ export class RobotsGate {
   /** What the robots.txt in force for `url`'s origin states its content may be used for; nothing when none is loaded. */
   usage(url: string): UsageSource[] {
     const state = this.opts.cache.peek(originOf(url));
-    return state?.kind === 'rules' ? state.usage(url) : [];
+    return state === undefined ? [] : statedBefore(state, url);
   }
 
   /**
@@ -169,22 +170,15 @@ export class RobotsGate {
   }
 
   /** Go, or a `usage-denied` skip when robots.txt states `n` for a declared purpose (usage/robots-usage.ts). */
-  private usageVerdict(url: string, state: RobotsState & { kind: 'rules' }): GateVerdict {
+  private usageVerdict(url: string, state: RobotsState & { kind: 'rules' | 'allow-all' }): GateVerdict {
     const { purposes, fetchDenied } = this.opts;
     if (purposes === undefined || purposes.length === 0 || fetchDenied) return GO;
-    const sources = state.usage(url);
+    const sources = statedBefore(state, url);
     if (sources.length === 0) return GO;
     const purpose = purposes.find((p) => sources.some((s) => s.states[p] === 'n'));
     if (purpose === undefined) return GO;
-    // robots.txt's own statements: every source here is a line of it.
-    const decided = sources.find((s) => s.states[purpose] === 'n') as UsageSource & { source: 'robots' };
-    const label = decided.name === 'content-signal' ? 'Content-Signal' : 'Content-Usage';
-    return {
-      kind: 'skip',
-      reason: 'usage-denied',
-      detail: `${purpose}: robots.txt line ${decided.line}: ${label}: ${decided.value}`,
-      usage: { purpose, sources },
-    };
+    const decided = sources.find((s) => s.states[purpose] === 'n')!;
+    return { kind: 'skip', reason: 'usage-denied', detail: `${purpose}: ${whereStated(decided)}`, usage: { purpose, sources } };
   }
 
   /** True when it just raised the host's gap. */
@@ -203,6 +197,21 @@ export class RobotsGate {
     this.opts.hosts.changed(key);
     return true;
   }
+}
+
+/** What robots.txt's usage rules and the origin's tdmrep.json state about `url` before it is requested. */
+export function statedBefore(state: RobotsState, url: string): UsageSource[] {
+  if (state.kind === 'unavailable') return [];
+  const fromRobots = state.kind === 'rules' ? state.usage(url) : [];
+  const fromTdmrep = tdmrepUsage(state.tdmrep, url);
+  return fromTdmrep.length === 0 ? fromRobots : [...fromRobots, ...fromTdmrep];
+}
+
+/** Where a statement known before the request was made, in words (a skip's detail, `crawl check`). */
+export function whereStated(s: UsageSource): string {
+  if (s.source === 'robots') return `robots.txt line ${s.line}: ${s.name === 'content-signal' ? 'Content-Signal' : 'Content-Usage'}: ${s.value}`;
+  if (s.source === 'tdmrep') return `${s.url} reserves it: ${s.value}`;
+  return `${s.name}: ${s.value}`;
 }
 
 /** What a robots.txt cut at the size cap means, in words (the crawl's warning, `crawl check`). */

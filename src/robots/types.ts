@@ -5,6 +5,7 @@
  * importing each other.
  */
 import type { UsageSource } from '../usage/page-usage.js';
+import type { TdmrepFile } from '../usage/tdmrep.js';
 
 /** Why a URL is (dis)allowed: the deciding line of the robots.txt, for skip records and `crawl check`. */
 export interface RobotsExplanation {
@@ -50,6 +51,8 @@ export type RobotsState =
        * and `crawl check` say rather than keep quiet.
        */
       truncatedAt?: number;
+      /** The origin's tdmrep.json, fetched with robots.txt when a declared purpose needs it (usage/tdmrep.ts); absent when not fetched. */
+      tdmrep?: TdmrepFile;
     }
   | {
       kind: 'allow-all';
@@ -57,6 +60,7 @@ export type RobotsState =
       expiresAt: number;
       /** e.g. "robots.txt answered 404". */
       reason: string;
+      tdmrep?: TdmrepFile;
     }
   | {
       /** RFC 9309 §2.3.1.4 "unreachable": the whole origin is disallowed until a retry succeeds. */
@@ -98,8 +102,8 @@ export interface RobotsResponse {
  * as the (capped) text they were parsed from and parsed again when loaded.
  */
 export type RobotsRecord =
-  | { kind: 'rules'; source: string; text: string; fetchedAt: number; expiresAt: number; truncatedAt?: number }
-  | { kind: 'allow-all'; reason: string; fetchedAt: number; expiresAt: number }
+  | { kind: 'rules'; source: string; text: string; fetchedAt: number; expiresAt: number; truncatedAt?: number; tdmrep?: TdmrepFile }
+  | { kind: 'allow-all'; reason: string; fetchedAt: number; expiresAt: number; tdmrep?: TdmrepFile }
   | { kind: 'unavailable'; reason: string; retryAt: number | null; attempts: number; connectError?: { code: string; message: string } };
 
 /** Where a RobotsCache keeps its records beyond this process (a CrawlStore does). */

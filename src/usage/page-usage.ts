@@ -40,6 +40,15 @@ export type UsageSource =
       url: string;
       fetchedAt: string;
       states: Partial<Record<Purpose, UsageValue>>;
+    }
+  | {
+      /** The first rule of the origin's tdmrep.json that matched (usage/tdmrep.ts), as JSON in `value`. */
+      source: 'tdmrep';
+      name: 'tdm-reservation';
+      value: string;
+      url: string;
+      fetchedAt: string;
+      states: Partial<Record<Purpose, UsageValue>>;
     };
 
 export interface PageUsage {

@@ -61,6 +61,30 @@ describe('RobotsCache with a records store', () => {
     expect(again.expiresAt).toBe(60_000); // the record's own expiry, not a fresh TTL
   });
 
+  it("keeps the origin's tdmrep.json with its robots.txt, so a resumed crawl or another worker reads the same copy without asking again", async () => {
+    const tdmrep = JSON.stringify([{ location: '/r/*', 'tdm-reservation': 1 }]);
+    const first = setup([{ status: 404 }, { body: tdmrep }], new MemoryStore(), new FakeClock(5), { tdmrep: true });
+    const state = await first.cache.load(ORIGIN);
+    expect(first.fetched).toEqual([`${ORIGIN}/robots.txt`, `${ORIGIN}/.well-known/tdmrep.json`]);
+    expect(state).toMatchObject({
+      kind: 'allow-all',
+      tdmrep: { url: `${ORIGIN}/.well-known/tdmrep.json`, fetchedAt: 5, rules: [{ location: '/r/*', reservation: 1 }] },
+    });
+    const second = setup([], first.records, first.clock, { tdmrep: true });
+    expect(await second.cache.load(ORIGIN)).toMatchObject({ tdmrep: { rules: [{ location: '/r/*' }] } });
+    expect(second.fetched).toEqual([]);
+    // Rules and a 404 for the file: read as no reservation, and kept as such.
+    const third = setup([{ body: 'User-agent: *\nAllow: /\n' }, { status: 404 }], new MemoryStore(), new FakeClock(0), { tdmrep: true });
+    expect(await third.cache.load(ORIGIN)).toMatchObject({ kind: 'rules', tdmrep: { rules: [] } });
+    // A disallowed file is not asked for; without the option, never.
+    const closed = setup([{ body: 'User-agent: *\nDisallow: /.well-known/\n' }], new MemoryStore(), new FakeClock(0), { tdmrep: true });
+    expect(await closed.cache.load(ORIGIN)).toMatchObject({ tdmrep: { rules: [] } });
+    expect(closed.fetched).toEqual([`${ORIGIN}/robots.txt`]);
+    const off = setup([{ status: 404 }]);
+    expect((await off.cache.load(ORIGIN)).kind).toBe('allow-all');
+    expect(off.fetched).toEqual([`${ORIGIN}/robots.txt`]);
+  });
+
   it('fetches again once the record has expired', async () => {
     const first = setup([{ status: 404 }]);
     expect((await first.cache.load(ORIGIN)).kind).toBe('allow-all');

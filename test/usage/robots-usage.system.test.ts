@@ -144,7 +144,7 @@ describe('crawl check --purpose', () => {
     const url = web.url('site.localhost', '/train-no/a');
     const denied = await startCrawl(['check', '--allow-private', '--purpose', 'ai-train', url], tmp.path).done;
     expect(denied.code, denied.stderr).toBe(1);
-    expect(denied.stdout).toMatch(/^usage: +robots\.txt states train-ai=n; denied for train-ai: not requested/m);
+    expect(denied.stdout).toMatch(/^usage: +stated before the request: train-ai=n; denied for train-ai: not requested/m);
     expect(denied.stdout).toContain(`line 3 of ${web.url('site.localhost', '/robots.txt')}: Content-Usage: /train-no/ train-ai=n`);
     expect(denied.stdout).toMatch(/^verdict: would be skipped$/m);
     const anyway = await startCrawl(['check', '--allow-private', '--purpose', 'train-ai', '--fetch-denied', url], tmp.path).done;
@@ -153,10 +153,71 @@ describe('crawl check --purpose', () => {
     // Another use, or none declared: fetched; the statement is still shown.
     const search = await startCrawl(['check', '--allow-private', '--purpose', 'search', web.url('site.localhost', '/open')], tmp.path).done;
     expect(search.code, search.stderr).toBe(0);
-    expect(search.stdout).toMatch(/^usage: +robots\.txt states search=y; may be used for search/m);
+    expect(search.stdout).toMatch(/^usage: +stated before the request: search=y; may be used for search/m);
     const none = await startCrawl(['check', '--allow-private', url], tmp.path).done;
     expect(none.code).toBe(0);
-    expect(none.stdout).toMatch(/^usage: +robots\.txt states train-ai=n; no purpose declared/m);
+    expect(none.stdout).toMatch(/^usage: +stated before the request: train-ai=n; no purpose declared/m);
+  });
+});
+
+describe('tdmrep.json with a declared purpose', () => {
+  const tmp = useTempDir('crawl-tdmrep-');
+  beforeAll(requireBuilt);
+  let tdm: Web | undefined;
+  afterAll(() => tdm?.close());
+
+  it('is fetched once per origin, through robots.txt, only for a purpose it speaks to; a reserved page is not requested', async () => {
+    const links = ['/reserved/a', '/reserved/b', '/free', '/.well-known/private'].map((p) => `<a href="${p}">${p}</a>`).join('');
+    const rules = JSON.stringify([
+      { location: '/free', 'tdm-reservation': 0 },
+      { location: '/reserved/*', 'tdm-reservation': 1, 'tdm-policy': 'https://example.test/policy' },
+    ]);
+    const page = (title: string) => `<title>${title}</title>`;
+    tdm = await startWeb({
+      sites: {
+        // No robots.txt (404): everything is allowed, and tdmrep.json still speaks.
+        'tdm.localhost': {
+          robots: null,
+          pages: {
+            '/': `<title>Home</title>${links}`,
+            '/reserved/a': page('A'),
+            '/reserved/b': page('B'),
+            '/free': page('Free'),
+            '/.well-known/tdmrep.json': { body: rules, headers: { 'content-type': 'application/json' } },
+          },
+        },
+        // robots.txt keeps crawlers out of /.well-known/: tdmrep.json is not requested there.
+        'closed.localhost': { robots: 'User-agent: *\nDisallow: /.well-known/\n', pages: { '/': page('Closed'), '/.well-known/tdmrep.json': { body: rules } } },
+      },
+    });
+    const seeds = [tdm.url('tdm.localhost', '/'), tdm.url('closed.localhost', '/')];
+    const run = await startCrawl(['--purpose', 'tdm', '--allow-private', '--rate', '50/s', '--emit-skipped', ...seeds], tmp.path).done;
+    expect(run.code, run.stderr).toBe(0);
+    const log = tdm.requests('tdm.localhost').map((e) => e.path);
+    expect(log.filter((p) => p === '/.well-known/tdmrep.json')).toHaveLength(1);
+    expect(log.filter((p) => p.startsWith('/reserved/'))).toEqual([]);
+    expect(tdm.requests('closed.localhost').map((e) => e.path)).not.toContain('/.well-known/tdmrep.json');
+    const records = jsonLines<PageRecord | SkipRecord>(run.stdout);
+    const skipped = records.filter((r): r is SkipRecord => r.type === 'skipped' && r.reason === 'usage-denied');
+    expect(skipped.map((r) => new URL(r.url).pathname).sort()).toEqual(['/reserved/a', '/reserved/b']);
+    expect(skipped[0]).toMatchObject({
+      usageDenied: 'tdm',
+      detail: expect.stringContaining(`${tdm.url('tdm.localhost', '/.well-known/tdmrep.json')} reserves it: {"location":"/reserved/*","tdm-reservation":1`),
+      usageSources: [{ source: 'tdmrep', name: 'tdm-reservation', states: { tdm: 'n', 'train-ai': 'n', 'ai-input': 'n' } }],
+    });
+    // A page a rule does not reserve is fetched, and says which rule spoke.
+    expect(records.find((r) => r.url.endsWith('/free'))).toMatchObject({ type: 'page', usageSources: [{ source: 'tdmrep', states: {} }] });
+
+    // A purpose TDMRep does not speak to: the file is not asked for at all.
+    const before = tdm.requests('tdm.localhost').length;
+    const search = await startCrawl(['--purpose', 'search', '--allow-private', '--rate', '50/s', tdm.url('tdm.localhost', '/')], tmp.path).done;
+    expect(search.code, search.stderr).toBe(0);
+    expect(
+      tdm
+        .requests('tdm.localhost')
+        .slice(before)
+        .map((e) => e.path),
+    ).not.toContain('/.well-known/tdmrep.json');
   });
 });
 

@@ -3,7 +3,7 @@
  * `npm run bench` / `npm run bench:quick`: every benchmark, one after the
  * other, against the built crawler (dist/, bin/crawl.js), then one table.
  *
- *   node bench/run.js [--quick] [--only throughput,scheduling,memory,parse,startup,loop-cpu,state,report,broad,redis,redis-memory,render,recrawl,http2,soak] [--corpus DIR] (soak runs only when named)
+ *   node bench/run.js [--quick] [--only throughput,scheduling,memory,parse,startup,loop-cpu,state,report,broad,redis,redis-memory,render,recrawl,http2,latency-backoff,soak] [--corpus DIR] (soak runs only when named)
  *
  * Writes bench/results/latest.json and bench/results/latest.md (git-ignored;
  * copy the table into BENCHMARKS.md when it changes). Exits 1 if a
@@ -32,6 +32,7 @@ const BENCHMARKS = {
   render: () => import('./render.js'),
   recrawl: () => import('./recrawl.js'),
   http2: () => import('./http2.js'),
+  'latency-backoff': () => import('./latency-backoff.js'),
   soak: () => import('./soak.js'),
 };
 /** Minutes long: run only when named (`--only soak`). */

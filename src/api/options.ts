@@ -21,6 +21,8 @@ export type CrawlConfig = z.input<ReturnType<typeof configFileSchema>>;
 export interface CrawlLog {
   info(message: string): void;
   warn(message: string): void;
+  /** Details worth a line only when asked for (the CLI's `-v`), e.g. a host's rate changed by its response times. @default none */
+  debug?(message: string): void;
 }
 
 /**

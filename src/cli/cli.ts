@@ -95,6 +95,7 @@ export function buildProgram(
     .option('--insecure', 'accept any TLS certificate (self-signed staging servers)')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
     .option('--http2', 'use HTTP/2 with https servers that offer it: one connection per host, same rates and limits (default HTTP/1.1)')
+    .option('--no-latency-backoff', "keep each host's rate when its response time climbs (default: slow it from 1.5x its baseline)")
     .option('--timeout <duration>', 'connect/headers/body timeout; a bare number is seconds: --timeout 5, "500ms" (default 10s connect, 30s headers and body)')
     .option('--max-body <size>', 'cap on decompressed body bytes, e.g. "1MiB" (default 10MiB)')
     .option('-o, --output <file>', 'write records to FILE ("-" = stdout)')

@@ -398,6 +398,7 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     insecure: f.insecure,
     ca: f.ca,
     http2: f.http2,
+    latencyBackoff: f.latencyBackoff === false ? false : undefined,
     concurrency: f.concurrency,
     rate: f.rate,
     hostConcurrency: f.hostConcurrency,

@@ -54,6 +54,8 @@ export interface CrawlFlags {
   insecure?: boolean;
   ca?: string;
   http2?: boolean;
+  /** False with --no-latency-backoff: a host's rate no longer follows its response time. */
+  latencyBackoff?: boolean;
   timeout?: string;
   maxBody?: string;
   output?: string;

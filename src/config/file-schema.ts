@@ -339,6 +339,7 @@ export function fileDefaults(): FileConfig {
       maxRetryAfterMs: 600_000,
       throttleRetries: 10,
       adaptive: true,
+      latencyBackoff: true,
       hostFailurePause: 5,
       hostFailureGiveUp: 15,
       maxPagesPerHost: DEFAULT_MAX_PAGES_PER_HOST,

@@ -39,6 +39,7 @@ export interface PolicyFields extends Pick<
   | 'maxRetryAfterMs'
   | 'throttleRetries'
   | 'adaptive'
+  | 'latencyBackoff'
   | 'hostFailurePause'
   | 'hostFailureGiveUp'
   | 'maxPagesPerHost'
@@ -167,6 +168,7 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     maxRetryAfterMs: entry.maxRetryAfterMs ?? defaults.maxRetryAfterMs,
     throttleRetries: entry.throttleRetries ?? defaults.throttleRetries,
     adaptive: entry.adaptive ?? defaults.adaptive,
+    latencyBackoff: entry.latencyBackoff ?? defaults.latencyBackoff,
     hostFailurePause: entry.hostFailurePause ?? defaults.hostFailurePause,
     hostFailureGiveUp: entry.hostFailureGiveUp ?? defaults.hostFailureGiveUp,
     maxPagesPerHost: entry.maxPagesPerHost ?? defaults.maxPagesPerHost,

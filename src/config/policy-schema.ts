@@ -48,6 +48,7 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     maxRetryAfterMs: v.maxRetryAfter,
     throttleRetries: v.throttleRetries,
     adaptive: v.adaptive,
+    latencyBackoff: v.latencyBackoff,
     hostFailurePause: v.hostFailures?.pause,
     hostFailureGiveUp: v.hostFailures?.giveUp,
     maxPagesPerHost: v.maxPagesPerHost,
@@ -83,6 +84,9 @@ const TEXT = {
   maxRetryAfter: 'A longer Retry-After is cut to this (and the cut is reported); greater than zero, at most "24h".',
   throttleRetries: 'Times one URL may be throttled before it gets a THROTTLED error record (0-1000; counted apart from `retries`).',
   adaptive: "Lower the host's rate when it throttles, and recover it gradually after successes, never above the configured rate.",
+  latencyBackoff:
+    "Lower the host's rate early when its time to first byte climbs above its own baseline (a recent median past 1.5x), down to 1/8 of " +
+    'the configured rate at most, and recover it slowly once the time comes back down, never above the configured rate.',
   hostFailures:
     'Consecutive failures of one host (refused, timeouts, 5xx): after `pause` the host is paused with growing backoff; ' +
     'after `giveUp` its remaining URLs are skipped as "host-failed" (1 <= pause <= giveUp).',
@@ -131,6 +135,7 @@ export const policyDefaultsSchema = once(() =>
         .describe(inDefaults('maxRetryAfter', '"10m"')),
       throttleRetries: integer(0, 1000).prefault(10).describe(inDefaults('throttleRetries', '10')),
       adaptive: boolean().prefault(true).describe(inDefaults('adaptive', 'true')),
+      latencyBackoff: boolean().prefault(true).describe(inDefaults('latencyBackoff', 'true')),
       hostFailures: z
         .strictObject({
           $comment: comment(),
@@ -176,6 +181,7 @@ const domainEntryObject = once(() =>
       .describe(inEntry('maxRetryAfter', 'maxRetryAfter')),
     throttleRetries: integer(0, 1000).optional().describe(inEntry('throttleRetries', 'throttleRetries')),
     adaptive: boolean().optional().describe(inEntry('adaptive', 'adaptive')),
+    latencyBackoff: boolean().optional().describe(inEntry('latencyBackoff', 'latencyBackoff')),
     hostFailures: z
       .strictObject({
         $comment: comment(),

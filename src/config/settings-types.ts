@@ -51,6 +51,8 @@ export interface HostPolicy {
   throttleRetries: number;
   /** Lower the host's rate on throttling and recover it gradually after successes. */
   adaptive: boolean;
+  /** Lower the host's rate while its time to first byte climbs above its own baseline (politeness/latency-signal.ts). */
+  latencyBackoff: boolean;
   /** Consecutive failures (refused, timeouts, 5xx) after which the host is paused with growing backoff. */
   hostFailurePause: number;
   /** Consecutive failures after which the host is given up for this crawl. */

@@ -275,6 +275,8 @@ export interface CliOverrides {
   browser?: string;
   /** `--http2`: replaces `defaults.http2`; a domain entry's own `http2` still wins. */
   http2?: boolean;
+  /** `--no-latency-backoff` (false): replaces `defaults.latencyBackoff`; a domain entry's own `latencyBackoff` still wins. */
+  latencyBackoff?: boolean;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -319,6 +321,7 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   renderBlock: '--render-block',
   browser: '--browser',
   http2: '--http2',
+  latencyBackoff: '--no-latency-backoff',
 };
 
 /**
@@ -401,6 +404,7 @@ const FLAG_SCHEMAS = {
   renderBlock: () => resourceTypes().optional(),
   browser: () => z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional(),
   http2: () => fieldSchemas.boolean().optional(),
+  latencyBackoff: () => fieldSchemas.boolean().optional(),
 } satisfies Record<keyof CliOverrides, () => z.ZodType>;
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
@@ -448,6 +452,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     ...(flags.headers !== undefined && { headers: { ...base.defaults.headers, ...flags.headers } }),
     ...(flags.proxy !== undefined && { proxy: flags.proxy }),
     ...(flags.http2 !== undefined && { http2: flags.http2 }),
+    ...(flags.latencyBackoff !== undefined && { latencyBackoff: flags.latencyBackoff }),
     // --render, else the file's top-level `render`, stands for defaults.render.
     ...((flags.render ?? base.render) !== undefined && { render: (flags.render ?? base.render)! }),
   };

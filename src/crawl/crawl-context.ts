@@ -24,6 +24,8 @@ import type { CrawlSignals, SignalTargets } from './crawl-signals.js';
 export interface CrawlLog {
   info(msg: string): void;
   warn(msg: string): void;
+  /** What only `-v` shows (a host's rate changed by its latency signal). @default none */
+  debug?(msg: string): void;
 }
 
 export interface CrawlContext {

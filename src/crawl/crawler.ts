@@ -198,6 +198,7 @@ export class Crawler {
       random,
       addresses,
       ipLimits: perIp && addresses ? new IpLimits(perIp) : undefined,
+      responded: (key, ttfbMs) => feedback.responded(key, ttfbMs),
     }));
     const intake = (this.intake = new FrontierIntake(ctx, { admission: new Admission(settings, () => store.queued()), records, redirects }, opts.seeds));
     const sitemaps = (this.sitemaps = new SitemapSeeds(
@@ -218,6 +219,7 @@ export class Crawler {
         opts.log?.warn(`${key}: ${message}`);
       },
       throttled: (_key, announced) => countThrottle(stats, announced),
+      latencyChanged: (key, message) => opts.log?.debug?.(`${key}: ${message}`),
     });
     const hops: RobotsHopParts = { scheduler, sender, feedback, records, recorded: opts.robotsRecords === true };
     const robots = (this.robots = new RobotsGate({

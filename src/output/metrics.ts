@@ -160,7 +160,37 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
       ];
     },
   );
-  gauge('crawl_hosts_slowed', 'Hosts running below their configured rate after throttling', [], (s) => one(s.progress().throttled?.length ?? 0));
+  gauge('crawl_hosts_slowed', 'Hosts running below their configured rate (throttling, or response times above their baseline)', [], (s) =>
+    one(s.progress().throttled?.length ?? 0),
+  );
+  // Slowed hosts only, the slowest first, as many as --metrics-hosts: a host at its configured rate has no series.
+  const slowest = (s: MetricsSource) => [...(s.progress().throttled ?? [])].sort((a, b) => (a.factor ?? 1) - (b.factor ?? 1)).slice(0, topHosts);
+  gauge(
+    'crawl_host_rate_factor',
+    'Fraction of its configured rate a slowed host runs at (both signals together), for the slowest hosts only (--metrics-hosts)',
+    ['host'],
+    (s) => slowest(s).map((t) => [{ host: t.host }, t.factor ?? 1]),
+  );
+  gauge(
+    'crawl_host_latency_factor',
+    "The latency signal's part of a slowed host's rate factor, while its response time is above its baseline (same hosts)",
+    ['host'],
+    (s) => slowest(s).flatMap((t) => (t.latency ? [[{ host: t.host }, t.latency.factor] as [Record<string, string>, number]] : [])),
+  );
+  gauge(
+    'crawl_host_ttfb_seconds',
+    'Why: the recent median time to first byte (stat="median") and the idle baseline (stat="baseline") of a host slowed for latency',
+    ['host', 'stat'],
+    (s) =>
+      slowest(s).flatMap((t): Array<[Record<string, string>, number]> =>
+        t.latency
+          ? [
+              [{ host: t.host, stat: 'median' }, t.latency.medianMs / 1000],
+              [{ host: t.host, stat: 'baseline' }, t.latency.baselineMs / 1000],
+            ]
+          : [],
+      ),
+  );
 
   // Per-host series: the top hosts by requests only, so a broad crawl's 100,000 hosts cost ten series each.
   const top = (s: MetricsSource) =>

@@ -24,8 +24,13 @@ export interface ProgressSnapshot {
   hostsWaiting: number;
   hostsActive: number;
   elapsedMs: number;
-  /** Hosts currently slowed below their configured rate (429/503 feedback). */
-  throttled?: Array<{ host: string; rate: string }>;
+  /**
+   * Hosts currently slowed below their configured rate (429/503 feedback, or
+   * response times above their baseline): the rate in force, the fraction of
+   * the configured one, and the latency signal's part and reason while it
+   * holds the host back.
+   */
+  throttled?: Array<{ host: string; rate: string; factor?: number; latency?: { factor: number; medianMs: number; baselineMs: number; why: string } }>;
   /** Hosts paused now (Retry-After, failure backoff), with the milliseconds left. */
   paused?: Array<{ host: string; leftMs: number }>;
   /** The crawl stops after this many page requests (--max-pages); absent when unbounded. */
@@ -120,7 +125,7 @@ export function formatProgressLine(s: ProgressSnapshot, pagesPerSecond: number, 
   if (s.aborted) parts.push(`aborted ${int(s.aborted)}`);
   parts.push(`hosts ${int(s.hostsActive)} active, ${int(s.hostsWaiting)} waiting`);
   if (s.paused?.length) parts.push(`paused ${s.paused.map((p) => `${p.host} ${Math.ceil(p.leftMs / 1000)}s`).join(', ')}`);
-  if (s.throttled?.length) parts.push(`throttled ${s.throttled.map((t) => `${t.host} ${t.rate}`).join(', ')}`);
+  if (s.throttled?.length) parts.push(`throttled ${s.throttled.map((t) => `${t.host} ${t.rate}${t.latency ? ` (${t.latency.why})` : ''}`).join(', ')}`);
   return parts.join(' · ');
 }
 

@@ -10,7 +10,8 @@
  *   A swept host comes back as a fresh, equivalent record.
  * - The record holds the limiter (last starts, window logs, in-flight count,
  *   pause, rate factor, Crawl-delay floor, RateLimit pace), the adaptive-rate
- *   and failure state (`feedback`), the given-up flag, which robots.txt rules
+ *   and failure state (`feedback`), the latency signal (`latency`), the
+ *   given-up flag, which robots.txt rules
  *   set its Crawl-delay, and the scheduler's own bookkeeping (internal jobs,
  *   wake time). Server feedback (server-feedback.ts) and robots.txt
  *   (robots/gate.ts) change a host through its record, never through state of
@@ -28,6 +29,7 @@
  */
 import type { HostPolicy } from '../config/settings-types.js';
 import type { FeedbackState } from './adaptive-rate.js';
+import type { LatencyState } from './latency-signal.js';
 import { HostLimiter, type LimiterPolicy, type LimiterSaved } from './host-limiter.js';
 
 export interface JobContext {
@@ -74,6 +76,8 @@ export interface HostState<P extends LimiterPolicy = HostPolicy> {
   readonly limiter: HostLimiter;
   /** Adaptive rate and failure counts; null while the host has never throttled or failed. */
   feedback: FeedbackState | null;
+  /** Its times to first byte against its baseline (latency-signal.ts); null until its first answer, or with `latencyBackoff` off. */
+  latency: LatencyState | null;
   /** Failed too often: nothing more is fetched from it in this crawl. */
   givenUp: boolean;
   /** The robots.txt rules whose Crawl-delay the limiter carries (null: none applied yet). */
@@ -88,6 +92,8 @@ export interface HostState<P extends LimiterPolicy = HostPolicy> {
 export interface HostSaved {
   limiter: LimiterSaved;
   feedback: (Omit<FeedbackState, 'lastEventAt'> & { lastEventAt: number | null }) | null;
+  /** Absent in records saved before the latency signal existed: the host learns its baseline again. */
+  latency?: LatencyState | null;
   givenUp: boolean;
 }
 
@@ -113,6 +119,7 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
         policy,
         limiter: new HostLimiter(policy, this.opts.random),
         feedback: null,
+        latency: null,
         givenUp: false,
         robotsApplied: null,
         jobs: [],
@@ -166,6 +173,7 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
     return {
       limiter: s.limiter.save(),
       feedback: f === null ? null : { ...f, lastEventAt: Number.isFinite(f.lastEventAt) ? f.lastEventAt : null },
+      latency: s.latency === null ? null : { ...s.latency, samples: [...s.latency.samples] },
       givenUp: s.givenUp,
     };
   }
@@ -183,6 +191,7 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
     if (unclean) s.limiter.assumeStartedUntil(unclean.until, unclean.spanMs);
     const f = saved.feedback;
     s.feedback = f === null ? null : { ...f, lastEventAt: f.lastEventAt === null ? -Infinity : f.lastEventAt - shiftMs };
+    s.latency = saved.latency ? { ...saved.latency, samples: [...saved.latency.samples] } : null;
     s.givenUp = saved.givenUp;
     return s;
   }

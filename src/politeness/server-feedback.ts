@@ -8,16 +8,27 @@
  *   `throttle` (slow the host down, try the URL again after the pause),
  *   `retry` (a transient failure: try again after a backoff), `give-up` (the
  *   host failed too often; it was just given up) or `final` (write the record).
+ * - `responded` hands every answer's time to first byte (robots.txt and a
+ *   rendering browser's requests included, each to its own host) to the
+ *   latency signal, with `latencyBackoff` on.
  * - Everything here acts through the host's record in the HostTable (its
- *   limiter's pause, rate factor and server gap; its feedback state; its
- *   given-up flag), so every request — robots.txt included — obeys it; nothing
- *   sleeps and nothing holds a slot. Decisions come from the pure policies in
- *   adaptive-rate.ts, retry-after.ts, rate-limit-headers.ts and backoff.ts.
+ *   limiter's pause, rate factor and server gap; its feedback and latency
+ *   state; its given-up flag), so every request — robots.txt included — obeys
+ *   it; nothing sleeps and nothing holds a slot. Decisions come from the pure
+ *   policies in adaptive-rate.ts, latency-signal.ts, retry-after.ts,
+ *   rate-limit-headers.ts and backoff.ts.
+ * - The rate factor in force is the product of the two signals' factors
+ *   (`rateFactor`), never below the adaptive floor of 1/32. A product, not
+ *   the lower of the two: each signal acts on the pace actually in force, so
+ *   a host throttled to half its rate whose answers then slow down is slowed
+ *   at the latency signal's first decision, not only once that falls below
+ *   one half.
  */
 import type { Clock } from '../clock.js';
 import { backoffDelay } from './backoff.js';
-import { describeRate, initialFeedback, isQuiet, onFailure, onSuccess, onThrottle } from './adaptive-rate.js';
-import type { HostTable } from './host-state.js';
+import { ADAPTIVE, describeRate, initialFeedback, isQuiet, onFailure, onSuccess, onThrottle, type FeedbackState } from './adaptive-rate.js';
+import type { HostState, HostTable } from './host-state.js';
+import { describeLatency, initialLatency, onLatencySample, type LatencyState } from './latency-signal.js';
 import { paceForBudget, parseRateLimit } from './rate-limit-headers.js';
 import { parseRetryAfter } from './retry-after.js';
 import type { HostPolicy } from '../config/settings-types.js';
@@ -34,6 +45,8 @@ export interface FeedbackOptions {
   note(key: string, message: string): void;
   /** Every throttling answer, `announced` when it carried a usable Retry-After (counted for metrics and the summary). */
   throttled?(key: string, announced: boolean): void;
+  /** Each change of a host's rate by its latency signal, in words (a verbose log line). */
+  latencyChanged?(key: string, message: string): void;
 }
 
 export interface ResponseLike {
@@ -55,6 +68,30 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'BODY_TIMEOUT',
   'DNS_FAILURE',
 ]);
+
+/** A host running below its configured rate (progress line, metrics). */
+export interface SlowedHost {
+  host: string;
+  /** The rate in force, e.g. "4.1/s". */
+  rate: string;
+  /** Fraction of the configured rate in force. */
+  factor: number;
+  /** Present while the latency signal holds the host back: its own factor, and why. */
+  latency?: { factor: number; medianMs: number; baselineMs: number; why: string };
+}
+
+/** The fraction of its configured rate a host runs at: both signals' factors multiplied, never below the adaptive floor. */
+export function rateFactor(feedback: FeedbackState | null, latency: LatencyState | null): number {
+  const product = (feedback?.factor ?? 1) * (latency?.factor ?? 1);
+  return product >= 1 ? 1 : Math.max(ADAPTIVE.floor, product);
+}
+
+const round2 = (n: number) => String(Math.round(n * 100) / 100);
+
+/** Puts the host's combined factor into its limiter: the one place that sets it. */
+function applyRateFactor(host: HostState): void {
+  host.limiter.setRateFactor(rateFactor(host.feedback, host.latency));
+}
 
 export class HostFeedback {
   private readonly random: () => number;
@@ -110,7 +147,7 @@ export class HostFeedback {
     const quiet = isQuiet(sinceLastMs, limiter.effectiveIntervalMs(startedAt));
     const { state, newEvent } = onThrottle(host.feedback ?? initialFeedback(), now, startedAt, policy.adaptive, quiet);
     host.feedback = state;
-    if (newEvent) limiter.setRateFactor(state.factor);
+    if (newEvent) applyRateFactor(host);
     if (newEvent && quiet)
       this.opts.note(
         key,
@@ -142,7 +179,7 @@ export class HostFeedback {
     if (before) {
       const next = onSuccess(before, host.policy.adaptive);
       host.feedback = next;
-      if (next.factor !== before.factor) host.limiter.setRateFactor(next.factor);
+      if (next.factor !== before.factor) applyRateFactor(host);
     }
     this.budget(key, res);
     if (before) this.opts.hosts.changed(key);
@@ -170,20 +207,56 @@ export class HostFeedback {
     return verdict;
   }
 
-  /** The host's rate as it stands, e.g. "20/s" or "20/s, throttled 3× (now 4.1/s)". */
-  describe(key: string, policy: HostPolicy): string {
-    const s = this.opts.hosts.peek(key)?.feedback;
-    if (!s || s.events === 0) return policy.rateLabel;
-    const now = s.factor < 1 ? ` (now ${describeRate(policy.intervalMs, s.factor)})` : '';
-    return `${policy.rateLabel}, throttled ${s.events}×${now}`;
+  /**
+   * An answer's headers arrived `ttfbMs` after its request was written:
+   * one sample of the host's latency signal (latency-signal.ts), which may
+   * change its rate. The caller persists the record (it changed anyway).
+   */
+  responded(key: string, ttfbMs: number): void {
+    const host = this.opts.hosts.get(key);
+    if (!host.policy.latencyBackoff) return;
+    const before = host.latency ?? initialLatency();
+    const next = onLatencySample(before, ttfbMs);
+    host.latency = next;
+    if (next.factor === before.factor) return;
+    const was = host.limiter.rateFactor;
+    applyRateFactor(host);
+    const { intervalMs } = host.policy;
+    this.opts.latencyChanged?.(
+      key,
+      `${describeLatency(next)}: rate ${describeRate(intervalMs, was)} → ${describeRate(intervalMs, host.limiter.rateFactor)} (latency factor ${round2(next.factor)})`,
+    );
   }
 
-  /** Hosts running below their configured rate, for the progress line. */
-  slowed(): Array<{ host: string; rate: string }> {
-    const out: Array<{ host: string; rate: string }> = [];
+  /**
+   * The host's rate as it stands, e.g. "20/s", "20/s, throttled 3× (now 4.1/s)"
+   * or "20/s, slowed 2× for latency (now 11/s: latency 412 ms vs 130 ms baseline)".
+   */
+  describe(key: string, policy: HostPolicy): string {
+    const host = this.opts.hosts.peek(key);
+    const s = host?.feedback;
+    const l = host?.latency;
+    const events = s ? s.events : 0;
+    const decreases = l ? l.decreases : 0;
+    if (events === 0 && decreases === 0) return policy.rateLabel;
+    const parts = [policy.rateLabel];
+    if (events > 0) parts.push(`throttled ${events}×`);
+    if (decreases > 0) parts.push(`slowed ${decreases}× for latency`);
+    const factor = rateFactor(s ?? null, l ?? null);
+    const why = l && l.factor < 1 ? `: ${describeLatency(l)}` : '';
+    return `${parts.join(', ')}${factor < 1 ? ` (now ${describeRate(policy.intervalMs, factor)}${why})` : ''}`;
+  }
+
+  /** Hosts running below their configured rate, for the progress line and metrics: the factor in force, and the latency signal's when it holds the host back. */
+  slowed(): SlowedHost[] {
+    const out: SlowedHost[] = [];
     for (const host of this.opts.hosts.values()) {
-      const s = host.feedback;
-      if (s && s.factor < 1) out.push({ host: host.key, rate: describeRate(host.policy.intervalMs, s.factor) });
+      const factor = rateFactor(host.feedback, host.latency);
+      if (factor >= 1) continue;
+      const l = host.latency;
+      const entry: SlowedHost = { host: host.key, rate: describeRate(host.policy.intervalMs, factor), factor };
+      if (l && l.factor < 1) entry.latency = { factor: l.factor, medianMs: l.medianMs ?? 0, baselineMs: l.baselineMs ?? 0, why: describeLatency(l) };
+      out.push(entry);
     }
     return out;
   }

@@ -94,6 +94,12 @@ export interface SchedulerOptions<P extends LimiterPolicy = LimiterPolicy> {
   addresses?: HostAddresses;
   /** Per-IP limits over the addresses `addresses` answers. @default none */
   ipLimits?: IpLimits;
+  /**
+   * Every answer's time to first byte, from the request's write to its
+   * response headers (per request: waits for a slot, a gap or a connection
+   * are not in it), before the host's record is persisted. @default none
+   */
+  responded?: (key: string, ttfbMs: number) => void;
 }
 
 type HostSlot = HostState<LimiterPolicy>;
@@ -415,6 +421,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
       },
       onResponse: (at) => {
         const arrival = slot.limiter.markResponded(ticket, at);
+        this.opts.responded?.(key, Math.max(0, at - ticket.sentAt));
         this.hosts.changed(key);
         if (ip !== undefined) ip.limiter.markResponded(ipTicket!, at);
         return arrival;

@@ -1221,6 +1221,7 @@ function copySaved(s: HostSaved): HostSaved {
     ...s,
     limiter: { ...l, windows: l.windows.map((w) => ({ ...w, starts: [...w.starts] })) },
     feedback: s.feedback === null ? null : { ...s.feedback },
+    ...(s.latency && { latency: { ...s.latency, samples: [...s.latency.samples] } }),
   };
 }
 

@@ -48,6 +48,7 @@ describe('argv → flags', () => {
     [['--include', 'x', '--include', 'y', '--exclude', 'z', 'http://a/'], { include: ['x', 'y'], exclude: ['z'] }, ['http://a/']],
     [['--no-robots', '--emit-skipped', '--links', '-q', 'http://a/'], { robots: false, emitSkipped: true, links: true, quiet: true }, ['http://a/']],
     [['--allow-private', 'http://a/'], { allowPrivate: true }, ['http://a/']],
+    [['--no-latency-backoff', 'http://a/'], { latencyBackoff: false }, ['http://a/']],
     [['--max-pages-per-host', '50', '--max-queued', '1000', 'http://a/'], { maxPagesPerHost: '50', maxQueued: '1000' }, ['http://a/']],
     [['--state', 's.db', '--fresh', '--report', 'r.html', '--stats', 's.json'], { state: 's.db', fresh: true, report: 'r.html', stats: 's.json' }, []],
     [

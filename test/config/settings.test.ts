@@ -63,6 +63,7 @@ describe('validateConfig', () => {
       maxRetryAfterMs: 600_000,
       throttleRetries: 10,
       adaptive: true,
+      latencyBackoff: true,
       hostFailurePause: 5,
       hostFailureGiveUp: 15,
       maxPagesPerHost: 100_000,
@@ -566,6 +567,7 @@ describe('crawler.config.example.json', () => {
       maxRetryAfterMs: 600_000,
       throttleRetries: 10,
       adaptive: true,
+      latencyBackoff: true,
       hostFailurePause: 5,
       hostFailureGiveUp: 15,
     });
@@ -574,6 +576,7 @@ describe('crawler.config.example.json', () => {
       retryStatuses: [500, 502, 503, 504],
       throttleStatuses: [429],
       adaptive: false,
+      latencyBackoff: false,
       hostFailurePause: 2,
       hostFailureGiveUp: 4,
     });

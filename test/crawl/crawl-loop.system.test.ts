@@ -627,7 +627,7 @@ describe('exact server feedback (only fake time can check these)', () => {
     const after = log.filter((r) => r.at > burst.at(-1)!.at);
     expect(after[0].at).toBeCloseTo(pauseEnd, 6);
     // Halved once (50/s), not once per 429 (6.25/s).
-    expect(throttledAfterPause).toEqual([{ host: 'burst.test', rate: '50/s' }]);
+    expect(throttledAfterPause).toEqual([{ host: 'burst.test', rate: '50/s', factor: 0.5 }]);
     const tenth = after.filter((r) => r.status === 200).sort((a, b) => a.endedAt! - b.endedAt!)[9];
     // Started before the 10th success was counted (a start at that very instant comes after it, at the raised rate).
     const before = after.filter((r) => r.at < tenth.endedAt!);

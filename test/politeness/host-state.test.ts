@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buildSettings } from '../../src/config/settings.js';
 import { HostTable } from '../../src/politeness/host-state.js';
 import { initialFeedback } from '../../src/politeness/adaptive-rate.js';
+import { HostFeedback } from '../../src/politeness/server-feedback.js';
 import { RobotsCache } from '../../src/robots/cache.js';
 import { RobotsGate } from '../../src/robots/gate.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -78,5 +79,21 @@ describe('robots.txt Crawl-delay and the host record', () => {
     expect(gate.check('http://a.example/y', 'a.example')).toEqual({ kind: 'go' });
     expect(hosts.get('a.example').limiter.effectiveIntervalMs()).toBe(2_000);
     expect(fetches).toBe(1); // the robots.txt cache outlives the host record
+  });
+
+  it('keeps a host slowed for latency across a save and restore: its factor, baseline and window', () => {
+    const hosts = table();
+    const feedback = new HostFeedback({ clock: new FakeClock(0), hosts, note: () => {} });
+    for (let i = 0; i < 9; i++) feedback.responded('a', 100);
+    for (let i = 0; i < 5; i++) feedback.responded('a', 400);
+    expect(hosts.get('a').limiter.rateFactor).toBe(0.75);
+    const saved = JSON.parse(JSON.stringify(hosts.save('a'))) as ReturnType<typeof hosts.save> & object;
+    const again = table();
+    const restored = again.restore('a', saved);
+    expect(restored.latency).toEqual(hosts.get('a').latency);
+    expect(restored.limiter.rateFactor).toBe(0.75);
+    // A record saved before the latency signal existed restores with none: the host learns its baseline again.
+    const { latency: _dropped, ...older } = saved;
+    expect(table().restore('a', older).latency).toBeNull();
   });
 });

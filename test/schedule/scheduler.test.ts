@@ -208,4 +208,37 @@ describe('Scheduler host state', () => {
     await env.clock.advanceAsync(10, 1);
     expect(env.scheduler.hostsSnapshot().map((h) => h.key)).toEqual(['h0']);
   });
+
+  it("hands each answer's time to first byte to its own host, timed from the request's write", async () => {
+    const clock = new FakeClock(0);
+    const seen: Array<[string, number]> = [];
+    const source: WorkSource = { hasWork: () => false, take: () => null };
+    const scheduler = new Scheduler({
+      clock,
+      concurrency: 4,
+      policyFor: () => ({ intervalMs: 0, windows: [], concurrency: 2, jitterMs: 0 }),
+      source,
+      responded: (key, ttfbMs) => seen.push([key, ttfbMs]),
+    });
+    // A page's job on its host, and a browser's request for a script on another host, submitted by the same page.
+    const job =
+      (connectMs: number, latencyMs: number): Job =>
+      (ctx) =>
+        new Promise<void>((resolve) => {
+          clock.setTimer(() => {
+            ctx.onDispatched(clock.now());
+            clock.setTimer(() => {
+              ctx.onResponse(clock.now());
+              resolve();
+            }, latencyMs);
+          }, connectMs);
+        });
+    scheduler.submit('page.test', job(500, 40));
+    scheduler.submit('cdn.test', job(0, 7));
+    await clock.advanceAsync(1000, 1);
+    expect(seen).toEqual([
+      ['cdn.test', 7],
+      ['page.test', 40],
+    ]);
+  });
 });

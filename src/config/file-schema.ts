@@ -343,6 +343,7 @@ export function fileDefaults(): FileConfig {
       headers: {},
       render: false,
       http2: false,
+      timezone: 'UTC',
     },
     domains: {},
   };

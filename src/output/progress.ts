@@ -26,8 +26,12 @@ export interface ProgressSnapshot {
   elapsedMs: number;
   /** Hosts currently slowed below their configured rate (429/503 feedback). */
   throttled?: Array<{ host: string; rate: string }>;
-  /** Hosts paused now (Retry-After, failure backoff), with the milliseconds left. */
-  paused?: Array<{ host: string; leftMs: number }>;
+  /**
+   * Hosts paused now (Retry-After, failure backoff, quiet hours), with the
+   * milliseconds left; `quietUntil` (the host's zone's clock, "06:00") when
+   * it waits for its quiet-hours window to open.
+   */
+  paused?: Array<{ host: string; leftMs: number; quietUntil?: string }>;
   /** The crawl stops after this many page requests (--max-pages); absent when unbounded. */
   limit?: number;
 }
@@ -119,9 +123,13 @@ export function formatProgressLine(s: ProgressSnapshot, pagesPerSecond: number, 
   if (s.skipped > 0) parts.push(`skipped ${int(s.skipped)}`);
   if (s.aborted) parts.push(`aborted ${int(s.aborted)}`);
   parts.push(`hosts ${int(s.hostsActive)} active, ${int(s.hostsWaiting)} waiting`);
-  if (s.paused?.length) parts.push(`paused ${s.paused.map((p) => `${p.host} ${Math.ceil(p.leftMs / 1000)}s`).join(', ')}`);
+  if (s.paused?.length) parts.push(`paused ${s.paused.map(pausedHost).join(', ')}`);
   if (s.throttled?.length) parts.push(`throttled ${s.throttled.map((t) => `${t.host} ${t.rate}`).join(', ')}`);
   return parts.join(' · ');
+}
+
+function pausedHost(p: NonNullable<ProgressSnapshot['paused']>[number]): string {
+  return p.quietUntil === undefined ? `${p.host} ${Math.ceil(p.leftMs / 1000)}s` : `${p.host} until ${p.quietUntil} (quiet hours)`;
 }
 
 /** Cuts `text` to fit `width` columns, marking the cut with an ellipsis. */

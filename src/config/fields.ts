@@ -12,6 +12,7 @@ import { NetworkSyntaxError, parseNetwork } from '../fetch/address-ranges.js';
 import { RATE_PATTERN, WINDOW_PATTERN, parseRate, parseWindow } from './rate.js';
 import { DURATION_PATTERN, SIZE_PATTERN, UnitError, parseDuration, parseSize, showValue } from './units.js';
 import { PatternError, compileUserPattern, type UserPattern } from './user-pattern.js';
+import { HOURS_PATTERN_SOURCE, HoursError, checkTimezone, parseHoursLabel } from '../politeness/crawl-hours.js';
 
 /** Runs a unit parser as a transform, turning its UnitError into an issue at the field's path. */
 function parsedBy<I, T>(input: z.ZodType<I>, parse: (value: I) => T) {
@@ -207,6 +208,34 @@ function networkList() {
   return z.array(item, { error: (i) => `expected a list of networks like ["10.0.0.0/8"], got ${showValue(i.input)}` });
 }
 
+/** A daily window "HH:MM-HH:MM" (politeness/crawl-hours.ts), checked here and kept as written. */
+function hours() {
+  return z
+    .string({ error: (i) => `expected a daily window "HH:MM-HH:MM" like "22:00-06:00", got ${showValue(i.input)}` })
+    .superRefine((value, ctx) => {
+      try {
+        parseHoursLabel(value);
+      } catch (error) {
+        if (!(error instanceof HoursError)) throw error;
+        ctx.addIssue({ code: 'custom', message: error.message, input: value });
+      }
+    })
+    .meta({ pattern: HOURS_PATTERN_SOURCE });
+}
+
+/** An IANA time zone name, checked with Intl and kept in its canonical spelling. */
+function timezone() {
+  return z.string({ error: (i) => `expected an IANA time zone name like "Europe/Berlin", got ${showValue(i.input)}` }).transform((value, ctx) => {
+    try {
+      return checkTimezone(value);
+    } catch (error) {
+      if (!(error instanceof HoursError)) throw error;
+      ctx.addIssue({ code: 'custom', message: error.message, input: value });
+      return z.NEVER;
+    }
+  });
+}
+
 /** `$comment`, accepted in every object so an example file can explain itself. */
 export const comment = () => z.string().optional().describe('Free text for humans; ignored.');
 
@@ -226,6 +255,8 @@ export const fieldSchemas = {
   userAgent: once(userAgent),
   boolean: once(boolean),
   networkList: once(networkList),
+  hours: once(hours),
+  timezone: once(timezone),
 };
 
 /**

@@ -346,6 +346,7 @@ export function fileDefaults(): FileConfig {
       headers: {},
       render: false,
       http2: false,
+      timezone: 'UTC',
     },
     domains: {},
   };

@@ -16,6 +16,7 @@
  */
 import type { HostAuth, HostPolicy, WindowLimit } from './settings-types.js';
 import type { Rate } from './rate.js';
+import { parseCrawlHours, type CrawlHours } from '../politeness/crawl-hours.js';
 
 /** How robots.txt `Crawl-delay` is treated: as a floor on the gap, or not at all. */
 export type CrawlDelayMode = 'floor' | 'ignore';
@@ -47,6 +48,10 @@ export interface PolicyFields extends Pick<
   | 'render'
   | 'http2'
 > {
+  /** Quiet hours as written ("22:00-06:00"); absent: any time. */
+  hours?: string;
+  /** The IANA zone `hours` is read in; absent: UTC. */
+  timezone?: string;
   // What differs from HostPolicy: the rate and Crawl-delay as written, windows as `limits`, and an unset proxy.
   rate: Rate;
   limits: WindowLimit[];
@@ -147,6 +152,11 @@ function frozenList<T>(list: readonly T[]): T[] {
   return Object.freeze([...list]) as T[];
 }
 
+/** The parsed quiet hours; null for "any time". The config schema has checked both values already. */
+function crawlHours(hours: string | undefined, timezone: string | undefined): CrawlHours | null {
+  return hours === undefined ? null : parseCrawlHours(hours, timezone ?? 'UTC');
+}
+
 /** Builds the resolved, frozen policy for one entry (or defaults when `entry` is empty). */
 function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFields): HostPolicy {
   const rate = entry.rate ?? defaults.rate;
@@ -179,6 +189,8 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     proxy: entry.proxy ?? defaults.proxy ?? null,
     render: entry.render ?? defaults.render ?? false,
     http2: entry.http2 ?? defaults.http2 ?? false,
+    // Each field falls back on its own: an entry's hours are read in defaults.timezone unless it names its own.
+    hours: crawlHours(entry.hours ?? defaults.hours, entry.timezone ?? defaults.timezone),
   });
 }
 

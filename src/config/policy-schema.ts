@@ -12,7 +12,7 @@ import { showValue } from './units.js';
 import { authField, headersField, proxyField } from './request-schema.js';
 import { RENDER_TEXT, renderMode } from './render-schema.js';
 
-const { duration, rate, windows, integer, statusList, boolean, oneOf } = fieldSchemas;
+const { duration, rate, windows, integer, statusList, boolean, oneOf, hours, timezone } = fieldSchemas;
 
 /**
  * A host's page budget when the config sets none: more than a polite crawl
@@ -57,6 +57,8 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     auth: v.auth,
     render: v.render,
     http2: v.http2,
+    hours: v.hours,
+    timezone: v.timezone,
   };
   // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
@@ -100,6 +102,10 @@ const TEXT = {
     'Not Host, Content-Length, Connection, User-Agent (userAgent), Cookie (cookies) or Authorization (auth).',
   proxy:
     'Proxy for this host\'s requests, "http://[user:pass@]proxy:port" (CONNECT for https URLs, absolute-form GET for http ones), or false for a direct connection.',
+  hours:
+    'Quiet hours: the daily window "HH:MM-HH:MM" in `timezone` in which the host is crawled, e.g. "22:00-06:00" (it may cross midnight; ' +
+    '"00:00-24:00" is always). Outside it the host is paused, not dropped: its URLs wait for the window to open.',
+  timezone: 'The IANA time zone `hours` is read in, e.g. "Europe/Berlin" (DST changes included).',
   http2:
     "Offer HTTP/2 to this host's https servers (TLS ALPN): when the server takes it, one connection carries up to `concurrency` requests at once; " +
     'otherwise HTTP/1.1 as usual. Rates, windows, concurrency and robots.txt are unchanged. Not through a proxy.',
@@ -149,6 +155,8 @@ export const policyDefaultsSchema = once(() =>
       proxy: proxyField().optional().describe(`${TEXT.proxy} Default none: HTTP_PROXY, HTTPS_PROXY and NO_PROXY from the environment decide.`),
       render: renderMode().prefault(false).describe(`${RENDER_TEXT} Default false.`),
       http2: boolean().prefault(false).describe(inDefaults('http2', 'false')),
+      hours: hours().optional().describe(inDefaults('hours', 'none: any time')),
+      timezone: timezone().prefault('UTC').describe(inDefaults('timezone', '"UTC"')),
     })
     // Every field has a prefault, so the override is complete; the test of an
     // empty file's defaults pins that (a cast cannot).
@@ -195,6 +203,8 @@ const domainEntryObject = once(() =>
     proxy: proxyField().optional().describe(inEntry('proxy', 'proxy')),
     render: renderMode().optional().describe(`${RENDER_TEXT} Falls back to defaults.render.`),
     http2: boolean().optional().describe(inEntry('http2', 'http2')),
+    hours: hours().optional().describe(inEntry('hours', 'hours')),
+    timezone: timezone().optional().describe(inEntry('timezone', 'timezone')),
     auth: authField()
       .optional()
       .describe(

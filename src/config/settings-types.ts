@@ -6,6 +6,7 @@
 import type { Purpose } from '../usage/usage-vocab.js';
 import type { HeaderValue, Secret } from '../fetch/secret.js';
 import type { UserPattern } from './user-pattern.js';
+import type { CrawlHours } from '../politeness/crawl-hours.js';
 
 /** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */
 export interface WindowLimit {
@@ -78,6 +79,9 @@ export interface HostPolicy {
 
   /** Offer HTTP/2 to this host's https servers (fetch/http2-pool.ts); politeness is the same either way. */
   http2: boolean;
+
+  /** Quiet hours (politeness/crawl-hours.ts): the daily window the host is crawled in; null: any time. */
+  hours: CrawlHours | null;
 
   // Rendering (src/render/).
   /** Render this host's pages in a browser: always, never, or `auto` (only pages that look like an application shell). */

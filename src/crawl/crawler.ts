@@ -171,9 +171,12 @@ export class Crawler {
     // Made first, connected last (below): how a part reaches one built after it.
     const signals = new CrawlSignals();
     const calls = new StoreCalls(store, signals);
+    const shared = store.shared;
     const hosts = new HostTable({
       policyFor: (key) => settings.policyFor(key),
       random,
+      // Quiet hours are read on the wall clock; a shared crawl's on its store's, as its claims are.
+      wallAt: shared ? (now) => shared.wallAt(now) : (now) => now + clock.wallNow() - clock.now(),
       persist: store.durable ? (key, saved) => calls.settle(store.saveHost(key, saved)) : undefined,
     });
     const ctx: CrawlContext = { settings, clock, store, hosts, stats, log: opts.log, calls, signals, stopping: false, finished: false };

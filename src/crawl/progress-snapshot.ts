@@ -29,11 +29,14 @@ export function progressSnapshot(ctx: CrawlContext, parts: ProgressParts): Progr
   let waiting = 0;
   let active = 0;
   const now = clock.now();
-  const paused: Array<{ host: string; leftMs: number }> = [];
+  const paused: NonNullable<ProgressSnapshot['paused']> = [];
   for (const h of scheduler.hostsSnapshot()) {
     if (h.inFlight > 0) active++;
     else if (h.waiting) waiting++;
-    if (h.pausedUntil > now && paused.length < PROGRESS_PAUSED_HOSTS) paused.push({ host: h.key, leftMs: h.pausedUntil - now });
+    if (paused.length >= PROGRESS_PAUSED_HOSTS) continue;
+    // Quiet hours first: a Retry-After pause inside them ends before the window opens anyway.
+    if (h.quiet !== null && h.quiet.until >= h.pausedUntil) paused.push({ host: h.key, leftMs: h.quiet.until - now, quietUntil: h.quiet.opensAt });
+    else if (h.pausedUntil > now) paused.push({ host: h.key, leftMs: h.pausedUntil - now });
   }
   const { maxPages } = settings;
   return {
@@ -58,7 +61,7 @@ export interface HostCounts {
   active: number;
   /** Hosts with work that must wait for their gap, pause or address. */
   waiting: number;
-  /** Hosts paused now (Retry-After, backoff after failures). */
+  /** Hosts paused now (Retry-After, backoff after failures, quiet hours). */
   paused: number;
   /** Hosts given up for this crawl (too many failures in a row). */
   givenUp: number;
@@ -70,7 +73,7 @@ export function hostCounts(ctx: CrawlContext, parts: ProgressParts): HostCounts 
   for (const h of parts.scheduler.hostsSnapshot()) {
     if (h.inFlight > 0) counts.active++;
     else if (h.waiting) counts.waiting++;
-    if (h.pausedUntil > now) counts.paused++;
+    if (h.pausedUntil > now || h.quiet !== null) counts.paused++;
   }
   // Given-up hosts keep their record (the idle sweep spares them), so the table knows them all.
   for (const h of ctx.hosts.values()) if (h.givenUp) counts.givenUp++;

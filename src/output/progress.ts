@@ -31,8 +31,12 @@ export interface ProgressSnapshot {
    * holds the host back.
    */
   throttled?: Array<{ host: string; rate: string; factor?: number; latency?: { factor: number; medianMs: number; baselineMs: number; why: string } }>;
-  /** Hosts paused now (Retry-After, failure backoff), with the milliseconds left. */
-  paused?: Array<{ host: string; leftMs: number }>;
+  /**
+   * Hosts paused now (Retry-After, failure backoff, quiet hours), with the
+   * milliseconds left; `quietUntil` (the host's zone's clock, "06:00") when
+   * it waits for its quiet-hours window to open.
+   */
+  paused?: Array<{ host: string; leftMs: number; quietUntil?: string }>;
   /** The crawl stops after this many page requests (--max-pages); absent when unbounded. */
   limit?: number;
 }
@@ -124,9 +128,13 @@ export function formatProgressLine(s: ProgressSnapshot, pagesPerSecond: number, 
   if (s.skipped > 0) parts.push(`skipped ${int(s.skipped)}`);
   if (s.aborted) parts.push(`aborted ${int(s.aborted)}`);
   parts.push(`hosts ${int(s.hostsActive)} active, ${int(s.hostsWaiting)} waiting`);
-  if (s.paused?.length) parts.push(`paused ${s.paused.map((p) => `${p.host} ${Math.ceil(p.leftMs / 1000)}s`).join(', ')}`);
+  if (s.paused?.length) parts.push(`paused ${s.paused.map(pausedHost).join(', ')}`);
   if (s.throttled?.length) parts.push(`throttled ${s.throttled.map((t) => `${t.host} ${t.rate}${t.latency ? ` (${t.latency.why})` : ''}`).join(', ')}`);
   return parts.join(' · ');
+}
+
+function pausedHost(p: NonNullable<ProgressSnapshot['paused']>[number]): string {
+  return p.quietUntil === undefined ? `${p.host} ${Math.ceil(p.leftMs / 1000)}s` : `${p.host} until ${p.quietUntil} (quiet hours)`;
 }
 
 /** Cuts `text` to fit `width` columns, marking the cut with an ellipsis. */

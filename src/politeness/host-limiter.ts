@@ -26,15 +26,26 @@
  *   write, which is not known before it happens. Without this, a request on a
  *   fresh connection could land after the next one, sent at once on a
  *   reused connection, closer than the gap.
+ * - Quiet hours (`policy.hours`, crawl-hours.ts): a start is allowed only
+ *   while the daily window is open, judged on the wall clock (`wallAt` maps
+ *   this clock's instants to it). Outside it, readyAt is the next opening: a
+ *   pause like Retry-After's, never a drop. A request started inside the
+ *   window runs to its end, whenever that is.
  */
 import type { WindowLimit } from '../config/settings-types.js';
+import type { CrawlHours } from './crawl-hours.js';
 
 export interface LimiterPolicy {
   intervalMs: number;
   windows: readonly WindowLimit[];
   concurrency: number;
   jitterMs: number;
+  /** Quiet hours: the daily window starts are allowed in; null or absent: any time. */
+  hours?: CrawlHours | null;
 }
+
+/** Maps an instant of the crawl's clock to wall-clock epoch ms. */
+export type WallAt = (now: number) => number;
 
 /**
  * Slack added to every gap: 1% plus 3 ms, the 3 ms shrinking to two fifths
@@ -166,6 +177,8 @@ export class HostLimiter {
   constructor(
     policy: LimiterPolicy,
     private readonly random: () => number = Math.random,
+    /** The crawl clock's instants on the wall clock (quiet hours). @default the same numbers: the system clock's scale */
+    private readonly wallAt: WallAt = (now) => now,
   ) {
     this.policy = policy;
     this.logs = policy.windows.map((w) => new StartLog(w));
@@ -186,7 +199,33 @@ export class HostLimiter {
       at = Math.max(at, this.lastStart + gapWithMargin(gap) + this.nextJitter);
     }
     for (const log of this.logs) at = Math.max(at, log.readyAt());
-    return at > now ? at : now;
+    if (at < now) at = now;
+    return this.policy.hours ? this.openAtOrAfter(at) : at;
+  }
+
+  /** The first instant at or after `at` inside the host's quiet-hours window. */
+  private openAtOrAfter(at: number): number {
+    const wall = this.wallAt(at);
+    const open = this.policy.hours!.nextOpen(wall);
+    return open === wall ? at : at + (open - wall);
+  }
+
+  /**
+   * When the host's quiet hours let it start again, if they forbid a start
+   * at `now` (crawl clock; -Infinity when they do not). Progress and status
+   * show it; readyAt already includes it.
+   */
+  quietUntil(now: number): number {
+    return this.quiet(now)?.until ?? -Infinity;
+  }
+
+  /** As quietUntil, with the zone's clock at the opening ("06:00") for messages; null while the window is open. */
+  quiet(now: number): { until: number; opensAt: string } | null {
+    const hours = this.policy.hours;
+    if (!hours) return null;
+    const wall = this.wallAt(now);
+    const open = hours.nextOpen(wall);
+    return open === wall ? null : { until: now + (open - wall), opensAt: hours.clockAt(open) };
   }
 
   /** Records a start at `now`. Callers must have seen `readyAt(now) <= now`. */

@@ -30,7 +30,7 @@
 import type { HostPolicy } from '../config/settings-types.js';
 import type { FeedbackState } from './adaptive-rate.js';
 import type { LatencyState } from './latency-signal.js';
-import { HostLimiter, type LimiterPolicy, type LimiterSaved } from './host-limiter.js';
+import { HostLimiter, type LimiterPolicy, type LimiterSaved, type WallAt } from './host-limiter.js';
 
 export interface JobContext {
   /** Call with clock.now() when the request is written to the socket. */
@@ -100,6 +100,8 @@ export interface HostSaved {
 export interface HostTableOptions<P extends LimiterPolicy> {
   policyFor(key: string): P;
   random?: () => number;
+  /** The crawl clock's instants on the wall clock quiet hours are judged on (a shared store's clock when there is one). @default the same numbers */
+  wallAt?: WallAt;
   /** Keeps a record's politeness state beyond this process (a durable store's saveHost). @default none */
   persist?: (key: string, saved: HostSaved) => void;
 }
@@ -117,7 +119,7 @@ export class HostTable<P extends LimiterPolicy = HostPolicy> {
       state = {
         key,
         policy,
-        limiter: new HostLimiter(policy, this.opts.random),
+        limiter: new HostLimiter(policy, this.opts.random, this.opts.wallAt),
         feedback: null,
         latency: null,
         givenUp: false,

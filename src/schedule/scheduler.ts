@@ -222,7 +222,14 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
   }
 
   /** Read-only view of per-host state for progress and tests. */
-  hostsSnapshot(): Array<{ key: string; inFlight: number; waiting: boolean; pausedUntil: number; rateFactor: number }> {
+  hostsSnapshot(): Array<{
+    key: string;
+    inFlight: number;
+    waiting: boolean;
+    pausedUntil: number;
+    quiet: { until: number; opensAt: string } | null;
+    rateFactor: number;
+  }> {
     const now = this.opts.clock.now();
     const out = [];
     for (const slot of this.hosts.values()) {
@@ -233,6 +240,7 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
         inFlight: slot.limiter.inFlight,
         waiting: hasWork && (slot.limiter.readyAt(now) > now || this.waitsForAddress(key, now)),
         pausedUntil: slot.limiter.pausedUntil,
+        quiet: hasWork ? slot.limiter.quiet(now) : null,
         rateFactor: slot.limiter.rateFactor,
       });
     }
@@ -354,7 +362,11 @@ export class Scheduler<P extends LimiterPolicy = LimiterPolicy> {
     const slot = this.hosts.get(key);
     const readyAt = slot.limiter.readyAt(now);
     if (readyAt > now) {
-      if (readyAt !== Infinity && (slot.jobs.length > 0 || this.opts.source.hasWork(key))) this.sleepUntil(key, slot, readyAt);
+      if (readyAt !== Infinity && (slot.jobs.length > 0 || this.opts.source.hasWork(key))) {
+        this.sleepUntil(key, slot, readyAt);
+        // A fresh host told to wait for a known time (its quiet hours) leaves the opening window to others.
+        if (this.opening.size > 0) this.opened(key);
+      }
       return; // Infinity: a running request's release will wake it
     }
     if (ip !== undefined && ip.limiter.readyAt(now) > now) {

@@ -306,6 +306,12 @@ export interface SharedStore {
    * on a timer; this is for callers that want it explicit.
    */
   renew(lease: Lease): MaybePromise<void>;
+  /**
+   * The shared clock's wall time (epoch ms) at `localMs` (this worker's
+   * clock): what quiet hours are judged on, so every worker reads a host's
+   * window on one clock, the one its claims are judged on.
+   */
+  wallAt(localMs: number): number;
 }
 
 /** The seam the crawl loop talks to: the frontier and the crawl's state, and, for a store several workers share, `shared`. */

@@ -465,7 +465,8 @@ return view(out)
 /**
  * CLAIM(P, host, owner, leaseMs, intervalMs, concurrency (0: none), busyMs,
  * gap ratio, gap ms, gap ms ratio, window ratio, window ms, window count,
- * then count, windowMs per window) → VIEW, then one of
+ * then count, windowMs per window, then quiet hours: '' | state, n, n
+ * instants) → VIEW, then one of
  *   0, now, queue length            nothing queued (or the host is given up)
  *   1, now, notBefore               not before then (Redis time)
  *   2, now, lease id, entry, PARENT, queue length
@@ -474,7 +475,11 @@ return view(out)
  * pause; the gap (interval / rate factor, Crawl-delay and a RateLimit pace
  * as floors) plus its margin after the last start; each window's oldest of
  * its last `count` starts plus the window and its margin; and a host at its
- * concurrency waits `busyMs` (no release of another worker wakes this one).
+ * concurrency waits `busyMs` (no release of another worker wakes this one);
+ * and quiet hours: outside the window, the next opening. The worker turns
+ * the window into the instants it opens and closes around its estimate of
+ * Redis's now (the zone's rules are not in Lua); the script judges them on
+ * Redis's own TIME, the wall clock every worker's claims share.
  * A start reserved here counts at once: last start = now, one more in
  * flight, and no other start to the host until its write is known; then it
  * enters each window's log at its write (log_start). It counts until the
@@ -495,6 +500,11 @@ local windowRatio, windowMs = tonumber(ARGV[11]), tonumber(ARGV[12])            
 local windowCount = tonumber(ARGV[13])
 -- Window i (0-based): its count and length, ARGV[14 + 2i] and ARGV[15 + 2i].
 local function window(i) return tonumber(ARGV[14 + 2 * i]), ARGV[15 + 2 * i] end
+-- Quiet hours, after the windows: '' (none), or '1'/'0' (open/closed at the worker's reference instant,
+-- a minute before its estimate of Redis's now), then how many instants follow and the instants (Redis
+-- time, ascending) at which the window changes from there.
+local hoursAt = 14 + 2 * windowCount
+local hoursState = ARGV[hoursAt] or ''
 `;
 
 /**
@@ -535,6 +545,20 @@ for i = 0, windowCount - 1 do
     for _, s in ipairs(starts) do oldest = math.min(oldest, tonumber(s)) end
     at = math.max(at, oldest + w + w * windowRatio + windowMs)
   end
+end
+-- 7. quiet hours (HostLimiter.openAtOrAfter): a start only while the window is open, on Redis's clock.
+if hoursState ~= '' then
+  local t = math.max(at, now)
+  local open, opening = hoursState == '1', nil
+  for i = 1, tonumber(ARGV[hoursAt + 1]) do
+    local b = tonumber(ARGV[hoursAt + 1 + i])
+    if b > t then
+      if not open then opening = b end
+      break
+    end
+    open = not open
+  end
+  if not open then at = opening or (t + busyMs) end
 end
 if at > now then return view({ 1, fmt(now), fmt(at) }) end
 

@@ -126,6 +126,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { HostSaved } from '../politeness/host-state.js';
 import { GAP_MARGIN, WINDOW_MARGIN, type LimiterPolicy } from '../politeness/host-limiter.js';
+import type { CrawlHours } from '../politeness/crawl-hours.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type {
   ClaimWait,
@@ -157,6 +158,26 @@ export const DEFAULT_LEASE_MS = 60_000;
  * this (no release by another worker wakes them).
  */
 export const BUSY_RETRY_MS = 50;
+
+/** How far before its estimate of Redis's now a worker describes a host's quiet hours to the claim script: more than the clocks' offset can be wrong by. */
+const HOURS_LOOKBACK_MS = 60_000;
+/** Changes of a quiet-hours window described to the claim script: from closed, the opening, closing and next opening. */
+const HOURS_CHANGES = 3;
+
+/** Quiet hours as CLAIM and SLOT take them (redis-scripts.ts POLICY_ARGS): the state at a reference instant, then the instants it changes. */
+export function hoursArgs(hours: CrawlHours, redisNow: number): string[] {
+  const from = redisNow - HOURS_LOOKBACK_MS;
+  const open = hours.isOpen(from);
+  const changes: string[] = [];
+  let t = from;
+  let state = open;
+  for (let i = 0; i < HOURS_CHANGES; i++) {
+    t = state ? hours.closesAt(t) : hours.nextOpen(t);
+    state = !state;
+    changes.push(String(t));
+  }
+  return [open ? '1' : '0', String(changes.length), ...changes];
+}
 /** A lease's or a slot's end, for a request never written (redis-scripts.ts end_start). */
 const NEVER_WRITTEN = '-';
 /** How long a start waits for its lease's end to carry it instead of a STARTED, at most (see dispatched). */
@@ -264,7 +285,7 @@ export interface RedisSlot extends SharedStart, ClaimTimes {}
 export interface RedisLease extends Lease, ClaimTimes {}
 
 /** The part of a host policy the claim script enforces. */
-export type SharedPolicy = Pick<LimiterPolicy, 'intervalMs' | 'windows' | 'concurrency'>;
+export type SharedPolicy = Pick<LimiterPolicy, 'intervalMs' | 'windows' | 'concurrency' | 'hours'>;
 
 /** No limits: the store hands out work as fast as it is claimed (the contract suite's case). */
 const UNLIMITED: SharedPolicy = { intervalMs: 0, windows: [], concurrency: Infinity };
@@ -316,6 +337,8 @@ export class RedisStore implements CrawlStore {
     endStart: (slot) => this.endStart(slot),
     handOff: (lease) => this.handOff(lease),
     renew: (lease) => this.renew(lease),
+    // Redis's TIME is its wall clock: the claim script judges quiet hours on it too.
+    wallAt: (localMs) => this.toRedis(localMs),
   };
   /**
    * Names this worker in lease records: its name (`crawl status` shows it)
@@ -530,6 +553,7 @@ export class RedisStore implements CrawlStore {
       String(policy.windows.length),
     ];
     for (const w of policy.windows) args.push(String(w.count), String(w.windowMs));
+    if (policy.hours) args.push(...hoursArgs(policy.hours, this.toRedis(this.now())));
     return args;
   }
 

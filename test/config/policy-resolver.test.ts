@@ -38,7 +38,7 @@ const defaults: PolicyFields = {
 };
 
 /** What requests carry, resolved from `defaults` alone (no headers, credentials or proxy). */
-const requestDefaults = { headers: {}, auth: null, proxy: null, render: false, http2: false };
+const requestDefaults = { headers: {}, auth: null, proxy: null, render: false, http2: false, hours: null };
 
 /** The server-feedback part of a policy resolved from `defaults` alone. */
 const feedbackDefaults = {

@@ -70,6 +70,7 @@ describe('validateConfig', () => {
       headers: {},
       render: false,
       http2: false,
+      timezone: 'UTC',
     });
     // Every crawl ends by itself: a depth no real site needs, but a calendar trap reaches; a queue cap; trap defences.
     expect(config.maxDepth).toBe(100);
@@ -164,6 +165,7 @@ describe('validateConfig', () => {
           domains: {
             'a.com': { rate: 'fast', concurrency: 1.5 },
             'bad key': { rate: '1/s' },
+            'night.com': { hours: '22-06', timezone: 'Europe/Atlantis' },
           },
         },
         'crawler.config.json',
@@ -185,6 +187,8 @@ describe('validateConfig', () => {
         'crawler.config.json: domains["a.com"].rate: expected a rate like "2/s", "30/min" or "500ms", got "fast"',
         'crawler.config.json: domains["a.com"].concurrency: expected an integer from 1 to 1000, got 1.5',
         'crawler.config.json: domains["bad key"]: expected a hostname like "example.com", "example.com:8080" or "*.example.com", got "bad key"',
+        'crawler.config.json: domains["night.com"].hours: expected a daily window "HH:MM-HH:MM" like "22:00-06:00", got "22-06"',
+        'crawler.config.json: domains["night.com"].timezone: unknown time zone "Europe/Atlantis" (expected an IANA name like "Europe/Berlin" or "UTC")',
       ].sort(),
     );
   });
@@ -556,6 +560,9 @@ describe('crawler.config.example.json', () => {
     expect(policy('localhost')).toMatchObject({ matched: '*.localhost' });
     expect(policy('www.example.com')).toMatchObject({ matched: '*.example.com', intervalMs: 2000, jitterMs: 250, maxCrawlDelayMs: 10_000 });
     expect(policy('staging.example.com:8443')).toMatchObject({ matched: 'staging.example.com:8443', intervalMs: 0, respectCrawlDelay: false });
+    // Quiet hours: the entry's window in its own zone; a host without hours is crawled at any time.
+    expect(policy('archive.example.org').hours?.toJSON()).toEqual({ hours: '22:00-06:00', timezone: 'Europe/Berlin' });
+    expect(policy('www.example.com').hours).toBeNull();
     expect(policy('elsewhere.test')).toMatchObject({ matched: 'defaults', rateLabel: '1/s', intervalMs: 1000, concurrency: 2, http2: false });
     // Server feedback: the defaults as written, the shop's own pause cap and backoff base.
     expect(policy('elsewhere.test')).toMatchObject({

@@ -8,6 +8,7 @@
 import { buildSettings, validateConfig, type CliOverrides } from '../../src/config/settings.js';
 import { Crawler } from '../../src/crawl/crawler.js';
 import type { RecordSink } from '../../src/output/sink.js';
+import type { CrawlStore } from '../../src/store/crawl-store.js';
 import type { CrawlStats } from '../../src/output/summary.js';
 import type { OutputRecord, PageRecord, SkipRecord } from '../../src/types.js';
 import { FakeClock, type RunLimits } from './fake-clock.js';
@@ -37,6 +38,8 @@ export interface FakeCrawlOptions {
   dnsMs?: number | ((host: string) => number);
   /** Write robots.txt records (`--emit-robots`). @default false */
   robotsRecords?: boolean;
+  /** The crawl's store, made on the run's clock (a SqliteStore in a temp dir, say). @default the Crawler's own MemoryStore */
+  store?: (clock: FakeClock) => CrawlStore;
   /** Sees the crawler and the clock before the crawl starts (to stop it, read its progress, …). */
   onCrawler?: (crawler: Crawler, clock: FakeClock, fetcher: ScriptedFetcher) => void;
 }
@@ -83,7 +86,16 @@ export async function fakeCrawl(opts: FakeCrawlOptions): Promise<FakeCrawlRun> {
       return lines.length;
     },
   };
-  const crawler = new Crawler({ settings, seeds: opts.seeds, clock, fetcher, sink, random: seededRandom(opts.seed ?? 1), robotsRecords: opts.robotsRecords });
+  const crawler = new Crawler({
+    settings,
+    seeds: opts.seeds,
+    clock,
+    fetcher,
+    sink,
+    store: opts.store?.(clock),
+    random: seededRandom(opts.seed ?? 1),
+    robotsRecords: opts.robotsRecords,
+  });
   opts.onCrawler?.(crawler, clock, fetcher);
   const startedAt = clock.now();
   const stats = await clock.runUntilDone(crawler.run(), {

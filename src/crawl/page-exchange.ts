@@ -29,7 +29,7 @@ import type { PageLinks } from './page-links.js';
 import type { PageOutcome, RenderedDocument } from './page-outcome.js';
 import type { LeaseFate } from './lease-fate.js';
 import { loadUsageParser, needsUsageParser } from '../usage/page-usage.js';
-import { countDenied, deniedPurpose, withhold } from '../usage/usage-denied.js';
+import { countDenied, deniedPurpose, malformedUsageHeader, withhold } from '../usage/usage-denied.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
@@ -62,6 +62,9 @@ export interface PageExchangeParts {
 }
 
 export class PageExchange {
+  /** Host keys already warned about for a Content-Usage field that does not parse. */
+  private readonly warnedUsage = new Set<string>();
+
   constructor(
     private readonly ctx: CrawlContext,
     private readonly parts: PageExchangeParts,
@@ -147,6 +150,7 @@ export class PageExchange {
       let next: string[] | undefined;
       const out = parts.links.outcome(entry, body, base, sitemap, parsed, (urls) => (next = urls));
       record = out.record;
+      if (record.usageSources !== undefined) this.warnMalformedUsage(key, record);
       // A use the crawl is declared for that the page denies: its content goes to no output (usage/usage-denied.ts).
       const denied = deniedPurpose(settings.purpose, record.usage);
       if (denied !== undefined) {
@@ -274,6 +278,17 @@ export class PageExchange {
   }
 
   /** Hands a fetched page to --save-dir / --warc before its record is written; false when that failed and the crawl stops. */
+  /** A Content-Usage field that does not parse states nothing: said once per host, never the page's error. */
+  private warnMalformedUsage(key: string, record: PageRecord): void {
+    if (this.warnedUsage.has(key)) return;
+    const value = malformedUsageHeader(record);
+    if (value === undefined) return;
+    this.warnedUsage.add(key);
+    const message = `Content-Usage ${JSON.stringify(value)} on ${record.url} does not parse (RFC 9651 Dictionary): read as stating nothing`;
+    addNote(this.ctx.stats, message, key);
+    this.ctx.log?.warn(`${key}: ${message}`);
+  }
+
   private async archive(record: PageRecord, res: FetchResult): Promise<boolean> {
     try {
       Object.assign(record, await this.parts.archive!.keep(record, res));

@@ -116,6 +116,17 @@ export function contentUsageStates(value: string): Partial<Record<Purpose, Usage
   return dictionaryStates(value, (key) => (key === 'train-ai' || key === 'search' ? key : key === 'ai-use' ? 'ai-input' : undefined), CONTENT_USAGE_VALUES);
 }
 
+/** Whether a Content-Usage field does not parse as an RFC 9651 Dictionary (it then states nothing; the crawl warns once per host). */
+export function malformedField(value: string): boolean {
+  if (parseDictionary === undefined) throw new Error('the Content-Usage parser is not loaded (loadUsageParser)');
+  try {
+    parseDictionary(value);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** A robots.txt Content-Signal line's statements (`search`, `ai-input`, `ai-train` = `yes` / `no`); nothing when it does not parse. */
 export function contentSignalStates(value: string): Partial<Record<Purpose, UsageValue>> {
   return dictionaryStates(value, (key) => (key === 'search' || key === 'ai-input' ? key : key === 'ai-train' ? 'train-ai' : undefined), CONTENT_SIGNAL_VALUES);

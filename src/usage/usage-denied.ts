@@ -9,6 +9,7 @@
 import { hostStats, type CrawlStats } from '../output/summary.js';
 import type { PageRecord } from '../types.js';
 import type { Purpose } from './usage-vocab.js';
+import { malformedField } from './page-usage.js';
 
 /** The first declared purpose the page's usage states `n` for, or undefined. */
 export function deniedPurpose(purposes: readonly Purpose[], usage: PageRecord['usage']): Purpose | undefined {
@@ -22,6 +23,17 @@ export function withhold(record: PageRecord, purpose: Purpose): void {
   delete record.contentTruncated;
   delete record.extract;
   record.usageDenied = purpose;
+}
+
+/**
+ * The page's Content-Usage header when it does not parse (it states
+ * nothing, as the drafts say), for a warning: undefined when it parsed or
+ * there was none. Only a field that stated nothing is parsed again.
+ */
+export function malformedUsageHeader(record: PageRecord): string | undefined {
+  const field = record.usageSources?.find((s) => s.source === 'header' && s.name === 'content-usage');
+  if (field === undefined || Object.keys(field.states).length > 0) return undefined;
+  return malformedField(field.value) ? field.value : undefined;
 }
 
 /** One more page of `host` denied `purpose` (withheld, or not requested), for the summary, --stats and the report. */

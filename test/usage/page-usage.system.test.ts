@@ -114,6 +114,17 @@ describe('a crawl declared for a purpose (--purpose)', () => {
     expect(await readFile(join(tmp.path, 'all', tdm.savedPath!), 'utf8')).toContain('Reserved.');
   });
 
+  it('warns once per host about a Content-Usage field that does not parse, and reads it as stating nothing', async () => {
+    const run = await startCrawl(['--allow-private', '--rate', '50/s', web.url('site.localhost', '/')], tmp.path).done;
+    expect(run.code, run.stderr).toBe(0);
+    const warnings = run.stderr.split('\n').filter((l) => l.includes('does not parse'));
+    expect(warnings).toHaveLength(2); // the warning, and the summary's note of it
+    expect(warnings[0]).toContain(
+      `Content-Usage "train-ai=n,," on ${web.url('site.localhost', '/bad')} does not parse (RFC 9651 Dictionary): read as stating nothing`,
+    );
+    expect(jsonLines<PageRecord>(run.stdout).find((r) => r.url.endsWith('/bad'))).toMatchObject({ status: 200, usage: {} });
+  });
+
   it('refuses a use it does not know in one line naming the known ones, exit 2, before any request', async () => {
     const before = web.requests().length;
     const run = await startCrawl(['--purpose', 'search,training', web.url('site.localhost', '/')], tmp.path).done;

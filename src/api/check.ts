@@ -25,6 +25,7 @@ import { capRobotsText, parseRobots } from '../robots/rules.js';
 import { loadUsageParserFor, RobotsCache } from '../robots/cache.js';
 import { statedBefore } from '../robots/gate.js';
 import { TDMREP_PURPOSES } from '../usage/tdmrep.js';
+import { purposesFor } from '../usage/usage-denied.js';
 import type { RobotsState } from '../robots/types.js';
 import { combine, type UsageSource, type UsageValue } from '../usage/page-usage.js';
 import type { Purpose } from '../usage/usage-vocab.js';
@@ -309,7 +310,7 @@ async function robotsFor(
       cacheTtlMs: settings.robots.cacheTtlMs,
       // One look is the answer: a check reports "unavailable" rather than wait for retries.
       unavailableRetries: 0,
-      tdmrep: settings.purpose.some((p) => TDMREP_PURPOSES.includes(p)),
+      tdmrep: (origin) => purposesFor(settings, hostKeyOf(origin, settings.hostKey)).some((p) => TDMREP_PURPOSES.includes(p)),
       unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
       // As a crawl fetches it: through the guard, and within robots.txt's own limits.
       fetchOne: (u) =>
@@ -330,8 +331,9 @@ async function robotsFor(
 function usageResult(state: RobotsState | undefined, url: string, settings: CrawlSettings): UsageResult {
   const stated = state === undefined ? [] : statedBefore(state, url);
   const usage = combine(stated.map((s) => s.states));
-  const denied = settings.purpose.find((p) => usage[p] === 'n') ?? null;
-  return { purposes: [...settings.purpose], stated, usage, denied, fetchDenied: settings.fetchDenied };
+  const purposes = purposesFor(settings, hostKeyOf(url, settings.hostKey));
+  const denied = purposes.find((p) => usage[p] === 'n') ?? null;
+  return { purposes: [...purposes], stated, usage, denied, fetchDenied: settings.fetchDenied };
 }
 
 function robotsResult(state: RobotsState, url: string): RobotsResult {

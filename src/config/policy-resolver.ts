@@ -17,6 +17,7 @@
 import type { HostAuth, HostPolicy, WindowLimit } from './settings-types.js';
 import type { Rate } from './rate.js';
 import { parseCrawlHours, type CrawlHours } from '../politeness/crawl-hours.js';
+import type { Purpose } from '../usage/usage-vocab.js';
 
 /** How robots.txt `Crawl-delay` is treated: as a floor on the gap, or not at all. */
 export type CrawlDelayMode = 'floor' | 'ignore';
@@ -64,7 +65,7 @@ export interface PolicyFields extends Pick<
  * A `domains` entry: any subset of the fields; the rest come from defaults.
  * `auth` exists only here: credentials never come from defaults.
  */
-export type PolicyOverride = Partial<PolicyFields> & { auth?: HostAuth };
+export type PolicyOverride = Partial<PolicyFields> & { auth?: HostAuth; purpose?: Purpose[] };
 
 /** Domain entries keyed by their normalised key ("example.com", "example.com:8080", "*.example.org"). */
 export type DomainPolicies = Readonly<Record<string, PolicyOverride>>;
@@ -191,6 +192,7 @@ function mergePolicy(matched: string, entry: PolicyOverride, defaults: PolicyFie
     http2: entry.http2 ?? defaults.http2 ?? false,
     // Each field falls back on its own: an entry's hours are read in defaults.timezone unless it names its own.
     hours: crawlHours(entry.hours ?? defaults.hours, entry.timezone ?? defaults.timezone),
+    ...(entry.purpose && { purpose: frozenList(entry.purpose) }),
   });
 }
 

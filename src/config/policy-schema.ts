@@ -11,6 +11,7 @@ import { parseDomainKey, policyConflicts, type PolicyConflict, type PolicyFields
 import { showValue } from './units.js';
 import { authField, headersField, proxyField } from './request-schema.js';
 import { RENDER_TEXT, renderMode } from './render-schema.js';
+import { purposeList } from './content-fields.js';
 
 const { duration, rate, windows, integer, statusList, boolean, oneOf, hours, timezone } = fieldSchemas;
 
@@ -59,6 +60,7 @@ function toPolicyOverride(v: PolicyInput): PolicyOverride {
     http2: v.http2,
     hours: v.hours,
     timezone: v.timezone,
+    purpose: v.purpose,
   };
   // An unset field must be absent, not undefined: `{ ...defaults, ...entry }` style merges would copy the undefined.
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
@@ -205,6 +207,11 @@ const domainEntryObject = once(() =>
     http2: boolean().optional().describe(inEntry('http2', 'http2')),
     hours: hours().optional().describe(inEntry('hours', 'hours')),
     timezone: timezone().optional().describe(inEntry('timezone', 'timezone')),
+    purpose: purposeList()
+      .optional()
+      .describe(
+        'What the output of this entry\'s hosts is for, replacing the top-level "purpose" for them: "search", "train-ai" (or "ai-train"), "ai-input" (or "ai-use"), "tdm"; [] declares none. Default: the top-level "purpose".',
+      ),
     auth: authField()
       .optional()
       .describe(

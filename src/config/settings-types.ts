@@ -83,6 +83,9 @@ export interface HostPolicy {
   /** Quiet hours (politeness/crawl-hours.ts): the daily window the host is crawled in; null: any time. */
   hours: CrawlHours | null;
 
+  /** A `domains` entry's own `purpose` (usage/): replaces the crawl's for this host; absent: the crawl's. */
+  purpose?: readonly Purpose[];
+
   // Rendering (src/render/).
   /** Render this host's pages in a browser: always, never, or `auto` (only pages that look like an application shell). */
   render: RenderMode;

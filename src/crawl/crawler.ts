@@ -46,6 +46,7 @@ import { SlowRequests } from '../schedule/slow-requests.js';
 import { RobotsCache } from '../robots/cache.js';
 import { RobotsGate } from '../robots/gate.js';
 import { TDMREP_PURPOSES } from '../usage/tdmrep.js';
+import { purposesFor } from '../usage/usage-denied.js';
 import { productToken } from '../robots/rules.js';
 import { Scheduler } from '../schedule/scheduler.js';
 import { HostAddresses } from '../schedule/host-addresses.js';
@@ -243,14 +244,14 @@ export class Crawler {
             }
           : undefined,
         onRecordError: signals.fail,
-        tdmrep: settings.purpose.some((p) => TDMREP_PURPOSES.includes(p)),
+        tdmrep: (origin) => purposesFor(settings, hostKey(ctx, origin)).some((p) => TDMREP_PURPOSES.includes(p)),
       }),
       clock,
       hosts,
       wake: signals.wake,
       settled: signals.settled,
       loaded: (origin, state) => sitemaps.robotsLoaded(origin, state),
-      purposes: settings.purpose,
+      purposes: (key) => purposesFor(settings, key),
       fetchDenied: settings.fetchDenied,
       note: (key, message) => addNote(stats, message, key),
       // Its messages may quote a robots.txt redirect target, credentials and all.

@@ -29,7 +29,7 @@ import type { PageLinks } from './page-links.js';
 import type { PageOutcome, RenderedDocument } from './page-outcome.js';
 import type { LeaseFate } from './lease-fate.js';
 import { loadUsageParser, needsUsageParser } from '../usage/page-usage.js';
-import { countDenied, deniedPurpose, malformedUsageHeader, withhold } from '../usage/usage-denied.js';
+import { countDenied, deniedPurpose, malformedUsageHeader, purposesFor, withhold } from '../usage/usage-denied.js';
 import type { RedirectChains } from './redirect-chains.js';
 import type { RequestSender } from './request-sender.js';
 import { sitemapOutcome } from './entries/sitemaps.js';
@@ -152,7 +152,7 @@ export class PageExchange {
       record = out.record;
       if (record.usageSources !== undefined) this.warnMalformedUsage(key, record);
       // A use the crawl is declared for that the page denies: its content goes to no output (usage/usage-denied.ts).
-      const denied = deniedPurpose(settings.purpose, record.usage);
+      const denied = deniedPurpose(purposesFor(settings, key), record.usage);
       if (denied !== undefined) {
         withhold(record, denied);
         captured = undefined;

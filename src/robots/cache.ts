@@ -80,8 +80,8 @@ export interface RobotsCacheOptions {
   records?: RobotsRecordStore;
   /** Called when the records store fails to keep an outcome (the crawl cannot trust its store then). @default ignored */
   onRecordError?: (err: unknown) => void;
-  /** Also fetch each origin's tdmrep.json after its robots.txt, with the same `fetchOne` (a declared purpose needs it; usage/tdmrep.ts). @default false */
-  tdmrep?: boolean;
+  /** Whether to fetch an origin's tdmrep.json after its robots.txt, with the same `fetchOne` (a declared purpose needs it; usage/tdmrep.ts). @default never */
+  tdmrep?: (origin: string) => boolean;
 }
 
 interface Entry {
@@ -322,7 +322,7 @@ export class RobotsCache {
    * a 2xx, or a failure, is read as no reservation.
    */
   private async withTdmrep(origin: string, outcome: Outcome): Promise<Outcome> {
-    if (!this.opts.tdmrep || (outcome.kind !== 'rules' && outcome.kind !== 'allow-all') || outcome.tdmrep) return outcome;
+    if (!this.opts.tdmrep?.(origin) || (outcome.kind !== 'rules' && outcome.kind !== 'allow-all') || outcome.tdmrep) return outcome;
     const url = tdmrepUrl(origin);
     const none = (): TdmrepFile => ({ url, fetchedAt: this.opts.clock.now(), rules: [] });
     if (outcome.kind === 'rules' && !outcome.isAllowed(url)) return { ...outcome, tdmrep: none() };

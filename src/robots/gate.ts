@@ -49,10 +49,11 @@ export interface RobotsGateOptions {
   /** An origin's robots.txt load finished (before the hosts waiting on it are woken): the crawl's sitemaps read its `Sitemap:` lines. @default none */
   loaded?(origin: string, state: RobotsState): void;
   /**
-   * `--purpose`: a page robots.txt states `n` for one of these is skipped
-   * (`usage-denied`) rather than requested, unless `fetchDenied`. @default none
+   * `--purpose` (or a `domains` entry's) of a host key: a page robots.txt
+   * states `n` for one of these is skipped (`usage-denied`) rather than
+   * requested, unless `fetchDenied`. @default none
    */
-  purposes?: readonly Purpose[];
+  purposes?: (key: string) => readonly Purpose[];
   /** `--fetch-denied`: request such pages anyway (their content is withheld after the response). @default false */
   fetchDenied?: boolean;
 }
@@ -93,7 +94,7 @@ export class RobotsGate {
     }
     switch (state.kind) {
       case 'allow-all':
-        return page && state.tdmrep ? this.usageVerdict(url, state) : GO;
+        return page && state.tdmrep ? this.usageVerdict(url, key, state) : GO;
       case 'unavailable':
         if (state.retryAt !== null) return { kind: 'wait', until: state.retryAt };
         if (state.connectError) {
@@ -113,7 +114,7 @@ export class RobotsGate {
           if (readyAt > now) return { kind: 'wait', until: readyAt };
         }
         if (!state.isAllowed(url)) return { kind: 'skip', reason: 'robots', detail: state.explain(url).rule ?? undefined };
-        return page ? this.usageVerdict(url, state) : GO;
+        return page ? this.usageVerdict(url, key, state) : GO;
       }
     }
   }
@@ -170,8 +171,9 @@ export class RobotsGate {
   }
 
   /** Go, or a `usage-denied` skip when robots.txt states `n` for a declared purpose (usage/robots-usage.ts). */
-  private usageVerdict(url: string, state: RobotsState & { kind: 'rules' | 'allow-all' }): GateVerdict {
-    const { purposes, fetchDenied } = this.opts;
+  private usageVerdict(url: string, key: string, state: RobotsState & { kind: 'rules' | 'allow-all' }): GateVerdict {
+    const { fetchDenied } = this.opts;
+    const purposes = this.opts.purposes?.(key);
     if (purposes === undefined || purposes.length === 0 || fetchDenied) return GO;
     const sources = statedBefore(state, url);
     if (sources.length === 0) return GO;

@@ -6,10 +6,16 @@
  * are withheld, and no page handler runs on it. Its links are still
  * followed: they are the site's, not the page's content.
  */
+import type { CrawlSettings } from '../config/settings-types.js';
 import { hostStats, type CrawlStats } from '../output/summary.js';
 import type { PageRecord } from '../types.js';
 import type { Purpose } from './usage-vocab.js';
 import { malformedField } from './page-usage.js';
+
+/** The purposes declared for a host key: its `domains` entry's own, else the crawl's (`--purpose`). */
+export function purposesFor(settings: Pick<CrawlSettings, 'purpose' | 'policyFor'>, key: string): readonly Purpose[] {
+  return settings.policyFor(key).purpose ?? settings.purpose;
+}
 
 /** The first declared purpose the page's usage states `n` for, or undefined. */
 export function deniedPurpose(purposes: readonly Purpose[], usage: PageRecord['usage']): Purpose | undefined {

@@ -63,21 +63,21 @@ describe('RobotsCache with a records store', () => {
 
   it("keeps the origin's tdmrep.json with its robots.txt, so a resumed crawl or another worker reads the same copy without asking again", async () => {
     const tdmrep = JSON.stringify([{ location: '/r/*', 'tdm-reservation': 1 }]);
-    const first = setup([{ status: 404 }, { body: tdmrep }], new MemoryStore(), new FakeClock(5), { tdmrep: true });
+    const first = setup([{ status: 404 }, { body: tdmrep }], new MemoryStore(), new FakeClock(5), { tdmrep: () => true });
     const state = await first.cache.load(ORIGIN);
     expect(first.fetched).toEqual([`${ORIGIN}/robots.txt`, `${ORIGIN}/.well-known/tdmrep.json`]);
     expect(state).toMatchObject({
       kind: 'allow-all',
       tdmrep: { url: `${ORIGIN}/.well-known/tdmrep.json`, fetchedAt: 5, rules: [{ location: '/r/*', reservation: 1 }] },
     });
-    const second = setup([], first.records, first.clock, { tdmrep: true });
+    const second = setup([], first.records, first.clock, { tdmrep: () => true });
     expect(await second.cache.load(ORIGIN)).toMatchObject({ tdmrep: { rules: [{ location: '/r/*' }] } });
     expect(second.fetched).toEqual([]);
     // Rules and a 404 for the file: read as no reservation, and kept as such.
-    const third = setup([{ body: 'User-agent: *\nAllow: /\n' }, { status: 404 }], new MemoryStore(), new FakeClock(0), { tdmrep: true });
+    const third = setup([{ body: 'User-agent: *\nAllow: /\n' }, { status: 404 }], new MemoryStore(), new FakeClock(0), { tdmrep: () => true });
     expect(await third.cache.load(ORIGIN)).toMatchObject({ kind: 'rules', tdmrep: { rules: [] } });
     // A disallowed file is not asked for; without the option, never.
-    const closed = setup([{ body: 'User-agent: *\nDisallow: /.well-known/\n' }], new MemoryStore(), new FakeClock(0), { tdmrep: true });
+    const closed = setup([{ body: 'User-agent: *\nDisallow: /.well-known/\n' }], new MemoryStore(), new FakeClock(0), { tdmrep: () => true });
     expect(await closed.cache.load(ORIGIN)).toMatchObject({ tdmrep: { rules: [] } });
     expect(closed.fetched).toEqual([`${ORIGIN}/robots.txt`]);
     const off = setup([{ status: 404 }]);

@@ -7,7 +7,7 @@
  * killed with kill -9 and resumed from --state, and across two Redis
  * workers.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl, type OutputRecord, type PageRecord, type SkipRecord } from '../../src/index.js';
@@ -117,6 +117,25 @@ describe('robots.txt usage rules with a declared purpose (--purpose)', () => {
       usageDenied: { 'train-ai': 1 },
       hosts: [{ usageDenied: { 'train-ai': 1 } }],
     });
+  });
+
+  it("takes a domains entry's purpose for its hosts over the crawl's, in both directions", async () => {
+    const config = {
+      allowNetworks: ['127.0.0.0/8'],
+      defaults: { rate: '50/s' },
+      purpose: ['search'],
+      domains: { 'site.localhost': { purpose: ['train-ai'] } },
+    };
+    await writeFile(join(tmp.path, 'per-domain.json'), JSON.stringify(config));
+    const before = requested('/train-no/a');
+    const run = await startCrawl(['--config', 'per-domain.json', '--emit-skipped', web.url('site.localhost', '/')], tmp.path).done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(requested('/train-no/a')).toBe(before);
+    const records = jsonLines<PageRecord | SkipRecord>(run.stdout);
+    expect(records.find((r) => r.url.endsWith('/train-no/a'))).toMatchObject({ type: 'skipped', reason: 'usage-denied', usageDenied: 'train-ai' });
+    // The crawl's own "search" does not apply to this host: /search-no/b, which says search=n, keeps its content.
+    expect(records.find((r) => r.url.endsWith('/search-no/b'))).toMatchObject({ type: 'page', status: 200 });
+    expect((records.find((r) => r.url.endsWith('/search-no/b')) as PageRecord).usageDenied).toBeUndefined();
   });
 
   it('with --fetch-denied requests it for its links and withholds its content', async () => {

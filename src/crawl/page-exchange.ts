@@ -97,6 +97,8 @@ export class PageExchange {
       elapsedMs: 0,
     };
     decorateRecord(base, entry);
+    const slowed = parts.feedback.slowedNow(key);
+    if (slowed) base.slowed = slowed;
     if (entry.attempt > 0 || (entry.throttles ?? 0) > 0) {
       base.attempts = entry.attempt + (entry.throttles ?? 0) + 1;
       Object.assign(base, historyFields(entry.extra));

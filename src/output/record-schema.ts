@@ -210,6 +210,13 @@ export const pageRecordSchema = z
       .describe(
         'The declared purpose (--purpose) this page stated "n" for: its content, extract, saved body and WARC records were withheld, and no page handler ran on it.',
       ),
+    slowed: z
+      .strictObject({
+        factor: z.number().gt(0).lt(1).describe('The fraction of its configured rate the host ran at.'),
+        why: z.string().describe('Why, in words: "throttled 2× (429/503)", "latency 412 ms vs 130 ms baseline", or both.'),
+      })
+      .optional()
+      .describe('The host ran below its configured rate when this page was requested (429/503 feedback, or a server slowing down). Absent at full rate.'),
     notArchived: z
       .literal('noarchive')
       .optional()

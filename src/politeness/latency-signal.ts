@@ -18,15 +18,17 @@
  *   baseline (a minimum of noisy medians reads low), or at the floor while it
  *   stays above `slowAbove` × (we are as slow as we go: the server's new
  *   normal, which the host may then recover from).
- * - Slowing: a median above `slowAbove` × baseline multiplies the factor by
+ * - Slowing: a median above `slowAbove` × baseline, and at least
+ *   `minRiseMs` above it (a fast host's jitter is not a struggle), multiplies the factor by
  *   `decrease` (never below `floor`), then nothing is decided for `cooldown`
  *   samples, so that most of the window answers requests sent at the new
  *   pace before it is judged again. Acting at 1.5× rather than at 2× is what
  *   keeps the server within about 2× its idle time: a server's time rises
  *   steeply near its capacity, and a rule that waits for 2× is already late.
  * - Recovering: `recoverAfter` samples in a row with the median under
- *   `calmBelow` × baseline multiply the factor by `increase`, never above 1
- *   (the configured rate is a ceiling).
+ *   `calmBelow` × baseline or within `minRiseMs` / 2 of it (the larger)
+ *   multiply the factor by `increase`, never above 1 (the configured rate
+ *   is a ceiling).
  * - State is plain JSON-safe data with no clock times in it, so a store keeps
  *   it as it is (host-state.ts `HostSaved`).
  */
@@ -50,6 +52,14 @@ export const LATENCY = {
   floor: 1 / 8,
   /** Share of the gap to the median the baseline rises by per sample, where it may rise. */
   creep: 1 / 64,
+  /**
+   * The least rise over the baseline, ms, that slows a host (half of it ends
+   * calm): below it a fast host's answers only jitter, and a crawl process
+   * busy rendering adds that much to every time it measures. Measured: a
+   * local two-worker render crawl with answers of a few ms was slowed from
+   * 19.5 s to 33 s without it.
+   */
+  minRiseMs: 20,
 } as const;
 
 export interface LatencyState {
@@ -88,17 +98,17 @@ export function onLatencySample(s: LatencyState, ttfbMs: number): LatencyState {
   const m = median(samples);
   next.medianMs = m;
   let baseline = s.baselineMs === null ? m : Math.min(s.baselineMs, m);
-  const rises = (s.factor >= 1 && m < LATENCY.calmBelow * baseline) || (s.factor <= LATENCY.floor && m > LATENCY.slowAbove * baseline);
+  const rises = (s.factor >= 1 && isCalm(m, baseline)) || (s.factor <= LATENCY.floor && isSlow(m, baseline));
   if (rises && m > baseline) baseline += (m - baseline) * LATENCY.creep;
   next.baselineMs = baseline;
-  if (m > LATENCY.slowAbove * baseline) {
+  if (isSlow(m, baseline)) {
     next.calm = 0;
     if (s.factor > LATENCY.floor && next.sinceDecrease >= LATENCY.cooldown) {
       next.factor = Math.max(LATENCY.floor, s.factor * LATENCY.decrease);
       next.sinceDecrease = 0;
       next.decreases = s.decreases + 1;
     }
-  } else if (m < LATENCY.calmBelow * baseline) {
+  } else if (isCalm(m, baseline)) {
     next.calm = s.calm + 1;
     if (s.factor < 1 && next.calm >= LATENCY.recoverAfter) {
       next.factor = Math.min(1, s.factor * LATENCY.increase);
@@ -108,6 +118,16 @@ export function onLatencySample(s: LatencyState, ttfbMs: number): LatencyState {
     next.calm = 0;
   }
   return next;
+}
+
+/** A median that slows the host: above slowAbove × the baseline, and at least minRiseMs above it. */
+function isSlow(m: number, baseline: number): boolean {
+  return m - baseline > Math.max((LATENCY.slowAbove - 1) * baseline, LATENCY.minRiseMs);
+}
+
+/** A median that counts towards recovery: under calmBelow × the baseline, or within half of minRiseMs of it. */
+function isCalm(m: number, baseline: number): boolean {
+  return m - baseline < Math.max((LATENCY.calmBelow - 1) * baseline, LATENCY.minRiseMs / 2);
 }
 
 /** Why the latency signal holds the host back: "latency 412 ms vs 130 ms baseline". */

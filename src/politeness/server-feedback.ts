@@ -248,6 +248,18 @@ export class HostFeedback {
   }
 
   /** Hosts running below their configured rate, for the progress line and metrics: the factor in force, and the latency signal's when it holds the host back. */
+  /** How far below its configured rate a host runs now, and why; undefined at full rate (a page record's `slowed`). */
+  slowedNow(key: string): { factor: number; why: string } | undefined {
+    const host = this.opts.hosts.peek(key);
+    if (host === undefined) return undefined;
+    const factor = rateFactor(host.feedback, host.latency);
+    if (factor >= 1) return undefined;
+    const why: string[] = [];
+    if (host.feedback && host.feedback.factor < 1) why.push(`throttled ${host.feedback.events}× (429/503)`);
+    if (host.latency && host.latency.factor < 1) why.push(describeLatency(host.latency));
+    return { factor: Math.round(factor * 1000) / 1000, why: why.join('; ') };
+  }
+
   slowed(): SlowedHost[] {
     const out: SlowedHost[] = [];
     for (const host of this.opts.hosts.values()) {

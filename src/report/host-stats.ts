@@ -49,6 +49,8 @@ export interface HostRow {
   configured: Configured | null;
   /** The slowest gap the records say was in force (adaptive slow-down, Crawl-delay); null when they do not say. */
   slowestEffectiveIntervalMs: number | null;
+  /** The lowest fraction of its configured rate the host ran at, and why (the records' `slowed`); null when never slowed. */
+  slowest: { factor: number; why: string } | null;
   gaps: Omit<GapSummary, 'timeline'>;
   /** The longest pauses 429/503 answers caused (three at most). */
   throttleEvents: ThrottleEvent[];
@@ -72,6 +74,7 @@ export class HostStats {
   private readonly timeline: HostTimeline | null;
   private configured: Configured | null;
   private slowestEffective: number | null = null;
+  private slowest: { factor: number; why: string } | null = null;
   private readonly events = new TopN<ThrottleEvent>(CHART_PAUSES);
   private readonly robotsMarks: HostMarks['robots'] = [];
 
@@ -99,6 +102,7 @@ export class HostStats {
     if (p.intervalMs !== null) this.configured = { intervalMs: p.intervalMs, rateLabel: p.rateLabel ?? `${p.intervalMs} ms`, source: 'records' };
     if (p.effectiveIntervalMs !== null && (this.slowestEffective === null || p.effectiveIntervalMs > this.slowestEffective))
       this.slowestEffective = p.effectiveIntervalMs;
+    if (p.slowed && (this.slowest === null || p.slowed.factor < this.slowest.factor)) this.slowest = p.slowed;
     for (const t of p.throttles) this.throttle(t);
     if (this.timeline) {
       const interval = p.intervalMs ?? this.configured?.intervalMs ?? null;
@@ -141,6 +145,7 @@ export class HostStats {
         maxElapsedMs: this.elapsedMax >= 0 ? this.elapsedMax : null,
         configured: this.configured,
         slowestEffectiveIntervalMs: this.slowestEffective,
+        slowest: this.slowest,
         gaps,
         throttleEvents: events.slice(0, 3),
       },

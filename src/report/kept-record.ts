@@ -47,6 +47,7 @@ function keptPage(r: PageRecord): Record<string, unknown> {
     error: r.error,
     change: r.change,
     usageDenied: r.usageDenied,
+    slowed: r.slowed,
     fetchedAt: r.startedAt === undefined ? r.fetchedAt : undefined,
     parent: r.error !== undefined || (r.status !== null && r.status >= 400) ? r.parent : undefined,
   };

@@ -68,6 +68,8 @@ export interface PageView {
   change: string | null;
   /** The declared purpose the page denied (its content withheld); null otherwise. */
   usageDenied: string | null;
+  /** Its host ran below its configured rate when it was requested: the fraction, and why; null at full rate. */
+  slowed: { factor: number; why: string } | null;
 }
 
 export interface SkipView {
@@ -168,7 +170,15 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
     exactStart: startedAt !== null,
     change: str(r.change),
     usageDenied: str(r.usageDenied),
+    slowed: slowedOf(r.slowed),
   };
+}
+
+function slowedOf(raw: unknown): PageView['slowed'] {
+  if (raw === null || typeof raw !== 'object') return null;
+  const s = raw as Record<string, unknown>;
+  const factor = num(s.factor);
+  return factor === null ? null : { factor, why: str(s.why) ?? '' };
 }
 
 function throttleEvent(raw: unknown): ThrottleView[] {

@@ -150,8 +150,9 @@ function hostRow(h: HostRow): string {
   const pause = h.gaps.pauses[0];
   const pauseText = pause ? `${formatMs(pause.gapMs)}` : '–';
   const bad = h.gaps.belowConfigured > 0 ? ' class="bad"' : '';
-  const slowed =
-    h.slowestEffectiveIntervalMs !== null && h.configured && h.slowestEffectiveIntervalMs > h.configured.intervalMs
+  const slowed = h.slowest
+    ? ` <span class="muted">(slowed to ${Math.round(h.slowest.factor * 100)}% at most: ${escapeHtml(h.slowest.why)})</span>`
+    : h.slowestEffectiveIntervalMs !== null && h.configured && h.slowestEffectiveIntervalMs > h.configured.intervalMs
       ? ` <span class="muted">(slowed to ${escapeHtml(formatMs(h.slowestEffectiveIntervalMs))} gaps)</span>`
       : '';
   const events = h.throttleEvents

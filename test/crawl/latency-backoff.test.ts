@@ -84,6 +84,12 @@ describe('latency backoff in the crawl loop', () => {
     const late = run.fetcher.arrivals(HOST).filter((at) => at >= run.clock.now() - 10_000);
     expect(late.length).toBeGreaterThan(80); // ~10/s over the last 10 s
     expect(run.stats.perHost.get(HOST)?.rate).toMatch(/^10\/s, slowed \d+× for latency$/);
+    // Each page record fetched while the host was held back says how far, and why; the others say nothing.
+    const slowed = run.pages.filter((p) => p.slowed !== undefined);
+    expect(slowed.length).toBeGreaterThan(50);
+    for (const p of slowed) expect(p.slowed!.why).toMatch(/^latency \d+ ms vs \d+ ms baseline$/);
+    expect(Math.min(...slowed.map((p) => p.slowed!.factor))).toBeCloseTo(lowest, 2);
+    expect(run.pages.length - slowed.length).toBeGreaterThan(50);
   });
 
   it('with latencyBackoff off, the same server is kept at more than 2× its idle time', async () => {

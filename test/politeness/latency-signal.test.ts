@@ -37,6 +37,20 @@ describe('latency signal', () => {
     expect(s).toMatchObject({ factor: 0.5625, decreases: 2 });
   });
 
+  it('leaves a fast host alone until its answers rise by minRiseMs, however many times its baseline that is', () => {
+    const fast = feed(initialLatency(), ...times(LATENCY.window, 4));
+    // 4 ms → 20 ms is 5× but a rise of 16 ms: jitter, or our own process busy.
+    expect(feed(fast, ...times(LATENCY.window, 20))).toMatchObject({ factor: 1, decreases: 0 });
+    // 4 ms → 30 ms rises by 26 ms: the server is slowing.
+    expect(feed(fast, ...times(LATENCY.window, 30)).factor).toBe(LATENCY.decrease);
+    // Once slowed, a median within half of minRiseMs of the baseline counts towards recovery.
+    const slowed = feed(fast, ...times(LATENCY.minSamples, 30));
+    expect(slowed).toMatchObject({ factor: LATENCY.decrease, decreases: 1 });
+    const back = feed(slowed, ...times(LATENCY.window + LATENCY.recoverAfter, 12));
+    expect(back).toMatchObject({ decreases: 1 });
+    expect(back.factor).toBeGreaterThan(LATENCY.decrease);
+  });
+
   it('does not act between 1.2× and 1.5× the baseline, either way', () => {
     const s = feed(learnt(), ...times(30, 145));
     expect(s).toMatchObject({ factor: 1, calm: 0, baselineMs: 100 });

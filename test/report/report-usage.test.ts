@@ -1,4 +1,4 @@
-/** The report counts pages a site denied a declared purpose (--purpose), per host, from records and from what a state file keeps. */
+/** The report counts pages a site denied a declared purpose (--purpose), per host, and says how far and why a host was slowed, from records and from what a state file keeps. */
 import { describe, expect, it } from 'vitest';
 import { ReportBuilder } from '../../src/report/report-builder.js';
 import { viewRecord } from '../../src/report/record-view.js';
@@ -48,5 +48,25 @@ describe('report: pages denied a declared purpose', () => {
     const d = plain.finish({ source: 'x', generator: 'test', now: new Date(0) });
     expect(d.usageDenied).toEqual([]);
     expect(await renderReport(d)).not.toContain('Denied a declared purpose');
+  });
+});
+
+describe('report: hosts slowed below their configured rate', () => {
+  it('names the lowest fraction a host ran at and why, from records and from a state file', async () => {
+    const slowedPage = (n: number, factor: number, why: string): PageRecord => ({ ...page(`http://a.test/s${n}`), slowed: { factor, why } });
+    const records = [
+      page('http://a.test/0'),
+      slowedPage(1, 0.75, 'latency 90 ms vs 50 ms baseline'),
+      slowedPage(2, 0.42, 'latency 140 ms vs 50 ms baseline'),
+      page('http://b.test/'),
+    ];
+    for (const view of [(r: OutputRecord) => viewRecord(r), (r: OutputRecord) => viewRecord(keptRecord(r))]) {
+      const b = new ReportBuilder();
+      for (const r of records) b.add(view(r)!);
+      const d = b.finish({ source: 'x', generator: 'test', now: new Date(0) });
+      expect(d.hosts.find((h) => h.host === 'a.test')!.slowest).toEqual({ factor: 0.42, why: 'latency 140 ms vs 50 ms baseline' });
+      expect(d.hosts.find((h) => h.host === 'b.test')!.slowest).toBeNull();
+      expect(await renderReport(d)).toContain('slowed to 42% at most: latency 140 ms vs 50 ms baseline');
+    }
   });
 });

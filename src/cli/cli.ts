@@ -209,6 +209,7 @@ export function buildProgram(
     .option('--crawl-id <name>', "the shared crawl's name")
     .option('--json', 'print one JSON object instead of text')
     .option('--top <n>', 'hosts to list per table (default 10)')
+    .option('--config <file>', "the crawl's config, for its hosts' quiet hours (default: ./crawler.config.json when present)")
     .option('--watch [interval]', 'print again every interval (default 2s; a bare number is seconds) until Ctrl-C or the crawl ends')
     .action(async (flags: StatusFlags, cmd: Command) => {
       result.code = await handlers.status(withParentOptions(program, cmd, flags));

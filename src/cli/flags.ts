@@ -125,6 +125,8 @@ export interface CrawlFlags {
 
 export interface StatusFlags {
   state?: string;
+  /** The crawl's config file, for its hosts' quiet hours (default: ./crawler.config.json when present). */
+  config?: string;
   redis?: string;
   redisCa?: string;
   crawlId?: string;

@@ -16,6 +16,8 @@ import { integerProblem } from '../config/fields.js';
 import { durationFlag, EXIT, type Io, type StatusFlags } from './flags.js';
 import type { RedisStatusData } from '../store/redis-store.js';
 import { checkRedisFlags, redactRedisUrl, redisConnection } from './state-target.js';
+import { loadConfig } from '../config/load-config.js';
+import { buildSettings } from '../config/settings.js';
 
 export async function statusCommand(flags: StatusFlags, io: Io): Promise<number> {
   const topProblem = integerProblem(Number(flags.top ?? '10'), 1, undefined, flags.top ?? '10');
@@ -25,6 +27,7 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
     throw new UsageError('crawl status needs --state FILE or --redis URL --crawl-id NAME (one of them)');
   checkRedisFlags(flags, 'the shared crawl to show');
   const everyMs = flags.watch === undefined ? undefined : watchInterval(flags.watch);
+  const withQuiet = await quietHours(flags, io);
   if (flags.redis !== undefined) {
     const { RedisStore } = await import('../store/redis-store.js');
     const store = new RedisStore({ ...redisConnection(flags, io.cwd), crawlId: flags.crawlId! });
@@ -32,7 +35,7 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
       const read = async (): Promise<CrawlStatus> => {
         const data = await store.status();
         if (!data.exists) throw new UsageError(`Redis holds no crawl named "${flags.crawlId}" at ${redactRedisUrl(flags.redis!)}`);
-        return redisCrawlStatus(data, top, `Redis crawl "${flags.crawlId}"`);
+        return withQuiet(redisCrawlStatus(data, top, `Redis crawl "${flags.crawlId}"`));
       };
       // Workers come and go: a shared crawl has ended only once it is finished.
       return await show(read, (s) => s.finished, flags, io, everyMs);
@@ -41,8 +44,31 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
     }
   }
   const path = resolve(io.cwd, flags.state!);
-  const read = async (): Promise<CrawlStatus> => ({ ...readCrawlStatus(path, { top }), file: flags.state! });
+  const read = async (): Promise<CrawlStatus> => withQuiet({ ...readCrawlStatus(path, { top }), file: flags.state! });
   return show(read, (s) => s.finished || s.heldBy === null, flags, io, everyMs);
+}
+
+/**
+ * The crawl's config (`--config`, else ./crawler.config.json when present,
+ * as `crawl` reads it): a status then names the queued hosts waiting for
+ * their quiet hours, which the store does not keep (they are config). A
+ * status without a config, or with one that sets no hours, is unchanged.
+ */
+async function quietHours(flags: StatusFlags, io: Io): Promise<(s: CrawlStatus) => CrawlStatus> {
+  const file = await loadConfig(flags.config, io.cwd);
+  if (file === undefined || !JSON.stringify(file).includes('"hours"')) return (s) => s;
+  const settings = buildSettings(file, {});
+  return (s) => {
+    const now = Date.now();
+    const quiet: NonNullable<CrawlStatus['quiet']> = [];
+    for (const { host } of s.topQueued) {
+      const hours = settings.policyFor(host).hours;
+      if (!hours || hours.isOpen(now)) continue;
+      const open = hours.nextOpen(now);
+      quiet.push({ host, opensAt: new Date(open).toISOString(), opensAtLocal: hours.clockAt(open), timezone: hours.toJSON().timezone });
+    }
+    return quiet.length > 0 ? { ...s, quiet } : s;
+  };
 }
 
 /** Prints the status once, or (with `everyMs`) again every interval until Ctrl-C or `ended`. */
@@ -151,6 +177,8 @@ export function formatStatus(s: CrawlStatus): string {
   lines.push(`  queued:   ${s.queued}, waiting to retry ${s.delayed - (s.revisits?.waiting ?? 0)}, claimed ${s.leased}${claims(s)}`);
   if (s.topQueued.length > 0) lines.push(`  top queues: ${s.topQueued.map((h) => `${h.host} ${h.queued}`).join(', ')}`);
   if (s.paused.length > 0) lines.push(`  paused:   ${s.paused.map((h) => `${h.host} until ${h.until}`).join(', ')}`);
+  if (s.quiet !== undefined)
+    lines.push(`  quiet:    ${s.quiet.map((h) => `${h.host} until ${h.opensAtLocal} ${h.timezone} (${h.opensAt}, quiet hours)`).join(', ')}`);
   if (s.throttled.length > 0)
     lines.push(`  slowed:   ${s.throttled.map((h) => `${h.host} at ${Math.round(h.rateFactor * 1000) / 10}% of its rate`).join(', ')}`);
   if (s.givenUp.length > 0) lines.push(`  given up: ${s.givenUp.join(', ')}`);

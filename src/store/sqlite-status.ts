@@ -40,6 +40,13 @@ export interface CrawlStatus {
   leased: number;
   topQueued: Array<{ host: string; queued: number }>;
   paused: Array<{ host: string; until: string }>;
+  /**
+   * Hosts among `topQueued` outside their quiet hours now (a config's
+   * `hours`, read by `crawl status --config`): when their window opens, on
+   * the wall clock (ISO 8601) and on their zone's clock ("22:00"). Absent
+   * without a config that sets hours.
+   */
+  quiet?: Array<{ host: string; opensAt: string; opensAtLocal: string; timezone: string }>;
   throttled: Array<{ host: string; rateFactor: number }>;
   givenUp: string[];
   robots: { byKind: Record<string, number>; unavailable: Array<{ origin: string; reason: string; retryAt: string | null }> };

@@ -11,6 +11,7 @@ import { crawl, type OutputRecord, type PageRecord } from '../../src/index.js';
 import { startWeb, type Web } from '../../fixtures/web.js';
 import { useTempDir } from '../support/system-fixtures.js';
 import { jsonLines, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
+import { readWarc } from '../support/warc-reader.js';
 
 let web: Web;
 beforeAll(async () => {
@@ -70,7 +71,22 @@ describe('a crawl declared for a purpose (--purpose)', () => {
   beforeAll(requireBuilt);
 
   it('keeps the record, status and links of a page that says "n" to it, withholds its content and archive, and fetches every page', async () => {
-    const args = ['--purpose', 'ai-train', '--allow-private', '--rate', '50/s', '--content', 'text', '--links', '--save-dir', 'saved', '--stats', 'stats.json'];
+    const args = [
+      '--purpose',
+      'ai-train',
+      '--allow-private',
+      '--rate',
+      '50/s',
+      '--content',
+      'text',
+      '--links',
+      '--save-dir',
+      'saved',
+      '--warc',
+      'site.warc.gz',
+      '--stats',
+      'stats.json',
+    ];
     const run = await startCrawl([...args, web.url('site.localhost', '/')], tmp.path).done;
     expect(run.code, run.stderr).toBe(0);
     const pages = run.stdout
@@ -92,6 +108,12 @@ describe('a crawl declared for a purpose (--purpose)', () => {
     const saved = (await readdir(join(tmp.path, 'saved'), { recursive: true })).map(String);
     expect(saved.some((f) => f.includes('plain'))).toBe(true);
     expect(saved.some((f) => /(^|\/)(cu|tdm|xr)(\.html)?$/.test(f))).toBe(false);
+    // The WARC has no response of a withheld page; the others are in it.
+    const responses = readWarc(await readFile(join(tmp.path, 'site.warc.gz')))
+      .filter((r) => r.header('WARC-Type') === 'response')
+      .map((r) => new URL(r.header('WARC-Target-URI')!).pathname);
+    expect(responses).toContain('/plain');
+    for (const path of ['/cu', '/tdm', '/xr']) expect(responses, path).not.toContain(path);
     expect(run.stderr).toMatch(/withheld +train-ai ×3/);
     expect(JSON.parse(await readFile(join(tmp.path, 'stats.json'), 'utf8'))).toMatchObject({ usageDenied: { 'train-ai': 3 } });
   });

@@ -55,6 +55,8 @@ const slowFirst = [
   'test/handler/handler-crash.system.test.ts', // 39
   'test/render/render.system.test.ts', // 35
   'test/crawl/recrawl.system.test.ts', // 31
+  'test/usage/robots-usage.system.test.ts', // 32 under load
+  'test/cli/build.system.test.ts', // 31 under load
   'test/crawl/revisit.system.test.ts', // 28
   'test/store/redis-workers-control.system.test.ts', // 28
   'test/store/state.system.test.ts', // 25
@@ -63,11 +65,13 @@ const slowFirst = [
   'test/handler/handler-cli.system.test.ts', // 25 under load
   'test/store/redis-restart.system.test.ts', // 23
   'test/cli/status-live.system.test.ts', // 21
+  'test/store/redis-tls-acl.system.test.ts', // 21 under load
   'test/store/state-safety.system.test.ts', // 20
   'test/store/redis-cluster.system.test.ts', // 19
   'test/cli/status-watch.system.test.ts', // 18
   'test/render/render-redis.system.test.ts', // 17
   'test/output/metrics.system.test.ts', // 17
+  'test/cli/output-after-crash.system.test.ts', // 17 under load
   'test/render/browser-memory.system.test.ts', // 15
 ];
 

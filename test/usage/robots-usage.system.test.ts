@@ -262,66 +262,37 @@ describe('across crashes and workers', () => {
     expect(urls.length).toBe(new Set(urls).size);
   };
 
-  it('a crawl killed with kill -9 and resumed from --state requests no denied page and reports each URL once', async () => {
+  /** A fresh generated site whose robots.txt denies /p/1… for training, and the crawl flags both tests share. */
+  const startSite = async (): Promise<string[]> => {
+    await site?.close();
     site = await startWeb({
       sites: { 'gen.localhost': { delayMs: 3, robots: 'User-agent: *\nContent-Usage: /p/1 train-ai=n\n', generate: { pages: PAGES, linksPerPage: 3 } } },
     });
-    const args = [
-      '--purpose',
-      'train-ai',
-      '--state',
-      'crawl.db',
-      '-o',
-      'out.jsonl',
-      '--emit-skipped',
-      '--max-depth',
-      '1000',
-      '--rate',
-      'unlimited',
-      '-q',
-      site.url('gen.localhost', '/'),
-    ];
-    const kills = await killAtRandom(args, tmp.path, site, { runs: 4, after: 30, maxDelayMs: 100, random: seededRandom(43) });
+    return ['--purpose', 'train-ai', '--emit-skipped', '--max-depth', '1000', '--rate', 'unlimited', '-q', site.url('gen.localhost', '/')];
+  };
+
+  it('a crawl killed with kill -9 and resumed from --state requests no denied page and reports each URL once', async () => {
+    const args = ['--state', 'crawl.db', '-o', 'out.jsonl', ...(await startSite())];
+    const kills = await killAtRandom(args, tmp.path, site!, { runs: 4, after: 30, maxDelayMs: 100, random: seededRandom(43) });
     expect(kills).toBeGreaterThanOrEqual(2);
     const last = await startCrawl(args, tmp.path).done;
     expect(last.code, last.stderr).toBe(0);
-    checkOutcome(jsonLines(await readFile(join(tmp.path, 'out.jsonl'), 'utf8')), site.requests('gen.localhost'));
+    checkOutcome(jsonLines(await readFile(join(tmp.path, 'out.jsonl'), 'utf8')), site!.requests('gen.localhost'));
   }, 90_000);
 
   describe.skipIf(redisServerMissing !== undefined)('with two Redis workers', () => {
     const redis = useRedisServer();
     it('both obey the robots.txt one of them fetched', async () => {
-      await site?.close();
-      site = await startWeb({
-        sites: { 'gen.localhost': { delayMs: 3, robots: 'User-agent: *\nContent-Usage: /p/1 train-ai=n\n', generate: { pages: PAGES, linksPerPage: 3 } } },
-      });
+      const shared = await startSite();
       const crawlId = newCrawlId('usage');
-      const args = (w: string) => [
-        '--redis',
-        redis.url,
-        '--crawl-id',
-        crawlId,
-        '--worker',
-        w,
-        '--purpose',
-        'train-ai',
-        '-o',
-        `${w}.jsonl`,
-        '--emit-skipped',
-        '--max-depth',
-        '1000',
-        '--rate',
-        'unlimited',
-        '-q',
-        site!.url('gen.localhost', '/'),
-      ];
+      const args = (w: string) => ['--redis', redis.url, '--crawl-id', crawlId, '--worker', w, '-o', `${w}.jsonl`, ...shared];
       const runs = await Promise.all(['w1', 'w2'].map((w) => startCrawl(args(w), tmp.path).done));
       for (const r of runs) expect(r.code, r.stderr).toBe(0);
       const lines = (
         await Promise.all(['w1', 'w2'].map(async (w) => jsonLines<PageRecord | SkipRecord>(await readFile(join(tmp.path, `${w}.jsonl`), 'utf8'))))
       ).flat();
-      checkOutcome(lines, site.requests('gen.localhost'));
-      expect(site.requests('gen.localhost').filter((e) => e.path === '/robots.txt')).toHaveLength(1);
+      checkOutcome(lines, site!.requests('gen.localhost'));
+      expect(site!.requests('gen.localhost').filter((e) => e.path === '/robots.txt')).toHaveLength(1);
     }, 60_000);
   });
 });

@@ -53,8 +53,8 @@ partway; 130 SIGINT; 143 SIGTERM.
 Documentation: docs/cli-and-config.md, docs/records.md, docs/politeness.md,
 docs/network-safety.md, docs/archives.md, docs/javascript-sites.md,
 docs/long-crawls.md, docs/crawling-again.md, docs/redis.md, docs/report.md,
-docs/library.md in the package (node_modules/polite-crawler/docs/), or the
-README.`;
+docs/identity.md, docs/library.md in the package
+(node_modules/polite-crawler/docs/), or the README.`;
 
 /** Builds the program; each of `handlers` (`crawl`, `check`, …) receives its command's parsed flags (tests call this with stubs). */
 export function buildProgram(

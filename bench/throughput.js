@@ -11,13 +11,15 @@
  * start-up is benchmark 5's business, and the server is the neutral clock.
  *
  *   node bench/throughput.js [--quick] [--pages-per-host N] [--hosts N] [--rounds N]
- *                            [--clients undici,http] [--base DIR]
+ *                            [--clients undici,http] [--base DIR] [--sign]
  *
  * --clients: which plain loops to run each round (request-loop.js: undici,
  * the crawler's transport, and/or node:http, issue 19's bare loop); the
  * ratios are to the first. --base DIR: also crawl with another build's
  * binary (DIR/bin/crawl.js, e.g. a worktree of main built with tsc) in the
- * same rounds, interleaved, for a before/after in one run.
+ * same rounds, interleaved, for a before/after in one run. --sign: also
+ * crawl with every request signed (--sign-key, a key made by `crawl keys
+ * new`) in the same rounds, interleaved: what Web Bot Auth costs a page.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { duplicates, startWeb } from '../fixtures/web.js';
@@ -28,7 +30,7 @@ import { MB, max, median, round } from './lib/stats.js';
 const CONCURRENCY = 64;
 const PAGE_PATH = /^\/p\/\d+$/;
 
-/** @param {{ quick?: boolean, pagesPerHost?: number, hosts?: number, rounds?: number, clients?: string, base?: string, log?: (s: string) => void }} [opts] */
+/** @param {{ quick?: boolean, pagesPerHost?: number, hosts?: number, rounds?: number, clients?: string, base?: string, sign?: boolean, log?: (s: string) => void }} [opts] */
 export async function run(opts = {}) {
   const HOSTS = Array.from({ length: Number(opts.hosts ?? 5) }, (_, i) => `h${i + 1}.localhost`);
   const clients = String(opts.clients ?? 'undici').split(',');
@@ -52,6 +54,12 @@ export async function run(opts = {}) {
     const loopsBy = Object.fromEntries(clients.map((c) => [c, []]));
     const crawls = [];
     const bases = [];
+    const signed = [];
+    const signArgs = [];
+    if (opts.sign) {
+      expectSuccess('keys new', await runNode(['bin/crawl.js', 'keys', 'new', scratch.file('key')], {}));
+      signArgs.push('--sign-key', scratch.file('key/private.jwk'), '--signature-agent', 'https://bot.example.com');
+    }
     const seeds = HOSTS.map((h) => web.url(h, '/p/0'));
     const each = (c) => `${round(c.pagesPerSec)}/s ${round(c.cpuUsPerPage)} µs`;
     for (let r = 0; r < rounds; r++) {
@@ -65,6 +73,10 @@ export async function run(opts = {}) {
       }
       crawls.push(await runCrawl(web, scratch, total, seeds));
       log(`  round ${r + 1}: crawl ${each(crawls.at(-1))}, peak RSS ${round(crawls.at(-1).maxRssBytes / MB)} MB`);
+      if (opts.sign) {
+        signed.push(await runCrawl(web, scratch, total, seeds, 'bin/crawl.js', signArgs));
+        log(`  round ${r + 1}: signed crawl ${each(signed.at(-1))}`);
+      }
     }
 
     const loops = loopsBy[clients[0]];
@@ -84,6 +96,11 @@ export async function run(opts = {}) {
       extra.push({ bench, metric: 'this build ÷ base build: pages/s, CPU per page', value: `${round(crawlRate / median(bases.map((c) => c.pagesPerSec)), 2)}, ${round(crawlCpu / median(bases.map((c) => c.cpuUsPerPage)), 2)}`,
         note: `base ${round(median(bases.map((c) => c.pagesPerSec)))} pages/s, ${round(median(bases.map((c) => c.cpuUsPerPage)))} µs (${bases.map((c) => round(c.cpuUsPerPage)).join(', ')}); this ${crawls.map((c) => round(c.cpuUsPerPage)).join(', ')} µs` });
     }
+    if (opts.sign) {
+      const signedCpu = median(signed.map((c) => c.cpuUsPerPage));
+      extra.push({ bench, metric: 'signed ÷ unsigned crawl: CPU per page', value: round(signedCpu / crawlCpu, 2), target: { op: '<=', value: 1.15 },
+        note: `signed ${signed.map((c) => round(c.cpuUsPerPage)).join(', ')} µs, unsigned ${crawls.map((c) => round(c.cpuUsPerPage)).join(', ')} µs; pages/s ${round(median(signed.map((c) => c.pagesPerSec)))} vs ${round(crawlRate)}` });
+    }
     return [
       ...extra,
       { bench, metric: `crawl ÷ plain ${clients[0]} loop, pages/s`, value: round(crawlRate / loopRate, 2), target: { op: '>=', value: 0.7 },
@@ -101,11 +118,11 @@ export async function run(opts = {}) {
 
 
 
-async function runCrawl(web, scratch, total, seeds, bin = 'bin/crawl.js') {
+async function runCrawl(web, scratch, total, seeds, bin = 'bin/crawl.js', more = []) {
   web.reset();
   const outFile = scratch.file('crawl.jsonl');
   const args = [bin, '--rate', 'unlimited', '--host-concurrency', String(CONCURRENCY), '-c', String(CONCURRENCY),
-    '--scope', 'host', '-q', ...seeds];
+    '--scope', 'host', '-q', ...more, ...seeds];
   const result = expectSuccess('crawl', await runNode(args, { stdoutFile: outFile }));
   let ok = 0;
   for (const line of readFileSync(outFile, 'utf8').split('\n')) {

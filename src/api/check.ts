@@ -18,7 +18,7 @@ import { createAddressGuard, type AddressGuard } from '../fetch/address-guard.js
 import { describeRefusal, parseNetwork, refusalFor } from '../fetch/address-ranges.js';
 import { createFetcher, lookupWithLocalhost } from '../fetch/fetcher.js';
 import type { RequestDescription } from '../fetch/request-extras.js';
-import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
+import { setUpRequests, setUpSigning, type RequestSetup } from '../fetch/request-setup.js';
 import { createScope, explainScope, type ScopeRejection } from '../parse/scope.js';
 import { hostKeyOf, originOf } from '../parse/url.js';
 import { capRobotsText, parseRobots } from '../robots/rules.js';
@@ -174,12 +174,16 @@ export async function explainWith(input: ExplainInput): Promise<CheckResult> {
   const clock = input.clock ?? systemClock;
   // An unset secret's variable is reported in `requests`, not refused: a check explains, it does not crawl.
   const requests = setUpRequests(settings, seeds, { cwd: input.cwd, now: () => clock.wallNow(), requireSecrets: false });
+  // A key that cannot be used fails the check as it would fail the crawl (exit 2).
+  requests.signer = await setUpSigning(settings, { cwd: input.cwd, now: () => clock.wallNow() });
   const robotsState = settings.robots.enabled ? await robotsFor(url, settings, input.robotsTxt, clock, guard, lookup, requests) : undefined;
   const robots: RobotsResult = robotsState ? robotsResult(robotsState, url) : { checked: false, allowed: true };
   const usage = usageResult(robotsState, url, settings);
   const crawlDelayMs = robots.checked && robots.kind === 'rules' ? robots.crawlDelayMs : null;
   const network = await networkFor(url, settings, guard, lookup);
   const described = requests.describe(url);
+  // The signature a request made now would carry: it signs the authority, with a fresh nonce each time; the key is never shown.
+  if (requests.signer) for (const [name, value] of Object.entries(requests.signer.sign(new URL(url)))) described.headers.push(`${name}: ${value}`);
   const perIp = await perIpFor(url, settings, described.proxy !== null, lookup);
   return {
     url,
@@ -301,6 +305,7 @@ async function robotsFor(
     lookup,
     extras: requests.extras,
     tls: requests.tls,
+    signer: requests.signer,
   });
   try {
     const cache = new RobotsCache({

@@ -20,6 +20,9 @@ import { systemClock, type Clock } from '../clock.js';
 import { Crawler, type CrawlerOptions } from '../crawl/crawler.js';
 import { createFetcher } from '../fetch/fetcher.js';
 import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
+import type { RequestSigner } from '../identity/request-signer.js';
+
+export { setUpSigning } from '../fetch/request-setup.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
 import type { ProgressSnapshot } from '../output/progress.js';
 import type { HostCounts } from '../crawl/progress-snapshot.js';
@@ -53,6 +56,8 @@ export interface CrawlSessionOptions {
   cwd?: string;
   /** What requests carry, already set up (the CLI does it before it opens any output); @default set up from `settings` */
   requests?: RequestSetup;
+  /** Signs every request (`setUpSigning`); required when `settings.identity` names a key. @default `requests.signer`, else none */
+  signer?: RequestSigner;
   /** Write a `type: "robots"` record per robots.txt request. @default false */
   robotsRecords?: boolean;
   /** Where fetched pages are kept (--save-dir, --warc; closed by whoever opened it). @default none */
@@ -102,6 +107,8 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
   const requests = opts.requests ?? setUpRequests(settings, seeds, { cwd: opts.cwd, now: () => clock.wallNow() });
   if (requests.tls.insecure) log?.warn(INSECURE_WARNING);
   for (const warning of requests.warnings) log?.warn(warning);
+  const signer = opts.signer ?? requests.signer;
+  if (settings.identity && signer === undefined) throw new Error('the settings name a signing key, and no signer was set up (setUpSigning)');
   const fetcher = createFetcher({
     userAgent: settings.userAgent,
     timeouts: settings.timeouts,
@@ -109,6 +116,7 @@ export function createCrawlSession(opts: CrawlSessionOptions): CrawlSession {
     clock,
     extras: requests.extras,
     tls: requests.tls,
+    signer,
     // HTTP/2 where a policy asks for it, as many streams as the host's concurrency.
     ...(settings.http2 === true && {
       http2: (origin: string) => {

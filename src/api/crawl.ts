@@ -110,7 +110,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
     resolveDone(stats);
   };
 
-  const begin = (sessions: SessionModule, archive?: ClosableArchive, metrics?: LibraryMetrics, render?: Rendering): void => {
+  const begin = (sessions: SessionModule, archive?: ClosableArchive, metrics?: LibraryMetrics, render?: Rendering, signer?: Signer): void => {
     // The archive's files are finished before the stream ends, so a loop that has ended finds them complete.
     const sink: RecordSink = archive ? withArchiveClose(stream, archive) : stream;
     try {
@@ -123,6 +123,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
         archive,
         robotsRecords: extra.emitRobots === true,
         render,
+        signer,
         since: sinceOf(extra.since),
         handler:
           extra.handle === undefined
@@ -169,10 +170,14 @@ export function crawl(options: CrawlOptions): CrawlRun {
     let sessions!: SessionModule;
     let metrics: LibraryMetrics | undefined;
     let render: Rendering | undefined;
+    let signer: Signer | undefined;
     import('./crawl-session.js')
       .then((loaded) => (sessions = loaded))
       .then(() => (browserPath === undefined ? undefined : sessions.loadRendering(browserPath)))
       .then((loaded) => (render = loaded))
+      // A key that cannot be used fails the first pull, before any request.
+      .then(() => sessions.setUpSigning(settings, { cwd, now: () => systemClock.wallNow() }))
+      .then((loaded) => (signer = loaded))
       .then(() => openLibraryMetrics(metricsAt, extra.metricsHosts as number | undefined, log))
       .then((opened) => (metrics = opened))
       .then(() => checkTargets(libraryTargets(targets, settings), cwd))
@@ -180,7 +185,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
       .then(
         async (opened) => {
           opening = false;
-          if (!settled && !signal?.aborted && !stopRequested) return begin(sessions, opened?.archive, metrics, render);
+          if (!settled && !signal?.aborted && !stopRequested) return begin(sessions, opened?.archive, metrics, render, signer);
           // Left, stopped or aborted while the crawl was loading or its files were being opened: nothing runs.
           await opened?.archive.close().catch(() => {});
           await metrics?.endpoint.close();
@@ -221,6 +226,7 @@ export function crawl(options: CrawlOptions): CrawlRun {
 
 type SessionModule = typeof import('./crawl-session.js');
 type Rendering = Awaited<ReturnType<SessionModule['loadRendering']>>;
+type Signer = Awaited<ReturnType<SessionModule['setUpSigning']>>;
 
 interface LibraryMetrics {
   metrics: CrawlMetrics;

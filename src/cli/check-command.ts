@@ -40,6 +40,8 @@ export async function checkCommand(rawUrl: string, flags: CheckFlags, io: Io): P
     proxy: flags.proxy,
     insecure: flags.insecure,
     ca: flags.ca,
+    signKey: flags.signKey,
+    signatureAgent: flags.signatureAgent,
     render: flags.render,
     purpose: flags.purpose,
     fetchDenied: flags.fetchDenied,

@@ -17,10 +17,10 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ignoreStreamErrors } from '../output/logger.js';
 import { VERSION } from '../version.js';
-import { EXIT, type CheckFlags, type CrawlFlags, type Io, type ReportFlags, type StatusFlags } from './flags.js';
+import { EXIT, type CheckFlags, type CrawlFlags, type Io, type KeysFlags, type ReportFlags, type StatusFlags } from './flags.js';
 import { withParentOptions } from './parent-options.js';
 
-export { EXIT, type CheckFlags, type CrawlFlags, type Io, type ReportFlags, type StatusFlags } from './flags.js';
+export { EXIT, type CheckFlags, type CrawlFlags, type Io, type KeysFlags, type ReportFlags, type StatusFlags } from './flags.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -53,8 +53,8 @@ partway; 130 SIGINT; 143 SIGTERM.
 Documentation: docs/cli-and-config.md, docs/records.md, docs/politeness.md,
 docs/network-safety.md, docs/archives.md, docs/javascript-sites.md,
 docs/long-crawls.md, docs/crawling-again.md, docs/redis.md, docs/report.md,
-docs/library.md in the package (node_modules/polite-crawler/docs/), or the
-README.`;
+docs/identity.md, docs/library.md in the package
+(node_modules/polite-crawler/docs/), or the README.`;
 
 /** Builds the program; each of `handlers` (`crawl`, `check`, …) receives its command's parsed flags (tests call this with stubs). */
 export function buildProgram(
@@ -63,6 +63,8 @@ export function buildProgram(
     check(url: string, flags: CheckFlags): Promise<number>;
     status(flags: StatusFlags): Promise<number>;
     report(file: string | undefined, flags: ReportFlags): Promise<number>;
+    /** `crawl keys new DIR` / `crawl keys check URL`. @default none: the commands exit 1 */
+    keys?(action: 'new' | 'check', arg: string, flags: KeysFlags): Promise<number>;
   },
   result: { code: number },
 ): Command {
@@ -94,6 +96,8 @@ export function buildProgram(
     .option('--proxy <url>', 'proxy for every request, e.g. http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY, NO_PROXY)')
     .option('--insecure', 'accept any TLS certificate (self-signed staging servers)')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
+    .option('--sign-key <file>', 'sign every request with this key (crawl keys new DIR); twice in a key rotation: new, then old', collect)
+    .option('--signature-agent <url>', 'with --sign-key: the https origin that publishes its public key (see crawl keys)')
     .option('--http2', 'use HTTP/2 with https servers that offer it: one connection per host, same rates and limits (default HTTP/1.1)')
     .option('--no-latency-backoff', "keep each host's rate when its response time climbs (default: slow it from 1.5x its baseline)")
     .option('--timeout <duration>', 'connect/headers/body timeout; a bare number is seconds: --timeout 5, "500ms" (default 10s connect, 30s headers and body)')
@@ -256,6 +260,8 @@ export function buildProgram(
     .option('--proxy <url>', 'proxy for robots.txt and the request: line, e.g. http://proxy:3128 (default: HTTP_PROXY, HTTPS_PROXY)')
     .option('--insecure', 'accept any TLS certificate when fetching robots.txt')
     .option('--ca <file>', 'also trust the CA certificates in this PEM file')
+    .option('--sign-key <file>', 'a signing key, as for crawl: the request: lines show the signature headers', collect)
+    .option('--signature-agent <url>', 'with --sign-key: the origin that publishes the public key')
     .option('--robots-file <file>', 'use this local robots.txt instead of fetching it')
     .option('--purpose <uses>', 'what the output is for, as for crawl: says whether robots.txt denies it')
     .option('--fetch-denied', 'as for crawl: a page robots.txt denies the purpose would be fetched anyway')
@@ -269,6 +275,30 @@ export function buildProgram(
     )
     .action(async (url: string, flags: CheckFlags, cmd: Command) => {
       result.code = await handlers.check(url, withParentOptions(program, cmd, flags));
+    });
+
+  const keys = program.command('keys').description('make and check the key that signs requests (Web Bot Auth), see docs/identity.md').helpCommand(false);
+  keys
+    .command('new')
+    .description('make an Ed25519 key pair: DIR/private.jwk (mode 0600) and the key directory to publish')
+    .argument('<dir>', 'where to write the two files (created if missing)')
+    .option('--keep <file>', "a rotation: also list this older key's public half (its private.jwk or directory)", collect)
+    .option('--force', 'replace a private.jwk already in DIR')
+    .action(async (dir: string, flags: KeysFlags & { keep?: string[] }) => {
+      result.code = (await handlers.keys?.('new', dir, flags)) ?? EXIT.internal;
+    });
+  keys
+    .command('check')
+    .description("fetch an origin's key directory: does it list the signing key, and is its response signed?")
+    .argument('<origin>', 'the Signature-Agent origin, e.g. https://bot.example.com')
+    .option('--sign-key <file>', 'the key in use, as for crawl (twice in a rotation: new, then old)', collect)
+    .option('--user-agent <ua>', 'User-Agent of the request')
+    .option('--timeout <duration>', 'for the request (a bare number is seconds; default 30s)')
+    .option('--insecure', 'accept any TLS certificate')
+    .option('--ca <file>', 'also trust the CA certificates in this PEM file')
+    .addHelpText('after', '\nExit codes: 0 the directory lists every key given (or, without --sign-key,\nis a valid key set), 1 it does not, 2 usage error.')
+    .action(async (origin: string, flags: KeysFlags) => {
+      result.code = (await handlers.keys?.('check', origin, flags)) ?? EXIT.internal;
     });
   return program;
 }
@@ -293,6 +323,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       check: async (url, flags) => (await import('./check-command.js')).checkCommand(url, flags, io),
       status: async (flags) => (await import('./status-command.js')).statusCommand(flags, io),
       report: async (file, flags) => (await import('./report-command.js')).reportCommand(file, flags, io),
+      keys: async (action, arg, flags) => (await import('./keys-command.js')).keysCommand(action, arg, flags, io),
     },
     result,
   );
@@ -303,7 +334,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     // Commander prints "error: …"; we print "crawl: …" lines with a hint.
     outputError: (s, write) => write(`crawl: ${s.replace(/^error: /, '').trimEnd()} (see crawl --help)\n`),
   });
-  for (const sub of program.commands) {
+  for (const sub of [...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     sub.exitOverride();
     sub.configureOutput({
       writeOut: (s) => io.stdout.write(s),

@@ -20,7 +20,7 @@ import { buildSettings, type CliOverrides } from '../config/settings.js';
 import { loadConfig } from '../config/load-config.js';
 import type { FileConfig } from '../config/file-schema.js';
 import { keepAfterCrash } from '../store/output-ledger.js';
-import { setUpRequests, type RequestSetup } from '../fetch/request-setup.js';
+import { setUpRequests, setUpSigning, type RequestSetup } from '../fetch/request-setup.js';
 import { createCrawlSession, loadRendering, type CrawlSession } from '../api/crawl-session.js';
 import { redactCredentials } from '../fetch/redact.js';
 import { createLogger } from '../output/logger.js';
@@ -73,6 +73,8 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   const handler = await loadHandler(flags, io.cwd, settings.concurrency);
   // A bad --ca or --cookie-jar fails now, before any output exists; the session uses this setup.
   const requests = setUpRequests(settings, seeds, { cwd: io.cwd, now: () => clock.wallNow() });
+  // A signing key that cannot be used (missing, readable by others) is one line, likewise.
+  requests.signer = await setUpSigning(settings, { cwd: io.cwd, now: () => clock.wallNow() });
   // Outputs that would overwrite one another (or an input) are refused before any file is opened.
   await checkTargets(namedTargets(flags, settings), io.cwd);
   // Where the report and the stats go is checked now: a typo should not cost a whole crawl.
@@ -397,6 +399,8 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     proxy: f.proxy,
     insecure: f.insecure,
     ca: f.ca,
+    signKey: f.signKey,
+    signatureAgent: f.signatureAgent,
     http2: f.http2,
     latencyBackoff: f.latencyBackoff === false ? false : undefined,
     concurrency: f.concurrency,

@@ -53,6 +53,9 @@ export interface CrawlFlags {
   proxy?: string;
   insecure?: boolean;
   ca?: string;
+  /** `--sign-key FILE`, once (or twice during a key rotation: new, then old). */
+  signKey?: string[];
+  signatureAgent?: string;
   http2?: boolean;
   /** False with --no-latency-backoff: a host's rate no longer follows its response time. */
   latencyBackoff?: boolean;
@@ -172,6 +175,22 @@ export interface CheckFlags {
   cookie?: string[];
   cookieJar?: string;
   proxy?: string;
+  insecure?: boolean;
+  ca?: string;
+  signKey?: string[];
+  signatureAgent?: string;
+}
+
+/** `crawl keys new DIR` and `crawl keys check URL`. */
+export interface KeysFlags {
+  /** keys check: the key in use (new, then old during a rotation). */
+  signKey?: string[];
+  /** keys new: overwrite an existing key in DIR. */
+  force?: boolean;
+  /** keys new: older keys (their private.jwk or directory) the new directory still lists. */
+  keep?: string[];
+  userAgent?: string;
+  timeout?: string;
   insecure?: boolean;
   ca?: string;
 }

@@ -26,6 +26,7 @@ import { DEFAULT_RENDER_BLOCK, renderFields, renderOptionsSchema } from './rende
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
 import { metricsAddressProblem } from './metrics-address.js';
+import { identitySchema } from './identity-schema.js';
 
 export { fieldSchemas, parseOnce } from './fields.js';
 export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
@@ -232,6 +233,7 @@ export const configFileSchema = once(() =>
         .prefault({})
         .describe("Cookies: sent to the seeds' hosts, read from a cookies.txt, and kept from responses during the crawl (per RFC 6265)."),
       tls: tlsSchema().prefault({}).describe('TLS trust for https connections (through a proxy too).'),
+      identity: identitySchema().optional(),
       defaults: policyDefaultsSchema().prefault({}),
       domains: domainsSchema().prefault({}),
       perIp: perIpSchema().optional().describe(PER_IP_TEXT.perIp),
@@ -374,6 +376,7 @@ export function knownKeysAt(path: readonly PropertyKey[]): readonly string[] {
   if (path.length === 1 && first === 'traps') return Object.keys(trapsSchema().shape);
   if (path.length === 1 && first === 'cookies') return Object.keys(cookiesSchema().shape);
   if (path.length === 1 && first === 'tls') return Object.keys(tlsSchema().shape);
+  if (path.length === 1 && first === 'identity') return Object.keys(identitySchema().shape);
   if (path.length === 1 && first === 'renderOptions') return Object.keys(renderOptionsSchema().shape);
   if (path.length === 1 && first === 'perIp') return ['$comment', 'rate', 'concurrency'];
   // A policy object sits at `defaults` and at `domains.<key>`; its own sub-objects one level below.

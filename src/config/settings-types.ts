@@ -7,6 +7,7 @@ import type { Purpose } from '../usage/usage-vocab.js';
 import type { HeaderValue, Secret } from '../fetch/secret.js';
 import type { UserPattern } from './user-pattern.js';
 import type { CrawlHours } from '../politeness/crawl-hours.js';
+import type { IdentitySettings } from './identity-schema.js';
 
 /** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */
 export interface WindowLimit {
@@ -222,6 +223,8 @@ export interface CrawlSettings {
   policyFor(hostname: string): HostPolicy;
   /** Cookies and TLS trust (headers, credentials and proxies are per host, in the policy). */
   requests: RequestSettings;
+  /** Who the crawler is, verifiably: every request signed (src/identity/); null or absent: nothing is signed. */
+  identity?: IdentitySettings | null;
 }
 
 /** The form of a page record's `content`. */

@@ -21,6 +21,7 @@ import { proxyUrlProblem } from '../fetch/request-syntax.js';
 import { parseHeaderLine } from '../fetch/request-headers.js';
 import { mergePerIp } from './per-ip-schema.js';
 import { renderMode, resourceTypes } from './render-schema.js';
+import { keyFilesField, signatureAgentField } from './identity-schema.js';
 
 export type { FileConfig } from './file-schema.js';
 
@@ -277,6 +278,10 @@ export interface CliOverrides {
   http2?: boolean;
   /** `--no-latency-backoff` (false): replaces `defaults.latencyBackoff`; a domain entry's own `latencyBackoff` still wins. */
   latencyBackoff?: boolean;
+  /** `--sign-key FILE` (once, or twice during a rotation: new, then old): replaces `identity.key`. */
+  signKey?: string[];
+  /** `--signature-agent URL`: replaces `identity.signatureAgent`. */
+  signatureAgent?: string;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -322,6 +327,8 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   browser: '--browser',
   http2: '--http2',
   latencyBackoff: '--no-latency-backoff',
+  signKey: '--sign-key',
+  signatureAgent: '--signature-agent',
 };
 
 /**
@@ -405,6 +412,8 @@ const FLAG_SCHEMAS = {
   browser: () => z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional(),
   http2: () => fieldSchemas.boolean().optional(),
   latencyBackoff: () => fieldSchemas.boolean().optional(),
+  signKey: () => keyFilesField().optional(),
+  signatureAgent: () => signatureAgentField().optional(),
 } satisfies Record<keyof CliOverrides, () => z.ZodType>;
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
@@ -518,5 +527,18 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
       tls: { insecure: flags.insecure ?? base.tls.insecure, ca: flags.ca ?? base.tls.ca ?? null },
       secrets: placedSecrets(defaults, base.domains),
     },
+    identity: identityOf(base, flags),
   };
+}
+
+/** `identity` from the file and the flags (each flag replaces its field); a key without a Signature-Agent, or the reverse, is one line. */
+function identityOf(base: FileConfig, flags: ParsedFlags): CrawlSettings['identity'] {
+  const keys = flags.signKey ?? base.identity?.key;
+  const signatureAgent = flags.signatureAgent ?? base.identity?.signatureAgent;
+  if (keys === undefined && signatureAgent === undefined) return null;
+  if (keys === undefined) throw new ConfigError(['--signature-agent: goes with --sign-key FILE (or identity.key): there is nothing to sign with']);
+  if (signatureAgent === undefined) {
+    throw new ConfigError(['--sign-key: goes with --signature-agent https://ORIGIN (or identity.signatureAgent): verifiers find the public key there']);
+  }
+  return { keys, signatureAgent };
 }

@@ -44,6 +44,7 @@ import { http2Factory, ProtocolLog, type HttpVersion } from './http2-pool.js';
 import { leanPool } from './lean-pool.js';
 import { QuietClient } from './quiet-close.js';
 import type { ErrorCode } from '../types.js';
+import type { RequestSigner } from '../identity/request-signer.js';
 
 export interface FetcherOptions {
   /** Sent as the User-Agent header on every request. */
@@ -78,6 +79,13 @@ export interface FetcherOptions {
    * proxy. @default none: HTTP/1.1 everywhere
    */
   http2?: (origin: string) => number | null;
+  /**
+   * Signs every request (Web Bot Auth, identity/request-signer.ts) as it is
+   * handed to its connection: robots.txt, redirect hops, retries and a
+   * browser's subresources alike, each for the authority it goes to.
+   * @default none: nothing is signed
+   */
+  signer?: RequestSigner;
 }
 
 export interface FetchRequest {
@@ -252,7 +260,7 @@ export const IDLE_ORIGIN_MS = 4_000;
 /** Creates a fetcher with its own keep-alive pool(s). Options are validated here, once. */
 export function createFetcher(opts: FetcherOptions): Fetcher {
   validate(opts);
-  const { clock, timeouts } = opts;
+  const { clock, timeouts, signer } = opts;
   // One cache for every pool: resolved once per host for the crawl, under
   // the guard, which still judges every address of every connect.
   // A resolver passed in is asked at every connect unless `dnsCache` says otherwise (tests rebind names between requests).
@@ -352,7 +360,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const proxy = opts.extras?.proxyFor(target) ?? null;
       const extra = opts.extras?.headersFor(target);
       // A fresh object when anything is added: the shared ones serve every other request (and ProxyAgent writes a Host into what it gets).
-      const sent: Record<string, string> =
+      let sent: Record<string, string> =
         extra !== undefined || proxy !== null || req.headers !== undefined
           ? Object.assign({}, requestHeaders[req.read], extra, req.headers) // not a spread: see util/with-fields.ts
           : requestHeaders[req.read];
@@ -377,6 +385,8 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       const limits = { headersMs: idleMs ?? timeouts.headersMs, bodyMs: idleMs ?? timeouts.bodyMs, totalMs: req.totalMs ?? timeouts.totalMs };
       deadlines = new PhaseDeadlines(clock, limits, (code, ms) => current.abandon(deadlineError(code, ms)));
       if (proxy !== null) await checkProxiedTarget(req.guard, lookup, target);
+      // Signed last, as the request leaves: `created` is now, and a fresh nonce every time.
+      if (signer !== undefined) sent = Object.assign({}, sent, signer.sign(target, req.method ?? 'GET'));
       (proxy === null ? agentFor(req.guard) : proxyAgentFor(proxy)).dispatch(
         {
           origin: target.origin,

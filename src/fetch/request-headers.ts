@@ -29,6 +29,9 @@ const RESERVED: Record<string, string> = {
   cookie: 'use --cookie, --cookie-jar or the cookie jar the crawl keeps',
   authorization: 'use `auth` in a `domains` entry: it is only ever sent to that host',
   'proxy-authorization': 'put the credentials in the proxy URL (http://user:pass@proxy:3128)',
+  signature: 'use --sign-key and --signature-agent: the crawler signs each request as it is sent',
+  'signature-input': 'use --sign-key and --signature-agent: the crawler signs each request as it is sent',
+  'signature-agent': 'use --signature-agent (with --sign-key)',
 };
 
 /** RFC 9110 token characters. */
@@ -65,9 +68,17 @@ export function parseHeaderLine(text: string): { name: string; value: string } |
 /** Names whose values are credentials by convention; shown as `***` even when written in plain text. */
 const SENSITIVE = /auth|token|key|secret|session|cookie|passw|credential|signature/i;
 
-/** A header whose value is a credential by its name (Authorization, Cookie, X-Api-Key, …). */
+/**
+ * The Web Bot Auth fields that say which key signed and when, and where its
+ * public key is: no secret, and what an archive's reader wants to know. The
+ * `Signature` itself stays masked: it could be replayed to the same host
+ * until it expires.
+ */
+const PUBLIC_SIGNATURE_FIELDS: ReadonlySet<string> = new Set(['signature-input', 'signature-agent']);
+
+/** A header whose value is a credential by its name (Authorization, Cookie, X-Api-Key, Signature, …). */
 export function isSensitiveHeader(name: string): boolean {
-  return SENSITIVE.test(name);
+  return SENSITIVE.test(name) && !PUBLIC_SIGNATURE_FIELDS.has(name.toLowerCase());
 }
 
 /**

@@ -15,6 +15,7 @@ import { readEnvProxies, type EnvProxies } from './proxy.js';
 import { isCredentialHeader } from './request-headers.js';
 import { createRequestExtras, describeRequest, type RequestDescription, type RequestExtras } from './request-extras.js';
 import { readCaFile, type TlsSettings } from './tls.js';
+import type { RequestSigner } from '../identity/request-signer.js';
 
 export interface RequestSetup {
   extras: RequestExtras;
@@ -25,6 +26,8 @@ export interface RequestSetup {
   warnings: string[];
   /** What requests to `url` carry, for `crawl check`. */
   describe(url: string): RequestDescription;
+  /** Signs every request, when the settings name a key: set by `setUpSigning`, which is asynchronous (it reads the key). @default none */
+  signer?: RequestSigner;
 }
 
 export interface RequestSetupOptions {
@@ -143,4 +146,17 @@ function secretsOf(policy: HostPolicy): Secret[] {
 
 function readOnly(jar: CrawlCookieJar): CrawlCookieJar {
   return Object.assign(Object.create(jar) as CrawlCookieJar, { store: () => {} });
+}
+
+/**
+ * The crawl's request signer when `settings.identity` names a key, else
+ * undefined: the key files are read (and their permissions checked) now, and
+ * the signing modules (http-message-sig, jose) are loaded only then, so a
+ * crawl without a key imports nothing of them.
+ * @throws SigningKeyError (code CONFIG_INVALID) for a key file that cannot be used.
+ */
+export async function setUpSigning(settings: CrawlSettings, opts: { cwd?: string; now: () => number }): Promise<RequestSigner | undefined> {
+  if (!settings.identity) return undefined;
+  const { openRequestSigner } = await import('../identity/request-signer.js');
+  return openRequestSigner(settings.identity, { cwd: opts.cwd ?? process.cwd(), now: opts.now });
 }

@@ -23,7 +23,7 @@ const trace = join(root, 'bench', 'lib', 'load-trace.js');
 
 /**
  * Packages only some crawls use: Chromium, SQLite, metrics, the linear-time regex engine, Redis, selectors,
- * the report's charts, cookies (until one is held), the public suffix list (registrable domains).
+ * the report's charts, cookies (until one is held), the public suffix list (registrable domains), request signing (a key given).
  */
 const LAZY_PACKAGES = [
   'playwright-core',
@@ -37,6 +37,8 @@ const LAZY_PACKAGES = [
   'tough-cookie',
   'tldts',
   'structured-headers',
+  'http-message-sig',
+  'jose',
 ];
 
 /**
@@ -111,6 +113,8 @@ describe('start-up loads only what the crawl uses', () => {
     // The address parser (config/metrics-address.ts, a dozen lines) checks a config file's `metrics` field on every
     // start; nothing of the endpoint or the series loads.
     expect(ours(files, 'output').filter((f) => f.includes('metrics'))).toEqual([]);
+    // Signing (identity/, http-message-sig, jose) loads only when a key is given.
+    expect(ours(files, 'identity')).toEqual([]);
     expect([...packagesIn(files)].filter((p) => LAZY_PACKAGES.includes(p))).toEqual([]);
   });
 

@@ -100,6 +100,12 @@ export interface CrawlFlags {
   archiveNoarchive?: boolean;
   /** What the output is for: search, train-ai, ai-input, tdm (comma-separated). */
   purpose?: string;
+  /** Per-request price limit for hosts that price pages (HTTP 402). */
+  maxPrice?: string;
+  /** The crawl's spend cap. */
+  budget?: string;
+  /** Request signing's key (--sign-key): pricing needs one (config/pricing-fields.ts). */
+  signKey?: string;
   saveDir?: string;
   warc?: string;
   render?: string | boolean;

@@ -22,6 +22,7 @@ import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.j
 import { VERSION } from '../version.js';
 import { cookiesSchema, tlsSchema } from './request-schema.js';
 import { contentFields } from './content-fields.js';
+import { pricingFields } from './pricing-fields.js';
 import { DEFAULT_RENDER_BLOCK, renderFields, renderOptionsSchema } from './render-schema.js';
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
@@ -227,6 +228,7 @@ export const configFileSchema = once(() =>
           'Special-purpose networks that may be connected to anyway, as CIDRs ("10.0.0.0/8", "fd00::/8") or single addresses; checked against the address connected to. Default none.',
         ),
       ...contentFields(),
+      ...pricingFields(),
       ...renderFields(),
       cookies: cookiesSchema()
         .prefault({})

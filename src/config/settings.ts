@@ -21,6 +21,7 @@ import { proxyUrlProblem } from '../fetch/request-syntax.js';
 import { parseHeaderLine } from '../fetch/request-headers.js';
 import { mergePerIp } from './per-ip-schema.js';
 import { renderMode, resourceTypes } from './render-schema.js';
+import { moneyLimit, pricingIdentityProblem } from './pricing-fields.js';
 
 export type { FileConfig } from './file-schema.js';
 
@@ -277,6 +278,12 @@ export interface CliOverrides {
   http2?: boolean;
   /** `--no-latency-backoff` (false): replaces `defaults.latencyBackoff`; a domain entry's own `latencyBackoff` still wins. */
   latencyBackoff?: boolean;
+  /** `--max-price AMOUNT`: replaces `maxPrice`. */
+  maxPrice?: string;
+  /** `--budget TOTAL`: replaces `budget`. */
+  budget?: string;
+  /** `--sign-key` (request signing): read here only for whether one is given, which `--max-price` needs (pricing-fields.ts). */
+  signKey?: string;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -322,6 +329,9 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   browser: '--browser',
   http2: '--http2',
   latencyBackoff: '--no-latency-backoff',
+  maxPrice: '--max-price',
+  budget: '--budget',
+  signKey: '--sign-key',
 };
 
 /**
@@ -405,6 +415,9 @@ const FLAG_SCHEMAS = {
   browser: () => z.string().min(1, { error: 'expected a path to a Chromium executable' }).optional(),
   http2: () => fieldSchemas.boolean().optional(),
   latencyBackoff: () => fieldSchemas.boolean().optional(),
+  maxPrice: () => moneyLimit().optional(),
+  budget: () => moneyLimit().optional(),
+  signKey: () => z.string().optional(),
 } satisfies Record<keyof CliOverrides, () => z.ZodType>;
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
@@ -442,6 +455,9 @@ function parseFlags(cli: CliOverrides): ParsedFlags {
 export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): CrawlSettings {
   const flags = parseFlags(cli);
   const base = file ?? fileDefaults();
+  const maxPrice = flags.maxPrice ?? base.maxPrice;
+  const unsigned = pricingIdentityProblem(maxPrice, flags.signKey);
+  if (unsigned !== undefined) throw new ConfigError([unsigned]);
   // Overriding `defaults` (not each entry) is what makes a domain entry's own
   // rate still win over --rate while entries without one follow the flag.
   const defaults: PolicyFields = {
@@ -495,6 +511,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     fetchDenied: flags.fetchDenied ?? base.fetchDenied,
     archiveNoarchive: flags.archiveNoarchive ?? base.archiveNoarchive,
     purpose: flags.purpose ?? base.purpose,
+    pricing: { maxPrice: maxPrice ?? null, budget: flags.budget ?? base.budget ?? null },
     sitemaps: { urls: flags.sitemap ?? base.sitemaps, fromRobots: flags.sitemaps ?? base.robotsSitemaps },
     checkLinks: flags.checkLinks ?? base.checkLinks,
     network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },

@@ -940,6 +940,7 @@ export class RedisStore implements CrawlStore {
     const out: Spending = {};
     for (let i = 0; i + 1 < flat.length; i += 2) {
       const [kind, currency, ...host] = flat[i].split(':');
+      if (kind === 'r') continue; // reservations in flight: not spent
       const micros = Number(flat[i + 1]);
       const row = (out[currency] ??= { micros: 0, hosts: {} });
       if (kind === 's') row.micros = micros;

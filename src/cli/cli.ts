@@ -86,7 +86,7 @@ export function buildProgram(
     .option('--exclude <regex>', 'never follow URLs matching this (repeatable)', collect)
     .option(
       '--user-agent <ua>',
-      `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+https://github.com/crawl-cli/crawl)")`,
+      `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+URL)", URL the package's page https://www.npmjs.com/package/polite-crawler)`,
     )
     .option('--header <header>', 'send this header with every request (repeatable), e.g. --header "Accept-Language: de"', collect)
     .option('--cookie <name=value>', "send this cookie to the seeds' hosts (repeatable)", collect)

@@ -34,7 +34,7 @@ export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
 const { duration, size, integer, boolean, oneOf, regexList, userAgent, networkList } = fieldSchemas;
 
 /** Used when neither the file nor `--user-agent` sets one. */
-export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`;
+export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://www.npmjs.com/package/polite-crawler)`;
 
 /**
  * The total deadline on one response when the config sets none: long enough
@@ -154,7 +154,7 @@ export const configFileSchema = once(() =>
       userAgent: userAgent()
         .optional()
         .describe(
-          'User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://github.com/crawl-cli/crawl)".',
+          'User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://www.npmjs.com/package/polite-crawler)".',
         ),
       concurrency: integer(1, 1000).prefault(16).describe('Requests in flight at once, across all hosts (1-1000). Default 16.'),
       hostKey: oneOf(['host', 'domain'])

@@ -88,7 +88,7 @@ export function buildProgram(
     .option('--exclude <regex>', 'never follow URLs matching this (repeatable)', collect)
     .option(
       '--user-agent <ua>',
-      `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+https://github.com/crawl-cli/crawl)")`,
+      `User-Agent header; its product token picks the robots.txt group (default "crawl/${VERSION} (+URL)", URL the package's page https://www.npmjs.com/package/polite-crawler)`,
     )
     .option('--header <header>', 'send this header with every request (repeatable), e.g. --header "Accept-Language: de"', collect)
     .option('--cookie <name=value>', "send this cookie to the seeds' hosts (repeatable)", collect)
@@ -174,6 +174,8 @@ export function buildProgram(
     )
     .option('--archive-noarchive', 'keep pages that say noarchive in --save-dir and --warc too')
     .option('--fetch-denied', 'with --purpose: request pages robots.txt denies for it anyway, for their links only')
+    .option('--max-price <amount>', 'pay up to this per request to hosts that price pages (HTTP 402), e.g. 0.05 or "USD 0.05"; needs --sign-key')
+    .option('--budget <total>', 'the most the crawl spends on priced pages (per currency, or "USD 5"); then they are skipped')
     .option('--follow-canonical', "dedupe by rel=canonical: a page's in-scope canonical URL is marked seen, not fetched again")
     .option(
       '--sitemap <url>',

@@ -43,6 +43,7 @@ import { checkTargets, probeDir, writeFileWhole, type NamedTarget } from '../out
 import { integerProblem } from '../config/fields.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import type { MetricsEndpoint } from '../output/metrics-endpoint.js';
+import { userAgentAdvice } from '../config/user-agent-advice.js';
 
 /** Requests still running this long after Ctrl-C are aborted. */
 const STOP_GRACE_MS = 5_000;
@@ -89,6 +90,9 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
   // Bound before anything is opened or fetched: a port in use is a usage error with nothing to clean up.
   const metrics = await openMetrics(flags, file, log);
   try {
+    // A User-Agent of the user's own that does not say who crawls: one line (the default one does).
+    const advice = (flags.userAgent ?? file?.userAgent) === undefined ? undefined : userAgentAdvice(settings.userAgent);
+    if (advice !== undefined) log.warn(advice);
     if (!settings.robots.enabled) {
       log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
     }
@@ -433,6 +437,8 @@ function toOverrides(f: CrawlFlags): CliOverrides {
     fetchDenied: f.fetchDenied,
     archiveNoarchive: f.archiveNoarchive,
     purpose: f.purpose,
+    maxPrice: f.maxPrice,
+    budget: f.budget,
     sitemap: f.sitemap,
     sitemaps: f.sitemaps,
     checkLinks: f.checkLinks,

@@ -103,6 +103,10 @@ export interface CrawlFlags {
   archiveNoarchive?: boolean;
   /** What the output is for: search, train-ai, ai-input, tdm (comma-separated). */
   purpose?: string;
+  /** Per-request price limit for hosts that price pages (HTTP 402). */
+  maxPrice?: string;
+  /** The crawl's spend cap. */
+  budget?: string;
   saveDir?: string;
   warc?: string;
   render?: string | boolean;

@@ -22,6 +22,7 @@ import { DURATION_PATTERN, UnitError, parseDuration, showValue } from './units.j
 import { VERSION } from '../version.js';
 import { cookiesSchema, tlsSchema } from './request-schema.js';
 import { contentFields } from './content-fields.js';
+import { pricingFields } from './pricing-fields.js';
 import { DEFAULT_RENDER_BLOCK, renderFields, renderOptionsSchema } from './render-schema.js';
 import { urlList } from './url-list.js';
 import { PER_IP_TEXT, perIpSchema } from './per-ip-schema.js';
@@ -34,7 +35,7 @@ export { MAX_RETRY_AFTER_LIMIT_MS } from './policy-schema.js';
 const { duration, size, integer, boolean, oneOf, regexList, userAgent, networkList } = fieldSchemas;
 
 /** Used when neither the file nor `--user-agent` sets one. */
-export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`;
+export const DEFAULT_USER_AGENT = `crawl/${VERSION} (+https://www.npmjs.com/package/polite-crawler)`;
 
 /**
  * The total deadline on one response when the config sets none: long enough
@@ -154,7 +155,7 @@ export const configFileSchema = once(() =>
       userAgent: userAgent()
         .optional()
         .describe(
-          'User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://github.com/crawl-cli/crawl)".',
+          'User-Agent header; its product token (before "/") picks the robots.txt group. Default "crawl/<version> (+https://www.npmjs.com/package/polite-crawler)".',
         ),
       concurrency: integer(1, 1000).prefault(16).describe('Requests in flight at once, across all hosts (1-1000). Default 16.'),
       hostKey: oneOf(['host', 'domain'])
@@ -228,6 +229,7 @@ export const configFileSchema = once(() =>
           'Special-purpose networks that may be connected to anyway, as CIDRs ("10.0.0.0/8", "fd00::/8") or single addresses; checked against the address connected to. Default none.',
         ),
       ...contentFields(),
+      ...pricingFields(),
       ...renderFields(),
       cookies: cookiesSchema()
         .prefault({})

@@ -8,6 +8,7 @@ import type { HeaderValue, Secret } from '../fetch/secret.js';
 import type { UserPattern } from './user-pattern.js';
 import type { CrawlHours } from '../politeness/crawl-hours.js';
 import type { IdentitySettings } from './identity-schema.js';
+import type { MoneyLimit } from '../politeness/crawl-price.js';
 
 /** A request budget for one window: no more than `count` starts in ANY span of `windowMs`. */
 export interface WindowLimit {
@@ -203,6 +204,12 @@ export interface CrawlSettings {
   followCanonical: boolean;
   /** `--purpose`: the uses the output is for; a page stated `n` for one has its content withheld (usage/). Empty: none declared. */
   purpose: Purpose[];
+  /**
+   * Crawl pricing (crawl/page-price.ts): the most one request may cost
+   * (`--max-price`; null: a 402 is recorded, never paid) and the most the
+   * crawl spends (`--budget`; null: no cap but the per-request one).
+   */
+  pricing: { maxPrice: MoneyLimit | null; budget: MoneyLimit | null };
   /** Sitemaps that seed the crawl (crawl/entries/sitemaps.ts): files named by the user (canonical URLs), and whether to use the seeds' robots.txt `Sitemap:` lines. */
   sitemaps: { urls: string[]; fromRobots: boolean };
   /** Link-check mode (crawl/entries/link-check.ts): out-of-scope links get one HEAD (then GET) request each, never parsed or followed. */

@@ -22,6 +22,7 @@ import { parseHeaderLine } from '../fetch/request-headers.js';
 import { mergePerIp } from './per-ip-schema.js';
 import { renderMode, resourceTypes } from './render-schema.js';
 import { keyFilesField, signatureAgentField } from './identity-schema.js';
+import { moneyLimit, pricingIdentityProblem } from './pricing-fields.js';
 
 export type { FileConfig } from './file-schema.js';
 
@@ -282,6 +283,10 @@ export interface CliOverrides {
   signKey?: string[];
   /** `--signature-agent URL`: replaces `identity.signatureAgent`. */
   signatureAgent?: string;
+  /** `--max-price AMOUNT`: replaces `maxPrice`. */
+  maxPrice?: string;
+  /** `--budget TOTAL`: replaces `budget`. */
+  budget?: string;
 }
 
 const FLAG_NAMES: Record<keyof CliOverrides, string> = {
@@ -329,6 +334,8 @@ const FLAG_NAMES: Record<keyof CliOverrides, string> = {
   latencyBackoff: '--no-latency-backoff',
   signKey: '--sign-key',
   signatureAgent: '--signature-agent',
+  maxPrice: '--max-price',
+  budget: '--budget',
 };
 
 /**
@@ -414,6 +421,8 @@ const FLAG_SCHEMAS = {
   latencyBackoff: () => fieldSchemas.boolean().optional(),
   signKey: () => keyFilesField().optional(),
   signatureAgent: () => signatureAgentField().optional(),
+  maxPrice: () => moneyLimit().optional(),
+  budget: () => moneyLimit().optional(),
 } satisfies Record<keyof CliOverrides, () => z.ZodType>;
 
 /** `--header` lines → lowercased name → value; each bad line is reported at its own index. */
@@ -451,6 +460,9 @@ function parseFlags(cli: CliOverrides): ParsedFlags {
 export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): CrawlSettings {
   const flags = parseFlags(cli);
   const base = file ?? fileDefaults();
+  const maxPrice = flags.maxPrice ?? base.maxPrice;
+  const unsigned = pricingIdentityProblem(maxPrice, (flags.signKey ?? base.identity?.key)?.[0]);
+  if (unsigned !== undefined) throw new ConfigError([unsigned]);
   // Overriding `defaults` (not each entry) is what makes a domain entry's own
   // rate still win over --rate while entries without one follow the flag.
   const defaults: PolicyFields = {
@@ -504,6 +516,7 @@ export function buildSettings(file: FileConfig | undefined, cli: CliOverrides): 
     fetchDenied: flags.fetchDenied ?? base.fetchDenied,
     archiveNoarchive: flags.archiveNoarchive ?? base.archiveNoarchive,
     purpose: flags.purpose ?? base.purpose,
+    pricing: { maxPrice: maxPrice ?? null, budget: flags.budget ?? base.budget ?? null },
     sitemaps: { urls: flags.sitemap ?? base.sitemaps, fromRobots: flags.sitemaps ?? base.robotsSitemaps },
     checkLinks: flags.checkLinks ?? base.checkLinks,
     network: { allowPrivate: flags.allowPrivate ?? base.allowPrivate, allowNetworks: base.allowNetworks },

@@ -77,7 +77,16 @@ export class CrawlRecords {
   }
 
   /** Counts a skip, and writes its record when one is wanted: true if it did. */
-  skip(url: string, reason: SkipReason, depth: number, parent: string | null, detail?: string, named = false, usage?: DeniedUse): boolean {
+  skip(
+    url: string,
+    reason: SkipReason,
+    depth: number,
+    parent: string | null,
+    detail?: string,
+    named = false,
+    usage?: DeniedUse,
+    price?: SkipRecord['price'],
+  ): boolean {
     this.skipped++;
     if (this.redirects.size > 0) this.redirects.done(url);
     countSkip(this.ctx.stats, reason, hostKey(this.ctx, url));
@@ -90,6 +99,7 @@ export class CrawlRecords {
       record.usageDenied = usage.purpose;
       record.usageSources = usage.sources;
     }
+    if (price) record.price = price;
     this.write(record);
     return true;
   }

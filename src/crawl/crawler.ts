@@ -72,6 +72,7 @@ import { PageLinks } from './page-links.js';
 import { PageExchange } from './page-exchange.js';
 import { LeaseSource } from './lease-source.js';
 import { LeaseFate } from './lease-fate.js';
+import { PagePrice } from './page-price.js';
 import { SharedSurvey } from './shared-survey.js';
 import { CrawlEnd } from './crawl-end.js';
 import { hostCounts, progressSnapshot, type HostCounts, type ProgressParts } from './progress-snapshot.js';
@@ -301,6 +302,7 @@ export class Crawler {
     const fate = new LeaseFate(ctx, records);
     const exchange = new PageExchange(ctx, {
       fate,
+      price: new PagePrice(ctx),
       records,
       sender,
       feedback,
@@ -374,6 +376,9 @@ export class Crawler {
     }
     if (opened.resumed) {
       this.stats.resumed = 'resumed';
+      // What the crawl had spent already (HTTP 402 pricing): the summary's ledger goes on from it.
+      const spent = await store.spending();
+      if (Object.keys(spent).length > 0) this.stats.spend = spent;
       // Scope follows every seed the crawl was ever given, not only this run's.
       this.intake.scopeTo([...new Set([...opened.meta.seeds, ...opts.seeds])]);
       this.sender.exemptSeedHosts([...opened.meta.seeds, ...opts.seeds]);

@@ -18,7 +18,7 @@
  * - put back: returned untouched, never started (held leases at the crawl's
  *   end, a shared store's lease given back while robots.txt loads).
  */
-import type { FrontierEntry, Lease } from '../store/crawl-store.js';
+import type { Charge, FrontierEntry, Lease } from '../store/crawl-store.js';
 import type { CrawlContext } from './crawl-context.js';
 import type { CrawlRecords } from './crawl-records.js';
 
@@ -37,9 +37,13 @@ export class LeaseFate {
     private readonly records: CrawlRecords,
   ) {}
 
-  /** Done, with no record of its own to wait for (`outcome`: its status, error code or skip reason). */
-  complete(lease: Lease, outcome: string, then?: () => void): void {
-    this.ctx.calls.settle(this.ctx.store.complete(lease, outcome), then);
+  /**
+   * Done, with no record of its own to wait for (`outcome`: its status,
+   * error code or skip reason); `charge`: what its request was charged,
+   * booked with the completion (crawl-store.ts SpendLedger).
+   */
+  complete(lease: Lease, outcome: string, charge?: Charge): void {
+    this.ctx.calls.settle(this.ctx.store.complete(lease, outcome, charge));
   }
 
   /**

@@ -36,9 +36,11 @@ import { sitemapOutcome } from './entries/sitemaps.js';
 import type { Renderer } from '../render/renderer.js';
 import type { PageRevisits, PendingHistory } from './recrawl.js';
 import { withFields } from '../util/with-fields.js';
+import { priceField, type Money } from '../politeness/crawl-price.js';
 import type { HandlerOutcome, PageHandlers } from '../handler/page-handlers.js';
 import type { ItemRecord } from '../types.js';
-import { addNote } from '../output/summary.js';
+import { addNote, countCharge } from '../output/summary.js';
+import type { PagePrice, PriceAnswer } from './page-price.js';
 
 export interface PageExchangeParts {
   records: CrawlRecords;
@@ -59,6 +61,8 @@ export interface PageExchangeParts {
   handlers?: PageHandlers;
   /** Where the lease ends: completed, handed back (lease-fate.ts). */
   fate: LeaseFate;
+  /** HTTP 402 pricing: offers, quotes, charges and the budget (page-price.ts). */
+  price: PagePrice;
 }
 
 export class PageExchange {
@@ -108,18 +112,27 @@ export class PageExchange {
     let captured: FetchResult | undefined;
     let history: PendingHistory | undefined;
     let prior: PageHistory | undefined;
+    let priced: PriceAnswer | undefined;
     try {
+      // What the request offers to pay, reserved against the budget first (page-price.ts); a quote it cannot pay: skipped.
+      const offered = parts.price.offer(lease);
+      const offer = offered instanceof Promise ? await offered : offered;
+      if (offer.skip) return this.unpaid(lease, offer.skip);
       const asked = parts.revisits.prior(entry);
       prior = asked instanceof Promise ? await asked : asked;
+      const req = parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior);
       const { res, startedAt, sinceLastMs } = await parts.sender.send(
         entry.url,
         key,
         job,
-        parts.revisits.request(this.requestWithCapture(requestFor(entry)), prior),
+        offer.headers === undefined ? req : withFields(req, { headers: { ...req.headers, ...offer.headers } }),
         lease,
       );
       if (res.capture) captured = res;
       const action = parts.feedback.answered(key, res, startedAt, !ctx.stopping, sinceLastMs);
+      priced = parts.price.answered(lease, res);
+      // A 402 quoting a price within --max-price: asked again, paying it (never retried blindly otherwise).
+      if (priced?.payAgain && action === 'final' && !ctx.stopping) return this.payAgain(lease, priced);
       if (action === 'final' && this.leftForResume(lease, policy, policy.retryStatuses.includes(res.status))) return;
       if (wantsGet(entry, res) && this.checkWithGet(lease)) return;
       // The pause HostFeedback just set, for the record (attempt-history.ts).
@@ -152,6 +165,7 @@ export class PageExchange {
       let next: string[] | undefined;
       const out = parts.links.outcome(entry, body, base, sitemap, parsed, (urls) => (next = urls));
       record = out.record;
+      parts.price.decorate(record, priced);
       if (record.usageSources !== undefined) this.warnMalformedUsage(key, record);
       // A use the crawl is declared for that the page denies: its content goes to no output (usage/usage-denied.ts).
       const denied = deniedPurpose(purposesFor(settings, key), record.usage);
@@ -209,7 +223,8 @@ export class PageExchange {
     // A durable store completes the URL only once its record is confirmed: a record lost to a full disk is fetched again on resume.
     if (!(await parts.fate.recordOut(lease))) return;
     parts.revisits.keep(history);
-    parts.fate.complete(lease, record.error?.code ?? String(record.status));
+    parts.fate.complete(lease, record.error?.code ?? String(record.status), priced?.charged);
+    if (priced?.charged) countCharge(ctx.stats, key, priced.charged);
     parts.revisits.schedule(entry, history, prior);
   }
 
@@ -311,6 +326,19 @@ export class PageExchange {
     const { entry } = lease;
     const wrote = this.parts.records.skip(entry.url, 'private-address', entry.depth, entry.parent, err.detail, entry.hops > 0);
     this.parts.fate.completeAfterRecord(lease, 'private-address', wrote, { started: true });
+  }
+
+  /** A quoted page the budget cannot pay: a `price` skip, its start given back (the 402 that quoted it was counted). */
+  private unpaid(lease: Lease, skip: { price: Money; detail: string }): void {
+    const { entry } = lease;
+    const wrote = this.parts.records.skip(entry.url, 'price', entry.depth, entry.parent, skip.detail, entry.hops > 0, undefined, priceField(skip.price));
+    this.parts.fate.completeAfterRecord(lease, 'price', wrote, { started: true });
+  }
+
+  /** Back to the head of its host's queue, to be asked again paying the quoted price (crawler-exact-price). */
+  private payAgain(lease: Lease, priced: PriceAnswer): void {
+    const entry = this.parts.price.payingEntry(lease.entry, priced.price!);
+    this.parts.fate.handBack(lease, { entry, then: () => this.ctx.signals.wake(lease.key) });
   }
 
   /** A link check's HEAD was refused: back to the head of its host's queue, to be checked with GET (paying the host's gap again). */

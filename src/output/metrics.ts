@@ -138,6 +138,19 @@ export function createCrawlMetrics(opts: { topHosts?: number } = {}): CrawlMetri
   counter('crawl_usage_denied_total', 'Pages the site denied a declared --purpose (not requested, or their content withheld), by purpose', ['purpose'], (s) =>
     Object.entries(s.stats.usageDenied ?? {}).map(([purpose, n]) => [{ purpose }, n]),
   );
+  counter(
+    'crawl_spent_micros_total',
+    'What servers charged (crawler-charged, HTTP 402 pricing), in millionths of the currency; host="" is the total, then the top hosts by spend',
+    ['currency', 'host'],
+    (s) =>
+      Object.entries(s.stats.spend ?? {}).flatMap(([currency, row]) => [
+        [{ currency, host: '' }, row.micros] as [Record<string, string>, number],
+        ...Object.entries(row.hosts)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, topHosts)
+          .map(([host, micros]) => [{ currency, host }, micros] as [Record<string, string>, number]),
+      ]),
+  );
   counter('crawl_aborted_total', "Requests the crawl aborted itself (a stop's grace period ran out)", [], (s) => one(s.stats.aborted ?? 0));
   counter('crawl_throttles_total', 'Throttling answers (429, 503, …); each pauses its host and may lower its rate', [], (s) => one(s.stats.throttles ?? 0));
   counter('crawl_retry_after_pauses_total', "Throttling answers whose pause came from the server's Retry-After header", [], (s) =>

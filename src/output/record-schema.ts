@@ -35,6 +35,7 @@ export const SKIP_REASONS = [
   'repeated-path', // a path segment repeated more than traps.maxPathRepeats times (/a/b/a/b/a/b/a/b/)
   'query-explosion', // more than traps.maxQueryParams parameters, or its path had traps.maxQueryVariants query strings already
   'usage-denied', // robots.txt states "n" for a declared --purpose (Content-Usage, Content-Signal); usageDenied and usageSources say which
+  'price', // its host asks a price (HTTP 402) the crawl may pay (--max-price) but the budget (--budget) could not cover; `price` says what
 ] as const;
 
 /** Stable error codes of a request that failed; group by these, never by message. */
@@ -101,6 +102,16 @@ export const throttleEventSchema = z
     pausedUntil: instant().describe('Until when the host was paused (ISO 8601).'),
   })
   .describe('A throttling answer and the pause it caused.');
+
+/** An amount of money as a server stated it: a decimal string, never a float. */
+const moneySchema = () =>
+  z.strictObject({
+    amount: z
+      .string()
+      .regex(/^\d+\.\d{2,6}$/)
+      .describe('The amount as a decimal string ("0.01"), exact: never a float.'),
+    currency: z.string().describe('The currency as the server stated it ("USD").'),
+  });
 
 export const subrequestCountsSchema = z.strictObject({
   fetched: z.int().min(0).describe("Requested through their hosts' robots.txt and limits."),
@@ -227,6 +238,12 @@ export const pageRecordSchema = z
       .describe(
         'The robots directives addressed to this crawler (X-Robots-Tag, <meta name="robots">, or the meta of its product token): noindex, nofollow, noarchive, nosnippet, noimageindex, notranslate, noai, noimageai, indexifembedded. Absent when none.',
       ),
+    price: moneySchema()
+      .optional()
+      .describe("A 402 answer's price (crawler-price), as stated: the page is not paid for unless --max-price covers it. Absent otherwise."),
+    charged: moneySchema()
+      .optional()
+      .describe("What the server says this request was charged (crawler-charged): added to the crawl's spend ledger. Absent when nothing was charged."),
     worker: worker(),
     error: z
       .strictObject({
@@ -250,6 +267,7 @@ export const skipRecordSchema = z
     detail: z.string().optional().describe('More on the reason: the deciding robots.txt rule, the refused address, …'),
     usageDenied: z.enum(PURPOSES).optional().describe('A `usage-denied` skip: the declared purpose (--purpose) robots.txt states "n" for.'),
     usageSources: usageSourcesSchema().describe('A `usage-denied` skip: the robots.txt rules that apply to the URL.'),
+    price: moneySchema().optional().describe('A `price` skip: the price its host quoted (crawler-price).'),
     worker: worker(),
   })
   .describe('A URL not fetched (seeds and redirect targets always; others with --emit-skipped).');

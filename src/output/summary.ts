@@ -9,6 +9,8 @@ import type { Clock } from '../clock.js';
 import { isoInstant } from '../util/iso-time.js';
 import type { OutputRecord, PageChange, PageRecord, SkipReason, SkipRecord, SubrequestCounts } from '../types.js';
 import { groupDigits } from '../util/group-digits.js';
+import type { Charge, Spending } from '../store/crawl-store.js';
+import { formatAmount } from '../politeness/crawl-price.js';
 
 export interface HostStats {
   /** Page records for this host (including transport errors). */
@@ -72,6 +74,12 @@ export interface CrawlStats {
    * fetched with their content withheld (the response said so).
    */
   usageDenied?: Record<string, number>;
+  /**
+   * HTTP 402 pricing: what servers charged (crawler-charged), per currency,
+   * in total and per host key, in micro-units: the store's ledger when the
+   * crawl resumed (or joined a shared one), plus this process's charges.
+   */
+  spend?: Spending;
 }
 
 /** How many hosts the summary table lists before "+N more". */
@@ -172,6 +180,25 @@ export function countRequest(stats: CrawlStats, host: string): void {
 export function countThrottle(stats: CrawlStats, announced: boolean): void {
   stats.throttles = (stats.throttles ?? 0) + 1;
   if (announced) stats.retryAfterPauses = (stats.retryAfterPauses ?? 0) + 1;
+}
+
+/** A completed page's charge, booked to `host` (the store booked it with the completion). */
+export function countCharge(stats: CrawlStats, host: string, charge: Charge): void {
+  const row = ((stats.spend ??= {})[charge.currency] ??= { micros: 0, hosts: {} });
+  row.micros += charge.micros;
+  row.hosts[host] = (row.hosts[host] ?? 0) + charge.micros;
+}
+
+/** "USD 0.03 (example.com 0.02, shop.example 0.01)" per currency, hosts most spent first (the top few). */
+function spendLines(spend: Spending): string[] {
+  return Object.entries(spend)
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([currency, row]) => {
+      const hosts = Object.entries(row.hosts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+      const shown = hosts.slice(0, 5).map(([h, m]) => `${h} ${formatAmount(m)}`);
+      if (hosts.length > 5) shown.push(`+${int(hosts.length - 5)} more`);
+      return `  spent    ${currency} ${formatAmount(row.micros)}${shown.length > 0 ? ` (${shown.join(', ')})` : ''}`;
+    });
 }
 
 export function countRobotsRequest(stats: CrawlStats, host: string): void {
@@ -310,6 +337,7 @@ export function formatSummary(stats: CrawlStats): string {
         .map(([purpose, n]) => `${purpose} ×${int(n)}`)
         .join(', ')} (the site stated "n" for a declared --purpose: content withheld, or not requested when robots.txt said so)`,
     );
+  if (stats.spend) out.push(...spendLines(stats.spend));
   const handler = stats.handler;
   if (handler)
     out.push(`  items    ${int(handler.items)} pushed by the page handler; ${int(handler.failed)} page${handler.failed === 1 ? '' : 's'} where it failed`);
@@ -368,6 +396,8 @@ export interface CrawlSummary {
   handler?: { items: number; failed: number };
   /** With --purpose: pages denied a declared purpose (not requested, or their content withheld), by purpose. */
   usageDenied?: Record<string, number>;
+  /** HTTP 402 pricing: what servers charged, per currency: the total and per host, as decimal strings ("0.03"). */
+  spend?: Record<string, { amount: string; hosts: Record<string, string> }>;
 }
 
 export function statsToJson(stats: CrawlStats): CrawlSummary {
@@ -401,5 +431,15 @@ export function statsToJson(stats: CrawlStats): CrawlSummary {
     ...(stats.pass !== undefined && { pass: stats.pass }),
     ...(stats.handler && { handler: { ...stats.handler } }),
     ...(stats.usageDenied && { usageDenied: { ...stats.usageDenied } }),
+    ...(stats.spend && { spend: spendJson(stats.spend) }),
   };
+}
+
+function spendJson(spend: Spending): NonNullable<CrawlSummary['spend']> {
+  return Object.fromEntries(
+    Object.entries(spend).map(([currency, row]) => [
+      currency,
+      { amount: formatAmount(row.micros), hosts: Object.fromEntries(Object.entries(row.hosts).map(([h, m]) => [h, formatAmount(m)])) },
+    ]),
+  );
 }

@@ -48,6 +48,7 @@ function keptPage(r: PageRecord): Record<string, unknown> {
     change: r.change,
     usageDenied: r.usageDenied,
     slowed: r.slowed,
+    charged: r.charged,
     fetchedAt: r.startedAt === undefined ? r.fetchedAt : undefined,
     parent: r.error !== undefined || (r.status !== null && r.status >= 400) ? r.parent : undefined,
   };

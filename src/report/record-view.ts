@@ -19,6 +19,7 @@
  */
 import { hostKeyOf } from '../parse/url.js';
 import type { HostKeyMode } from '../config/settings-types.js';
+import { parseAmount, type Money } from '../politeness/crawl-price.js';
 
 /**
  * Record fields the report uses when present: the crawler writes all but the
@@ -70,6 +71,8 @@ export interface PageView {
   usageDenied: string | null;
   /** Its host ran below its configured rate when it was requested: the fraction, and why; null at full rate. */
   slowed: { factor: number; why: string } | null;
+  /** What the server charged for it (crawler-charged): micro-units of its currency; null when nothing. */
+  charged: Money | null;
 }
 
 export interface SkipView {
@@ -171,7 +174,16 @@ export function viewRecord(raw: unknown, mode: HostKeyMode = 'host'): RecordView
     change: str(r.change),
     usageDenied: str(r.usageDenied),
     slowed: slowedOf(r.slowed),
+    charged: chargedOf(r.charged),
   };
+}
+
+/** A record's `charged` ({ amount: "0.01", currency }) as exact micro-units; null when absent or malformed. */
+function chargedOf(raw: unknown): PageView['charged'] {
+  if (raw === null || typeof raw !== 'object') return null;
+  const c = raw as Record<string, unknown>;
+  const micros = typeof c.amount === 'string' ? parseAmount(c.amount) : undefined;
+  return micros === undefined || typeof c.currency !== 'string' ? null : { currency: c.currency, micros };
 }
 
 function slowedOf(raw: unknown): PageView['slowed'] {

@@ -212,8 +212,22 @@ ${countTable('Error codes', d.errorCodes, 'No errors.')}
 ${countTable('Skip reasons', d.skipReasons, d.policySource === 'crawl' ? 'No URL was skipped.' : 'No skip records (crawl with --emit-skipped to see them).')}
 ${d.changes.length > 0 ? countTable('Changes since the last pass', d.changes, '') : ''}
 ${d.usageDenied.length > 0 ? countTable('Denied a declared purpose by the site', d.usageDenied, '') : ''}
+${spendTable(d)}
 </div>
 </section>`;
+}
+
+/** What servers charged (HTTP 402 pricing), per currency: its total, then per host; nothing when nothing was charged. */
+function spendTable(d: ReportData): string {
+  if (d.spend.length === 0) return '';
+  const rows = d.spend
+    .map((s) =>
+      s.host === ''
+        ? `<tr><td><strong>${escapeHtml(s.currency)} total</strong></td><td class="num"><strong>${escapeHtml(s.amount)}</strong></td><td class="num muted">${int(s.pages)} paid</td></tr>`
+        : `<tr><td>${escapeHtml(s.host)}</td><td class="num">${escapeHtml(s.amount)}</td><td class="num muted">${int(s.pages)} paid</td></tr>`,
+    )
+    .join('');
+  return `<div class="counts"><h3>Spent on priced pages (HTTP 402)</h3><table>${rows}</table></div>`;
 }
 
 function pageTable(title: string, items: PageItem[], value: (p: PageItem) => string, head: string): string {

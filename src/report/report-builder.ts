@@ -16,6 +16,7 @@ import { FailureTable, type FailureSummary } from './failures.js';
 import { RedirectTracker, type RedirectSummary } from './redirects.js';
 import { Throughput, type ThroughputData } from './throughput.js';
 import { TopN } from './top-n.js';
+import { formatAmount, type Money } from '../politeness/crawl-price.js';
 
 export const OTHER_HOSTS = '(other hosts)';
 
@@ -92,6 +93,8 @@ export interface ReportData {
   changes: Counts;
   /** With --purpose: pages the site denied a declared purpose, as "host: purpose, content withheld | not requested"; empty otherwise. */
   usageDenied: Counts;
+  /** HTTP 402 pricing: what servers charged, per currency and host (host "" is the currency's total), most first; empty when nothing was. */
+  spend: Array<{ currency: string; host: string; amount: string; pages: number }>;
   throughput: ThroughputData;
   hosts: HostRow[];
   hostsOmitted: number;
@@ -149,6 +152,8 @@ export class ReportBuilder {
   private readonly skipReasons = new Map<string, number>();
   private readonly changes = new Map<string, number>();
   private readonly usageDenied = new Map<string, number>();
+  /** Charged micro-units and paid pages, by currency, then host. */
+  private readonly spend = new Map<string, Map<string, { micros: number; pages: number }>>();
   private readonly throughput: Throughput;
   private readonly redirects: RedirectTracker;
   private readonly failures: FailureTable;
@@ -177,6 +182,32 @@ export class ReportBuilder {
     this.largest = new TopN(this.limits.top);
   }
 
+  private addCharge(host: string, charged: Money): void {
+    let hosts = this.spend.get(charged.currency);
+    if (hosts === undefined) this.spend.set(charged.currency, (hosts = new Map<string, { micros: number; pages: number }>()));
+    const row = hosts.get(host) ?? { micros: 0, pages: 0 };
+    row.micros += charged.micros;
+    row.pages++;
+    hosts.set(host, row);
+  }
+
+  /** Per currency: its total (host ""), then its hosts, most spent first. */
+  private spendRows(): ReportData['spend'] {
+    const out: ReportData['spend'] = [];
+    for (const [currency, hosts] of [...this.spend].sort((a, b) => a[0].localeCompare(b[0]))) {
+      const rows = [...hosts].sort((a, b) => b[1].micros - a[1].micros || a[0].localeCompare(b[0]));
+      let micros = 0;
+      let pages = 0;
+      for (const [, r] of rows) {
+        micros += r.micros;
+        pages += r.pages;
+      }
+      out.push({ currency, host: '', amount: formatAmount(micros), pages });
+      for (const [host, r] of rows.slice(0, this.limits.tableHosts)) out.push({ currency, host, amount: formatAmount(r.micros), pages: r.pages });
+    }
+    return out;
+  }
+
   add(r: RecordView): void {
     if (r.kind === 'item') return; // a page handler's data: a record, but not a visit
     if (r.kind === 'robots') return this.addRobots(r);
@@ -187,6 +218,7 @@ export class ReportBuilder {
     bump(this.statuses, r.status === null ? 'error' : String(r.status));
     if (r.change !== null) bump(this.changes, r.change);
     if (r.usageDenied !== null) bump(this.usageDenied, `${r.host}: ${r.usageDenied}, content withheld`);
+    if (r.charged !== null) this.addCharge(r.host, r.charged);
     if (r.errorCode !== null) {
       this.errors++;
       bump(this.errorCodes, r.errorCode);
@@ -266,6 +298,7 @@ export class ReportBuilder {
       skipReasons: byCount(this.skipReasons),
       changes: byCount(this.changes),
       usageDenied: byCount(this.usageDenied),
+      spend: this.spendRows(),
       throughput: this.throughput.finish(origin),
       hosts: byRequests.slice(0, this.limits.tableHosts).map((h) => h.row),
       hostsOmitted: Math.max(0, byRequests.length - this.limits.tableHosts),

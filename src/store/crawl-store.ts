@@ -169,8 +169,13 @@ export interface Frontier {
    * a request before then: ask again at that time.
    */
   claim(key: string, now: number): MaybePromise<Lease | ClaimWait | undefined>;
-  /** The URL is done; `outcome` ("200", an error code, a skip reason) is kept by stores that report on it. */
-  complete(lease: Lease, outcome?: string): MaybePromise<void>;
+  /**
+   * The URL is done; `outcome` ("200", an error code, a skip reason) is kept
+   * by stores that report on it. `charge`: what its request was charged
+   * (HTTP 402 pricing), booked to the lease's host in the ledger with this
+   * completion, never apart from it (SpendLedger).
+   */
+  complete(lease: Lease, outcome?: string, charge?: Charge): MaybePromise<void>;
   /** Gives a leased URL back with `entry` (its updated counts): at the head of its queue, or delayed until `dueAt`. */
   release(lease: Lease, entry: FrontierEntry, dueAt?: number): MaybePromise<void>;
   /** Moves delayed entries due at `now` to the head of their queues; returns their host keys. */
@@ -202,6 +207,36 @@ export interface HostRecords {
   getRobots(origin: string): MaybePromise<RobotsRecord | undefined>;
 }
 
+/** Money as a store keeps it: whole micro-units of a currency as a server spelt it (politeness/crawl-price.ts). */
+export interface Charge {
+  currency: string;
+  micros: number;
+}
+
+/** What a crawl spent (HTTP 402 pricing): per currency, the total and each host key's part, in micro-units. */
+export type Spending = Record<string, { micros: number; hosts: Record<string, number> }>;
+
+/**
+ * The crawl's spend ledger and budget. A charge is booked by the `complete`
+ * of its lease, in the same change (one SQLite commit, one Redis script), so
+ * a crash neither loses it nor counts it twice: a page completed is charged,
+ * one not completed is fetched again. A lease may hold one reservation
+ * against the budget; its `complete` or `release` ends it (a shared store
+ * also ends it when the lease expires).
+ */
+export interface SpendLedger {
+  /**
+   * Reserves `money` for the lease's request when what is spent in its
+   * currency, plus what every lease (every worker's, in a shared store)
+   * holds reserved, plus `money`, is at most `limit` micro-units: one
+   * atomic step, so two workers never both take the budget's last cent.
+   * True when reserved.
+   */
+  reserveSpend(lease: Lease, money: Charge, limit: number): MaybePromise<boolean>;
+  /** The ledger as the store holds it: every completed lease's charge, this process's and (resumed or shared) earlier ones. */
+  spending(): MaybePromise<Spending>;
+}
+
 /** The crawl's life: opened (new or resumed), counted, finished, closed. */
 export interface CrawlLife {
   /** Short name for messages: "memory", "sqlite", "redis". */
@@ -228,7 +263,7 @@ export interface CrawlLife {
  * and two optional parts (a store without them has none: the crawl asks
  * once, by the field's presence).
  */
-export interface CrawlState extends CrawlLife, HostRecords {
+export interface CrawlState extends CrawlLife, HostRecords, SpendLedger {
   /**
    * The crawl's record log, for `crawl report --state` (and a shared store's
    * `--redis`): records appended as they are written (only the fields the

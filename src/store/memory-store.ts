@@ -8,7 +8,8 @@
  */
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
-import type { Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, StoreCounts } from './crawl-store.js';
+import type { Charge, Cleared, CounterName, CrawlMeta, CrawlStore, FrontierEntry, Lease, OpenResult, RecordLog, Spending, StoreCounts } from './crawl-store.js';
+import { SpendBook } from './spend-book.js';
 import { MemoryFrontier } from './memory-frontier.js';
 import { TimeHeap } from '../util/time-heap.js';
 import { MemoryHistory } from './page-history.js';
@@ -24,6 +25,7 @@ export class MemoryStore implements CrawlStore {
   private readonly counters: Record<CounterName, number> = { started: 0 };
   /** Per-page history (page-history.ts): kept only when the crawl is told a previous run's (`--since`). */
   readonly history = new MemoryHistory();
+  private readonly spend = new SpendBook();
   private nextLease = 1;
   private meta: CrawlMeta | null = null;
   private finished = false;
@@ -41,6 +43,14 @@ export class MemoryStore implements CrawlStore {
   }
 
   close(): void {}
+
+  reserveSpend(lease: Lease, money: Charge, limit: number): boolean {
+    return this.spend.reserve(lease, money, limit);
+  }
+
+  spending(): Spending {
+    return this.spend.spending();
+  }
 
   add(url: string, key: string, entry: FrontierEntry | null): boolean {
     if (!this.frontier.markSeen(url)) return false;
@@ -60,12 +70,15 @@ export class MemoryStore implements CrawlStore {
     return lease;
   }
 
-  complete(lease: Lease, _outcome?: string): void {
+  complete(lease: Lease, _outcome?: string, charge?: Charge): void {
     this.take(lease);
+    this.spend.end(lease.id);
+    if (charge) this.spend.charge(lease.key, charge);
   }
 
   release(lease: Lease, entry: FrontierEntry, dueAt?: number): void {
     this.take(lease);
+    this.spend.end(lease.id);
     if (dueAt === undefined) this.frontier.unshift(lease.key, entry);
     else this.delayed.push(dueAt, { key: lease.key, entry: { ...entry } });
   }

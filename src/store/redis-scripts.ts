@@ -36,6 +36,10 @@
  *   P seq        string last lease id
  *   P n          hash   queued, delayed, leased, seen: the totals every answer carries
  *   P counters   hash   started, …
+ *   P spend      hash   the spend ledger (HTTP 402 pricing), micro-units per
+ *                       currency C: s:C spent, h:C:HOST spent on HOST, r:C
+ *                       held by leases' reservations (each lease's as ID:$
+ *                       "C MICROS" in P leases; its end gives it back)
  *   P h:HOST     hash   the host's shared politeness (Redis time, ms): last
  *                       start, inflight, pause, factor, cdelay, sgap, suntil,
  *                       givenup, failures; real: the latest start that was
@@ -363,6 +367,14 @@ local function end_start(id, host, start, handed, win)
   started(id, host, start, win)
   redis.call('HDEL', P .. 'leases', id .. ':o', id .. ':k', id .. ':e', id .. ':f', id .. ':l', id .. ':w', id .. ':t')
   redis.call('ZREM', P .. 'lexp', id)
+end
+-- A lease's reservation against the budget (SPEND_RESERVE), given back: its lease ended or expired.
+local function end_spend(id)
+  local held = redis.call('HGET', P .. 'leases', id .. ':$')
+  if not held then return end
+  local c, m = string.match(held, '^(%S+) (%d+)$')
+  redis.call('HINCRBY', P .. 'spend', 'r:' .. c, -tonumber(m))
+  redis.call('HDEL', P .. 'leases', id .. ':$')
 end
 -- A lease's end: its start's, and one URL fewer leased (a slot is none).
 local function end_lease(id, host, start, handed, win)
@@ -710,6 +722,12 @@ else
   unref(entry)
 end
 end_lease(id, host, ARGV[5], lease[4], { lease[5], lease[6] })
+-- Its charge, booked with its completion (crawl-store.ts SpendLedger); its reservation given back.
+if ARGV[12] and ARGV[12] ~= '' then
+  redis.call('HINCRBY', P .. 'spend', 's:' .. ARGV[11], ARGV[12])
+  redis.call('HINCRBY', P .. 'spend', 'h:' .. ARGV[11] .. ':' .. host, ARGV[12])
+end
+if ARGV[13] == '1' then end_spend(id) end
 if ARGV[4] and ARGV[4] ~= '' then
   redis.call('HINCRBY', P .. 'outcomes', ARGV[4], 1)
   local now = redis_now()
@@ -913,6 +931,7 @@ local host = lease[2]
 local entry = stored_entry(ARGV[4], ARGV[5], ARGV[6])
 unref(lease[3])
 end_lease(id, host, ARGV[8], lease[4], { lease[5], lease[6] })
+if ARGV[10] == '1' then end_spend(id) end
 if ARGV[7] == '' then
   requeue_head(host, entry)
 else
@@ -1046,6 +1065,7 @@ const REAP = `
 local now = redis_now()
 local ids = redis.call('ZRANGEBYSCORE', P .. 'lexp', '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[2]))
 for _, id in ipairs(ids) do
+  end_spend(id)
   local f = redis.call('HMGET', P .. 'leases', id .. ':k', id .. ':e', id .. ':f', id .. ':w', id .. ':t')
   -- Nobody knows whether a dead worker wrote its request, nor when: a start it never reported is logged
   -- in the host's windows now, after any write it can have made.
@@ -1138,6 +1158,28 @@ return view({})
 const COUNTER = `
 local v = redis.call('HINCRBY', P .. 'counters', ARGV[2], tonumber(ARGV[3]))
 return view({ v })
+`;
+
+/**
+ * SPEND_RESERVE(P, id, owner, currency, micros, limit) → 1 when the lease now
+ * holds `micros` of `currency` reserved (spent + every lease's reservations
+ * + it ≤ limit), 0 when that would pass the limit or the lease is not the
+ * owner's. One script: two workers never both take the budget's last cent.
+ */
+const SPEND_RESERVE = `
+local id, c = ARGV[2], ARGV[4]
+if redis.call('HGET', P .. 'leases', id .. ':o') ~= ARGV[3] then return 0 end
+end_spend(id)
+local v = redis.call('HMGET', P .. 'spend', 's:' .. c, 'r:' .. c)
+if (tonumber(v[1]) or 0) + (tonumber(v[2]) or 0) + tonumber(ARGV[5]) > tonumber(ARGV[6]) then return 0 end
+redis.call('HINCRBY', P .. 'spend', 'r:' .. c, ARGV[5])
+redis.call('HSET', P .. 'leases', id .. ':$', c .. ' ' .. ARGV[5])
+return 1
+`;
+
+/** SPEND_GET(P) → the P spend hash, field, value, … */
+const SPEND_GET = `
+return redis.call('HGETALL', P .. 'spend')
 `;
 
 /**
@@ -1253,6 +1295,8 @@ export const SCRIPTS = {
   saveHost: SAVE_HOST,
   loadHosts: LOAD_HOSTS,
   counter: COUNTER,
+  spendReserve: SPEND_RESERVE,
+  spendGet: SPEND_GET,
   finish: FINISH,
   started: STARTED,
   status: STATUS,

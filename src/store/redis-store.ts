@@ -131,6 +131,7 @@ import type { RobotsRecord } from '../robots/types.js';
 import type {
   ClaimWait,
   Cleared,
+  Charge,
   CounterName,
   CrawlMeta,
   CrawlStore,
@@ -140,6 +141,7 @@ import type {
   SharedStart,
   RecordLog,
   SharedStore,
+  Spending,
   StoreCounts,
   Survey,
 } from './crawl-store.js';
@@ -385,6 +387,8 @@ export class RedisStore implements CrawlStore {
   private adds: AddBatch | null = null;
   /** Per counter, additions one write in flight, those made meanwhile waiting for the next (see addToCounter). */
   private readonly counterWrites = new Map<CounterName, WriteInTurn<number[], number[]>>();
+  /** Leases holding a reservation against the budget (SPEND_RESERVE): their end gives it back. */
+  private readonly reserving = new Set<number>();
   private totals: StoreCounts = { queued: 0, delayed: 0, leased: 0, seen: 0 };
   private nextDue = Infinity;
   private started = 0;
@@ -623,7 +627,7 @@ export class RedisStore implements CrawlStore {
     this.applyView(await this.run('handOff', [String(lease.id), this.owner, this.startOnItsWay(lease)]));
   }
 
-  async complete(lease: Lease, outcome?: string): Promise<void> {
+  async complete(lease: Lease, outcome?: string, charge?: Charge): Promise<void> {
     this.take(lease);
     this.records.send(); // its record first: commands on one connection run in order
     const start = this.endOf(lease);
@@ -638,6 +642,9 @@ export class RedisStore implements CrawlStore {
       ...this.history.completion(lease.entry.url),
       startedLater,
       view,
+      charge?.currency ?? '',
+      charge === undefined ? '' : String(charge.micros),
+      this.reserving.delete(lease.id) ? '1' : '',
     ]);
     const rest = this.applyView(reply); // checks the answer's shape first
     if (Number(rest[0]) === 0) this.lostLeases++;
@@ -660,6 +667,7 @@ export class RedisStore implements CrawlStore {
         dueAt === undefined ? '' : String(dueAt),
         start,
         this.takeStartedLater(),
+        this.reserving.delete(lease.id) ? '1' : '',
       ]),
     );
     if (Number(rest[0]) === 0) this.lostLeases++;
@@ -917,6 +925,28 @@ export class RedisStore implements CrawlStore {
 
   counter(name: CounterName): number {
     return name === 'started' ? this.startedSoFar() : 0;
+  }
+
+  /** One script (SPEND_RESERVE): the budget is every worker's, taken atomically. */
+  async reserveSpend(lease: Lease, money: Charge, limit: number): Promise<boolean> {
+    const granted = Number(await this.run('spendReserve', [String(lease.id), this.owner, money.currency, String(money.micros), String(limit)])) === 1;
+    if (granted) this.reserving.add(lease.id);
+    return granted;
+  }
+
+  async spending(): Promise<Spending> {
+    await this.connect();
+    const flat = (await this.run('spendGet', [])).map(String);
+    const out: Spending = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const [kind, currency, ...host] = flat[i].split(':');
+      if (kind === 'r') continue; // reservations in flight: not spent
+      const micros = Number(flat[i + 1]);
+      const row = (out[currency] ??= { micros: 0, hosts: {} });
+      if (kind === 's') row.micros = micros;
+      else if (kind === 'h') row.hosts[host.join(':')] = micros;
+    }
+    return out;
   }
 
   /** Pages started as this worker sees them: the shared count, and its own additions not sent yet. */

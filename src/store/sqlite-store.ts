@@ -43,6 +43,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { HostSaved } from '../politeness/host-state.js';
 import type { RobotsRecord } from '../robots/types.js';
 import type {
+  Charge,
   Cleared,
   CounterName,
   CrawlMeta,
@@ -52,9 +53,11 @@ import type {
   Lease,
   OpenResult,
   RecordLog,
+  Spending,
   StoreCounts,
   StoreTimer,
 } from './crawl-store.js';
+import { SpendBook } from './spend-book.js';
 import { fingerprint, SeenSet } from '../util/seen-set.js';
 import type { PageHistory, PageHistoryStore } from './page-history.js';
 import { PAGES_TABLE, SqliteHistory } from './sqlite-history.js';
@@ -240,6 +243,9 @@ export class SqliteStore implements CrawlStore {
   /** Host records and counters changed since the last commit, written with it. */
   private readonly dirtyHosts = new Set<string>();
   private dirtyCounters = false;
+  /** The spend ledger (meta row `spend`), written with the commit of the completions it was charged by. */
+  private spend = new SpendBook();
+  private dirtySpend = false;
   /** Ids of the URLs this process holds leases on, with their host keys. */
   private readonly leases = new Map<number, string>();
   /** Leases whose rows the file still shows queued (claimed from a window): the meta row `unmarked_leases` says how many. */
@@ -552,6 +558,8 @@ export class SqliteStore implements CrawlStore {
       this.hostRecords.set(row.key, { saved, kept: kept(saved) });
     }
     for (const row of db.prepare('SELECT name, value FROM counters').all() as Array<{ name: CounterName; value: number }>) this.counters[row.name] = row.value;
+    const spent = (this.q.getMeta.get('spend') as { value: string } | undefined)?.value;
+    this.spend = new SpendBook(spent === undefined ? undefined : (JSON.parse(spent) as Spending));
     this.refreshNextDue();
   }
 
@@ -714,9 +722,15 @@ export class SqliteStore implements CrawlStore {
     }
   }
 
-  complete(lease: Lease, outcome?: string): void | Promise<never> {
+  complete(lease: Lease, outcome?: string, charge?: Charge): void | Promise<never> {
     return this.guard(() => {
       this.take(lease);
+      this.spend.end(lease.id);
+      // In the transaction that marks the URL done: a crash keeps both or neither.
+      if (charge) {
+        this.spend.charge(lease.key, charge);
+        this.dirtySpend = true;
+      }
       this.q.done.run(outcome ?? null, this.now(), lease.id);
       this.touch();
     });
@@ -725,6 +739,7 @@ export class SqliteStore implements CrawlStore {
   release(lease: Lease, entry: FrontierEntry, dueAt?: number): void | Promise<never> {
     return this.guard(() => {
       this.take(lease);
+      this.spend.end(lease.id);
       const delayed = dueAt !== undefined;
       const pos = delayed ? 0 : --this.headPos;
       const extra = entry.extra === undefined ? null : JSON.stringify(entry.extra);
@@ -873,6 +888,14 @@ export class SqliteStore implements CrawlStore {
 
   counter(name: CounterName): number {
     return this.counters[name];
+  }
+
+  reserveSpend(lease: Lease, money: Charge, limit: number): boolean {
+    return this.spend.reserve(lease, money, limit);
+  }
+
+  spending(): Spending {
+    return this.spend.spending();
   }
 
   addToCounter(name: CounterName, by: number): number | Promise<never> {
@@ -1148,6 +1171,8 @@ export class SqliteStore implements CrawlStore {
     this.dirtyHosts.clear();
     if (this.dirtyCounters) for (const [name, value] of Object.entries(this.counters)) this.q.putCounter.run(name, value);
     this.dirtyCounters = false;
+    if (this.dirtySpend) this.q.putMeta.run('spend', JSON.stringify(this.spend.spending()));
+    this.dirtySpend = false;
     const at = this.now();
     if (this.output) {
       this.q.putMeta.run('output_mark', JSON.stringify({ path: this.output.path, offset: this.outputSettled(this.output) }));

@@ -367,7 +367,7 @@ describe('buildSettings', () => {
   it('uses the built-in defaults with no file and no flags', () => {
     const settings = buildSettings(undefined, {});
     expect(settings).toMatchObject({
-      userAgent: `crawl/${VERSION} (+https://github.com/crawl-cli/crawl)`,
+      userAgent: `crawl/${VERSION} (+https://www.npmjs.com/package/polite-crawler)`,
       concurrency: 16,
       hostKey: 'host',
       maxDepth: 100,

@@ -101,6 +101,36 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(await a.history.revisits.scheduleAll(60_000, 0)).toBe(3);
     });
 
+    it('two workers racing for the last cent of a budget: exactly one takes it', async () => {
+      const crawlId = `budget-${randomUUID()}`;
+      const a = new RedisStore({ url: url(), crawlId });
+      const b = new RedisStore({ url: url(), crawlId });
+      open.push(a, b);
+      await a.open(meta);
+      await b.open(meta);
+      const urls = Array.from({ length: 40 }, (_, i) => `http://p.example/${i}`);
+      for (const u of urls) await a.add(u, 'p.example', entry(u));
+      const leases: Array<[RedisStore, RedisLease]> = [];
+      for (let i = 0; i < urls.length; i++) {
+        const worker = i % 2 === 0 ? a : b;
+        const got = await worker.claim('p.example');
+        if (isLease(got)) leases.push([worker, got]);
+      }
+      expect(leases).toHaveLength(40);
+      const cent = { currency: 'USD', micros: 10_000 };
+      // A budget of 0.25 with 0.24 spent: forty reservations race for the last cent, from both workers at once.
+      const [first, firstLease] = leases.pop()!;
+      await first.complete(firstLease, '200', { currency: 'USD', micros: 240_000 });
+      const granted = await Promise.all(leases.map(([w, l]) => w.reserveSpend(l, cent, 250_000)));
+      expect(granted.filter(Boolean)).toHaveLength(1);
+      const winner = leases[granted.indexOf(true)];
+      await winner[0].complete(winner[1], '200', cent);
+      expect(await b.spending()).toEqual({ USD: { micros: 250_000, hosts: { 'p.example': 250_000 } } });
+      // Spent to the cent: nothing more fits.
+      const rest = leases.filter((x) => x !== winner);
+      expect(await rest[0][0].reserveSpend(rest[0][1], { currency: 'USD', micros: 1 }, 250_000)).toBe(false);
+    });
+
     it("joins one crawl: seeds from any worker added once, the first worker's metadata kept", async () => {
       const crawlId = `join-${randomUUID()}`;
       const a = new RedisStore({ url: url(), crawlId });

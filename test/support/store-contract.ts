@@ -387,6 +387,33 @@ export function describeStoreContract(name: string, factory: () => Promise<Store
       }
     });
 
+    it('books charges with completions and holds the budget: reservations end with their lease (spend ledger)', async () => {
+      const store = await open();
+      for (const u of ['http://p.example/1', 'http://p.example/2', 'http://p.example/3']) await store.add(u, 'p.example', entry(u));
+      const [a, b, c] = await claimAll(store, 'p.example');
+      const cent = { currency: 'USD', micros: 10_000 };
+      // A budget of two cents: two reservations fit, a third does not.
+      expect(await store.reserveSpend(a, cent, 20_000)).toBe(true);
+      expect(await store.reserveSpend(b, cent, 20_000)).toBe(true);
+      expect(await store.reserveSpend(c, cent, 20_000)).toBe(false);
+      // A released lease gives its reservation back; a completed one turns it into what it was charged.
+      await store.release(b, b.entry);
+      expect(await store.reserveSpend(c, cent, 20_000)).toBe(true);
+      await store.complete(a, '200', cent);
+      await store.complete(c, '200', { currency: 'USD', micros: 5_000 });
+      expect(await store.spending()).toEqual({ USD: { micros: 15_000, hosts: { 'p.example': 15_000 } } });
+      const [again] = await claimAll(store, 'p.example');
+      expect(await store.reserveSpend(again, cent, 20_000)).toBe(false); // 0.015 spent: one more cent would pass 0.02
+      expect(await store.reserveSpend(again, { currency: 'EUR', micros: 10_000 }, 20_000)).toBe(true); // currencies apart
+      await store.complete(again, '402');
+      if (fixture!.reopen) {
+        await store.close();
+        fixture!.store = await fixture!.reopen();
+        await fixture!.store.open(meta);
+        expect(await fixture!.store.spending()).toEqual({ USD: { micros: 15_000, hosts: { 'p.example': 15_000 } } });
+      }
+    });
+
     it('agrees with a reference model over a long random run of adds, claims, releases and promotions', async () => {
       const store = await open();
       const random = seededRandom(7);

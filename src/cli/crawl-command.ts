@@ -96,7 +96,7 @@ export async function crawlCommand(args: string[], flags: CrawlFlags, io: Io): P
     if (!settings.robots.enabled) {
       log.warn('robots.txt is IGNORED (--no-robots): you are crawling pages their owners asked crawlers to leave alone');
     }
-    const target = await openStateTarget(flags, io.cwd, settings, clock, log, metrics?.metrics);
+    const target = await openStateTarget(flags, io.cwd, settings, clock, log, metrics?.metrics, requests.signer?.keys);
     try {
       return await crawlInto(seeds, settings, requests, target, flags, ends, io, log, maxTimeMs, browserPath, metrics?.metrics, since, handler);
     } finally {

@@ -14,6 +14,7 @@ import type { Logger } from '../output/logger.js';
 import { readCaFile } from '../fetch/tls.js';
 import type { CrawlStore } from '../store/crawl-store.js';
 import type { OutputLedger } from '../store/output-ledger.js';
+import { isRotation, SigningKeyMismatchError, signingKeyRefusal, type WorkerKey } from '../store/crawl-signing-key.js';
 import type { CrawlMetrics } from '../output/metrics.js';
 import { redactUrl } from '../fetch/redact.js';
 import type { CrawlSettings } from '../config/settings-types.js';
@@ -96,6 +97,7 @@ export async function openStateTarget(
   clock: Clock,
   log: Logger,
   metrics?: Pick<CrawlMetrics, 'storeTimer'>,
+  signingKeys: readonly WorkerKey[] = [],
 ): Promise<StateTarget | undefined> {
   if (flags.state !== undefined) {
     const { SqliteStore } = await import('../store/sqlite-store.js');
@@ -140,18 +142,28 @@ export async function openStateTarget(
     policyFor: (key) => settings.policyFor(key),
     // Without --max-pages nothing waits for the shared count of pages started: it only reports.
     countStartsLater: !Number.isFinite(settings.maxPages),
+    signingKeys,
     onLost: (err) =>
       log.warn(`Redis at ${where} stopped answering (${err.message}): starting nothing new, retrying with backoff; requests already running finish`),
     onReconnected: (ms) => log.info(`Redis at ${where} answers again after ${(ms / 1000).toFixed(1)}s; crawling on`),
     // Noticed by the store's own timer too, so a worker with nothing to ask stops as soon as one that asks.
     onStateLost: (err) => stop?.(err),
   });
+  const label = `Redis crawl "${flags.crawlId}"`;
   return {
     store,
-    label: `Redis crawl "${flags.crawlId}"`,
+    label,
     shared: true,
     worker,
-    peek: () => store.peekMeta(),
+    // A worker whose keys do not fit the crawl's is refused before it opens anything (the store checks again, atomically, as it joins).
+    peek: async () => {
+      const held = await store.peekMeta();
+      const refused = held && signingKeyRefusal(label, held.keyid, signingKeys);
+      if (refused) throw new SigningKeyMismatchError(refused);
+      if (held && isRotation(held.keyid, signingKeys))
+        log.info(`${label}: signed with --sign-key ${signingKeys[0].file} from now on, not ${signingKeys[1].file}: workers joining need the new key`);
+      return held;
+    },
     onStop: (handler) => {
       stop = handler;
     },

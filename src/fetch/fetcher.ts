@@ -386,7 +386,7 @@ export function createFetcher(opts: FetcherOptions): Fetcher {
       deadlines = new PhaseDeadlines(clock, limits, (code, ms) => current.abandon(deadlineError(code, ms)));
       if (proxy !== null) await checkProxiedTarget(req.guard, lookup, target);
       // Signed last, as the request leaves: `created` is now, and a fresh nonce every time.
-      if (signer !== undefined) sent = Object.assign({}, sent, signer.sign(target, req.method ?? 'GET'));
+      if (signer !== undefined) sent = Object.assign({}, sent, signer.sign(target));
       (proxy === null ? agentFor(req.guard) : proxyAgentFor(proxy)).dispatch(
         {
           origin: target.origin,

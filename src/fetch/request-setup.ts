@@ -151,7 +151,7 @@ function readOnly(jar: CrawlCookieJar): CrawlCookieJar {
 /**
  * The crawl's request signer when `settings.identity` names a key, else
  * undefined: the key files are read (and their permissions checked) now, and
- * the signing modules (http-message-sig, jose) are loaded only then, so a
+ * the signing modules (identity/, jose) are loaded only then, so a
  * crawl without a key imports nothing of them.
  * @throws SigningKeyError (code CONFIG_INVALID) for a key file that cannot be used.
  */

@@ -10,7 +10,10 @@
  *   P meta       hash   fingerprint, created, finished, finished_at, gen (a
  *                       random id written when the crawl is created: the
  *                       marker that the crawl's state is still there), pass
- *                       (absent for the first), pass_started_at
+ *                       (absent for the first), pass_started_at, keyid (the
+ *                       thumbprint of the key the crawl's requests are signed
+ *                       with, '' for an unsigned crawl; absent in a crawl made
+ *                       before it was kept: the next worker's is taken)
  *   P seeds      list   every seed ever given, first-given first; P seedset dedupes it
  *   P s:XXXX     set    the seen set: a 64-bit fingerprint of every canonical URL
  *                       ever accepted (queued or only seen), bucketed by its
@@ -384,15 +387,23 @@ end
 `;
 
 /**
- * OPEN(P, fingerprint, gen, seed...) → VIEW, existed 0|1, fingerprint,
- * finished 0|1, the crawl's gen, seed count, the seeds before this open,
- * the pass the crawl is in.
+ * OPEN(P, fingerprint, gen, keyid, previous keyid, seed...) → VIEW, existed
+ * 0|1, fingerprint, finished 0|1, the crawl's gen, seed count, the seeds
+ * before this open, the pass the crawl is in; or VIEW, 'refused', the
+ * crawl's keyid, changing nothing.
  * Creates the crawl (its gen: the one given) or joins it; appends seeds
  * never given before. A crawl created before gens existed takes the one
- * given.
+ * given. keyid is the thumbprint of the worker's signing key ('' when it
+ * does not sign), previous keyid its second key's during a rotation ('' for
+ * none): a worker joins only a crawl signed with one of them (an unsigned
+ * one when it has neither), and the crawl is signed with its keyid from
+ * then on (crawl-signing-key.ts says it for the worker, in one line).
  */
 const OPEN = `
 local m = P .. 'meta'
+local keyid = redis.call('HGET', m, 'keyid')
+if keyid and keyid ~= ARGV[4] and (ARGV[5] == '' or keyid ~= ARGV[5]) then return view({ 'refused', keyid }) end
+redis.call('HSET', m, 'keyid', ARGV[4])
 local fp = redis.call('HGET', m, 'fingerprint')
 local finished = redis.call('HGET', m, 'finished') or '0'
 local before = redis.call('LRANGE', P .. 'seeds', 0, -1)
@@ -402,7 +413,7 @@ if not gen then
   gen = ARGV[3]
   redis.call('HSET', m, 'gen', gen)
 end
-for i = 4, #ARGV do
+for i = 6, #ARGV do
   if redis.call('SADD', P .. 'seedset', ARGV[i]) == 1 then redis.call('RPUSH', P .. 'seeds', ARGV[i]) end
 end
 -- The lease keys as a table and a skip list from the start (Encodings, above); a crawl an older version made gets them now.
@@ -414,10 +425,15 @@ out[#out + 1] = redis.call('HGET', m, 'pass') or '1'
 return view(out)
 `;
 
-/** PEEK(P) → exists 0|1, fingerprint, finished 0|1, the crawl's gen ('' for none), the seeds. Changes nothing. */
+/**
+ * PEEK(P) → exists 0|1, fingerprint, finished 0|1, the crawl's gen ('' for
+ * none), keyid kept 0|1, keyid, the seeds. Changes nothing.
+ */
 const PEEK = `
 local m = P .. 'meta'
 local out = { redis.call('HEXISTS', m, 'fingerprint'), redis.call('HGET', m, 'fingerprint') or '', redis.call('HGET', m, 'finished') or '0', redis.call('HGET', m, 'gen') or '' }
+out[5] = redis.call('HEXISTS', m, 'keyid')
+out[6] = redis.call('HGET', m, 'keyid') or ''
 for _, seed in ipairs(redis.call('LRANGE', P .. 'seeds', 0, -1)) do out[#out + 1] = seed end
 return out
 `;

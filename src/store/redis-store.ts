@@ -151,6 +151,7 @@ import { RedisClock, type ClaimTimes } from './redis-clock.js';
 import { RedisLink, RedisStateLostError, type RedisConnection, type RedisConnectionOptions } from './redis-connection.js';
 import { RedisRecordLog } from './redis-record-log.js';
 import { RedisHistory } from './redis-history.js';
+import { SigningKeyMismatchError, signingKeyRefusal, type WorkerKey } from './crawl-signing-key.js';
 import { decodeEntry, decodeTriples, encodeEntry, parseSaved, RedisStoreError, sharedFields, shiftSaved, type SharedFields } from './redis-codec.js';
 
 /** A lease nobody renews for this long goes back to its queue. */
@@ -310,6 +311,13 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
    * view. A polite crawl saved 0.8 script calls a page. @default false
    */
   countStartsLater?: boolean;
+  /**
+   * This worker's signing keys, the one it signs with first (a rotation's
+   * old key second): it joins only a crawl signed with one of them, and the
+   * crawl is signed with its first from then on (crawl-signing-key.ts).
+   * @default none: the worker does not sign, and joins only an unsigned crawl
+   */
+  signingKeys?: readonly WorkerKey[];
 }
 
 export { RedisStoreError };
@@ -444,19 +452,27 @@ export class RedisStore implements CrawlStore {
     return this.prefix;
   }
 
-  /** What Redis holds under this crawl id before `open`: nothing yet, or a crawl (finished or not). Connects. */
-  async peekMeta(): Promise<(CrawlMeta & { finished: boolean }) | undefined> {
+  /**
+   * What Redis holds under this crawl id before `open`: nothing yet, or a
+   * crawl (finished or not), with the thumbprint of the key it is signed with
+   * ('' unsigned; undefined when none is kept). Connects.
+   */
+  async peekMeta(): Promise<(CrawlMeta & { finished: boolean; keyid: string | undefined }) | undefined> {
     await this.connect();
-    const [exists, fingerprint, finished, gen, ...seeds] = (await this.run('peek', [])).map(String);
+    const [exists, fingerprint, finished, gen, keyidKept, keyid, ...seeds] = (await this.run('peek', [])).map(String);
     if (exists !== '1') return undefined;
     // Joined from here on: a crawl gone before this worker's OPEN (or any later call) is lost, never begun again.
     if (gen !== '') this.link.guard(gen);
-    return { seeds, configFingerprint: fingerprint, finished: finished === '1' };
+    return { seeds, configFingerprint: fingerprint, finished: finished === '1', keyid: keyidKept === '1' ? keyid : undefined };
   }
 
+  /** @throws SigningKeyMismatchError (exit 2) when the crawl is signed with a key this worker was not given, or the reverse. */
   async open(meta: CrawlMeta): Promise<OpenResult> {
     await this.connect();
-    const rest = this.applyView(await this.run('open', [meta.configFingerprint, randomUUID(), ...meta.seeds]));
+    const keys = this.opts.signingKeys ?? [];
+    const signing = [keys[0]?.thumbprint ?? '', keys[1]?.thumbprint ?? ''];
+    const rest = this.applyView(await this.run('open', [meta.configFingerprint, randomUUID(), ...signing, ...meta.seeds]));
+    if (String(rest[0]) === 'refused') throw new SigningKeyMismatchError(signingKeyRefusal(`Redis crawl "${this.crawlId}"`, String(rest[1]), keys));
     const existed = Number(rest[0]) === 1;
     this.link.guard(String(rest[3]));
     const before = rest.slice(5, 5 + Number(rest[4])).map(String);

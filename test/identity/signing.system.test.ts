@@ -11,7 +11,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, sign } from 'node:crypto';
+import { component, createSignatureSync } from 'http-message-sig';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/cli.js';
 import { memoryIo } from '../support/memory-io.js';
@@ -49,6 +50,51 @@ describe('draft-meunier-webbotauth-httpsig-protocol-02 test vector (Ed25519, Sig
         'sig2=("@authority" "signature-agent";key="agent2");created=1735689600;keyid="poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U";alg="ed25519";expires=4889289600;nonce="n9p433xm+NJ3ph3upfBIGmsuwHw387YV7Q/F+6BSpGCVjYCqQw6rznNA8PVVLySrAWsv0hQtFioQb6E1YsauiA==";tag="web-bot-auth"',
       signature: 'sig2=:RdNFx5Bj6au3YgAMQL/RzmUlZE8QZLIaXGRpw985hWnwPfMxT228NMk6ehRS1PSl4e8PhbNZACSanGdhEwYCCg==:',
     });
+  });
+});
+
+describe('the signature base, written directly', () => {
+  // What the crawler signed with before it wrote the base itself: the same inputs must give the same bytes.
+  it('is the one the RFC 9421 library builds, for every kind of authority', () => {
+    const privateKey = createPrivateKey({ key: RFC9421_ED25519, format: 'jwk' });
+    const urls = [
+      'https://EXAMPLE.com:443/a',
+      'http://h1.localhost:8080/p/1?q=2',
+      'http://[::1]:8080/',
+      'https://bücher.example/x',
+      'http://127.0.0.1/robots.txt',
+    ];
+    for (const href of urls) {
+      const target = new URL(href);
+      const inputs = {
+        label: 'sig1',
+        signatureAgent: 'https://bot.example.com:8443',
+        keyid: 'poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U',
+        created: 1767225600,
+        expires: 1767225900,
+      };
+      const nonce = 'n9p433xm+NJ3ph3upfBIGmsuwHw387YV7Q/F+6BSpGCVjYCqQw6rznNA8PVVLySrAWsv0hQtFioQb6E1YsauiA==';
+      const ours = webBotAuthFields(target, { ...inputs, nonce, privateKey });
+      const agentField = 'sig1="https://bot.example.com:8443"';
+      const theirs = createSignatureSync(
+        { kind: 'request', method: 'GET', targetUri: target.href, fields: [{ name: 'signature-agent', value: agentField }] },
+        {
+          label: 'sig1',
+          components: ['@authority', component('signature-agent', { key: 'sig1' })],
+          parameters: { created: inputs.created, keyid: inputs.keyid, alg: 'ed25519', expires: inputs.expires, nonce, tag: 'web-bot-auth' },
+          signer: { algorithm: 'ed25519', sign: (data) => sign(null, data, privateKey) },
+        },
+      );
+      expect(ours, href).toEqual({ 'signature-agent': agentField, 'signature-input': theirs.signatureInput, signature: theirs.signature });
+    }
+  });
+
+  it('refuses what a structured field cannot carry, rather than sign it', () => {
+    const privateKey = createPrivateKey({ key: RFC9421_ED25519, format: 'jwk' });
+    const inputs = { label: 'sig1', signatureAgent: AGENT, keyid: 'k', created: 1, expires: 2, nonce: 'n', privateKey };
+    expect(() => webBotAuthFields(new URL('https://example.com/'), { ...inputs, nonce: 'a\nb' })).toThrow(/printable ASCII/);
+    expect(() => webBotAuthFields(new URL('https://example.com/'), { ...inputs, label: 'Sig1' })).toThrow(/structured-field key/);
+    expect(() => webBotAuthFields(new URL('https://example.com/'), { ...inputs, created: 1.5 })).toThrow(/integer seconds/);
   });
 });
 

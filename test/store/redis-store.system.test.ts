@@ -153,7 +153,7 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
       expect(await b.add('http://s2/', 's2', entry('http://s2/'))).toBe(true);
       const c = new RedisStore({ url: url(), crawlId });
       open.push(c);
-      expect(await c.peekMeta()).toEqual({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1', finished: false });
+      expect(await c.peekMeta()).toEqual({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1', finished: false, keyid: '' });
       const joined = await c.open({ seeds: [], configFingerprint: 'f2' });
       expect(joined.meta).toEqual({ seeds: ['http://s1/', 'http://s2/'], configFingerprint: 'f1' });
       expect([...c.hostsWithWork()].sort()).toEqual(['s1', 's2']); // a joining worker sees the queues

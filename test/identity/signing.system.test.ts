@@ -19,6 +19,7 @@ import { memoryIo } from '../support/memory-io.js';
 import { createRequestSigner, webBotAuthFields } from '../../src/identity/request-signer.js';
 import { readSigningKey } from '../../src/identity/signing-key.js';
 import { createVerifier, type VerifiedRequest } from './bot-auth-verifier.js';
+import { chromium } from '../support/system-fixtures.js';
 
 /** RFC 9421 Appendix B.1.4's Ed25519 test key, which the draft's vectors use. */
 const RFC9421_ED25519 = { kty: 'OKP', crv: 'Ed25519', d: 'n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU', x: 'JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs' };
@@ -149,6 +150,12 @@ describe('a signed crawl', () => {
       else if (req.url === '/') html('<a href="/a">a</a> <a href="/moved">moved</a> <a href="/busy">busy</a>');
       else if (req.url === '/moved') res.writeHead(301, { location: '/b' }).end();
       else if (req.url === '/busy' && busy++ === 0) res.writeHead(429, { 'retry-after': '1' }).end();
+      else if (req.url === '/app') html('<div id="out"></div><script src="/app.js"></script>');
+      else if (req.url === '/app.js')
+        res
+          .writeHead(200, { 'content-type': 'text/javascript' })
+          .end("fetch('/data.json').then((r) => r.json()).then((d) => { document.getElementById('out').textContent = d.text; });");
+      else if (req.url === '/data.json') res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"rendered"}');
       else html('<p>leaf</p>');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -173,6 +180,41 @@ describe('a signed crawl', () => {
     }
     expect(new Set(seen.map((s) => s.verified?.nonce)).size).toBe(seen.length);
   });
+
+  it.skipIf(chromium.missing !== undefined)(
+    "signs a rendering browser's requests too, each for its host, as it sends them",
+    async () => {
+      const before = seen.length;
+      const io = memoryIo(dir);
+      const args = [
+        '-q',
+        '--rate',
+        '20/s',
+        '--render',
+        '--browser',
+        chromium.path,
+        '--max-pages',
+        '1',
+        '--content',
+        'text',
+        '--sign-key',
+        'crawler/private.jwk',
+      ];
+      const code = await main([...args, '--signature-agent', AGENT, `${origin}/app`], io);
+      expect(code, io.err()).toBe(0);
+      expect(io.out()).toContain('rendered');
+      const mine = seen.slice(before);
+      await Promise.all(mine.map((s) => s.checked ?? Promise.resolve()));
+      // The document, then the script and the data the browser asked for while rendering it.
+      expect(mine.map((s) => s.path)).toEqual(expect.arrayContaining(['/app', '/app.js', '/data.json']));
+      for (const s of mine) {
+        expect(s.problem, s.path).toBeUndefined();
+        expect(Math.abs(s.verified!.created - s.arrivedAt), s.path).toBeLessThanOrEqual(1);
+      }
+      expect(new Set(mine.map((s) => s.verified?.nonce)).size).toBe(mine.length);
+    },
+    60_000,
+  );
 
   it('is checked by a verifier that rejects an expired or a replayed signature', async () => {
     const key = await readSigningKey(join(dir, 'crawler', 'private.jwk'), 'crawler/private.jwk');

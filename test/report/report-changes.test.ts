@@ -5,22 +5,10 @@ import { viewRecord } from '../../src/report/record-view.js';
 import { keptRecord } from '../../src/report/kept-record.js';
 import { renderReport } from '../../src/report/render-html.js';
 import type { PageRecord } from '../../src/types.js';
+import { pageRecord } from '../support/page-record.js';
 
-const page = (n: number, change?: PageRecord['change']): PageRecord => ({
-  type: 'page',
-  url: `http://a.test/${n}`,
-  host: 'a.test',
-  status: change === 'removed' ? 404 : 200,
-  depth: 1,
-  parent: null,
-  contentType: 'text/html',
-  bytes: 0,
-  title: null,
-  links: 0,
-  fetchedAt: '2026-01-01T00:00:00.000Z',
-  elapsedMs: 5,
-  ...(change && { change }),
-});
+const page = (n: number, change?: PageRecord['change']): PageRecord =>
+  pageRecord(`http://a.test/${n}`, { status: change === 'removed' ? 404 : 200, ...(change && { change }) });
 
 describe('report: changes since the last pass', () => {
   it('counts each kind, also from the fields a state file keeps, and shows the table only for a re-crawl', async () => {

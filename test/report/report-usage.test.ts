@@ -5,22 +5,9 @@ import { viewRecord } from '../../src/report/record-view.js';
 import { keptRecord } from '../../src/report/kept-record.js';
 import { renderReport } from '../../src/report/render-html.js';
 import type { OutputRecord, PageRecord } from '../../src/types.js';
+import { pageRecord } from '../support/page-record.js';
 
-const page = (url: string, usageDenied?: PageRecord['usageDenied']): PageRecord => ({
-  type: 'page',
-  url,
-  host: new URL(url).host,
-  status: 200,
-  depth: 1,
-  parent: null,
-  contentType: 'text/html',
-  bytes: 0,
-  title: null,
-  links: 0,
-  fetchedAt: '2026-01-01T00:00:00.000Z',
-  elapsedMs: 5,
-  ...(usageDenied && { usageDenied }),
-});
+const page = (url: string, usageDenied?: PageRecord['usageDenied']): PageRecord => pageRecord(url, usageDenied ? { usageDenied } : {});
 const skip = (url: string): OutputRecord => ({ type: 'skipped', url, reason: 'usage-denied', depth: 1, parent: null, usageDenied: 'train-ai' });
 
 describe('report: pages denied a declared purpose', () => {

@@ -772,10 +772,12 @@ describe.skipIf(redisServerMissing !== undefined)(redisServerMissing ?? 'RedisSt
     });
 
     it("keeps a live worker's leases past their expiry by renewing them", async () => {
-      const [a, b] = await workers(2, { leaseMs: 200, tickMs: 40 });
+      // Renewed every 50 ms, a 600 ms lease survives a worker kept off the CPU for half a second
+      // (a full suite on 2 cores did that to a 200 ms lease); unrenewed, it would be gone after 600.
+      const [a, b] = await workers(2, { leaseMs: 600, tickMs: 50 });
       await a.add('http://k.example/1', 'k', entry('http://k.example/1'));
       const lease = (await a.claim('k')) as Lease;
-      await sleep(500);
+      await sleep(1500);
       await b.reap();
       expect(await b.claim('k')).toBeUndefined();
       await a.renew(lease);

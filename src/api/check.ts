@@ -315,7 +315,7 @@ async function robotsFor(
       cacheTtlMs: settings.robots.cacheTtlMs,
       // One look is the answer: a check reports "unavailable" rather than wait for retries.
       unavailableRetries: 0,
-      tdmrep: (origin) => purposesFor(settings, hostKeyOf(origin, settings.hostKey)).some((p) => TDMREP_PURPOSES.includes(p)),
+      tdmrep: (origin) => purposesFor(settings, settings.policyFor(hostKeyOf(origin, settings.hostKey))).some((p) => TDMREP_PURPOSES.includes(p)),
       unavailableRetryDelayMs: settings.robots.unavailableRetryDelayMs,
       // As a crawl fetches it: through the guard, and within robots.txt's own limits.
       fetchOne: (u) =>
@@ -336,7 +336,7 @@ async function robotsFor(
 function usageResult(state: RobotsState | undefined, url: string, settings: CrawlSettings): UsageResult {
   const stated = state === undefined ? [] : statedBefore(state, url);
   const usage = combine(stated.map((s) => s.states));
-  const purposes = purposesFor(settings, hostKeyOf(url, settings.hostKey));
+  const purposes = purposesFor(settings, settings.policyFor(hostKeyOf(url, settings.hostKey)));
   const denied = purposes.find((p) => usage[p] === 'n') ?? null;
   return { purposes: [...purposes], stated, usage, denied, fetchDenied: settings.fetchDenied };
 }

@@ -15,6 +15,7 @@ import { explainWith, type CheckResult, type RobotsResult } from '../api/check.j
 import { redactCredentials } from '../fetch/redact.js';
 import { INSECURE_WARNING } from '../fetch/tls.js';
 import { robotsCutMessage } from '../robots/gate.js';
+import { ruleLabel } from '../usage/robots-usage.js';
 import { systemClock } from '../clock.js';
 import type { HostPolicy } from '../config/settings-types.js';
 
@@ -109,8 +110,7 @@ function describeUsage(r: CheckResult): string[] {
           : `denied for ${denied}: not requested (a usage-denied skip; --fetch-denied fetches it for its links)`;
   const lines = [`usage:   ${head}; ${verdict}`];
   for (const s of stated) {
-    if (s.source === 'robots')
-      lines.push(`         line ${s.line} of ${redactCredentials(s.url)}: ${s.name === 'content-signal' ? 'Content-Signal' : 'Content-Usage'}: ${s.value}`);
+    if (s.source === 'robots') lines.push(`         line ${s.line} of ${redactCredentials(s.url)}: ${ruleLabel(s.name)}: ${s.value}`);
     else if (s.source === 'tdmrep') lines.push(`         ${redactCredentials(s.url)}: ${s.value}`);
   }
   return lines;

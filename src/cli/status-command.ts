@@ -56,7 +56,8 @@ export async function statusCommand(flags: StatusFlags, io: Io): Promise<number>
  */
 async function quietHours(flags: StatusFlags, io: Io): Promise<(s: CrawlStatus) => CrawlStatus> {
   const file = await loadConfig(flags.config, io.cwd);
-  if (file === undefined || !JSON.stringify(file).includes('"hours"')) return (s) => s;
+  const setsHours = file !== undefined && (file.defaults.hours !== undefined || Object.values(file.domains).some((entry) => entry.hours !== undefined));
+  if (!setsHours) return (s) => s;
   const settings = buildSettings(file, {});
   return (s) => {
     const now = Date.now();

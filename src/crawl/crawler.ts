@@ -245,14 +245,14 @@ export class Crawler {
             }
           : undefined,
         onRecordError: signals.fail,
-        tdmrep: (origin) => purposesFor(settings, hostKey(ctx, origin)).some((p) => TDMREP_PURPOSES.includes(p)),
+        tdmrep: (origin) => purposesFor(settings, settings.policyFor(hostKey(ctx, origin))).some((p) => TDMREP_PURPOSES.includes(p)),
       }),
       clock,
       hosts,
       wake: signals.wake,
       settled: signals.settled,
       loaded: (origin, state) => sitemaps.robotsLoaded(origin, state),
-      purposes: (key) => purposesFor(settings, key),
+      purposes: (key) => purposesFor(settings, hosts.get(key).policy),
       fetchDenied: settings.fetchDenied,
       note: (key, message) => addNote(stats, message, key),
       // Its messages may quote a robots.txt redirect target, credentials and all.

@@ -168,7 +168,7 @@ export class PageExchange {
       parts.price.decorate(record, priced);
       if (record.usageSources !== undefined) this.warnMalformedUsage(key, record);
       // A use the crawl is declared for that the page denies: its content goes to no output (usage/usage-denied.ts).
-      const denied = deniedPurpose(purposesFor(settings, key), record.usage);
+      const denied = deniedPurpose(purposesFor(settings, policy), record.usage);
       if (denied !== undefined) {
         withhold(record, denied);
         captured = undefined;

@@ -18,6 +18,7 @@ import { originOf } from '../parse/url.js';
 import type { UsageSource } from '../usage/page-usage.js';
 import type { Purpose } from '../usage/usage-vocab.js';
 import { tdmrepUsage } from '../usage/tdmrep.js';
+import { ruleLabel } from '../usage/robots-usage.js';
 
 /**
  * `fail`: the URL's host could not be connected to for its robots.txt and
@@ -211,7 +212,7 @@ export function statedBefore(state: RobotsState, url: string): UsageSource[] {
 
 /** Where a statement known before the request was made, in words (a skip's detail, `crawl check`). */
 export function whereStated(s: UsageSource): string {
-  if (s.source === 'robots') return `robots.txt line ${s.line}: ${s.name === 'content-signal' ? 'Content-Signal' : 'Content-Usage'}: ${s.value}`;
+  if (s.source === 'robots') return `robots.txt line ${s.line}: ${ruleLabel(s.name)}: ${s.value}`;
   if (s.source === 'tdmrep') return `${s.url} reserves it: ${s.value}`;
   return `${s.name}: ${s.value}`;
 }

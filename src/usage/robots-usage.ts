@@ -36,6 +36,11 @@ export interface RobotsUsageLine {
   pref: string;
 }
 
+/** A usage rule's name as robots.txt writes it, for messages ("Content-Usage"). */
+export function ruleLabel(name: RobotsUsageName): string {
+  return name === 'content-signal' ? 'Content-Signal' : 'Content-Usage';
+}
+
 /** Whether a robots.txt holds usage lines (so its parse needs the RFC 9651 parser loaded). */
 export function mentionsUsage(text: string): boolean {
   return /content-(?:usage|signal)[ \t]*:/i.test(text);

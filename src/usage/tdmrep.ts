@@ -17,6 +17,7 @@
  */
 import type { UsageSource, UsageValue } from './page-usage.js';
 import type { Purpose } from './usage-vocab.js';
+import { matchLength } from './robots-usage.js';
 
 /** One rule as the file gave it. */
 export interface TdmRule {
@@ -63,20 +64,13 @@ export function parseTdmrep(text: string): TdmRule[] {
   return rules;
 }
 
-/** Whether `location` matches `path` (path and query): `*` any characters, the rest literal, the whole path. */
+/**
+ * Whether `location` matches `path` (path and query): `*` any characters,
+ * the rest literal, the whole path. robots.txt's matcher with the end
+ * anchored (a `$` of the location's own stays a literal there).
+ */
 export function locationMatches(location: string, path: string): boolean {
-  const parts = location.split('*');
-  if (parts.length === 1) return path === location;
-  if (!path.startsWith(parts[0]) || !path.endsWith(parts[parts.length - 1])) return false;
-  let at = parts[0].length;
-  const end = path.length - parts[parts.length - 1].length;
-  if (end < at) return false;
-  for (let i = 1; i < parts.length - 1; i++) {
-    const found = path.indexOf(parts[i], at);
-    if (found === -1 || found + parts[i].length > end) return false;
-    at = found + parts[i].length;
-  }
-  return true;
+  return matchLength(`${location}$`, path) >= 0;
 }
 
 const RESERVED: Partial<Record<Purpose, UsageValue>> = { tdm: 'n', 'train-ai': 'n', 'ai-input': 'n' };

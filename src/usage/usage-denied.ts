@@ -6,15 +6,15 @@
  * are withheld, and no page handler runs on it. Its links are still
  * followed: they are the site's, not the page's content.
  */
-import type { CrawlSettings } from '../config/settings-types.js';
+import type { CrawlSettings, HostPolicy } from '../config/settings-types.js';
 import { hostStats, type CrawlStats } from '../output/summary.js';
 import type { PageRecord } from '../types.js';
 import type { Purpose } from './usage-vocab.js';
 import { malformedField } from './page-usage.js';
 
-/** The purposes declared for a host key: its `domains` entry's own, else the crawl's (`--purpose`). */
-export function purposesFor(settings: Pick<CrawlSettings, 'purpose' | 'policyFor'>, key: string): readonly Purpose[] {
-  return settings.policyFor(key).purpose ?? settings.purpose;
+/** The purposes declared for a host with `policy`: its `domains` entry's own, else the crawl's (`--purpose`). */
+export function purposesFor(settings: Pick<CrawlSettings, 'purpose'>, policy: Pick<HostPolicy, 'purpose'>): readonly Purpose[] {
+  return policy.purpose ?? settings.purpose;
 }
 
 /** The first declared purpose the page's usage states `n` for, or undefined. */

@@ -11,7 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crawl, type OutputRecord, type PageRecord, type SkipRecord } from '../../src/index.js';
-import { startWeb, type Web } from '../../fixtures/web.js';
+import { minGap, startWeb, type Web } from '../../fixtures/web.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { newCrawlId, redisServerMissing, useRedisServer, useTempDir } from '../support/system-fixtures.js';
 import { jsonLines, killAtRandom, requireBuilt, startCrawl } from '../support/spawn-crawl.js';
@@ -210,8 +210,10 @@ describe('tdmrep.json with a declared purpose', () => {
       },
     });
     const seeds = [tdm.url('tdm.localhost', '/'), tdm.url('closed.localhost', '/')];
-    const run = await startCrawl(['--purpose', 'tdm', '--allow-private', '--rate', '50/s', '--emit-skipped', ...seeds], tmp.path).done;
+    const run = await startCrawl(['--purpose', 'tdm', '--allow-private', '--rate', '10/s', '--emit-skipped', ...seeds], tmp.path).done;
     expect(run.code, run.stderr).toBe(0);
+    // tdmrep.json is paced like every request of its host: the server saw robots.txt, it and the pages 100 ms apart.
+    for (const host of ['tdm.localhost', 'closed.localhost']) expect(minGap(tdm.requests(host).map((e) => e.at)), host).toBeGreaterThanOrEqual(100);
     const log = tdm.requests('tdm.localhost').map((e) => e.path);
     expect(log.filter((p) => p === '/.well-known/tdmrep.json')).toHaveLength(1);
     expect(log.filter((p) => p.startsWith('/reserved/'))).toEqual([]);
